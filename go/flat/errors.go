@@ -1,0 +1,18 @@
+package flat
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strata-db/strata/go/internal/batch"
+)
+
+var (
+	// ErrConfig reports an unusable Config.
+	ErrConfig = fmt.Errorf("flat: %w: bad config", batch.ErrInvalid)
+	// ErrFull reports that the index cannot hold more vectors or hand out
+	// more sequential ids.
+	ErrFull = fmt.Errorf("flat: %w: index full", batch.ErrInvalid)
+	// ErrCorrupt reports a broken internal invariant found by CheckIntegrity.
+	ErrCorrupt = errors.New("flat: corrupt index")
+)
