@@ -1,7 +1,51 @@
 package kernels
 
+// The exported kernels are one direct call each so that they inline into the
+// callers' hot loops: on amd64 the callee is an assembly stub that branches
+// on the path flags and jumps to the chosen body; elsewhere it is the
+// generic loop. Reslicing b to len(a) is the one bounds check memory safety
+// needs (the assembly reads exactly len(a) elements of each slice).
+
 // Dot returns the dot product of a and b[:len(a)].
-func Dot(a, b []float32) float32 { return dotGeneric(a, b) }
+func Dot(a, b []float32) float32 { return dot(a, b[:len(a)]) }
 
 // L2Squared returns the squared Euclidean distance between a and b[:len(a)].
-func L2Squared(a, b []float32) float32 { return l2Generic(a, b) }
+func L2Squared(a, b []float32) float32 { return l2(a, b[:len(a)]) }
+
+// DotU8 returns the sum of a[i]*b[i] over i < len(a), computed exactly modulo
+// 2^32 (exact for len(a) <= 65536).
+func DotU8(a, b []uint8) uint32 { return dotU8(a, b[:len(a)]) }
+
+// L2U8 returns the sum of (a[i]-b[i])² over i < len(a), computed exactly
+// modulo 2^32 (exact for len(a) <= 65536).
+func L2U8(a, b []uint8) uint32 { return l2U8(a, b[:len(a)]) }
+
+// Path names the code path the float32 kernels (Dot, L2Squared) use:
+// "avx512", "avx2" or "generic".
+func Path() string { return floatPath().String() }
+
+// PathU8 names the code path the SQ8 kernels (DotU8, L2U8) use: "avx512"
+// (AVX-512 BW + VNNI), "avx2" or "generic". It can differ from Path on CPUs
+// with AVX-512F but no VNNI.
+func PathU8() string { return u8Path().String() }
+
+// path is a kernel implementation level; a higher level is faster and needs
+// more CPU features.
+type path uint8
+
+const (
+	pathGeneric path = iota
+	pathAVX2
+	pathAVX512
+)
+
+func (p path) String() string {
+	switch p {
+	case pathAVX2:
+		return "avx2"
+	case pathAVX512:
+		return "avx512"
+	default:
+		return "generic"
+	}
+}

@@ -1,5 +1,8 @@
 package kernels
 
+// The pure-Go kernels are the reference every assembly path is tested
+// against, and the fallback on other architectures or with -tags noasm.
+
 // dotGeneric is the reference dot product: four independent accumulators so
 // the loop is not latency-bound on a single add chain.
 func dotGeneric(a, b []float32) float32 {
@@ -40,4 +43,48 @@ func l2Generic(a, b []float32) float32 {
 		s0 += d * d
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// dotU8Generic is the reference SQ8 dot product. Arithmetic is modulo 2^32,
+// which is exact for len(a) <= 65536 (65536·255² < 2^32); every path wraps the
+// same way beyond that, so results stay bit-identical.
+func dotU8Generic(a, b []uint8) uint32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3 uint32
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s0 += uint32(a[i]) * uint32(b[i])
+		s1 += uint32(a[i+1]) * uint32(b[i+1])
+		s2 += uint32(a[i+2]) * uint32(b[i+2])
+		s3 += uint32(a[i+3]) * uint32(b[i+3])
+	}
+	for ; i < n; i++ {
+		s0 += uint32(a[i]) * uint32(b[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// l2U8Generic is the reference SQ8 squared Euclidean distance, modulo 2^32
+// like dotU8Generic.
+func l2U8Generic(a, b []uint8) uint32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3 uint32
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		d0 := int32(a[i]) - int32(b[i])
+		d1 := int32(a[i+1]) - int32(b[i+1])
+		d2 := int32(a[i+2]) - int32(b[i+2])
+		d3 := int32(a[i+3]) - int32(b[i+3])
+		s0 += uint32(d0 * d0)
+		s1 += uint32(d1 * d1)
+		s2 += uint32(d2 * d2)
+		s3 += uint32(d3 * d3)
+	}
+	for ; i < n; i++ {
+		d := int32(a[i]) - int32(b[i])
+		s0 += uint32(d * d)
+	}
+	return s0 + s1 + s2 + s3
 }
