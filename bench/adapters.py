@@ -1,0 +1,312 @@
+"""One adapter per library, all with the same small surface, so bench_ann.py times them alike.
+
+    a = ADAPTERS[name](distance, dim, M=16, ef_construction=200)
+    a.build(train, threads)         # all cores; train rows get ids 0..n-1
+    a.set_ef(ef)
+    a.query_one(q, k) -> ids        # one query, one thread
+    a.query_batch(Q, k, threads) -> ids [nq, k]
+    a.index_bytes(tmpdir) -> (bytes or None, how it was measured)
+    a.reset_stats(); a.stats(nq)    # distance computations per query, where the library says
+    a.info() -> dict                # versions, SIMD build flags, variant parameters
+
+Variants (SQ8 quantization now, filtered search later) are extra keyword arguments on the adapter
+and extra names in ADAPTERS, e.g. "strata-sq8" and "faiss-sq8"; a filter would be one more keyword
+that query_one/query_batch pass through (strata: filter_ids=...).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+from pathlib import Path
+
+import numpy as np
+
+
+def _pkg_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _path_bytes(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def _pad(ids: np.ndarray, k: int) -> np.ndarray:
+    ids = np.asarray(ids, dtype=np.int64).ravel()
+    if ids.size >= k:
+        return ids[:k]
+    return np.concatenate([ids, np.full(k - ids.size, -1, dtype=np.int64)])
+
+
+class Adapter:
+    name = "?"
+
+    def __init__(self, distance: str, dim: int, M: int = 16, ef_construction: int = 200,
+                 seed: int = 100):
+        if distance not in ("euclidean", "angular"):
+            raise ValueError(f"unsupported distance {distance!r}")
+        self.distance = distance
+        self.dim = dim
+        self.M = M
+        self.ef_construction = ef_construction
+        self.seed = seed
+        self.ef = None
+
+    def build(self, train: np.ndarray, threads: int) -> None:
+        raise NotImplementedError
+
+    def set_ef(self, ef: int) -> None:
+        self.ef = ef
+
+    def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def index_bytes(self, tmpdir: Path) -> tuple[int | None, str]:
+        return None, "unavailable"
+
+    def reset_stats(self) -> None:
+        pass
+
+    def stats(self, nq: int) -> dict | None:
+        return None
+
+    def info(self) -> dict:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+# ----------------------------------------------------------------------------- strata
+
+
+def load_strata():
+    """The strata module, or the hnswlib-backed stand-in when STRATA_BENCH_STANDIN=1.
+
+    The stand-in only exists to exercise the harness before strata builds; results made with it
+    are marked `"standin": true` and summarize.py says so.
+    """
+    if os.environ.get("STRATA_BENCH_STANDIN") == "1":
+        return importlib.import_module("_standin_strata")
+    return importlib.import_module("strata")
+
+
+class StrataAdapter(Adapter):
+    name = "strata"
+    quantization: str | None = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.strata = load_strata()
+        self.metric = {"euclidean": "l2", "angular": "cosine"}[self.distance]
+        self.index = None
+        self.row_of_id = None  # None when strata's ids are already the row numbers
+
+    def build(self, train, threads):
+        kwargs = dict(metric=self.metric, M=self.M, ef_construction=self.ef_construction,
+                      num_threads=threads, seed=self.seed)
+        if self.quantization:
+            kwargs["quantization"] = self.quantization
+        self.index = self.strata.Index(self.dim, **kwargs)
+        ids = np.asarray(self.index.add(train))
+        if not np.array_equal(ids, np.arange(train.shape[0])):
+            # Map whatever ids strata chose back to train rows (sorted lookup, no dict).
+            order = np.argsort(ids)
+            self.row_of_id = (ids[order], order)
+
+    def _rows(self, ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.row_of_id is None:
+            return ids
+        sorted_ids, order = self.row_of_id
+        pos = np.clip(np.searchsorted(sorted_ids, ids), 0, len(sorted_ids) - 1)
+        return np.where((sorted_ids[pos] == ids) & (ids >= 0), order[pos], -1)
+
+    def query_one(self, q, k):
+        ids, _ = self.index.search(q[None, :], k=k, ef=self.ef, num_threads=1)
+        return _pad(self._rows(ids[0]), k)
+
+    def query_batch(self, queries, k, threads):
+        ids, _ = self.index.search(queries, k=k, ef=self.ef, num_threads=threads)
+        return self._rows(ids)
+
+    def index_bytes(self, tmpdir):
+        save = getattr(self.index, "save", None)
+        if save is None:
+            return None, "unavailable (no Index.save yet)"
+        path = Path(tmpdir) / "strata.index"
+        save(str(path))
+        size = _path_bytes(path)
+        return size, "saved file size"
+
+    def stats(self, nq):
+        # Hook for when strata exposes search counters (e.g. distance computations).
+        get = getattr(self.index, "search_stats", None)
+        if get is None:
+            return None
+        s = dict(get())
+        return {k: v / nq for k, v in s.items()}
+
+    def reset_stats(self):
+        reset = getattr(self.index, "reset_search_stats", None)
+        if reset is not None:
+            reset()
+
+    def info(self):
+        out = {"version": getattr(self.strata, "__version__", None) or _pkg_version("strata"),
+               "metric": self.metric, "quantization": self.quantization,
+               "standin": bool(getattr(self.strata, "STANDIN", False))}
+        for attr in ("cpu_features", "kernel_name", "build_info"):
+            fn = getattr(self.strata, attr, None)
+            if callable(fn):
+                try:
+                    out[attr] = fn()
+                except Exception as e:  # informational only
+                    out[attr] = f"error: {e}"
+        return out
+
+
+class StrataSQ8Adapter(StrataAdapter):
+    name = "strata-sq8"
+    quantization = "sq8"
+
+
+# ----------------------------------------------------------------------------- hnswlib
+
+
+class HnswlibAdapter(Adapter):
+    name = "hnswlib"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        import hnswlib
+
+        self.hnswlib = hnswlib
+        self.space = {"euclidean": "l2", "angular": "cosine"}[self.distance]
+        self.index = None
+
+    def build(self, train, threads):
+        n = train.shape[0]
+        self.index = self.hnswlib.Index(space=self.space, dim=self.dim)
+        self.index.init_index(max_elements=n, ef_construction=self.ef_construction, M=self.M,
+                              random_seed=self.seed)
+        self.index.set_num_threads(threads)
+        self.index.add_items(train, np.arange(n))
+
+    def set_ef(self, ef):
+        super().set_ef(ef)
+        self.index.set_ef(ef)
+
+    def query_one(self, q, k):
+        labels, _ = self.index.knn_query(q, k=k, num_threads=1)
+        return _pad(labels[0], k)
+
+    def query_batch(self, queries, k, threads):
+        labels, _ = self.index.knn_query(queries, k=k, num_threads=threads)
+        return labels.astype(np.int64)
+
+    def index_bytes(self, tmpdir):
+        path = Path(tmpdir) / "hnswlib.bin"
+        self.index.save_index(str(path))
+        return _path_bytes(path), "saved file size"
+
+    def info(self):
+        return {"version": _pkg_version("hnswlib"), "space": self.space,
+                "note": "hnswlib exposes no distance-computation counter through Python"}
+
+
+# ----------------------------------------------------------------------------- faiss
+
+
+class FaissAdapter(Adapter):
+    """IndexHNSWFlat; angular data is normalised and searched by inner product."""
+
+    name = "faiss"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        import faiss
+
+        self.faiss = faiss
+        self.metric = (faiss.METRIC_L2 if self.distance == "euclidean"
+                       else faiss.METRIC_INNER_PRODUCT)
+        self.index = None
+
+    def _prep(self, x):
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        if self.distance == "angular":
+            x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+        return x
+
+    def _new_index(self):
+        return self.faiss.IndexHNSWFlat(self.dim, self.M, self.metric)
+
+    def build(self, train, threads):
+        self.faiss.omp_set_num_threads(threads)
+        self.index = self._new_index()
+        self.index.hnsw.efConstruction = self.ef_construction
+        x = self._prep(train)
+        if not self.index.is_trained:
+            self.index.train(x)
+        self.index.add(x)
+
+    def set_ef(self, ef):
+        super().set_ef(ef)
+        self.index.hnsw.efSearch = ef
+
+    def query_one(self, q, k):
+        self.faiss.omp_set_num_threads(1)
+        _, ids = self.index.search(self._prep(q[None, :]), k)
+        return _pad(ids[0], k)
+
+    def query_batch(self, queries, k, threads):
+        self.faiss.omp_set_num_threads(threads)
+        _, ids = self.index.search(self._prep(queries), k)
+        return ids.astype(np.int64)
+
+    def index_bytes(self, tmpdir):
+        path = Path(tmpdir) / "faiss.index"
+        self.faiss.write_index(self.index, str(path))
+        return _path_bytes(path), "saved file size"
+
+    def reset_stats(self):
+        self.faiss.cvar.hnsw_stats.reset()
+
+    def stats(self, nq):
+        s = self.faiss.cvar.hnsw_stats
+        out = {"ndis": s.ndis / nq}
+        if hasattr(s, "nhops"):
+            out["nhops"] = s.nhops / nq
+        return out
+
+    def info(self):
+        f = self.faiss
+        opts = f.get_compile_options() if hasattr(f, "get_compile_options") else None
+        return {"version": getattr(f, "__version__", None), "pip": _pkg_version("faiss-cpu"),
+                "compile_options": opts, "index": type(self._new_index()).__name__,
+                "metric": "L2" if self.distance == "euclidean" else "inner product (normalised)"}
+
+
+class FaissSQ8Adapter(FaissAdapter):
+    name = "faiss-sq8"
+
+    def _new_index(self):
+        return self.faiss.IndexHNSWSQ(self.dim, self.faiss.ScalarQuantizer.QT_8bit, self.M,
+                                      self.metric)
+
+
+ADAPTERS = {
+    a.name: a for a in (StrataAdapter, StrataSQ8Adapter, HnswlibAdapter, FaissAdapter,
+                        FaissSQ8Adapter)
+}
+# The library that the "algorithm check" compares strata against, ef for ef.
+REFERENCE = "hnswlib"

@@ -1,0 +1,237 @@
+"""Recall/QPS benchmark of strata against hnswlib and FAISS on one data set, in one process.
+
+Protocol (the same for every library):
+  build      M=16, ef_construction=200, all cores; wall time, index size (saved file), RSS delta
+  sweep      for each ef: queries one at a time on one thread (the ann-benchmarks convention),
+             recall@k against the exact ground truth; libraries measured alternately
+             (A B C, B C A, C A B, ...) for --passes passes and the median QPS kept
+  batch      all queries in one call on all cores at --batch-ef, alternated and medianed the same
+Raw results go to one JSON file (machine, commit, versions, parameters, every pass) that
+summarize.py and plot.py read.
+
+    python bench/bench_ann.py --dataset fashion-mnist-784-euclidean
+    python bench/bench_ann.py --dataset random-clustered-20k-64-euclidean --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import datasets  # noqa: E402
+import runinfo  # noqa: E402
+from adapters import ADAPTERS  # noqa: E402
+
+DEFAULT_EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
+QUICK_EFS = [10, 16, 32, 64, 128, 256]
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+SCHEMA = 1
+
+
+def recall_at_k(found: np.ndarray, truth: np.ndarray, k: int) -> float:
+    """Mean fraction of the true k nearest ids among the k returned (ids, not distances)."""
+    hits = 0
+    for f, t in zip(found[:, :k], truth[:, :k]):
+        hits += np.intersect1d(f, t, assume_unique=False).size
+    return hits / (found.shape[0] * k)
+
+
+def recall_with_ties(found: np.ndarray, ds: datasets.Dataset, queries: np.ndarray,
+                     qidx: np.ndarray, k: int) -> float:
+    """ann-benchmarks style: a returned id counts when its true distance is no larger than the
+    k-th true distance (relative tolerance 1e-6), so ties at the k-th place are not penalised."""
+    good = 0
+    train = ds.train
+    for row, qi in enumerate(qidx):
+        ids = found[row, :k]
+        ids = ids[ids >= 0]
+        if ids.size == 0:
+            continue
+        x = train[ids].astype(np.float64)
+        q = queries[row].astype(np.float64)
+        if ds.distance == "euclidean":
+            d = np.linalg.norm(x - q, axis=1)
+        else:
+            d = 1.0 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
+        limit = ds.distances[qi, k - 1]
+        good += int(np.sum(d <= limit + 1e-6 * max(abs(limit), 1e-12)))
+    return good / (len(qidx) * k)
+
+
+def time_sweep_pass(adapter, queries: np.ndarray, k: int) -> tuple[float, np.ndarray]:
+    out = np.empty((queries.shape[0], k), dtype=np.int64)
+    query_one = adapter.query_one
+    t0 = time.perf_counter()
+    for i in range(queries.shape[0]):
+        out[i] = query_one(queries[i], k)
+    return time.perf_counter() - t0, out
+
+
+def rotated(items: list, shift: int) -> list:
+    shift %= len(items)
+    return items[shift:] + items[:shift]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", required=True, help="name in bench/data (see datasets.py --list)")
+    ap.add_argument("--libs", default="strata,hnswlib,faiss",
+                    help=f"comma-separated, from: {', '.join(ADAPTERS)}")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"1000 queries, ef in {QUICK_EFS}, 3 passes")
+    ap.add_argument("--efs", help="comma-separated ef sweep (default: %s)" % DEFAULT_EFS)
+    ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--queries", type=int, help="use only the first N test queries")
+    ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("-M", type=int, default=16)
+    ap.add_argument("--ef-construction", type=int, default=200)
+    ap.add_argument("--batch-ef", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=runinfo.cpu_count(),
+                    help="threads for build and batch queries (default: all cores)")
+    ap.add_argument("--seed", type=int, default=100)
+    ap.add_argument("--out", help="result JSON path (default bench/results/<dataset>-<time>.json)")
+    args = ap.parse_args(argv)
+
+    libs = [s.strip() for s in args.libs.split(",") if s.strip()]
+    unknown = [lib for lib in libs if lib not in ADAPTERS]
+    if unknown:
+        ap.error(f"unknown libs {unknown}; choose from {list(ADAPTERS)}")
+    efs = ([int(x) for x in args.efs.split(",")] if args.efs
+           else QUICK_EFS if args.quick else DEFAULT_EFS)
+    nq_limit = args.queries or (1000 if args.quick else None)
+    passes = max(1, args.passes)
+
+    try:
+        ds = datasets.load(args.dataset)
+    except datasets.MissingSource as e:
+        print(f"{args.dataset}: source missing:\n  {e}", file=sys.stderr)
+        return 2
+    qidx = np.arange(ds.test.shape[0] if nq_limit is None else min(nq_limit, ds.test.shape[0]))
+    queries = np.ascontiguousarray(ds.test[qidx])
+    truth = ds.neighbors[qidx]
+    nq = len(qidx)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    log(f"{ds.name}: {ds.train.shape[0]} x {ds.dim} {ds.distance}, {nq} queries, "
+        f"libs {libs}, ef {efs}, {passes} passes, {args.threads} threads")
+
+    result = {
+        "schema": SCHEMA,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "dataset": {**ds.describe(), "n_queries_used": nq},
+        "params": {"k": args.k, "M": args.M, "ef_construction": args.ef_construction,
+                   "efs": efs, "passes": passes, "batch_ef": args.batch_ef,
+                   "threads": args.threads, "seed": args.seed, "quick": args.quick,
+                   "recall": "id-based recall@k; recall_ties counts distance ties at the k-th"},
+        "machine": runinfo.machine(),
+        "git": runinfo.git_info(),
+        "versions": runinfo.versions(),
+        "libs": {},
+    }
+
+    adapters = {}
+    with tempfile.TemporaryDirectory(prefix="strata-bench-") as tmp:
+        for lib in libs:
+            gc.collect()
+            rss0 = runinfo.rss_bytes()
+            adapter = ADAPTERS[lib](ds.distance, ds.dim, M=args.M,
+                                    ef_construction=args.ef_construction, seed=args.seed)
+            t0 = time.perf_counter()
+            adapter.build(ds.train, args.threads)
+            build_s = time.perf_counter() - t0
+            gc.collect()
+            rss_delta = runinfo.rss_bytes() - rss0
+            size, size_how = adapter.index_bytes(Path(tmp))
+            adapters[lib] = adapter
+            result["libs"][lib] = {
+                "info": adapter.info(),
+                "build": {"seconds": build_s, "threads": args.threads,
+                          "index_mib": size / 2**20 if size is not None else None,
+                          "index_size_source": size_how,
+                          "rss_delta_mib": rss_delta / 2**20},
+                "sweep": [], "batch": None}
+            log(f"  build {lib}: {build_s:.2f} s, index "
+                f"{'n/a' if size is None else f'{size / 2**20:.1f} MiB'} ({size_how}), "
+                f"RSS +{rss_delta / 2**20:.0f} MiB")
+
+    for ef in efs:
+        per_lib = {lib: {"qps_passes": [], "ids": None} for lib in libs}
+        for lib in libs:  # warm caches and branch predictors at this ef, untimed
+            adapters[lib].set_ef(ef)
+            time_sweep_pass(adapters[lib], queries[: min(nq, 200)], args.k)
+        for p in range(passes):
+            for lib in rotated(libs, p):
+                a = adapters[lib]
+                a.set_ef(ef)
+                a.reset_stats()
+                seconds, ids = time_sweep_pass(a, queries, args.k)
+                per_lib[lib]["qps_passes"].append(nq / seconds)
+                if per_lib[lib]["ids"] is None:
+                    per_lib[lib]["ids"] = ids
+                    per_lib[lib]["stats"] = a.stats(nq)
+        line = [f"  ef={ef:4d}"]
+        for lib in libs:
+            ids = per_lib[lib]["ids"]
+            qps = statistics.median(per_lib[lib]["qps_passes"])
+            point = {"ef": ef, "qps": qps, "qps_passes": per_lib[lib]["qps_passes"],
+                     "mean_latency_us": 1e6 / qps,
+                     "recall": recall_at_k(ids, truth, args.k),
+                     "recall_ties": recall_with_ties(ids, ds, queries, qidx, args.k),
+                     "stats": per_lib[lib]["stats"]}
+            result["libs"][lib]["sweep"].append(point)
+            line.append(f"{lib} R={point['recall']:.4f} {qps:8.0f} qps")
+        log("  ".join(line))
+
+    per_lib = {lib: [] for lib in libs}
+    batch_ids = {}
+    for lib in libs:
+        adapters[lib].set_ef(args.batch_ef)
+        adapters[lib].query_batch(queries[: min(nq, 200)], args.k, args.threads)  # warm-up
+    for p in range(passes):
+        for lib in rotated(libs, p):
+            t0 = time.perf_counter()
+            ids = adapters[lib].query_batch(queries, args.k, args.threads)
+            per_lib[lib].append(nq / (time.perf_counter() - t0))
+            batch_ids.setdefault(lib, ids)
+    line = [f"  batch ef={args.batch_ef} threads={args.threads}"]
+    for lib in libs:
+        qps = statistics.median(per_lib[lib])
+        result["libs"][lib]["batch"] = {
+            "ef": args.batch_ef, "threads": args.threads, "qps": qps, "qps_passes": per_lib[lib],
+            "recall": recall_at_k(np.asarray(batch_ids[lib]), truth, args.k)}
+        line.append(f"{lib} {qps:8.0f} qps")
+    log("  ".join(line))
+    result["peak_rss_mib"] = runinfo.peak_rss_bytes() / 2**20
+
+    for a in adapters.values():
+        a.close()
+    out = Path(args.out) if args.out else (
+        RESULTS_DIR / f"{ds.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, default=_json_default) + "\n")
+    log(f"wrote {out}")
+    return 0
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, bytes):
+        return obj.decode(errors="replace")
+    return str(obj)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
