@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/strata-db/strata/go/internal/batch"
+	"github.com/strata-db/strata/go/batch"
 )
 
 var (

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/strata-db/strata/go/internal/batch"
+	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/metric"
 )
 

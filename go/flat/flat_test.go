@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/batch"
+	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/metric"
 )
 

@@ -1,0 +1,201 @@
+package main
+
+// #include "strata.h"
+import "C"
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/flat"
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/kernels"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// maxDim bounds the vector dimension; larger values are surely mistakes.
+const maxDim = 1 << 16
+
+//export strata_create
+func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efConstruction C.int64_t,
+	seed C.uint64_t, hasSeed C.int, out *C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_create", errBuf, errLen, func() error {
+		if out == nil {
+			return invalidf("output handle pointer is NULL")
+		}
+		if dim <= 0 || dim > maxDim {
+			return invalidf("dim must be in 1..%d, got %d", maxDim, dim)
+		}
+		mtr := metric.Metric(metricCode)
+		if metricCode < 0 || !mtr.Valid() {
+			return invalidf("unknown metric code %d (0=l2, 1=ip, 2=cosine)", metricCode)
+		}
+		var (
+			x   engine
+			err error
+		)
+		switch kind {
+		case C.STRATA_KIND_HNSW:
+			if m < 2 || m > 1<<12 {
+				return invalidf("M must be in 2..%d, got %d", 1<<12, m)
+			}
+			if efConstruction < 1 || efConstruction > 1<<20 {
+				return invalidf("ef_construction must be in 1..%d, got %d", 1<<20, efConstruction)
+			}
+			s := uint64(seed)
+			if hasSeed == 0 {
+				s = rand.Uint64()
+			}
+			x, err = hnsw.New(hnsw.Config{Dim: int(dim), Metric: mtr, M: int(m), EfConstruction: int(efConstruction), Seed: s})
+		case C.STRATA_KIND_FLAT:
+			x, err = flat.New(flat.Config{Dim: int(dim), Metric: mtr})
+		default:
+			return invalidf("unknown index kind %d (0=hnsw, 1=flat)", kind)
+		}
+		if err != nil {
+			return err
+		}
+		*out = newHandle(x)
+		return nil
+	})
+}
+
+//export strata_free
+func strata_free(h C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_free", errBuf, errLen, func() error { return freeHandle(h) })
+}
+
+//export strata_add
+func strata_add(h C.strata_handle, vectors *C.float, n C.int64_t, ids *C.uint64_t, outIDs *C.uint64_t,
+	numThreads C.int, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_add", errBuf, errLen, func() error {
+		x, err := lookup(h)
+		if err != nil {
+			return err
+		}
+		vecs, err := floatRows(vectors, int64(n), x.Dim(), "vectors")
+		if err != nil {
+			return err
+		}
+		idv, outv := view[uint64](ids, int(n)), view[uint64](outIDs, int(n))
+		// Checked here as well as in the engine so that every engine, present
+		// and future, rejects a bad batch before changing anything.
+		if _, err := batch.CheckAdd(vecs, x.Dim(), idv, outv); err != nil {
+			return err
+		}
+		return x.Add(vecs, idv, outv, int(numThreads))
+	})
+}
+
+//export strata_search
+func strata_search(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int64_t, ef C.int64_t,
+	numThreads C.int, outIDs *C.int64_t, outDists *C.float, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_search", errBuf, errLen, func() error {
+		x, err := lookup(h)
+		if err != nil {
+			return err
+		}
+		qs, err := floatRows(queries, int64(nq), x.Dim(), "queries")
+		if err != nil {
+			return err
+		}
+		if k <= 0 || int64(k) > maxFloats/(int64(nq)+1) {
+			return invalidf("k must be positive, got %d", k)
+		}
+		if ef < 0 {
+			return invalidf("ef must be >= 0 (0 = default), got %d", ef)
+		}
+		total := int(nq) * int(k)
+		if total > 0 && (outIDs == nil || outDists == nil) {
+			return invalidf("output pointer is NULL")
+		}
+		ids, dists := view[int64](outIDs, total), view[float32](outDists, total)
+		if _, err := batch.CheckSearch(qs, x.Dim(), int(k), ids, dists); err != nil {
+			return err
+		}
+		return x.Search(qs, int(k), int(ef), int(numThreads), ids, dists)
+	})
+}
+
+//export strata_len
+func strata_len(h C.strata_handle, out *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_len", errBuf, errLen, func() error {
+		return property(h, out, func(x engine) C.int64_t { return C.int64_t(x.Len()) })
+	})
+}
+
+//export strata_dim
+func strata_dim(h C.strata_handle, out *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_dim", errBuf, errLen, func() error {
+		return property(h, out, func(x engine) C.int64_t { return C.int64_t(x.Dim()) })
+	})
+}
+
+//export strata_metric
+func strata_metric(h C.strata_handle, out *C.int, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_metric", errBuf, errLen, func() error {
+		return property(h, out, func(x engine) C.int { return C.int(x.Metric()) })
+	})
+}
+
+//export strata_progress
+func strata_progress(h C.strata_handle, out *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_progress", errBuf, errLen, func() error {
+		return property(h, out, func(x engine) C.int64_t { return C.int64_t(x.Progress()) })
+	})
+}
+
+// property stores get(engine) in *out.
+func property[T any](h C.strata_handle, out *T, get func(engine) T) error {
+	if out == nil {
+		return invalidf("output pointer is NULL")
+	}
+	x, err := lookup(h)
+	if err != nil {
+		return err
+	}
+	*out = get(x)
+	return nil
+}
+
+//export strata_check_integrity
+func strata_check_integrity(h C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_check_integrity", errBuf, errLen, func() error {
+		x, err := lookup(h)
+		if err != nil {
+			return err
+		}
+		if err := x.CheckIntegrity(); err != nil {
+			return fmt.Errorf("%w: %w", errCorrupt, err)
+		}
+		return nil
+	})
+}
+
+//export strata_kernel_path
+func strata_kernel_path(out *C.char, outLen C.size_t, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_kernel_path", errBuf, errLen, func() error { return copyOut(out, outLen, kernelPath()) })
+}
+
+//export strata_version
+func strata_version(out *C.char, outLen C.size_t, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_version", errBuf, errLen, func() error { return copyOut(out, outLen, Version) })
+}
+
+// copyOut writes s, NUL-terminated, into the caller's buffer, or fails if it
+// does not fit.
+func copyOut(out *C.char, outLen C.size_t, s string) error {
+	if out == nil || int(outLen) < len(s)+1 {
+		return invalidf("output buffer of %d bytes cannot hold %d bytes", outLen, len(s)+1)
+	}
+	writeString(out, outLen, s)
+	return nil
+}
+
+// kernelPath names the distance kernels in use.
+// TODO: return kernels.Path() once package kernels exports it.
+func kernelPath() string {
+	_ = kernels.Dot
+	return "generic"
+}
