@@ -1,0 +1,139 @@
+package hnsw
+
+import (
+	"sync/atomic"
+)
+
+// Node flags, stored per node and read atomically by searches.
+const (
+	// flagReady is set once a node's insertion is complete; only ready
+	// nodes are returned by searches.
+	flagReady uint32 = 1 << 0
+	// flagDeleted marks a tombstone: the node still routes searches but is
+	// never returned.
+	flagDeleted uint32 = 1 << 1
+)
+
+// noEntry is the entry word of an empty graph.
+const noEntry = ^uint64(0)
+
+// graph is one generation of the index's storage. Arrays are sized for
+// capacity nodes; nodes [0, count) are allocated. A graph is replaced, never
+// resized in place, so readers holding an older generation stay safe.
+type graph struct {
+	dim      int
+	m        int // neighbours per upper level
+	m0       int // neighbours at level 0 (2·M)
+	stride0  int // uint32 words per level-0 record: 1 + m0
+	strideUp int // uint32 words per upper level: 1 + m
+
+	count int // allocated nodes; written only under Index.writeMu
+
+	vectors    []float32
+	level0     []uint32
+	upper      []uint32
+	upperStart []uint32 // offset of a node's level 1 in upper; only for levels > 0
+	upperUsed  int      // words of upper allocated
+	levels     []uint8
+	labels     []uint64
+	flags      []uint32
+	// inDegree counts each node's level-0 in-links. Pruning consults it so
+	// that no node loses its last in-link and drops out of reach (the
+	// heuristic alone strands a few nodes per thousand at small M).
+	inDegree []int32
+
+	// entry packs the top level (high 32 bits) and entry node (low 32);
+	// noEntry when the graph is empty.
+	entry atomic.Uint64
+}
+
+func newGraph(dim, m int) *graph {
+	g := &graph{dim: dim, m: m, m0: 2 * m, stride0: 1 + 2*m, strideUp: 1 + m}
+	g.entry.Store(noEntry)
+	return g
+}
+
+func (g *graph) capacity() int { return len(g.levels) }
+
+// grown returns a graph with room for at least nodes nodes and upperWords
+// more upper-level words, copying g's contents. Callers hold Index.writeMu
+// and no insertion is running, so the copy is consistent.
+func (g *graph) grown(nodes, upperWords int) *graph {
+	ng := &graph{dim: g.dim, m: g.m, m0: g.m0, stride0: g.stride0, strideUp: g.strideUp, count: g.count}
+	ng.entry.Store(g.entry.Load())
+	capNodes := g.capacity()
+	if nodes > capNodes {
+		capNodes = max(nodes, capNodes+capNodes/2, 1024)
+	}
+	ng.vectors = growCopy(g.vectors[:g.count*g.dim], capNodes*g.dim)
+	ng.level0 = growCopyAtomic(g.level0[:g.count*g.stride0], capNodes*g.stride0)
+	ng.upperStart = growCopy(g.upperStart[:g.count], capNodes)
+	ng.levels = growCopy(g.levels[:g.count], capNodes)
+	ng.labels = growCopy(g.labels[:g.count], capNodes)
+	ng.flags = growCopyAtomic(g.flags[:g.count], capNodes)
+	ng.inDegree = make([]int32, capNodes)
+	for i := range g.count {
+		ng.inDegree[i] = atomic.LoadInt32(&g.inDegree[i])
+	}
+	needUpper := g.upperUsed + upperWords
+	capUpper := len(g.upper)
+	if needUpper > capUpper {
+		capUpper = max(needUpper, capUpper+capUpper/2)
+	}
+	ng.upper = growCopyAtomic(g.upper[:g.upperUsed], capUpper)
+	ng.upperUsed = g.upperUsed
+	return ng
+}
+
+func growCopy[T any](src []T, n int) []T {
+	dst := make([]T, n)
+	copy(dst, src)
+	return dst
+}
+
+// growCopyAtomic copies words that searches may be reading atomically in
+// the old generation (they are not being written: inserts are paused).
+func growCopyAtomic(src []uint32, n int) []uint32 {
+	dst := make([]uint32, n)
+	for i := range src {
+		dst[i] = atomic.LoadUint32(&src[i])
+	}
+	return dst
+}
+
+// vector returns node's stored vector.
+func (g *graph) vector(node uint32) []float32 {
+	off := int(node) * g.dim
+	return g.vectors[off : off+g.dim : off+g.dim]
+}
+
+// links returns node's neighbour record at level: word 0 is the count,
+// the rest are neighbour slots.
+func (g *graph) links(node uint32, level int) []uint32 {
+	if level == 0 {
+		off := int(node) * g.stride0
+		return g.level0[off : off+g.stride0 : off+g.stride0]
+	}
+	off := int(g.upperStart[node]) + (level-1)*g.strideUp
+	return g.upper[off : off+g.strideUp : off+g.strideUp]
+}
+
+// maxLinks is the neighbour capacity at level.
+func (g *graph) maxLinks(level int) int {
+	if level == 0 {
+		return g.m0
+	}
+	return g.m
+}
+
+func (g *graph) isReady(node uint32) bool {
+	return atomic.LoadUint32(&g.flags[node])&(flagReady|flagDeleted) == flagReady
+}
+
+func (g *graph) setFlag(node uint32, f uint32) {
+	atomic.OrUint32(&g.flags[node], f)
+}
+
+func packEntry(level int, node uint32) uint64 { return uint64(level)<<32 | uint64(node) }
+
+func unpackEntry(e uint64) (level int, node uint32) { return int(e >> 32), uint32(e) }

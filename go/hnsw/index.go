@@ -1,0 +1,98 @@
+package hnsw
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/strata-db/strata/go/metric"
+)
+
+var inf = float32(math.Inf(1))
+
+// lockStripes is the number of node locks; node i uses stripe i%lockStripes.
+// Striping instead of one mutex per node keeps the lock array fixed while
+// the graph grows.
+const lockStripes = 4096
+
+// Index is an HNSW graph over float32 vectors with caller-chosen uint64 ids.
+// All methods are safe for concurrent use; see the package doc for what runs
+// in parallel with what.
+type Index struct {
+	cfg     Config
+	l2      bool    // metric is L2 (else 1 - dot)
+	levelMu float64 // 1/ln(M): scale of the random level distribution
+
+	graph atomic.Pointer[graph]
+
+	writeMu sync.Mutex // serialises Add and other mutations
+	entryMu sync.Mutex // held while a node raises the top level
+	locks   [lockStripes]sync.Mutex
+
+	mapMu  sync.RWMutex
+	byID   map[uint64]uint32 // live id -> node
+	nextID uint64            // first id of the next auto-numbered batch
+	rng    *rand.Rand        // level draws; used under writeMu only
+
+	progress atomic.Int64 // nodes inserted by the running (or last) Add
+	pool     sync.Pool    // *searcher
+}
+
+// New creates an empty index.
+func New(cfg Config) (*Index, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	x := &Index{
+		cfg:     cfg,
+		l2:      cfg.Metric == metric.L2,
+		levelMu: 1 / math.Log(float64(cfg.M)),
+		byID:    make(map[uint64]uint32),
+		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x5eed5eed)),
+	}
+	x.graph.Store(newGraph(cfg.Dim, cfg.M))
+	x.pool.New = func() any { return new(searcher) }
+	return x, nil
+}
+
+// Config returns the parameters the index was created with (defaults filled in).
+func (x *Index) Config() Config { return x.cfg }
+
+// Dim returns the vector dimension.
+func (x *Index) Dim() int { return x.cfg.Dim }
+
+// Metric returns the distance metric.
+func (x *Index) Metric() metric.Metric { return x.cfg.Metric }
+
+// Len returns the number of live (added and not removed) vectors.
+func (x *Index) Len() int {
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	return len(x.byID)
+}
+
+// Progress returns how many vectors the running (or most recent) Add has
+// inserted so far. It is safe to poll from another thread.
+func (x *Index) Progress() int64 { return x.progress.Load() }
+
+// Contains reports whether id is live in the index.
+func (x *Index) Contains(id uint64) bool {
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	_, ok := x.byID[id]
+	return ok
+}
+
+func (x *Index) getSearcher() *searcher { return x.pool.Get().(*searcher) }
+
+func (x *Index) putSearcher(s *searcher) { x.pool.Put(s) }
+
+// randomLevel draws a node level from the exponential distribution of the
+// HNSW paper: P(level >= l) = M^-l.
+func (x *Index) randomLevel() int {
+	u := 1 - x.rng.Float64() // in (0, 1]
+	l := int(-math.Log(u) * x.levelMu)
+	return min(l, maxLevel)
+}

@@ -1,0 +1,357 @@
+package hnsw
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// Add inserts len(vectors)/Dim vectors. ids gives their ids (nil: sequential
+// ids starting after the largest id ever added); an id already present is
+// replaced (upsert): its old vector is tombstoned once the new one is in.
+// outIDs, if not nil, receives the ids used. threads <= 0 uses every core.
+// On error nothing is changed.
+func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads int) error {
+	dim := x.cfg.Dim
+	n, err := batch.CheckAdd(vectors, dim, ids, outIDs)
+	if err != nil {
+		return fmt.Errorf("hnsw: %w", err)
+	}
+
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+
+	if ids == nil {
+		if x.nextID > batch.MaxID-uint64(n)+1 {
+			return fmt.Errorf("%w: %d sequential ids from %d would exceed the largest id %d",
+				ErrInvalidArgument, n, x.nextID, uint64(batch.MaxID))
+		}
+		ids = make([]uint64, n)
+		for i := range ids {
+			ids[i] = x.nextID + uint64(i)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+
+	// Allocate nodes: levels are drawn here, in order, so a seed fixes them
+	// whatever the thread count.
+	g := x.graph.Load()
+	first := g.count
+	levels := make([]uint8, n)
+	upperWords := 0
+	for i := range levels {
+		l := x.randomLevel()
+		levels[i] = uint8(l)
+		upperWords += l * g.strideUp
+	}
+	if first+n > g.capacity() || g.upperUsed+upperWords > len(g.upper) {
+		g = g.grown(first+n, upperWords)
+		x.graph.Store(g)
+	}
+	replaced := make([]int64, n) // old node of an upserted id, or -1
+	x.mapMu.RLock()
+	for i, id := range ids {
+		replaced[i] = -1
+		if old, ok := x.byID[id]; ok {
+			replaced[i] = int64(old)
+		}
+	}
+	x.mapMu.RUnlock()
+	for i := 0; i < n; i++ {
+		node := first + i
+		dst := g.vectors[node*dim : (node+1)*dim]
+		copy(dst, vectors[i*dim:(i+1)*dim])
+		if x.cfg.Metric.NeedsNormalize() {
+			metric.Normalize(dst)
+		}
+		g.labels[node] = ids[i]
+		g.levels[node] = levels[i]
+		if levels[i] > 0 {
+			g.upperStart[node] = uint32(g.upperUsed)
+			g.upperUsed += int(levels[i]) * g.strideUp
+		}
+	}
+	g.count = first + n
+
+	x.progress.Store(0)
+	x.parallel(n, threads, func(s *searcher, i int) {
+		node := uint32(first + i)
+		x.insert(g, s, node)
+		if old := replaced[i]; old >= 0 {
+			g.setFlag(uint32(old), flagDeleted)
+		}
+		g.setFlag(node, flagReady)
+		x.progress.Add(1)
+	})
+
+	x.mapMu.Lock()
+	for i, id := range ids {
+		x.byID[id] = uint32(first + i)
+		if id >= x.nextID {
+			x.nextID = id + 1
+		}
+	}
+	x.mapMu.Unlock()
+	if outIDs != nil {
+		copy(outIDs, ids)
+	}
+	return nil
+}
+
+// parallel runs work(s, i) for i in [0, n) on up to threads goroutines
+// (threads <= 0: GOMAXPROCS), each with its own pooled searcher. Items are
+// handed out in order through an atomic counter.
+func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	threads = min(threads, n)
+	if threads <= 1 {
+		s := x.getSearcher()
+		for i := 0; i < n; i++ {
+			work(s, i)
+		}
+		x.putSearcher(s)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		wg.Go(func() {
+			s := x.getSearcher()
+			defer x.putSearcher(s)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				work(s, i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// insert links node, whose vector, level and upper slots are already
+// stored, into g (algorithm 1 of the HNSW paper, as hnswlib does it).
+func (x *Index) insert(g *graph, s *searcher, node uint32) {
+	q := g.vector(node)
+	level := int(g.levels[node])
+	e := g.entry.Load()
+	holdEntry := false
+	if top, _ := unpackEntry(e); e == noEntry || level > top {
+		// This node may become the entry point: decide under entryMu and,
+		// if it does, keep holding it until the node is fully linked so no
+		// one enters the graph through a node without links.
+		x.entryMu.Lock()
+		e = g.entry.Load()
+		if e == noEntry {
+			g.entry.Store(packEntry(level, node))
+			x.entryMu.Unlock()
+			return
+		}
+		if top, _ := unpackEntry(e); level > top {
+			holdEntry = true
+		} else {
+			x.entryMu.Unlock()
+		}
+	}
+	top, ep := unpackEntry(e)
+	cur := candidate{s.dist(g, x.l2, q, ep), ep}
+	for l := top; l > level; l-- {
+		cur = s.greedy(g, x.l2, q, cur, l)
+	}
+	build := admission{}
+	for l := min(level, top); l >= 0; l-- {
+		s.searchLayer(g, x.l2, q, cur, x.cfg.EfConstruction, l, &build)
+		sortAscending(s.results)
+		cands := []candidate(s.results)
+		cur = cands[0]
+		// Keep the choice in s.chosen: setLinks and connect reuse
+		// s.selected for their own pruning.
+		s.chosen = append(s.chosen[:0], s.selectNeighbors(g, x.l2, cands, x.cfg.M)...)
+		x.setLinks(g, s, node, l, s.chosen)
+		for _, nb := range s.chosen {
+			x.connect(g, s, nb.node, node, nb.dist, l)
+		}
+		if l == 0 && len(s.chosen) > 0 && atomic.LoadInt32(&g.inDegree[node]) == 0 {
+			// Every neighbour pruned the new node away: make the nearest
+			// one keep it, or nothing could ever reach it.
+			x.forceConnect(g, s, s.chosen[0].node, node)
+		}
+	}
+	if holdEntry {
+		g.entry.Store(packEntry(level, node))
+		x.entryMu.Unlock()
+	}
+}
+
+// setLinks writes node's own neighbour list at level. If a concurrent
+// insertion already linked back to node there, those links are merged in
+// instead of being overwritten.
+func (x *Index) setLinks(g *graph, s *searcher, node uint32, level int, selected []candidate) {
+	mu := &x.locks[node%lockStripes]
+	mu.Lock()
+	defer mu.Unlock()
+	links := g.links(node, level)
+	if n := int(links[0]); n > 0 {
+		cands := append(s.pruned[:0], selected...)
+		q := g.vector(node)
+		for i := 1; i <= n; i++ {
+			nb := links[i]
+			if !containsNode(cands, nb) {
+				cands = append(cands, candidate{s.dist(g, x.l2, q, nb), nb})
+			}
+		}
+		sortByDist(cands)
+		s.pruned = cands
+		selected = s.selectNeighbors(g, x.l2, cands, g.maxLinks(level))
+	}
+	x.replaceLinks(g, s, links, level, selected)
+}
+
+// connect adds the link from -> to at level (distance d between them),
+// pruning from's list with the heuristic when it is full.
+func (x *Index) connect(g *graph, s *searcher, from, to uint32, d float32, level int) {
+	mu := &x.locks[from%lockStripes]
+	mu.Lock()
+	defer mu.Unlock()
+	links := g.links(from, level)
+	n := int(links[0])
+	for i := 1; i <= n; i++ {
+		if links[i] == to {
+			return
+		}
+	}
+	limit := g.maxLinks(level)
+	if n < limit {
+		atomic.StoreUint32(&links[n+1], to)
+		atomic.StoreUint32(&links[0], uint32(n+1))
+		if level == 0 {
+			atomic.AddInt32(&g.inDegree[to], 1)
+		}
+		return
+	}
+	// Full: choose from the current neighbours plus the new one.
+	fv := g.vector(from)
+	cands := append(s.pruned[:0], candidate{d, to})
+	for i := 1; i <= n; i++ {
+		nb := links[i]
+		cands = append(cands, candidate{s.dist(g, x.l2, fv, nb), nb})
+	}
+	sortByDist(cands)
+	s.pruned = cands
+	sel := s.selectNeighbors(g, x.l2, cands, limit)
+	x.replaceLinks(g, s, links, level, sel)
+}
+
+// forceConnect adds the level-0 link from -> to even when from's list is
+// full, evicting the farthest neighbour that has other in-links.
+func (x *Index) forceConnect(g *graph, s *searcher, from, to uint32) {
+	mu := &x.locks[from%lockStripes]
+	mu.Lock()
+	defer mu.Unlock()
+	links := g.links(from, 0)
+	n := int(links[0])
+	if containsLink(links[1:1+n], to) {
+		return
+	}
+	fv := g.vector(from)
+	cands := s.pruned[:0]
+	for i := 1; i <= n; i++ {
+		nb := links[i]
+		cands = append(cands, candidate{s.dist(g, x.l2, fv, nb), nb})
+	}
+	sortByDist(cands)
+	s.pruned = cands
+	if n == g.maxLinks(0) {
+		evict := -1
+		for j := n - 1; j >= 0; j-- {
+			if atomic.LoadInt32(&g.inDegree[cands[j].node]) > 1 {
+				evict = j
+				break
+			}
+		}
+		if evict < 0 {
+			return // every neighbour depends on this node; leave it be
+		}
+		cands = append(cands[:evict], cands[evict+1:]...)
+	}
+	cands = append(cands, candidate{s.dist(g, x.l2, fv, to), to})
+	s.pruned = cands
+	x.replaceLinks(g, s, links, 0, cands)
+}
+
+// replaceLinks publishes sel as the neighbour list links (held under its
+// node's lock). At level 0 it keeps in-degrees current and refuses to strand
+// a node: a dropped neighbour whose only in-link this was is kept, taking a
+// free slot or the place of the farthest kept neighbour that has other
+// in-links.
+func (x *Index) replaceLinks(g *graph, s *searcher, links []uint32, level int, sel []candidate) {
+	old := links[1 : 1+int(links[0])]
+	if level == 0 {
+		sel = append(s.final[:0], sel...) // edited below; the caller's list stays intact
+		s.final = sel
+		limit := g.maxLinks(0)
+		for _, nb := range old {
+			if containsNode(sel, nb) || atomic.LoadInt32(&g.inDegree[nb]) > 1 {
+				continue
+			}
+			if len(sel) < limit {
+				sel = append(sel, candidate{node: nb})
+				s.final = sel
+				continue
+			}
+			for j := len(sel) - 1; j >= 0; j-- {
+				if atomic.LoadInt32(&g.inDegree[sel[j].node]) > 1 {
+					sel[j] = candidate{node: nb}
+					break
+				}
+			}
+		}
+		for _, c := range sel {
+			if !containsLink(old, c.node) {
+				atomic.AddInt32(&g.inDegree[c.node], 1)
+			}
+		}
+		for _, nb := range old {
+			if !containsNode(sel, nb) {
+				atomic.AddInt32(&g.inDegree[nb], -1)
+			}
+		}
+	}
+	writeLinks(links, sel)
+}
+
+func containsLink(links []uint32, node uint32) bool {
+	for _, l := range links {
+		if l == node {
+			return true
+		}
+	}
+	return false
+}
+
+func containsNode(c []candidate, node uint32) bool {
+	for _, x := range c {
+		if x.node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// writeLinks publishes a neighbour list: slots first, then the count, each
+// with an atomic store so lock-free readers see whole words.
+func writeLinks(links []uint32, sel []candidate) {
+	for i, c := range sel {
+		atomic.StoreUint32(&links[i+1], c.node)
+	}
+	atomic.StoreUint32(&links[0], uint32(len(sel)))
+}

@@ -1,0 +1,89 @@
+package hnsw
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// CheckIntegrity verifies the graph's structural invariants and returns an
+// error wrapping ErrCorrupt describing the first violation:
+//
+//   - every node's level is at most the entry point's level;
+//   - link counts are within the level's capacity;
+//   - no self links and no duplicate links;
+//   - every neighbour is an allocated node whose level reaches the link's level;
+//   - every node is reachable from the entry point at level 0.
+//
+// It reads a consistent state only when no Add is running; it takes the
+// write lock to ensure that.
+func (x *Index) CheckIntegrity() error {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	g := x.graph.Load()
+	e := g.entry.Load()
+	if g.count == 0 {
+		if e != noEntry {
+			return fmt.Errorf("%w: empty graph has an entry point", ErrCorrupt)
+		}
+		return nil
+	}
+	if e == noEntry {
+		return fmt.Errorf("%w: %d nodes but no entry point", ErrCorrupt, g.count)
+	}
+	top, entry := unpackEntry(e)
+	if int(entry) >= g.count || int(g.levels[entry]) != top {
+		return fmt.Errorf("%w: entry point %d at level %d is not a node of that level", ErrCorrupt, entry, top)
+	}
+	seen := make(map[uint32]struct{}, g.m0)
+	for node := uint32(0); int(node) < g.count; node++ {
+		level := int(g.levels[node])
+		if level > top {
+			return fmt.Errorf("%w: node %d has level %d above the entry level %d", ErrCorrupt, node, level, top)
+		}
+		for l := 0; l <= level; l++ {
+			links := g.links(node, l)
+			n := int(atomic.LoadUint32(&links[0]))
+			if n > g.maxLinks(l) {
+				return fmt.Errorf("%w: node %d has %d links at level %d (max %d)", ErrCorrupt, node, n, l, g.maxLinks(l))
+			}
+			clear(seen)
+			for i := 1; i <= n; i++ {
+				nb := links[i]
+				switch {
+				case nb == node:
+					return fmt.Errorf("%w: node %d links to itself at level %d", ErrCorrupt, node, l)
+				case int(nb) >= g.count:
+					return fmt.Errorf("%w: node %d links to unallocated node %d at level %d", ErrCorrupt, node, nb, l)
+				case int(g.levels[nb]) < l:
+					return fmt.Errorf("%w: node %d links at level %d to node %d of level %d", ErrCorrupt, node, l, nb, g.levels[nb])
+				}
+				if _, dup := seen[nb]; dup {
+					return fmt.Errorf("%w: node %d links twice to node %d at level %d", ErrCorrupt, node, nb, l)
+				}
+				seen[nb] = struct{}{}
+			}
+		}
+	}
+	// Reachability at level 0 by breadth-first search from the entry point.
+	reached := make([]bool, g.count)
+	queue := []uint32{entry}
+	reached[entry] = true
+	for len(queue) > 0 {
+		node := queue[0]
+		queue = queue[1:]
+		links := g.links(node, 0)
+		for i := 1; i <= int(links[0]); i++ {
+			if nb := links[i]; !reached[nb] {
+				reached[nb] = true
+				queue = append(queue, nb)
+			}
+		}
+	}
+	for node, ok := range reached {
+		if !ok {
+			return fmt.Errorf("%w: node %d (id %d) is unreachable from the entry point at level 0",
+				ErrCorrupt, node, g.labels[node])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package hnsw
+
+import (
+	"sync/atomic"
+
+	"github.com/strata-db/strata/go/kernels"
+)
+
+// searcher is the per-goroutine scratch of one search or insertion. It is
+// pooled so that a search allocates nothing once warm.
+type searcher struct {
+	visited  visitedSet
+	frontier minHeap
+	results  maxHeap
+	query    []float32   // normalised copy of a cosine query
+	pruned   []candidate // scratch of the neighbour heuristic
+	selected []candidate
+	chosen   []candidate // neighbours picked for the node being inserted
+	final    []candidate // a neighbour list being published
+	ndis     int64       // distance computations since the searcher was taken
+}
+
+// dist is the distance from q to node's stored vector. It is the only place
+// a search calls a kernel, so counting here counts every computation.
+func (s *searcher) dist(g *graph, l2 bool, q []float32, node uint32) float32 {
+	s.ndis++
+	v := g.vector(node)
+	if l2 {
+		return kernels.L2Squared(q, v)
+	}
+	return 1 - kernels.Dot(q, v)
+}
+
+// greedy walks one upper level towards q, moving to the best neighbour
+// until none is closer: the ef=1 search hnswlib uses above level 0.
+func (s *searcher) greedy(g *graph, l2 bool, q []float32, cur candidate, level int) candidate {
+	for changed := true; changed; {
+		changed = false
+		links := g.links(cur.node, level)
+		n := int(atomic.LoadUint32(&links[0]))
+		for i := 1; i <= n; i++ {
+			nb := atomic.LoadUint32(&links[i])
+			if d := s.dist(g, l2, q, nb); d < cur.dist {
+				cur = candidate{d, nb}
+				changed = true
+			}
+		}
+	}
+	return cur
+}
+
+// admission says which nodes a layer search may put in its results. While
+// building, every node counts; while answering queries only ready,
+// undeleted nodes (and, with a filter, allowed ones) do.
+type admission struct {
+	readyOnly bool
+	allow     []uint64 // bitset over nodes; nil means no filter
+}
+
+func (a *admission) filtering() bool { return a.readyOnly || a.allow != nil }
+
+func (a *admission) admits(g *graph, node uint32) bool {
+	if a.readyOnly && !g.isReady(node) {
+		return false
+	}
+	if a.allow != nil && a.allow[node>>6]&(1<<(node&63)) == 0 {
+		return false
+	}
+	return true
+}
+
+// searchLayer leaves in s.results the (up to) ef admitted nodes nearest to
+// q found at level, starting from ep. Non-admitted nodes still route the
+// search, as in hnswlib's handling of deletions.
+func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef, level int, adm *admission) {
+	s.visited.reset(g.capacity())
+	s.frontier = s.frontier[:0]
+	s.results = s.results[:0]
+	filtering := adm.filtering()
+
+	s.visited.visit(ep.node)
+	s.frontier.push(ep)
+	lowerBound := float32(inf)
+	if !filtering || adm.admits(g, ep.node) {
+		s.results.push(ep)
+		lowerBound = ep.dist
+	}
+	for len(s.frontier) > 0 {
+		c := s.frontier[0]
+		if c.dist > lowerBound && (len(s.results) >= ef || !filtering) {
+			break
+		}
+		s.frontier.pop()
+		links := g.links(c.node, level)
+		n := int(atomic.LoadUint32(&links[0]))
+		for i := 1; i <= n; i++ {
+			nb := atomic.LoadUint32(&links[i])
+			if s.visited.visit(nb) {
+				continue
+			}
+			d := s.dist(g, l2, q, nb)
+			if len(s.results) < ef || d < lowerBound {
+				s.frontier.push(candidate{d, nb})
+				if !filtering || adm.admits(g, nb) {
+					s.results.push(candidate{d, nb})
+					if len(s.results) > ef {
+						s.results.pop()
+					}
+					lowerBound = s.results[0].dist
+				}
+			}
+		}
+	}
+}
