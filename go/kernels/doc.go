@@ -1,12 +1,52 @@
 // Package kernels holds the distance kernels every index calls on its hot
-// path: float32 dot product and squared Euclidean distance.
+// path: float32 dot product and squared Euclidean distance (Dot, L2Squared)
+// and their exact 8-bit counterparts for scalar-quantised vectors (DotU8,
+// L2U8).
 //
-// Each kernel has a pure-Go reference (kernels_generic.go) and, on amd64,
-// Go assembly for AVX2+FMA and AVX-512. The path is chosen once at start-up
-// with cpuid; building with the `noasm` tag forces the pure-Go path. All
-// paths agree with a float64 reference within the tolerance stated in
-// kernels_test.go.
+// # Contract
 //
-// Kernels never allocate and never check lengths beyond what memory safety
-// needs: callers pass slices of equal length (len(b) >= len(a)).
+// Every kernel reads a and b[:len(a)]; b may be longer and its extra
+// elements are ignored. Slicing b[:len(a)] is the only check: if it is out
+// of range the kernel panics before reading anything. Kernels never
+// allocate, never retain their arguments and are safe for concurrent use.
+//
+// # Paths
+//
+//	path      float32 kernels                   SQ8 kernels
+//	avx512    AVX-512F: 4×16-lane FMA           AVX-512 BW+VNNI: VPDPBUSD,
+//	          accumulators, K-masked tail       64 bytes a step, K-masked tail
+//	avx2      AVX2+FMA: 4×8-lane FMA            AVX2: VPMADDWD on even/odd
+//	          accumulators, VMASKMOVPS tail     bytes, scalar tail (< 16 bytes)
+//	generic   pure Go, 4 scalar accumulators    pure Go, 4 accumulators
+//
+// No path reads memory outside the two slices: tails use masked loads
+// (which neither read nor fault on disabled lanes) or scalar code.
+//
+// # Dispatch
+//
+// The best path is chosen once, at package initialisation, from
+// github.com/klauspost/cpuid (which also checks that the OS saves the
+// AVX/AVX-512 register state). Path and PathU8 report the choice; they can
+// differ on CPUs with AVX-512F but without VNNI. Each exported kernel is a
+// one-line function that inlines into the caller as a direct call to a small
+// assembly stub, which tests the path flags and tail-jumps to the chosen body
+// (or to the pure-Go loop): no function values, interfaces or per-call
+// feature checks in Go. Building with the `noasm` tag, or for an
+// architecture other than amd64, compiles the pure-Go loops alone.
+//
+// # Results
+//
+// The float32 paths add in different orders (and the assembly paths fuse
+// multiply and add), so they agree only within rounding: for d elements
+// whose terms have absolute sum S, every path is within
+// (ceil(d/4)+10)·2⁻²⁴·S of the exact result (see f32Tolerance in
+// kernels_test.go for the derivation); inputs whose products and partial sums
+// are integers below 2²⁴ give bit-identical results on all paths.
+//
+// The SQ8 kernels compute in integers modulo 2³², bit-identical on every path
+// and exact whenever the true sum fits, which is always the case for
+// len(a) <= 65536 (65536·255² < 2³²). The AVX-512 path needs the u8×u8
+// product but VPDPBUSD multiplies unsigned by signed bytes, so it uses
+// Σx·y = Σx·(y−128) + 128·Σx, where y−128 is y XOR 0x80 read as a signed
+// byte.
 package kernels

@@ -1,5 +1,7 @@
 //go:build amd64 && !noasm
 
+//lint:file-ignore U1000 the path bodies are called only from the dispatch stubs in dot_amd64.s
+
 package kernels
 
 // Float32 kernels in dot_amd64.s. Every function reads exactly len(a)

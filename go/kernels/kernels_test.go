@@ -138,10 +138,12 @@ func TestFloatKernelsExactOnSmallIntegers(t *testing.T) {
 					a[i] = float32(rng.IntN(17) - 8)
 					b[i] = float32(rng.IntN(17) - 8)
 				}
-				if want, _ := dotRef(a, b); Dot(a, b) != float32(want) {
+				// The generic loops are checked directly too: on amd64 they
+				// are otherwise reached only through the assembly stubs.
+				if want, _ := dotRef(a, b); Dot(a, b) != float32(want) || dotGeneric(a, b) != float32(want) {
 					t.Fatalf("Dot d=%d offsets=%d,%d: got %v, want %v", d, off, offB, Dot(a, b), want)
 				}
-				if want, _ := l2Ref(a, b); L2Squared(a, b) != float32(want) {
+				if want, _ := l2Ref(a, b); L2Squared(a, b) != float32(want) || l2Generic(a, b) != float32(want) {
 					t.Fatalf("L2Squared d=%d offsets=%d,%d: got %v, want %v", d, off, offB, L2Squared(a, b), want)
 				}
 			}
