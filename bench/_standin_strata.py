@@ -43,8 +43,15 @@ class Index:
     def search(self, queries, k=10, ef=None, num_threads=None):
         if ef is not None:
             self._index.set_ef(ef)
-        ids, dists = self._index.knn_query(queries, k=k, num_threads=num_threads or -1)
-        return ids.astype(np.int64), dists.astype(np.float32)
+        queries = np.atleast_2d(queries)
+        kk = min(k, self._n)  # strata pads short rows with -1; hnswlib raises instead
+        ids = np.full((queries.shape[0], k), -1, dtype=np.int64)
+        dists = np.full((queries.shape[0], k), np.inf, dtype=np.float32)
+        if kk > 0:
+            got, d = self._index.knn_query(queries, k=kk, num_threads=num_threads or -1)
+            ids[:, :kk] = got
+            dists[:, :kk] = d
+        return ids, dists
 
     def save(self, path):
         self._index.save_index(path)

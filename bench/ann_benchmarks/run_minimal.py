@@ -1,0 +1,132 @@
+"""A minimal stand-in for ann-benchmarks' runner, driving strata/module.py the way it does:
+
+    algo = Strata(metric, arg_group)           # constructor and arguments from config.yml
+    algo.fit(train)
+    for ef in query_args:
+        algo.set_query_arguments(ef)
+        [algo.query(q, k) for q in test]       # timed one at a time
+        algo.batch_query(test, k); algo.get_batch_results()
+    algo.done()
+
+and scoring recall@k against exact ground truth, on a small generated Gaussian mixture (or a
+prepared data set from bench/data). Exit status 1 when the best recall is below --min-recall.
+
+    python bench/ann_benchmarks/run_minimal.py
+    python bench/ann_benchmarks/run_minimal.py --metric angular --n 5000
+    python bench/ann_benchmarks/run_minimal.py --dataset fashion-mnist-784-euclidean --queries 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+# This folder holds a directory named `strata` (the wrapper) that must not shadow the library.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))  # bench/, for datasets.py
+
+import datasets  # noqa: E402
+
+MODULE_PATH = HERE / "strata" / "module.py"
+CONFIG_PATH = HERE / "strata" / "config.yml"
+# Used when PyYAML is not installed; mirrors the M-16 group of config.yml.
+FALLBACK_RUN_GROUPS = {"M-16": {"arg_groups": [{"M": 16, "efConstruction": 200}],
+                                "query_args": [[10, 16, 32, 64, 128, 256]]}}
+
+
+def load_wrapper():
+    """strata/module.py imported under a private name, as ann-benchmarks would import it."""
+    if os.environ.get("STRATA_BENCH_STANDIN") == "1":
+        sys.modules["strata"] = importlib.import_module("_standin_strata")
+    spec = importlib.util.spec_from_file_location("strata_ann_benchmarks_module", MODULE_PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_groups() -> dict:
+    try:
+        import yaml
+    except ImportError:
+        return FALLBACK_RUN_GROUPS
+    cfg = yaml.safe_load(CONFIG_PATH.read_text())
+    entry = cfg["float"]["any"][0]
+    assert entry["constructor"] == "Strata" and entry["base_args"] == ["@metric"], entry
+    return entry["run_groups"]
+
+
+def recall(found: list, truth: np.ndarray, k: int) -> float:
+    return sum(len(set(np.asarray(f)[:k].tolist()) & set(t[:k].tolist()))
+               for f, t in zip(found, truth)) / (len(found) * k)
+
+
+def run(train: np.ndarray, test: np.ndarray, neighbors: np.ndarray, metric: str, k: int = 10,
+        groups: dict | None = None, only_group: str | None = "M-16", log=print) -> list[dict]:
+    mod = load_wrapper()
+    groups = groups or run_groups()
+    results = []
+    for gname, group in groups.items():
+        if only_group and gname != only_group:
+            continue
+        for arg_group in group["arg_groups"]:
+            algo = mod.Strata(metric, arg_group)
+            t0 = time.perf_counter()
+            algo.fit(train)
+            build_s = time.perf_counter() - t0
+            for query_args in group["query_args"]:
+                for ef in query_args:
+                    algo.set_query_arguments(ef)
+                    t0 = time.perf_counter()
+                    found = [algo.query(q, k) for q in test]
+                    qps = len(test) / (time.perf_counter() - t0)
+                    algo.batch_query(test, k)
+                    batch = algo.get_batch_results()
+                    r = {"name": str(algo), "group": gname, "ef": ef, "build_s": build_s,
+                         "qps": qps, "recall": recall(found, neighbors, k),
+                         "batch_recall": recall(batch, neighbors, k),
+                         "memory_kb": algo.get_memory_usage(),
+                         "lengths": sorted({len(f) for f in found})}
+                    results.append(r)
+                    log(f"{r['name']:60s} recall {r['recall']:.4f} batch {r['batch_recall']:.4f} "
+                        f"{qps:9.0f} qps")
+            algo.done()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", help="a prepared data set instead of generated data")
+    ap.add_argument("--metric", choices=["euclidean", "angular"], default="euclidean")
+    ap.add_argument("--n", type=int, default=5000)
+    ap.add_argument("--dim", type=int, default=32)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("--all-groups", action="store_true", help="every run group, not only M-16")
+    ap.add_argument("--min-recall", type=float, default=0.95,
+                    help="fail unless the best recall reaches this")
+    args = ap.parse_args(argv)
+    if args.dataset:
+        ds = datasets.load(args.dataset)
+        train, test = ds.train, ds.test[: args.queries]
+        neighbors, metric = ds.neighbors[: args.queries], ds.distance
+    else:
+        train, test = datasets.make_clustered(args.n, args.queries, args.dim,
+                                              centres=max(10, args.n // 100), seed=7, spread=0.3)
+        metric = args.metric
+        neighbors, _ = datasets.exact_knn(train, test, metric, k=args.k, progress=False)
+    results = run(train, test, neighbors, metric, args.k,
+                  only_group=None if args.all_groups else "M-16")
+    best = max(r["recall"] for r in results)
+    print(f"best recall@{args.k}: {best:.4f} (minimum {args.min_recall})")
+    return 0 if best >= args.min_recall else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
