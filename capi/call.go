@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/flat"
+	"github.com/strata-db/strata/go/hnsw"
 )
 
 var (
@@ -36,8 +38,9 @@ func call(op string, errBuf *C.char, errLen C.size_t, fn func() error) (status C
 	return C.STRATA_OK
 }
 
-// classify classifies an error. Engines mark bad input by wrapping
-// batch.ErrInvalid; any other error is unexpected and reported as internal.
+// classify maps an error to a status code. Engines mark bad input by
+// wrapping batch.ErrInvalid; an error matching no sentinel below is
+// unexpected and reported as internal.
 func classify(err error) C.int {
 	switch {
 	case errors.Is(err, errBadHandle):
@@ -46,6 +49,10 @@ func classify(err error) C.int {
 		return C.STRATA_ERR_CORRUPT
 	case errors.Is(err, batch.ErrInvalid):
 		return C.STRATA_ERR_INVALID
+	case errors.Is(err, hnsw.ErrNotFound):
+		return C.STRATA_ERR_NOT_FOUND
+	case errors.Is(err, hnsw.ErrCorrupt), errors.Is(err, flat.ErrCorrupt):
+		return C.STRATA_ERR_CORRUPT
 	}
 	return C.STRATA_ERR_INTERNAL
 }

@@ -193,9 +193,5 @@ func copyOut(out *C.char, outLen C.size_t, s string) error {
 	return nil
 }
 
-// kernelPath names the distance kernels in use.
-// TODO: return kernels.Path() once package kernels exports it.
-func kernelPath() string {
-	_ = kernels.Dot
-	return "generic"
-}
+// kernelPath names the distance kernels chosen for this CPU at start-up.
+func kernelPath() string { return kernels.Path() }

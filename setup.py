@@ -1,0 +1,49 @@
+"""Builds strata's wheel: the Go engine as a shared library plus the cffi module.
+
+`strata._native` is a placeholder extension with no C sources: build_ext runs
+`go build -buildmode=c-shared` to produce it, which makes the wheel
+platform-specific and puts exactly one Go shared library inside the package
+(two Go runtimes in one process are unsupported). cffi_modules writes
+strata/_ffi.py from the declarations in capi/strata.h.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+class BuildGo(build_ext):
+    def build_extension(self, ext: Extension) -> None:
+        if ext.name != "strata._native":
+            super().build_extension(ext)
+            return
+        if shutil.which("go") is None:
+            raise RuntimeError("building strata needs the Go toolchain (go) on PATH")
+        target = Path(self.get_ext_fullpath(ext.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, CGO_ENABLED="1")
+        # Build into a scratch directory: c-shared also writes a generated
+        # header, which must not end up in the wheel.
+        with tempfile.TemporaryDirectory() as scratch:
+            library = Path(scratch) / "libstrata.so"
+            command = ["go", "build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared",
+                       "-o", str(library), "./capi"]  # fmt: skip
+            print(" ".join(command))
+            subprocess.run(command, cwd=ROOT, env=env, check=True)
+            shutil.copyfile(library, target)
+
+
+setup(
+    ext_modules=[Extension("strata._native", sources=[])],
+    cmdclass={"build_ext": BuildGo},
+    cffi_modules=["python/ffi_build.py:ffibuilder"],
+)

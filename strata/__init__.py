@@ -1,0 +1,17 @@
+"""strata: an embedded vector database.
+
+    >>> import numpy as np, strata
+    >>> index = strata.Index(dim=4)
+    >>> ids = index.add(np.eye(4, dtype=np.float32))
+    >>> index.search(np.eye(4, dtype=np.float32)[0], k=1)[0]
+    array([[0]])
+
+The engine is written in Go and loaded as a shared library through cffi.
+"""
+
+from strata._index import FlatIndex, Index
+from strata._lib import IntegrityError, kernel_path, native_version
+
+__version__ = "0.1.0"
+
+__all__ = ["FlatIndex", "Index", "IntegrityError", "__version__", "kernel_path", "native_version"]

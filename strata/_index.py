@@ -1,0 +1,431 @@
+"""strata.Index and strata.FlatIndex: NumPy in, NumPy out, everything else in Go.
+
+This layer only validates arguments, converts arrays when it must, and calls
+the C ABI. Arrays that already are C-contiguous float32 are handed to Go as
+pointers without a copy; results are written by Go into arrays allocated
+here. cffi releases the GIL for the duration of every call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import sys
+import threading
+import time
+from typing import Any, ClassVar, NoReturn
+
+import numpy as np
+import numpy.typing as npt
+
+from strata import _lib
+from strata._ffi import ffi
+from strata._lib import ERRLEN, check, lib
+
+METRICS: dict[str, int] = {
+    "l2": lib.STRATA_METRIC_L2,
+    "ip": lib.STRATA_METRIC_IP,
+    "cosine": lib.STRATA_METRIC_COSINE,
+}
+_METRIC_NAMES = {code: name for name, code in METRICS.items()}
+
+_F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
+_U64 = np.dtype(np.uint64)
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_CLOSED = (ValueError, "index is closed")
+
+# Bound once: attribute lookups are a measurable share of a single-query search.
+_from_buffer = ffi.from_buffer
+_empty = np.empty
+_errors = _lib._errors
+_strata_search = lib.strata_search
+_strata_add = lib.strata_add
+
+
+def _int(value: object, name: str, low: int, high: int) -> int:
+    """Returns value as an int in [low, high], else raises TypeError/ValueError."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    number = operator.index(value)  # type: ignore[arg-type]
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {number}")
+    return number
+
+
+def _threads(num_threads: object) -> int:
+    """None means every core (0 for the engine)."""
+    return 0 if num_threads is None else _int(num_threads, "num_threads", 1, _INT32_MAX)
+
+
+def _as_ids(ids: object, n: int) -> npt.NDArray[np.uint64]:
+    arr = np.asarray(ids)
+    if arr.ndim != 1:
+        raise ValueError(f"ids must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"got {arr.shape[0]} ids for {n} vectors")
+    if n == 0:
+        return np.empty(0, dtype=_U64)
+    if arr.dtype.kind == "i":
+        negative = np.flatnonzero(arr < 0)
+        if negative.size:
+            i = int(negative[0])
+            raise ValueError(f"ids must be non-negative, got ids[{i}] = {arr[i]}")
+    elif arr.dtype.kind != "u":
+        raise TypeError(f"ids must be integers in [0, 2**63 - 1], got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=_U64)
+
+
+class _BaseIndex:
+    """What Index and FlatIndex share: everything but construction parameters."""
+
+    __slots__ = ("__weakref__", "_dead", "_dim", "_handle", "_metric", "_threads")
+    _kind: ClassVar[int]
+
+    _dead: tuple[type[Exception], str] | None
+    _dim: int
+    _handle: int
+    _metric: str
+    _threads: int
+
+    def _create(
+        self,
+        dim: int,
+        metric: str,
+        *,
+        M: int = 0,  # noqa: N803
+        ef_construction: int = 0,
+        seed: int | None = None,
+        num_threads: int | None = None,
+    ) -> None:
+        _lib.ensure_not_forked()
+        if not isinstance(metric, str):
+            raise TypeError(f"metric must be a string, got {type(metric).__name__}")
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
+        dim = _int(dim, "dim", 1, _INT64_MAX)
+        seed_value = 0 if seed is None else _int(seed, "seed", 0, 2**64 - 1)
+        threads = _threads(num_threads)
+        handle, err = ffi.new("strata_handle *"), _lib.errbuf()
+        rc = lib.strata_create(
+            self._kind, dim, METRICS[metric], M, ef_construction,
+            seed_value, seed is not None, handle, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        self._handle, self._dim, self._metric, self._threads = handle[0], dim, metric, threads
+        self._dead = None
+        _lib.live_indexes.add(self)
+
+    # --- state ------------------------------------------------------------
+
+    def _disable(self, exc: type[Exception], message: str) -> None:
+        self._dead = (exc, message)
+
+    def _raise_dead(self) -> None:
+        assert self._dead is not None
+        exc, message = self._dead
+        raise exc(message)
+
+    def close(self) -> None:
+        """Frees the index. Later calls raise ValueError("index is closed").
+
+        Calling close() again, or on an index unusable after fork(), does nothing.
+        """
+        if self._dead is not None:
+            return
+        self._dead = _CLOSED
+        err = _lib.errbuf()
+        rc = lib.strata_free(self._handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    def __enter__(self) -> _BaseIndex:  # noqa: PYI034 (Self needs 3.11 typing; kept simple)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_dead", _CLOSED) is None:
+            # At interpreter shutdown there is nobody to report a failure to.
+            with contextlib.suppress(Exception):
+                lib.strata_free(self._handle, ffi.NULL, 0)
+
+    # --- properties -------------------------------------------------------
+
+    @property
+    def dim(self) -> int:
+        """Number of floats per vector."""
+        return self._dim
+
+    @property
+    def metric(self) -> str:
+        """"l2" (squared Euclidean), "ip" (1 - dot) or "cosine" (1 - cosine)."""
+        return self._metric
+
+    def __len__(self) -> int:
+        return self._int_property(lib.strata_len)
+
+    def _progress(self) -> int:
+        return self._int_property(lib.strata_progress)
+
+    def _int_property(self, fn: Any) -> int:
+        if self._dead is not None:
+            self._raise_dead()
+        out, err = ffi.new("int64_t *"), _errors.buf
+        rc = fn(self._handle, out, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return int(out[0])
+
+    def check_integrity(self) -> None:
+        """Raises strata.IntegrityError if an internal invariant is broken."""
+        if self._dead is not None:
+            self._raise_dead()
+        err = _errors.buf
+        rc = lib.strata_check_integrity(self._handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    def _params(self) -> str:
+        return f"dim={self._dim}, metric={self._metric!r}"
+
+    def __repr__(self) -> str:
+        name = f"strata.{type(self).__name__}"
+        if self._dead is not None:
+            state = "closed" if self._dead is _CLOSED else "unusable after fork"
+            return f"<{name}({self._params()}) {state}>"
+        return f"{name}({self._params()}, len={len(self)})"
+
+    # --- vectors ----------------------------------------------------------
+
+    def _rows(self, data: object, what: str) -> tuple[npt.NDArray[np.float32], int]:
+        """Returns data as a C-contiguous float32 array (1-D = one row) and its row count.
+
+        An array that already qualifies is returned as is: Go reads it in place.
+        """
+        arr = data
+        if type(arr) is not np.ndarray or arr.dtype is not _F32 or not arr.flags.c_contiguous:
+            arr = np.asarray(data)
+            if arr.dtype.kind not in "fiu":
+                raise TypeError(f"{what} must be a numeric array, got dtype {arr.dtype}")
+            if arr.ndim not in (1, 2):
+                self._raise_ndim(what, arr.shape)
+            arr = np.ascontiguousarray(arr, dtype=_F32)
+        shape = arr.shape
+        if len(shape) == 2:
+            rows, width = shape
+        elif len(shape) == 1:
+            rows, width = 1, shape[0]
+        else:
+            self._raise_ndim(what, shape)
+        if width != self._dim:
+            raise ValueError(f"{what} have dimension {width}, but the index has dim {self._dim}")
+        return arr, rows
+
+    def _raise_ndim(self, what: str, shape: tuple[int, ...]) -> NoReturn:
+        expected = f"1-D (one vector) or 2-D (n, {self._dim})"
+        raise ValueError(f"{what} must be {expected}, got shape {shape}")
+
+    def add(
+        self,
+        vectors: npt.ArrayLike,
+        ids: npt.ArrayLike | None = None,
+        *,
+        num_threads: int | None = None,
+        progress: bool = False,
+    ) -> npt.NDArray[np.uint64]:
+        """Adds vectors (n, dim) or one vector (dim,) and returns their uint64 ids.
+
+        ids: n distinct non-negative integers; None assigns sequential ids from
+        one past the largest id ever added. An id already in the index has its
+        vector replaced. Any bad input raises before the index changes:
+        ValueError for shapes, NaN/inf, negative or duplicate ids; TypeError
+        for non-numeric vectors or non-integer ids.
+
+        num_threads: threads for this add (default: the index's setting).
+        progress: show progress (tqdm if installed, else a line on stderr).
+        """
+        if self._dead is not None:
+            self._raise_dead()
+        vecs, n = self._rows(vectors, "vectors")
+        id_array = None if ids is None else _as_ids(ids, n)
+        threads = self._threads if num_threads is None else _threads(num_threads)
+        out = _empty(n, dtype=_U64)
+        if n == 0:
+            return out
+        args = (
+            self._handle,
+            _from_buffer("float[]", vecs),
+            n,
+            ffi.NULL if id_array is None else _from_buffer("uint64_t[]", id_array),
+            _from_buffer("uint64_t[]", out, require_writable=True),
+            threads,
+        )
+        if progress:
+            self._add_with_progress(args, n)
+        else:
+            err = _errors.buf
+            rc = _strata_add(*args, err, ERRLEN)
+            if rc:
+                check(rc, err)
+        return out
+
+    def _add_with_progress(self, args: tuple[Any, ...], n: int) -> None:
+        # The add runs on a worker thread (cffi releases the GIL) while this
+        # thread polls the engine's progress counter: one atomic load every
+        # 0.1 s, so the build is not slowed down.
+        start = self._progress()
+        failure: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                err = _lib.errbuf()
+                rc = _strata_add(*args, err, ERRLEN)
+                if rc:
+                    check(rc, err)
+            except BaseException as exc:  # noqa: BLE001 (re-raised by the caller's thread)
+                failure.append(exc)
+
+        worker = threading.Thread(target=work, name="strata-add", daemon=True)
+        bar = _ProgressBar(n)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+                with contextlib.suppress(ValueError):  # closed by another thread meanwhile
+                    bar.update(min(max(self._progress() - start, 0), n))
+        except KeyboardInterrupt:
+            # The engine cannot abandon a batch half-way; report, let it finish,
+            # so the index is in a known state when the interrupt propagates.
+            print("\nstrata: interrupted; finishing the batch being added", file=sys.stderr)
+            worker.join()
+            raise
+        finally:
+            bar.close(done=not failure)
+        if failure:
+            raise failure[0]
+
+    def search(
+        self,
+        queries: npt.ArrayLike,
+        k: int = 10,
+        ef: int | None = None,
+        num_threads: int | None = None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Finds the k nearest vectors of each query.
+
+        queries: (nq, dim), or (dim,) for one query; the result is 2-D either way.
+        Returns (ids int64 [nq, k], distances float32 [nq, k]), nearest first;
+        when fewer than k vectors exist the rest is id -1, distance +inf.
+        ef: candidate list size (Index only; default max(k, 64)); larger is more
+        accurate and slower.
+        """
+        if self._dead is not None:
+            self._raise_dead()
+        q, nq = self._rows(queries, "queries")
+        if type(k) is not int or k <= 0:
+            k = _int(k, "k", 1, _INT64_MAX)
+        ef_value = 0 if ef is None else _int(ef, "ef", 1, _INT64_MAX)
+        threads = self._threads if num_threads is None else _threads(num_threads)
+        ids = _empty((nq, k), dtype=_I64)
+        dists = _empty((nq, k), dtype=_F32)
+        err = _errors.buf
+        rc = _strata_search(
+            self._handle, _from_buffer("float[]", q), nq, k, ef_value, threads,
+            _from_buffer("int64_t[]", ids, require_writable=True),
+            _from_buffer("float[]", dists, require_writable=True),
+            err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        return ids, dists
+
+
+class Index(_BaseIndex):
+    """Approximate nearest-neighbour index (HNSW) over float32 vectors.
+
+    M: graph degree (level 0 uses 2*M); ef_construction: candidate list size
+    while building; num_threads: default thread count for add and search
+    (None: every core); seed: makes the graph reproducible for a given
+    insertion order and thread count 1.
+    """
+
+    __slots__ = ("_M", "_ef_construction")
+    _kind = lib.STRATA_KIND_HNSW
+
+    def __init__(
+        self,
+        dim: int,
+        metric: str = "l2",
+        M: int = 16,  # noqa: N803 (the name every HNSW library uses)
+        ef_construction: int = 200,
+        num_threads: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self._M = _int(M, "M", 2, _INT64_MAX)
+        self._ef_construction = _int(ef_construction, "ef_construction", 1, _INT64_MAX)
+        self._create(
+            dim, metric, M=self._M, ef_construction=self._ef_construction,
+            seed=seed, num_threads=num_threads,
+        )  # fmt: skip
+
+    @property
+    def M(self) -> int:  # noqa: N802
+        return self._M
+
+    @property
+    def ef_construction(self) -> int:
+        return self._ef_construction
+
+    def _params(self) -> str:
+        return f"{super()._params()}, M={self._M}, ef_construction={self._ef_construction}"
+
+
+class FlatIndex(_BaseIndex):
+    """Exact brute-force index with the same interface as Index.
+
+    Every search compares each query with every vector: exact answers, cost
+    linear in len(index). search() accepts ef and ignores it.
+    """
+
+    __slots__ = ()
+    _kind = lib.STRATA_KIND_FLAT
+
+    def __init__(self, dim: int, metric: str = "l2", num_threads: int | None = None) -> None:
+        self._create(dim, metric, num_threads=num_threads)
+
+
+class _ProgressBar:
+    """tqdm if it is installed, else one line on stderr rewritten twice a second."""
+
+    def __init__(self, total: int) -> None:
+        self._total, self._shown, self._last_print = total, 0, 0.0
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            self._tqdm: Any = None
+        else:
+            self._tqdm = tqdm(total=total, unit="vec", desc="strata add")
+
+    def update(self, done: int) -> None:
+        if self._tqdm is not None:
+            self._tqdm.update(done - self._shown)
+        elif time.monotonic() - self._last_print >= 0.5:
+            self._last_print = time.monotonic()
+            self._print(done, end="\r")
+        self._shown = done
+
+    def close(self, *, done: bool) -> None:
+        if done:
+            self.update(self._total)
+        if self._tqdm is not None:
+            self._tqdm.close()
+        else:
+            self._print(self._shown, end="\n")
+
+    def _print(self, done: int, end: str) -> None:
+        percent = 100 * done // max(self._total, 1)
+        print(f"strata add: {done}/{self._total} vectors ({percent}%)", end=end, file=sys.stderr)
