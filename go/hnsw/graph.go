@@ -29,6 +29,9 @@ type graph struct {
 
 	count int // allocated nodes; written only under Index.writeMu
 
+	rowBytes      uintptr // bytes per stored vector
+	prefetchLines int     // cache lines of a vector worth prefetching
+
 	vectors    []float32
 	level0     []uint32
 	upper      []uint32
@@ -49,8 +52,17 @@ type graph struct {
 
 func newGraph(dim, m int) *graph {
 	g := &graph{dim: dim, m: m, m0: 2 * m, stride0: 1 + 2*m, strideUp: 1 + m}
+	g.setRowGeometry()
 	g.entry.Store(noEntry)
 	return g
+}
+
+// setRowGeometry derives the prefetch parameters from the dimension. Beyond
+// a few lines the hardware's stream prefetcher takes over, and prefetching
+// whole long vectors of 32 neighbours would only evict useful lines.
+func (g *graph) setRowGeometry() {
+	g.rowBytes = uintptr(g.dim) * 4
+	g.prefetchLines = min((g.dim*4+63)/64, 8)
 }
 
 func (g *graph) capacity() int { return len(g.levels) }
@@ -60,6 +72,7 @@ func (g *graph) capacity() int { return len(g.levels) }
 // and no insertion is running, so the copy is consistent.
 func (g *graph) grown(nodes, upperWords int) *graph {
 	ng := &graph{dim: g.dim, m: g.m, m0: g.m0, stride0: g.stride0, strideUp: g.strideUp, count: g.count}
+	ng.setRowGeometry()
 	ng.entry.Store(g.entry.Load())
 	capNodes := g.capacity()
 	if nodes > capNodes {

@@ -54,7 +54,12 @@ func siftDownMax(s []candidate, i int) {
 	}
 }
 
-func (h maxHeap) top() candidate { return h[0] }
+// replaceTop swaps the farthest candidate for c (one sift instead of a
+// push and a pop).
+func (h maxHeap) replaceTop(c candidate) {
+	h[0] = c
+	siftDownMax(h, 0)
+}
 
 // minHeap keeps the nearest candidate on top: the frontier of a layer search.
 type minHeap []candidate

@@ -37,8 +37,8 @@ func (x *Index) SearchWithStats(queries []float32, k, ef, threads int, outIDs []
 	}
 	ef = max(ef, k)
 	g := x.graph.Load()
-	adm := admission{readyOnly: true}
 	if nq == 1 || threads == 1 {
+		adm := admission{readyOnly: true}
 		s := x.getSearcher()
 		s.ndis = 0
 		for i := 0; i < nq; i++ {
@@ -48,10 +48,11 @@ func (x *Index) SearchWithStats(queries []float32, k, ef, threads int, outIDs []
 		x.putSearcher(s)
 		return stats, nil
 	}
+	adm := &admission{readyOnly: true}
 	var total atomic.Int64
 	x.parallel(nq, threads, func(s *searcher, i int) {
 		before := s.ndis
-		x.searchOne(g, s, queries, i, k, ef, &adm, outIDs, outDists)
+		x.searchOne(g, s, queries, i, k, ef, adm, outIDs, outDists)
 		total.Add(s.ndis - before)
 	})
 	stats.DistanceComputations = total.Load()

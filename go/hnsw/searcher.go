@@ -17,6 +17,7 @@ type searcher struct {
 	selected []candidate
 	chosen   []candidate // neighbours picked for the node being inserted
 	final    []candidate // a neighbour list being published
+	pending  []uint32    // unvisited neighbours of the node being expanded
 	ndis     int64       // distance computations since the searcher was taken
 }
 
@@ -91,20 +92,30 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 			break
 		}
 		s.frontier.pop()
+		// Gather the unvisited neighbours and prefetch their vectors
+		// before computing any distance, so the memory loads overlap.
 		links := g.links(c.node, level)
 		n := int(atomic.LoadUint32(&links[0]))
+		pending := s.pending[:0]
 		for i := 1; i <= n; i++ {
 			nb := atomic.LoadUint32(&links[i])
-			if s.visited.visit(nb) {
-				continue
+			if !s.visited.visit(nb) {
+				pending = append(pending, nb)
 			}
+		}
+		s.pending = pending
+		if len(pending) > 0 {
+			kernels.PrefetchRows(&g.vectors[0], g.rowBytes, pending, g.prefetchLines)
+		}
+		for _, nb := range pending {
 			d := s.dist(g, l2, q, nb)
 			if len(s.results) < ef || d < lowerBound {
 				s.frontier.push(candidate{d, nb})
 				if !filtering || adm.admits(g, nb) {
-					s.results.push(candidate{d, nb})
-					if len(s.results) > ef {
-						s.results.pop()
+					if len(s.results) < ef {
+						s.results.push(candidate{d, nb})
+					} else {
+						s.results.replaceTop(candidate{d, nb})
 					}
 					lowerBound = s.results[0].dist
 				}
