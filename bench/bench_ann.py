@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -68,12 +69,13 @@ def recall_with_ties(found: np.ndarray, ds: datasets.Dataset, queries: np.ndarra
     return good / (len(qidx) * k)
 
 
-def time_sweep_pass(adapter, queries: np.ndarray, k: int) -> tuple[float, np.ndarray]:
-    out = np.empty((queries.shape[0], k), dtype=np.int64)
+def time_sweep_pass(adapter, rows: list[np.ndarray], k: int) -> tuple[float, np.ndarray]:
+    """rows: (1, dim) views made before timing, so slicing is not charged to any library."""
+    out = np.empty((len(rows), k), dtype=np.int64)
     query_one = adapter.query_one
     t0 = time.perf_counter()
-    for i in range(queries.shape[0]):
-        out[i] = query_one(queries[i], k)
+    for i, q in enumerate(rows):
+        out[i] = query_one(q, k)
     return time.perf_counter() - t0, out
 
 
@@ -121,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     truth = ds.neighbors[qidx]
     nq = len(qidx)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    if os.getloadavg()[0] > 0.5:
+        log(f"warning: load average {os.getloadavg()[0]:.2f} before start; other processes will "
+            "add noise (the result file records it)")
     log(f"{ds.name}: {ds.train.shape[0]} x {ds.dim} {ds.distance}, {nq} queries, "
         f"libs {libs}, ef {efs}, {passes} passes, {args.threads} threads")
 
@@ -134,18 +139,24 @@ def main(argv: list[str] | None = None) -> int:
                    "threads": args.threads, "seed": args.seed, "quick": args.quick,
                    "recall": "id-based recall@k; recall_ties counts distance ties at the k-th"},
         "machine": runinfo.machine(),
+        "load_average_start": list(os.getloadavg()),
         "git": runinfo.git_info(),
         "versions": runinfo.versions(),
         "libs": {},
     }
 
-    adapters = {}
+    adapters, prepared, row_views = {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="strata-bench-") as tmp:
         for lib in libs:
             gc.collect()
             rss0 = runinfo.rss_bytes()
-            adapter = ADAPTERS[lib](ds.distance, ds.dim, M=args.M,
-                                    ef_construction=args.ef_construction, seed=args.seed)
+            try:
+                adapter = ADAPTERS[lib](ds.distance, ds.dim, M=args.M,
+                                        ef_construction=args.ef_construction, seed=args.seed)
+            except ImportError as e:
+                log(f"  {lib}: cannot import ({e}); install it (pip install -e '.[bench]' for "
+                    "the peers, pip install . for strata) or leave it out of --libs")
+                return 2
             t0 = time.perf_counter()
             adapter.build(ds.train, args.threads)
             build_s = time.perf_counter() - t0
@@ -153,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             rss_delta = runinfo.rss_bytes() - rss0
             size, size_how = adapter.index_bytes(Path(tmp))
             adapters[lib] = adapter
+            prepared[lib] = adapter.prepare_queries(queries)
+            row_views[lib] = [prepared[lib][i:i + 1] for i in range(nq)]
             result["libs"][lib] = {
                 "info": adapter.info(),
                 "build": {"seconds": build_s, "threads": args.threads,
@@ -168,13 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         per_lib = {lib: {"qps_passes": [], "ids": None} for lib in libs}
         for lib in libs:  # warm caches and branch predictors at this ef, untimed
             adapters[lib].set_ef(ef)
-            time_sweep_pass(adapters[lib], queries[: min(nq, 200)], args.k)
+            time_sweep_pass(adapters[lib], row_views[lib][:200], args.k)
         for p in range(passes):
             for lib in rotated(libs, p):
                 a = adapters[lib]
                 a.set_ef(ef)
                 a.reset_stats()
-                seconds, ids = time_sweep_pass(a, queries, args.k)
+                seconds, ids = time_sweep_pass(a, row_views[lib], args.k)
                 per_lib[lib]["qps_passes"].append(nq / seconds)
                 if per_lib[lib]["ids"] is None:
                     per_lib[lib]["ids"] = ids
@@ -196,11 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     batch_ids = {}
     for lib in libs:
         adapters[lib].set_ef(args.batch_ef)
-        adapters[lib].query_batch(queries[: min(nq, 200)], args.k, args.threads)  # warm-up
+        adapters[lib].query_batch(prepared[lib][: min(nq, 200)], args.k, args.threads)  # warm
     for p in range(passes):
         for lib in rotated(libs, p):
             t0 = time.perf_counter()
-            ids = adapters[lib].query_batch(queries, args.k, args.threads)
+            ids = adapters[lib].query_batch(prepared[lib], args.k, args.threads)
             per_lib[lib].append(nq / (time.perf_counter() - t0))
             batch_ids.setdefault(lib, ids)
     line = [f"  batch ef={args.batch_ef} threads={args.threads}"]
@@ -212,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         line.append(f"{lib} {qps:8.0f} qps")
     log("  ".join(line))
     result["peak_rss_mib"] = runinfo.peak_rss_bytes() / 2**20
+    result["load_average_end"] = list(os.getloadavg())
 
     for a in adapters.values():
         a.close()

@@ -108,6 +108,10 @@ def summarize(result: dict, markdown: bool) -> tuple[str, bool]:
     out.append(f"{m.get('cpu_model')}, {m.get('cores')} cores; commit "
                f"{(git.get('commit') or '?')[:10]}{' (dirty)' if git.get('dirty') else ''}; "
                f"{result.get('created')}; {Path(result.get('_path', '')).name}")
+    load = result.get("load_average_start")
+    if load and load[0] > 0.5:
+        out.append(f"NOTE: 1-minute load average was {load[0]:.2f} when the run started "
+                   f"({m.get('cores')} cores): other processes were running; expect noise.")
     standins = [n for n, lib in libs.items() if lib.get("info", {}).get("standin")]
     if standins:
         out.append(f"WARNING: {', '.join(standins)} measured with the hnswlib stand-in, "
