@@ -4,6 +4,8 @@ It exists only to exercise the benchmark harness before strata builds (STRATA_BE
 nothing measured with it says anything about strata.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 STANDIN = True
@@ -11,8 +13,9 @@ __version__ = "standin"
 
 
 class Index:
-    def __init__(self, dim, metric="l2", M=16, ef_construction=200, num_threads=None, seed=None,
-                 quantization=None):
+    def __init__(self, dim: int, metric: str = "l2", M: int = 16,  # noqa: N803 (strata's name)
+                 ef_construction: int = 200, num_threads: int | None = None,
+                 seed: int | None = None, quantization: str | None = None) -> None:
         import hnswlib
 
         if quantization is not None:
@@ -28,7 +31,7 @@ class Index:
                                random_seed=self._seed)
         self._n = 0
 
-    def add(self, vectors, ids=None):
+    def add(self, vectors: np.ndarray, ids: np.ndarray | None = None) -> np.ndarray:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         n = vectors.shape[0]
         if ids is None:
@@ -40,7 +43,8 @@ class Index:
         self._n += n
         return np.asarray(ids, dtype=np.int64)
 
-    def search(self, queries, k=10, ef=None, num_threads=None):
+    def search(self, queries: np.ndarray, k: int = 10, ef: int | None = None,
+               num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         if ef is not None:
             self._index.set_ef(ef)
         queries = np.atleast_2d(queries)
@@ -53,8 +57,8 @@ class Index:
             dists[:, :kk] = d
         return ids, dists
 
-    def save(self, path):
+    def save(self, path: str) -> None:
         self._index.save_index(path)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._n

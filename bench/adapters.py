@@ -21,6 +21,8 @@ import importlib
 import importlib.metadata
 import os
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -48,8 +50,9 @@ def _pad(ids: np.ndarray, k: int) -> np.ndarray:
 class Adapter:
     name = "?"
 
-    def __init__(self, distance: str, dim: int, M: int = 16, ef_construction: int = 200,
-                 seed: int = 100):
+    def __init__(self, distance: str, dim: int, M: int = 16,  # noqa: N803 (HNSW's name)
+                 ef_construction: int = 200,
+                 seed: int = 100) -> None:
         if distance not in ("euclidean", "angular"):
             raise ValueError(f"unsupported distance {distance!r}")
         self.distance = distance
@@ -93,7 +96,7 @@ class Adapter:
 # ----------------------------------------------------------------------------- strata
 
 
-def load_strata():
+def load_strata() -> ModuleType:
     """The strata module, or the hnswlib-backed stand-in when STRATA_BENCH_STANDIN=1.
 
     The stand-in only exists to exercise the harness before strata builds; results made with it
@@ -108,14 +111,14 @@ class StrataAdapter(Adapter):
     name = "strata"
     quantization: str | None = None
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.strata = load_strata()
         self.metric = {"euclidean": "l2", "angular": "cosine"}[self.distance]
         self.index = None
         self.row_of_id = None  # None when strata's ids are already the row numbers
 
-    def build(self, train, threads):
+    def build(self, train: np.ndarray, threads: int) -> None:
         kwargs = dict(metric=self.metric, M=self.M, ef_construction=self.ef_construction,
                       num_threads=threads, seed=self.seed)
         if self.quantization:
@@ -135,15 +138,15 @@ class StrataAdapter(Adapter):
         pos = np.clip(np.searchsorted(sorted_ids, ids), 0, len(sorted_ids) - 1)
         return np.where((sorted_ids[pos] == ids) & (ids >= 0), order[pos], -1)
 
-    def query_one(self, q, k):
+    def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
         ids, _ = self.index.search(q, k=k, ef=self.ef, num_threads=1)
         return _pad(self._rows(ids[0]), k)
 
-    def query_batch(self, queries, k, threads):
+    def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
         ids, _ = self.index.search(queries, k=k, ef=self.ef, num_threads=threads)
         return self._rows(ids)
 
-    def index_bytes(self, tmpdir):
+    def index_bytes(self, tmpdir: Path) -> tuple[int | None, str]:
         save = getattr(self.index, "save", None)
         if save is None:
             return None, "unavailable (no Index.save yet)"
@@ -152,7 +155,7 @@ class StrataAdapter(Adapter):
         size = _path_bytes(path)
         return size, "saved file size"
 
-    def stats(self, nq):
+    def stats(self, nq: int) -> dict | None:
         # Hook for when strata exposes search counters (e.g. distance computations).
         get = getattr(self.index, "search_stats", None)
         if get is None:
@@ -160,12 +163,12 @@ class StrataAdapter(Adapter):
         s = dict(get())
         return {k: v / nq for k, v in s.items()}
 
-    def reset_stats(self):
+    def reset_stats(self) -> None:
         reset = getattr(self.index, "reset_search_stats", None)
         if reset is not None:
             reset()
 
-    def info(self):
+    def info(self) -> dict:
         out = {"version": getattr(self.strata, "__version__", None) or _pkg_version("strata"),
                "metric": self.metric, "quantization": self.quantization,
                "standin": bool(getattr(self.strata, "STANDIN", False))}
@@ -174,7 +177,7 @@ class StrataAdapter(Adapter):
             if callable(fn):
                 try:
                     out[attr] = fn()
-                except Exception as e:  # informational only
+                except Exception as e:  # noqa: BLE001 (informational only)
                     out[attr] = f"error: {e}"
         return out
 
@@ -190,7 +193,7 @@ class StrataSQ8Adapter(StrataAdapter):
 class HnswlibAdapter(Adapter):
     name = "hnswlib"
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         import hnswlib
 
@@ -198,7 +201,7 @@ class HnswlibAdapter(Adapter):
         self.space = {"euclidean": "l2", "angular": "cosine"}[self.distance]
         self.index = None
 
-    def build(self, train, threads):
+    def build(self, train: np.ndarray, threads: int) -> None:
         n = train.shape[0]
         self.index = self.hnswlib.Index(space=self.space, dim=self.dim)
         self.index.init_index(max_elements=n, ef_construction=self.ef_construction, M=self.M,
@@ -206,24 +209,24 @@ class HnswlibAdapter(Adapter):
         self.index.set_num_threads(threads)
         self.index.add_items(train, np.arange(n))
 
-    def set_ef(self, ef):
+    def set_ef(self, ef: int) -> None:
         super().set_ef(ef)
         self.index.set_ef(ef)
 
-    def query_one(self, q, k):
+    def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
         labels, _ = self.index.knn_query(q, k=k, num_threads=1)
         return _pad(labels[0], k)
 
-    def query_batch(self, queries, k, threads):
+    def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
         labels, _ = self.index.knn_query(queries, k=k, num_threads=threads)
         return labels.astype(np.int64)
 
-    def index_bytes(self, tmpdir):
+    def index_bytes(self, tmpdir: Path) -> tuple[int | None, str]:
         path = Path(tmpdir) / "hnswlib.bin"
         self.index.save_index(str(path))
         return _path_bytes(path), "saved file size"
 
-    def info(self):
+    def info(self) -> dict:
         return {"version": _pkg_version("hnswlib"), "space": self.space,
                 "note": "hnswlib exposes no distance-computation counter through Python"}
 
@@ -236,7 +239,7 @@ class FaissAdapter(Adapter):
 
     name = "faiss"
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         import faiss
 
@@ -245,7 +248,7 @@ class FaissAdapter(Adapter):
                        else faiss.METRIC_INNER_PRODUCT)
         self.index = None
 
-    def prepare_queries(self, queries):
+    def prepare_queries(self, queries: np.ndarray) -> np.ndarray:
         # FAISS has no cosine metric: angular means normalised vectors and inner product. The
         # queries are normalised once here rather than per call, so the Python cost of doing it
         # is not charged to FAISS (strata and hnswlib normalise inside their own search).
@@ -254,10 +257,10 @@ class FaissAdapter(Adapter):
             x = np.ascontiguousarray(x / np.linalg.norm(x, axis=-1, keepdims=True))
         return x
 
-    def _new_index(self):
+    def _new_index(self) -> Any:
         return self.faiss.IndexHNSWFlat(self.dim, self.M, self.metric)
 
-    def build(self, train, threads):
+    def build(self, train: np.ndarray, threads: int) -> None:
         self.faiss.omp_set_num_threads(threads)
         self.index = self._new_index()
         self.index.hnsw.efConstruction = self.ef_construction
@@ -266,36 +269,36 @@ class FaissAdapter(Adapter):
             self.index.train(x)
         self.index.add(x)
 
-    def set_ef(self, ef):
+    def set_ef(self, ef: int) -> None:
         super().set_ef(ef)
         self.index.hnsw.efSearch = ef
         self.faiss.omp_set_num_threads(1)  # for query_one; query_batch sets its own
 
-    def query_one(self, q, k):
+    def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
         _, ids = self.index.search(q, k)
         return _pad(ids[0], k)
 
-    def query_batch(self, queries, k, threads):
+    def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
         self.faiss.omp_set_num_threads(threads)
         _, ids = self.index.search(queries, k)
         return ids.astype(np.int64)
 
-    def index_bytes(self, tmpdir):
+    def index_bytes(self, tmpdir: Path) -> tuple[int | None, str]:
         path = Path(tmpdir) / "faiss.index"
         self.faiss.write_index(self.index, str(path))
         return _path_bytes(path), "saved file size"
 
-    def reset_stats(self):
+    def reset_stats(self) -> None:
         self.faiss.cvar.hnsw_stats.reset()
 
-    def stats(self, nq):
+    def stats(self, nq: int) -> dict | None:
         s = self.faiss.cvar.hnsw_stats
         out = {"ndis": s.ndis / nq}
         if hasattr(s, "nhops"):
             out["nhops"] = s.nhops / nq
         return out
 
-    def info(self):
+    def info(self) -> dict:
         f = self.faiss
         opts = f.get_compile_options() if hasattr(f, "get_compile_options") else None
         return {"version": getattr(f, "__version__", None), "pip": _pkg_version("faiss-cpu"),
@@ -306,7 +309,7 @@ class FaissAdapter(Adapter):
 class FaissSQ8Adapter(FaissAdapter):
     name = "faiss-sq8"
 
-    def _new_index(self):
+    def _new_index(self) -> Any:
         return self.faiss.IndexHNSWSQ(self.dim, self.faiss.ScalarQuantizer.QT_8bit, self.M,
                                       self.metric)
 

@@ -29,9 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import datasets  # noqa: E402
-import runinfo  # noqa: E402
-from adapters import ADAPTERS  # noqa: E402
+import datasets
+import runinfo
+from adapters import ADAPTERS, Adapter
 
 DEFAULT_EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
 QUICK_EFS = [10, 16, 32, 64, 128, 256]
@@ -42,7 +42,7 @@ SCHEMA = 1
 def recall_at_k(found: np.ndarray, truth: np.ndarray, k: int) -> float:
     """Mean fraction of the true k nearest ids among the k returned (ids, not distances)."""
     hits = 0
-    for f, t in zip(found[:, :k], truth[:, :k]):
+    for f, t in zip(found[:, :k], truth[:, :k], strict=False):
         hits += np.intersect1d(f, t, assume_unique=False).size
     return hits / (found.shape[0] * k)
 
@@ -69,7 +69,7 @@ def recall_with_ties(found: np.ndarray, ds: datasets.Dataset, queries: np.ndarra
     return good / (len(qidx) * k)
 
 
-def time_sweep_pass(adapter, rows: list[np.ndarray], k: int) -> tuple[float, np.ndarray]:
+def time_sweep_pass(adapter: Adapter, rows: list[np.ndarray], k: int) -> tuple[float, np.ndarray]:
     """rows: (1, dim) views made before timing, so slicing is not charged to any library."""
     out = np.empty((len(rows), k), dtype=np.int64)
     query_one = adapter.query_one
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"comma-separated, from: {', '.join(ADAPTERS)}")
     ap.add_argument("--quick", action="store_true",
                     help=f"1000 queries, ef in {QUICK_EFS}, 3 passes")
-    ap.add_argument("--efs", help="comma-separated ef sweep (default: %s)" % DEFAULT_EFS)
+    ap.add_argument("--efs", help=f"comma-separated ef sweep (default: {DEFAULT_EFS})")
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--queries", type=int, help="use only the first N test queries")
     ap.add_argument("-k", type=int, default=10)
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "schema": SCHEMA,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "command": " ".join([Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)]),
         "dataset": {**ds.describe(), "n_queries_used": nq},
         "params": {"k": args.k, "M": args.M, "ef_construction": args.ef_construction,
                    "efs": efs, "passes": passes, "batch_ef": args.batch_ef,
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _json_default(obj):
+def _json_default(obj: object) -> object:
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):

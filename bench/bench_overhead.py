@@ -38,20 +38,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import datasets  # noqa: E402
-import runinfo  # noqa: E402
-from adapters import load_strata  # noqa: E402
+import datasets
+import runinfo
+from adapters import load_strata
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 _BENCH_LINE = re.compile(r"^BenchmarkSearchOne(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op(.*)$")
 
 
-def python_per_call_ns(index, queries: np.ndarray, k: int, ef: int, calls: int,
+def python_per_call_ns(index: Any, queries: np.ndarray, k: int, ef: int, calls: int,
                        rounds: int) -> list[float]:
     """Per-call time of index.search on one query, one thread, cycling through the queries."""
     views = [queries[i:i + 1] for i in range(queries.shape[0])]  # (1, dim) views, made up front
@@ -68,7 +69,7 @@ def python_per_call_ns(index, queries: np.ndarray, k: int, ef: int, calls: int,
     return per_round
 
 
-def trivial_call_ns(index, calls: int = 200_000) -> float:
+def trivial_call_ns(index: Any, calls: int = 200_000) -> float:
     """len(index): the floor of one call into the library (cffi + Go entry), for reference."""
     t0 = time.perf_counter_ns()
     for _ in range(calls):
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "command": " ".join([Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)]),
         "data": source, "n": n, "dim": dim, "nq": int(queries.shape[0]), "metric": metric,
         "k": args.k, "ef": args.ef, "calls": args.calls, "rounds": args.rounds,
         "python_ns_per_call": py_ns, "python_rounds_ns": py_rounds,
@@ -186,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             print("  WARNING: Python side is the hnswlib stand-in, not strata")
     else:
         print(f"Python single-query call: {py_ns / 1000:.2f} us (Go side skipped)")
-    out = Path(args.out) if args.out else RESULTS_DIR / f"overhead-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else RESULTS_DIR / f"overhead-{stamp}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     log(f"wrote {out}")

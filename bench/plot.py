@@ -14,10 +14,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from summarize import RESULTS_DIR, load_results  # noqa: E402
+from summarize import RESULTS_DIR, load_results
 
 STYLE = {"strata": ("tab:red", "o"), "strata-sq8": ("tab:orange", "D"),
          "hnswlib": ("tab:blue", "s"), "faiss": ("tab:green", "^"),

@@ -52,7 +52,7 @@ def machine() -> dict:
 
 
 def git_info() -> dict:
-    def run(*args):
+    def run(*args: str) -> str | None:
         try:
             return subprocess.run(["git", *args], cwd=REPO_DIR, capture_output=True, text=True,
                                   timeout=10).stdout.strip()

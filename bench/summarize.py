@@ -16,6 +16,7 @@ difference in the algorithm rather than in speed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -67,7 +68,7 @@ def qps_at_recall(sweep: list[dict], target: float) -> float | None:
         return None
     if pts[0][0] >= target:
         return pts[0][1]
-    for (r0, q0), (r1, q1) in zip(pts, pts[1:]):
+    for (r0, q0), (r1, q1) in itertools.pairwise(pts):
         if r0 < target <= r1:
             if r1 == r0:
                 return q1
@@ -90,7 +91,7 @@ def table(headers: list[str], rows: list[list[str]], markdown: bool) -> str:
         return "\n".join(lines)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     fmt = lambda cells: "  ".join(c.rjust(w) if i else c.ljust(w)  # noqa: E731
-                                  for i, (c, w) in enumerate(zip(cells, widths)))
+                                  for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
     return "\n".join([fmt(headers), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows])
 
 
@@ -146,7 +147,8 @@ def summarize(result: dict, markdown: bool) -> tuple[str, bool]:
                 a = qps_at_recall(libs[mine]["sweep"], r)
                 b = qps_at_recall(libs[peer]["sweep"], r)
                 cells.append(f"{a / b:.2f}x" if a and b else "n/a")
-            a, b = (libs[mine].get("batch") or {}).get("qps"), (libs[peer].get("batch") or {}).get("qps")
+            a = (libs[mine].get("batch") or {}).get("qps")
+            b = (libs[peer].get("batch") or {}).get("qps")
             cells.append(f"{a / b:.2f}x" if a and b else "n/a")
             bs, bp = libs[mine]["build"]["seconds"], libs[peer]["build"]["seconds"]
             cells.append(f"{bs / bp:.2f}x")

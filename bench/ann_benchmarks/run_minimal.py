@@ -23,7 +23,9 @@ import importlib.util
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -41,7 +43,7 @@ FALLBACK_RUN_GROUPS = {"M-16": {"arg_groups": [{"M": 16, "efConstruction": 200}]
                                 "query_args": [[10, 16, 32, 64, 128, 256]]}}
 
 
-def load_wrapper():
+def load_wrapper() -> ModuleType:
     """strata/module.py imported under a private name, as ann-benchmarks would import it."""
     if os.environ.get("STRATA_BENCH_STANDIN") == "1":
         sys.modules["strata"] = importlib.import_module("_standin_strata")
@@ -64,11 +66,12 @@ def run_groups() -> dict:
 
 def recall(found: list, truth: np.ndarray, k: int) -> float:
     return sum(len(set(np.asarray(f)[:k].tolist()) & set(t[:k].tolist()))
-               for f, t in zip(found, truth)) / (len(found) * k)
+               for f, t in zip(found, truth, strict=False)) / (len(found) * k)
 
 
 def run(train: np.ndarray, test: np.ndarray, neighbors: np.ndarray, metric: str, k: int = 10,
-        groups: dict | None = None, only_group: str | None = "M-16", log=print) -> list[dict]:
+        groups: dict | None = None, only_group: str | None = "M-16",
+        log: Callable[..., None] = print) -> list[dict]:
     mod = load_wrapper()
     groups = groups or run_groups()
     results = []

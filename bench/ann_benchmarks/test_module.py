@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ def _runner_path() -> Path:
 
 
 @pytest.fixture(scope="module")
-def runner():
+def runner() -> ModuleType:
     import os
 
     if os.environ.get("STRATA_BENCH_STANDIN") != "1":
@@ -39,7 +40,8 @@ def runner():
     return mod
 
 
-def _data(runner, metric: str, n: int = 3000, dim: int = 24, nq: int = 100, k: int = 10):
+def _data(runner: ModuleType, metric: str, n: int = 3000, dim: int = 24, nq: int = 100, k: int = 10
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     train, test = runner.datasets.make_clustered(n, nq, dim, centres=30, seed=5, spread=0.3)
     neighbors, _ = runner.datasets.exact_knn(train, test, metric, k=k, progress=False)
     return train, test, neighbors
@@ -50,7 +52,8 @@ GROUP = {"M-16": {"arg_groups": [{"M": 16, "efConstruction": 200}],
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "angular"])
-def test_wrapper_returns_train_row_numbers_with_high_recall(runner, metric):
+def test_wrapper_returns_train_row_numbers_with_high_recall(runner: ModuleType,
+                                                            metric: str) -> None:
     train, test, neighbors = _data(runner, metric)
     results = runner.run(train, test, neighbors, metric, k=10, groups=GROUP, log=lambda *_: None)
     assert [r["ef"] for r in results] == [10, 64, 256]
@@ -64,13 +67,13 @@ def test_wrapper_returns_train_row_numbers_with_high_recall(runner, metric):
         assert f"ef={r['ef']}" in r["name"]
 
 
-def test_wrapper_rejects_metrics_it_cannot_serve(runner):
+def test_wrapper_rejects_metrics_it_cannot_serve(runner: ModuleType) -> None:
     mod = runner.load_wrapper()
     with pytest.raises(NotImplementedError):
         mod.Strata("hamming", {"M": 16, "efConstruction": 200})
 
 
-def test_wrapper_returns_fewer_ids_when_index_is_smaller_than_k(runner):
+def test_wrapper_returns_fewer_ids_when_index_is_smaller_than_k(runner: ModuleType) -> None:
     mod = runner.load_wrapper()
     algo = mod.Strata("euclidean", {"M": 16, "efConstruction": 200})
     train = np.random.default_rng(0).standard_normal((5, 8)).astype(np.float32)
@@ -80,7 +83,7 @@ def test_wrapper_returns_fewer_ids_when_index_is_smaller_than_k(runner):
     assert len(ids) <= 5 and ids[0] == 2
 
 
-def test_config_yml_drives_the_runner(runner):
+def test_config_yml_drives_the_runner(runner: ModuleType) -> None:
     groups = runner.run_groups()
     assert "M-16" in groups
     group = groups["M-16"]

@@ -29,16 +29,16 @@ except ImportError:  # not inside ann_benchmarks/algorithms/: a stub with BaseAN
             except OSError:
                 return None
 
-        def fit(self, X: np.ndarray) -> None:
+        def fit(self, vectors: np.ndarray) -> None:
             pass
 
         def query(self, q: np.ndarray, n: int) -> np.ndarray:
             return np.empty(0, dtype=np.int64)
 
-        def batch_query(self, X: np.ndarray, n: int) -> None:
-            self.res = [self.query(q, n) for q in X]
+        def batch_query(self, queries: np.ndarray, n: int) -> None:
+            self.res = [self.query(q, n) for q in queries]
 
-        def get_batch_results(self):
+        def get_batch_results(self) -> list:
             return self.res
 
         def get_additional(self) -> dict:
@@ -55,7 +55,7 @@ class Strata(BaseANN):
     """strata.Index (HNSW). method_param: M, efConstruction, optional quantization ("sq8").
     Query argument: ef."""
 
-    def __init__(self, metric: str, method_param: dict):
+    def __init__(self, metric: str, method_param: dict) -> None:
         if metric not in _METRICS:
             raise NotImplementedError(f"strata does not support the {metric!r} metric")
         self.metric = _METRICS[metric]
@@ -72,8 +72,8 @@ class Strata(BaseANN):
         q = f", quantization={self.quantization}" if self.quantization else ""
         return f"M={self.M}, efConstruction={self.ef_construction}{q}"
 
-    def fit(self, X: np.ndarray) -> None:
-        X = np.ascontiguousarray(X, dtype=np.float32)
+    def fit(self, vectors: np.ndarray) -> None:
+        X = np.ascontiguousarray(vectors, dtype=np.float32)  # noqa: N806 (ann-benchmarks' name)
         kwargs = {"metric": self.metric, "M": self.M, "ef_construction": self.ef_construction}
         if self.quantization:
             kwargs["quantization"] = self.quantization
@@ -104,12 +104,12 @@ class Strata(BaseANN):
         row = self._rows(ids[0])
         return row[row >= 0]
 
-    def batch_query(self, X: np.ndarray, n: int) -> None:
-        X = np.ascontiguousarray(X, dtype=np.float32)
-        ids, _ = self.index.search(X, k=n, ef=self.ef)  # all cores
+    def batch_query(self, queries: np.ndarray, n: int) -> None:
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        ids, _ = self.index.search(queries, k=n, ef=self.ef)  # all cores
         self.res = self._rows(ids)
 
-    def get_batch_results(self):
+    def get_batch_results(self) -> list:
         return [row[row >= 0] for row in self.res]
 
     def done(self) -> None:
