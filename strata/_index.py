@@ -162,7 +162,7 @@ class _BaseIndex:
 
     @property
     def metric(self) -> str:
-        """"l2" (squared Euclidean), "ip" (1 - dot) or "cosine" (1 - cosine)."""
+        """The distance: "l2" (squared Euclidean), "ip" (1 - dot) or "cosine" (1 - cosine)."""
         return self._metric
 
     def __len__(self) -> int:

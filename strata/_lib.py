@@ -14,7 +14,13 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strata._ffi import ffi
+try:
+    from strata._ffi import ffi
+except ModuleNotFoundError as exc:  # pragma: no cover - depends on how strata was imported
+    raise ImportError(
+        f"strata: {Path(__file__).parent} is the source tree, which has no built engine. "
+        "Install with `pip install .` and import it from elsewhere (or run `python -P`)."
+    ) from exc
 
 if TYPE_CHECKING:
     from strata._index import _BaseIndex

@@ -1,0 +1,29 @@
+"""The tests must exercise the installed wheel, not the source tree."""
+
+from pathlib import Path
+
+import strata
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_imports_installed_package_not_source_tree():
+    location = Path(strata.__file__).resolve().parent
+    assert location != REPO / "strata", f"imported the source tree: {location}"
+    assert "site-packages" in location.parts, location
+
+
+def test_wheel_ships_exactly_one_go_library():
+    location = Path(strata.__file__).resolve().parent
+    libraries = sorted(p.name for p in location.glob("*.so"))
+    assert len(libraries) == 1 and libraries[0].startswith("_native"), libraries
+    assert not list(location.glob("*.h")), "the cgo-generated header leaked into the wheel"
+
+
+def test_versions_agree():
+    assert strata.native_version() == strata.__version__
+
+
+def test_kernel_path_is_named():
+    path = strata.kernel_path()
+    assert isinstance(path, str) and path
