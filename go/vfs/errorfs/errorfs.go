@@ -57,7 +57,7 @@ func (op Op) String() string {
 
 // Rule says which operation fails and how. The zero Rule never fails.
 type Rule struct {
-	Op Op // kind of operation to fail; OpAny counts every operation
+	Op Op  // kind of operation to fail; OpAny counts every operation
 	N  int // fail the Nth operation of kind Op, counting from 1; 0 never fails
 	// TornBytes, for a failing write, is how many bytes of its buffer
 	// reach the file before the error (capped at the buffer's length).
