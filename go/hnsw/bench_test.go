@@ -55,7 +55,7 @@ func BenchmarkSearchOne(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		q := benchQueries[(i%nq)*benchDim : (i%nq+1)*benchDim]
-		st, err := x.SearchWithStats(q, 10, 64, 1, ids, dists)
+		st, err := x.SearchFiltered(q, 10, 64, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)
 		}

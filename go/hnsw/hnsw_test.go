@@ -205,12 +205,14 @@ func TestSearchDuringAddSeesOnlyCompleteInserts(t *testing.T) {
 					return
 				default:
 				}
-				limit := added.Load() + int64(per) // the batch in flight may show up
 				q := data[(i%(batches*per))*testDim : (i%(batches*per)+1)*testDim]
 				if err := x.Search(q, testK, 32, 1, ids, dists); err != nil {
 					errs <- err
 					return
 				}
+				// Whatever was returned was complete by now, so its batch
+				// had at least started: at most the one in flight is ahead.
+				limit := added.Load() + int64(per)
 				for j, id := range ids {
 					if id == -1 {
 						continue

@@ -35,6 +35,11 @@ type Index struct {
 	nextID uint64            // first id of the next auto-numbered batch
 	rng    *rand.Rand        // level draws; used under writeMu only
 
+	// forcePlan makes every non-empty search use forcedPlan; tests use it
+	// to check each plan against the same model.
+	forcePlan  bool
+	forcedPlan Plan
+
 	progress atomic.Int64 // nodes inserted by the running (or last) Add
 	pool     sync.Pool    // *searcher
 }

@@ -2,17 +2,22 @@ package hnsw
 
 import (
 	"fmt"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/metric"
 )
 
-// SearchStats counts the work of a Search call.
+// SearchStats reports how a Search call was answered.
 type SearchStats struct {
 	// DistanceComputations is the number of vector distances computed,
 	// summed over all queries of the call.
 	DistanceComputations int64
+	// Plan is how the call was answered (the same for every query).
+	Plan Plan
+	// Allowed is the number of live vectors the filter let through.
+	Allowed int
 }
 
 // Search finds the k nearest live vectors to each of len(queries)/Dim
@@ -21,12 +26,14 @@ type SearchStats struct {
 // distance +Inf. ef is the size of the level-0 candidate list (ef <= 0:
 // max(k, 64); raised to k if smaller). threads <= 0 uses every core.
 func (x *Index) Search(queries []float32, k, ef, threads int, outIDs []int64, outDists []float32) error {
-	_, err := x.SearchWithStats(queries, k, ef, threads, outIDs, outDists)
+	_, err := x.SearchFiltered(queries, k, ef, threads, nil, outIDs, outDists)
 	return err
 }
 
-// SearchWithStats is Search that also reports how much work it did.
-func (x *Index) SearchWithStats(queries []float32, k, ef, threads int, outIDs []int64, outDists []float32) (SearchStats, error) {
+// SearchFiltered is Search restricted by filter (nil: no restriction) that
+// also reports how it answered. A planner picks, once per call, between
+// graph traversal and an exact scan of the allowed vectors.
+func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Filter, outIDs []int64, outDists []float32) (SearchStats, error) {
 	var stats SearchStats
 	nq, err := batch.CheckSearch(queries, x.cfg.Dim, k, outIDs, outDists)
 	if err != nil {
@@ -36,41 +43,56 @@ func (x *Index) SearchWithStats(queries []float32, k, ef, threads int, outIDs []
 		ef = max(k, DefaultEfSearch)
 	}
 	ef = max(ef, k)
-	g := x.graph.Load()
+	g, allowed, live := x.compileFilter(filter)
+	stats.Allowed = live
+	stats.Plan = x.choosePlan(g, live, ef)
+	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}}
 	if nq == 1 || threads == 1 {
-		adm := admission{readyOnly: true}
 		s := x.getSearcher()
 		s.ndis = 0
 		for i := 0; i < nq; i++ {
-			x.searchOne(g, s, queries, i, k, ef, &adm, outIDs, outDists)
+			x.searchOne(s, &q, queries, i, outIDs, outDists)
 		}
 		stats.DistanceComputations = s.ndis
 		x.putSearcher(s)
 		return stats, nil
 	}
-	adm := &admission{readyOnly: true}
 	var total atomic.Int64
 	x.parallel(nq, threads, func(s *searcher, i int) {
 		before := s.ndis
-		x.searchOne(g, s, queries, i, k, ef, adm, outIDs, outDists)
+		x.searchOne(s, &q, queries, i, outIDs, outDists)
 		total.Add(s.ndis - before)
 	})
 	stats.DistanceComputations = total.Load()
 	return stats, nil
 }
 
+// query holds what is fixed for every query of a Search call.
+type query struct {
+	g     *graph
+	k, ef int
+	plan  Plan
+	adm   admission
+}
+
 // searchOne answers query qi, writing row qi of the outputs.
-func (x *Index) searchOne(g *graph, s *searcher, queries []float32, qi, k, ef int, adm *admission, outIDs []int64, outDists []float32) {
-	dim := x.cfg.Dim
+func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outIDs []int64, outDists []float32) {
+	dim, k, g := x.cfg.Dim, p.k, p.g
 	q := queries[qi*dim : (qi+1)*dim]
 	if x.cfg.Metric.NeedsNormalize() {
 		s.query = append(s.query[:0], q...)
 		metric.Normalize(s.query)
 		q = s.query
 	}
+	var found []candidate
+	switch p.plan {
+	case PlanGraph:
+		found = x.searchNode(g, s, q, k, p.ef, &p.adm)
+	case PlanExact:
+		found = x.scan(g, s, q, k, &p.adm)
+	}
 	ids := outIDs[qi*k : (qi+1)*k]
 	dists := outDists[qi*k : (qi+1)*k]
-	found := x.searchNode(g, s, q, k, ef, adm)
 	for i, c := range found {
 		ids[i] = int64(g.labels[c.node])
 		dists[i] = c.dist
@@ -96,6 +118,41 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef int, adm *a
 	s.searchLayer(g, x.l2, q, cur, ef, 0, adm)
 	for len(s.results) > k {
 		s.results.pop()
+	}
+	sortAscending(s.results)
+	return s.results
+}
+
+// scan returns the k admitted nodes nearest to q by computing every
+// admitted node's distance: exact, and the cheaper plan when few nodes are
+// admitted.
+func (x *Index) scan(g *graph, s *searcher, q []float32, k int, adm *admission) []candidate {
+	s.results = s.results[:0]
+	consider := func(node uint32) {
+		if !g.isReady(node) {
+			return
+		}
+		d := s.dist(g, x.l2, q, node)
+		if len(s.results) < k {
+			s.results.push(candidate{d, node})
+		} else if d < s.results[0].dist {
+			s.results.replaceTop(candidate{d, node})
+		}
+	}
+	if adm.allow == nil {
+		// Up to capacity, not count: count belongs to the writer, and
+		// unallocated nodes are never ready.
+		for node := 0; node < g.capacity(); node++ {
+			consider(uint32(node))
+		}
+	} else {
+		for w, word := range adm.allow {
+			for word != 0 {
+				b := uint32(bits.TrailingZeros64(word))
+				consider(uint32(w)<<6 | b)
+				word &= word - 1
+			}
+		}
 	}
 	sortAscending(s.results)
 	return s.results

@@ -55,7 +55,7 @@ func (s *searcher) greedy(g *graph, l2 bool, q []float32, cur candidate, level i
 // undeleted nodes (and, with a filter, allowed ones) do.
 type admission struct {
 	readyOnly bool
-	allow     []uint64 // bitset over nodes; nil means no filter
+	allow     bitset // nil means no filter
 }
 
 func (a *admission) filtering() bool { return a.readyOnly || a.allow != nil }
@@ -64,7 +64,7 @@ func (a *admission) admits(g *graph, node uint32) bool {
 	if a.readyOnly && !g.isReady(node) {
 		return false
 	}
-	if a.allow != nil && a.allow[node>>6]&(1<<(node&63)) == 0 {
+	if a.allow != nil && !a.allow.has(node) {
 		return false
 	}
 	return true

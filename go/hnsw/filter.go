@@ -1,0 +1,103 @@
+package hnsw
+
+import "math/bits"
+
+// Filter restricts a search to some ids. Allow, when not nil, lists the only
+// ids that may be returned (an empty, non-nil list allows nothing); Deny
+// lists ids that must not be returned. Unknown ids are ignored. The same
+// filter applies to every query of a call.
+type Filter struct {
+	Allow []uint64
+	Deny  []uint64
+}
+
+// Plan names how a search was answered.
+type Plan uint8
+
+const (
+	// PlanGraph traversed the HNSW graph, routing through every node but
+	// admitting only allowed ones to the results.
+	PlanGraph Plan = iota
+	// PlanExact scanned the allowed vectors: cheaper than the graph when few
+	// are allowed, and exact.
+	PlanExact
+	// PlanEmpty found nothing to search (empty index or nothing allowed).
+	PlanEmpty
+)
+
+func (p Plan) String() string {
+	switch p {
+	case PlanGraph:
+		return "graph"
+	case PlanExact:
+		return "exact"
+	}
+	return "empty"
+}
+
+// bitset is a fixed-size set of nodes.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) set(i uint32)      { b[i>>6] |= 1 << (i & 63) }
+func (b bitset) unset(i uint32)    { b[i>>6] &^= 1 << (i & 63) }
+func (b bitset) has(i uint32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
+
+func (b bitset) count() int {
+	c := 0
+	for _, w := range b {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
+
+// compileFilter turns f into a bitset over g's nodes and counts the live
+// nodes it allows. It holds mapMu so ids and nodes come from the same
+// generation; allowed is nil when f restricts nothing.
+func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, live int) {
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	g = x.graph.Load()
+	live = len(x.byID)
+	if f == nil || (f.Allow == nil && len(f.Deny) == 0) {
+		return g, nil, live
+	}
+	allowed = newBitset(g.capacity())
+	if f.Allow != nil {
+		for _, id := range f.Allow {
+			if node, ok := x.byID[id]; ok {
+				allowed.set(node)
+			}
+		}
+	} else {
+		for _, node := range x.byID {
+			allowed.set(node)
+		}
+	}
+	for _, id := range f.Deny {
+		if node, ok := x.byID[id]; ok {
+			allowed.unset(node)
+		}
+	}
+	return g, allowed, allowed.count()
+}
+
+// choosePlan picks exact scan or graph traversal. A filtered graph search
+// must visit about ef·n/selected nodes, expanding 2·M links each, while an
+// exact scan costs selected distances; the scan wins when
+// selected² < ef·2M·n. An unfiltered small index is scanned for the same
+// reason (selected = n).
+func (x *Index) choosePlan(g *graph, selected, ef int) Plan {
+	if selected == 0 || g.entry.Load() == noEntry {
+		return PlanEmpty
+	}
+	if x.forcePlan {
+		return x.forcedPlan
+	}
+	n := g.capacity()
+	if float64(selected)*float64(selected) < float64(ef)*float64(g.m0)*float64(n) {
+		return PlanExact
+	}
+	return PlanGraph
+}

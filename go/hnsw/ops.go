@@ -1,0 +1,135 @@
+package hnsw
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// Remove deletes ids: each becomes a tombstone that still routes searches
+// but is never returned, until Compact reclaims it. An id that is not live
+// fails the whole call with ErrNotFound (and changes nothing) unless
+// missingOK, in which case it is skipped. It returns how many ids were
+// removed.
+func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mapMu.Lock()
+	defer x.mapMu.Unlock()
+	if !missingOK {
+		for i, id := range ids {
+			if _, ok := x.byID[id]; !ok {
+				return 0, fmt.Errorf("%w: ids[%d] = %d", ErrNotFound, i, id)
+			}
+		}
+	}
+	g := x.graph.Load()
+	removed := 0
+	for _, id := range ids {
+		node, ok := x.byID[id]
+		if !ok {
+			continue // missingOK, or repeated in ids
+		}
+		g.setFlag(node, flagDeleted)
+		delete(x.byID, id)
+		removed++
+	}
+	return removed, nil
+}
+
+// GetVectors copies the stored vectors of ids into out (len(ids)·Dim).
+// Cosine indexes return the normalised vectors they store.
+func (x *Index) GetVectors(ids []uint64, out []float32) error {
+	dim := x.cfg.Dim
+	if len(out) != len(ids)*dim {
+		return fmt.Errorf("%w: output holds %d floats, want %d", ErrInvalidArgument, len(out), len(ids)*dim)
+	}
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	g := x.graph.Load()
+	for i, id := range ids {
+		node, ok := x.byID[id]
+		if !ok {
+			return fmt.Errorf("%w: ids[%d] = %d", ErrNotFound, i, id)
+		}
+		copy(out[i*dim:(i+1)*dim], g.vector(node))
+	}
+	return nil
+}
+
+// IDs returns the live ids in insertion order.
+func (x *Index) IDs() []uint64 {
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	g := x.graph.Load()
+	out := make([]uint64, 0, len(x.byID))
+	for node := 0; node < g.count; node++ {
+		if g.isReady(uint32(node)) {
+			out = append(out, g.labels[node])
+		}
+	}
+	return out
+}
+
+// Tombstones returns the number of removed or replaced vectors still held
+// in the graph (what Compact would reclaim).
+func (x *Index) Tombstones() int {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	return x.graph.Load().count - len(x.byID)
+}
+
+// Compact rebuilds the graph from the live vectors only, reclaiming the
+// memory of tombstones. The new graph is built aside while searches keep
+// using the current one, then swapped in atomically; Add and Remove wait.
+// threads <= 0 uses every core.
+func (x *Index) Compact(threads int) error {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	old := x.graph.Load()
+	live := make([]uint32, 0, old.count)
+	for node := 0; node < old.count; node++ {
+		if old.isReady(uint32(node)) {
+			live = append(live, uint32(node))
+		}
+	}
+	n := len(live)
+	levels := make([]uint8, n)
+	upperWords := 0
+	for i := range levels {
+		l := x.randomLevel()
+		levels[i] = uint8(l)
+		upperWords += l * old.strideUp
+	}
+	g := newGraph(old.dim, old.m).grown(n, upperWords)
+	dim := g.dim
+	for i, src := range live {
+		copy(g.vectors[i*dim:(i+1)*dim], old.vector(src))
+		g.labels[i] = old.labels[src]
+		g.levels[i] = levels[i]
+		if levels[i] > 0 {
+			g.upperStart[i] = uint32(g.upperUsed)
+			g.upperUsed += int(levels[i]) * g.strideUp
+		}
+	}
+	g.count = n
+	x.progress.Store(0)
+	x.parallel(n, threads, func(s *searcher, i int) {
+		x.insert(g, s, uint32(i))
+		g.setFlag(uint32(i), flagReady)
+		x.progress.Add(1)
+	})
+	byID := make(map[uint64]uint32, n)
+	for i := range n {
+		byID[g.labels[i]] = uint32(i)
+	}
+	x.mapMu.Lock()
+	x.graph.Store(g)
+	x.byID = byID
+	x.mapMu.Unlock()
+	// The old generation is garbage once in-flight searches finish; hand
+	// its memory back now rather than whenever the runtime gets to it.
+	debug.FreeOSMemory()
+	return nil
+}
