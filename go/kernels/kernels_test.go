@@ -34,13 +34,35 @@ func testDims() []int {
 
 const maxOffset = 16 // slices start at element offsets 0..15 into their buffer
 
-// guardedF32 returns a d-element window at offset off into buf, after
-// filling 16 elements on either side of it with guard.
-func guardedF32(buf []float32, off, d int, guard float32) []float32 {
+// guardPad guard elements follow each window: more than one full vector
+// load of either element type.
+const guardPad = 64
+
+// forEachWindow calls check for every length in dims and every start offset
+// 0..15 of a (b at a different offset), with a and b windows into buffers
+// whose elements before and after the window hold guardA and guardB, and
+// whose contents fill has just written.
+func forEachWindow[T float32 | uint8](dims []int, guardA, guardB T, fill func(a, b []T), check func(d, offA, offB int, a, b []T)) {
+	maxDim := slices.Max(dims)
+	bufA := make([]T, maxOffset+maxDim+guardPad)
+	bufB := make([]T, maxOffset+maxDim+guardPad)
+	for _, d := range dims {
+		for offA := range maxOffset {
+			offB := (offA*7 + 3) % maxOffset
+			a, b := guarded(bufA, offA, d, guardA), guarded(bufB, offB, d, guardB)
+			fill(a, b)
+			check(d, offA, offB, a, b)
+		}
+	}
+}
+
+// guarded returns buf[off:off+d] after filling the off elements before it
+// and the guardPad elements after it with guard.
+func guarded[T float32 | uint8](buf []T, off, d int, guard T) []T {
 	for i := range off {
 		buf[i] = guard
 	}
-	for i := off + d; i < off+d+16; i++ {
+	for i := off + d; i < off+d+guardPad; i++ {
 		buf[i] = guard
 	}
 	return buf[off : off+d : off+d]
@@ -88,33 +110,25 @@ func f32Tolerance(d int, absSum float64) float64 {
 func TestFloatKernelsMatchFloat64Reference(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
-		dims := testDims()
-		maxDim := dims[len(dims)-1]
-		bufA := make([]float32, maxOffset+maxDim+16)
-		bufB := make([]float32, maxOffset+maxDim+16)
-		for _, d := range dims {
-			for off := range maxOffset {
-				offB := (off*7 + 3) % maxOffset
-				a := guardedF32(bufA, off, d, float32(math.NaN()))
-				b := guardedF32(bufB, offB, d, math.MaxFloat32)
-				for i := range a {
-					a[i] = rng.Float32()*2 - 1
-					b[i] = rng.Float32()*2 - 1
-				}
-				checkFloat(t, "Dot", Dot(a, b), d, off, offB)(dotRef(a, b))
-				checkFloat(t, "L2Squared", L2Squared(a, b), d, off, offB)(l2Ref(a, b))
+		fill := func(a, b []float32) {
+			for i := range a {
+				a[i], b[i] = rng.Float32()*2-1, rng.Float32()*2-1
 			}
 		}
+		forEachWindow(testDims(), float32(math.NaN()), math.MaxFloat32, fill, func(d, offA, offB int, a, b []float32) {
+			t.Helper()
+			for _, k := range []struct {
+				name string
+				got  float32
+				ref  func(a, b []float32) (float64, float64)
+			}{{"Dot", Dot(a, b), dotRef}, {"L2Squared", L2Squared(a, b), l2Ref}} {
+				want, absSum := k.ref(a, b)
+				if tol := f32Tolerance(d, absSum); !(math.Abs(float64(k.got)-want) <= tol) {
+					t.Fatalf("%s d=%d offsets=%d,%d: got %v, want %v ± %g", k.name, d, offA, offB, k.got, want, tol)
+				}
+			}
+		})
 	})
-}
-
-func checkFloat(t *testing.T, name string, got float32, d, offA, offB int) func(want, absSum float64) {
-	return func(want, absSum float64) {
-		t.Helper()
-		if tol := f32Tolerance(d, absSum); !(math.Abs(float64(got)-want) <= tol) {
-			t.Fatalf("%s d=%d offsets=%d,%d: got %v, want %v ± %g", name, d, offA, offB, got, want, tol)
-		}
-	}
 }
 
 // TestFloatKernelsExactOnSmallIntegers prevents skipped, repeated or
@@ -125,29 +139,23 @@ func checkFloat(t *testing.T, name string, got float32, d, offA, offB int) func(
 func TestFloatKernelsExactOnSmallIntegers(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		dims := testDims()
-		maxDim := dims[len(dims)-1]
-		bufA := make([]float32, maxOffset+maxDim+16)
-		bufB := make([]float32, maxOffset+maxDim+16)
-		for _, d := range dims {
-			for off := range maxOffset {
-				offB := (off*5 + 9) % maxOffset
-				a := guardedF32(bufA, off, d, math.MaxFloat32)
-				b := guardedF32(bufB, offB, d, float32(math.NaN()))
-				for i := range a {
-					a[i] = float32(rng.IntN(17) - 8)
-					b[i] = float32(rng.IntN(17) - 8)
-				}
-				// The generic loops are checked directly too: on amd64 they
-				// are otherwise reached only through the assembly stubs.
-				if want, _ := dotRef(a, b); Dot(a, b) != float32(want) || dotGeneric(a, b) != float32(want) {
-					t.Fatalf("Dot d=%d offsets=%d,%d: got %v, want %v", d, off, offB, Dot(a, b), want)
-				}
-				if want, _ := l2Ref(a, b); L2Squared(a, b) != float32(want) || l2Generic(a, b) != float32(want) {
-					t.Fatalf("L2Squared d=%d offsets=%d,%d: got %v, want %v", d, off, offB, L2Squared(a, b), want)
-				}
+		fill := func(a, b []float32) {
+			for i := range a {
+				a[i], b[i] = float32(rng.IntN(17)-8), float32(rng.IntN(17)-8)
 			}
 		}
+		forEachWindow(testDims(), math.MaxFloat32, float32(math.NaN()), fill, func(d, offA, offB int, a, b []float32) {
+			// The generic loops are checked directly too: on amd64 they
+			// are otherwise reached only through the assembly stubs.
+			dot, _ := dotRef(a, b)
+			l2, _ := l2Ref(a, b)
+			if got, gen := Dot(a, b), dotGeneric(a, b); got != float32(dot) || gen != float32(dot) {
+				t.Fatalf("Dot d=%d offsets=%d,%d: got %v, generic %v, want %v", d, offA, offB, got, gen, dot)
+			}
+			if got, gen := L2Squared(a, b), l2Generic(a, b); got != float32(l2) || gen != float32(l2) {
+				t.Fatalf("L2Squared d=%d offsets=%d,%d: got %v, generic %v, want %v", d, offA, offB, got, gen, l2)
+			}
+		})
 	})
 }
 

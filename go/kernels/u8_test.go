@@ -5,18 +5,6 @@ import (
 	"testing"
 )
 
-// guardedU8 returns a d-byte window at offset off into buf, after filling 64
-// bytes on either side of it with guard (64 covers a whole AVX-512 load).
-func guardedU8(buf []uint8, off, d int, guard uint8) []uint8 {
-	for i := range off {
-		buf[i] = guard
-	}
-	for i := off + d; i < off+d+64; i++ {
-		buf[i] = guard
-	}
-	return buf[off : off+d : off+d]
-}
-
 func dotU8Ref(a, b []uint8) uint32 {
 	var sum uint64
 	for i := range a {
@@ -45,29 +33,23 @@ func TestU8KernelsExactForAllLengthsAndOffsets(t *testing.T) {
 		for d := 1600; d <= 4200; d += 173 {
 			dims = append(dims, d)
 		}
-		maxDim := dims[len(dims)-1]
-		bufA := make([]uint8, maxOffset+maxDim+64)
-		bufB := make([]uint8, maxOffset+maxDim+64)
-		for _, d := range dims {
-			for off := range maxOffset {
-				offB := (off*11 + 5) % maxOffset
-				a := guardedU8(bufA, off, d, 255)
-				b := guardedU8(bufB, offB, d, 1)
+		calls := 0
+		fill := func(a, b []uint8) {
+			for i := range a {
+				a[i], b[i] = uint8(rng.Uint32()), uint8(rng.Uint32())
+			}
+			// Every fourth window uses extreme bytes, the signed/unsigned
+			// edges of VPMADDWD and VPDPBUSD.
+			if calls++; calls%4 == 0 {
 				for i := range a {
-					a[i] = uint8(rng.Uint32())
-					b[i] = uint8(rng.Uint32())
+					a[i] |= 0x80
+					b[i] &= 0x81
 				}
-				// Extreme bytes exercise the signed/unsigned edges of
-				// VPMADDWD and VPDPBUSD.
-				if off%4 == 0 {
-					for i := range a {
-						a[i] |= 0x80
-						b[i] &= 0x81
-					}
-				}
-				checkU8(t, d, off, offB, a, b)
 			}
 		}
+		forEachWindow(dims, 255, 1, fill, func(d, offA, offB int, a, b []uint8) {
+			checkU8(t, d, offA, offB, a, b)
+		})
 	})
 }
 
