@@ -323,21 +323,33 @@ class _BaseIndex:
         ef: candidate list size (Index only; default max(k, 64)); larger is more
         accurate and slower.
         """
+        # This method is the latency floor of a single-query search: the
+        # common case (one C-contiguous float32 row, defaults) takes the
+        # shortest path, and anything else goes through _rows/_int.
         if self._dead is not None:
             self._raise_dead()
-        q, nq = self._rows(queries, "queries")
+        q = queries
+        if (
+            type(q) is np.ndarray
+            and q.dtype is _F32
+            and q.ndim == 1
+            and q.shape[0] == self._dim
+            and q.flags.c_contiguous
+        ):
+            nq = 1
+        else:
+            q, nq = self._rows(queries, "queries")
         if type(k) is not int or k <= 0:
             k = _int(k, "k", 1, _INT64_MAX)
         ef_value = 0 if ef is None else _int(ef, "ef", 1, _INT64_MAX)
         threads = self._threads if num_threads is None else _threads(num_threads)
+        # Freshly allocated, hence writable: no require_writable check needed.
         ids = _empty((nq, k), dtype=_I64)
         dists = _empty((nq, k), dtype=_F32)
         err = _errors.buf
         rc = _strata_search(
             self._handle, _from_buffer("float[]", q), nq, k, ef_value, threads,
-            _from_buffer("int64_t[]", ids, require_writable=True),
-            _from_buffer("float[]", dists, require_writable=True),
-            err, ERRLEN,
+            _from_buffer("int64_t[]", ids), _from_buffer("float[]", dists), err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)

@@ -48,7 +48,7 @@ BAD_ADDS = [
     ("negative id", np.ones((2, DIM)), [3, -1], ValueError, "non-negative"),
     ("float ids", np.ones((2, DIM)), [1.0, 2.0], TypeError, "integers"),
     ("string ids", np.ones((1, DIM)), ["7"], TypeError, "integers"),
-    ("id above int64", np.ones((1, DIM)), np.array([2**63], dtype=np.uint64), ValueError, "exceeds"),
+    ("id above int64", np.ones((1, DIM)), np.array([2**63], np.uint64), ValueError, "exceeds"),
 ]
 
 
