@@ -25,6 +25,28 @@ type Config struct {
 	M              int // max neighbours per node above level 0 (level 0 keeps 2·M); default 16
 	EfConstruction int // candidate list size while inserting; default 200
 	Seed           uint64
+	// Quantization selects how the graph stores and compares vectors.
+	Quantization Quantization
+	// Rerank, with QuantSQ8, keeps the float vectors too and re-ranks each
+	// search's candidates with them, so recall matches the float index.
+	// Without it only codes are kept (about 4× less memory for vectors).
+	Rerank bool
+}
+
+// Quantization is the vector encoding of a graph. The values are part of
+// the C ABI and the file format: do not change them.
+type Quantization uint8
+
+const (
+	QuantNone Quantization = 0 // float32 vectors
+	QuantSQ8  Quantization = 1 // 8-bit scalar quantization, see package sq8
+)
+
+func (q Quantization) String() string {
+	if q == QuantSQ8 {
+		return "sq8"
+	}
+	return "none"
 }
 
 func (c *Config) setDefaults() {
@@ -36,6 +58,9 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// storesFloats reports whether float vectors are kept.
+func (c *Config) storesFloats() bool { return c.Quantization == QuantNone || c.Rerank }
+
 func (c *Config) validate() error {
 	if c.Dim <= 0 || c.Dim > maxDim {
 		return fmt.Errorf("%w: dim must be in [1, %d], got %d", ErrInvalidArgument, maxDim, c.Dim)
@@ -45,6 +70,12 @@ func (c *Config) validate() error {
 	}
 	if c.M < 2 || c.M > 256 {
 		return fmt.Errorf("%w: M must be in [2, 256], got %d", ErrInvalidArgument, c.M)
+	}
+	if c.Quantization > QuantSQ8 {
+		return fmt.Errorf("%w: unknown quantization %d", ErrInvalidArgument, c.Quantization)
+	}
+	if c.Rerank && c.Quantization == QuantNone {
+		return fmt.Errorf("%w: rerank needs a quantized index", ErrInvalidArgument)
 	}
 	if c.EfConstruction < 1 {
 		return fmt.Errorf("%w: ef_construction must be positive, got %d", ErrInvalidArgument, c.EfConstruction)

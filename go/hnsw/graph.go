@@ -2,6 +2,10 @@ package hnsw
 
 import (
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/strata-db/strata/go/kernels"
+	"github.com/strata-db/strata/go/sq8"
 )
 
 // Node flags, stored per node and read atomically by searches.
@@ -29,8 +33,17 @@ type graph struct {
 
 	count int // allocated nodes; written only under Index.writeMu
 
-	rowBytes      uintptr // bytes per stored vector
-	prefetchLines int     // cache lines of a vector worth prefetching
+	rowBytes      uintptr // bytes per row the search reads (float vector or code)
+	prefetchLines int     // cache lines of a row worth prefetching
+
+	// With SQ8, the graph is built and searched on codes: sq holds the
+	// ranges, codes one byte per dimension per node, shares each node's
+	// inner-product term (see package sq8). vectors is then kept only for
+	// re-ranking, and is nil when the index stores codes alone.
+	sq     *sq8.Quantizer
+	codes  []uint8
+	shares []float32
+	floats bool // vectors are stored
 
 	vectors    []float32
 	level0     []uint32
@@ -50,8 +63,8 @@ type graph struct {
 	entry atomic.Uint64
 }
 
-func newGraph(dim, m int) *graph {
-	g := &graph{dim: dim, m: m, m0: 2 * m, stride0: 1 + 2*m, strideUp: 1 + m}
+func newGraph(dim, m int, sq *sq8.Quantizer, floats bool) *graph {
+	g := &graph{dim: dim, m: m, m0: 2 * m, stride0: 1 + 2*m, strideUp: 1 + m, sq: sq, floats: floats}
 	g.setRowGeometry()
 	g.entry.Store(noEntry)
 	return g
@@ -62,7 +75,18 @@ func newGraph(dim, m int) *graph {
 // whole long vectors of 32 neighbours would only evict useful lines.
 func (g *graph) setRowGeometry() {
 	g.rowBytes = uintptr(g.dim) * 4
-	g.prefetchLines = min((g.dim*4+63)/64, 8)
+	if g.sq != nil {
+		g.rowBytes = uintptr(g.dim)
+	}
+	g.prefetchLines = min((int(g.rowBytes)+63)/64, 8)
+}
+
+// rowBase is the start of the rows the search reads, for prefetching.
+func (g *graph) rowBase() unsafe.Pointer {
+	if g.sq != nil {
+		return unsafe.Pointer(unsafe.SliceData(g.codes))
+	}
+	return unsafe.Pointer(unsafe.SliceData(g.vectors))
 }
 
 func (g *graph) capacity() int { return len(g.levels) }
@@ -71,14 +95,27 @@ func (g *graph) capacity() int { return len(g.levels) }
 // more upper-level words, copying g's contents. Callers hold Index.writeMu
 // and no insertion is running, so the copy is consistent.
 func (g *graph) grown(nodes, upperWords int) *graph {
-	ng := &graph{dim: g.dim, m: g.m, m0: g.m0, stride0: g.stride0, strideUp: g.strideUp, count: g.count}
+	return g.regrown(nodes, upperWords, g.sq)
+}
+
+// regrown is grown with the quantizer replaced by sq (set when the first
+// batch trains it).
+func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
+	ng := &graph{dim: g.dim, m: g.m, m0: g.m0, stride0: g.stride0, strideUp: g.strideUp, count: g.count,
+		sq: sq, floats: g.floats}
 	ng.setRowGeometry()
 	ng.entry.Store(g.entry.Load())
 	capNodes := g.capacity()
 	if nodes > capNodes {
 		capNodes = max(nodes, capNodes+capNodes/2, 1024)
 	}
-	ng.vectors = growCopy(g.vectors[:g.count*g.dim], capNodes*g.dim)
+	if g.floats {
+		ng.vectors = growCopy(g.vectors[:g.count*g.dim], capNodes*g.dim)
+	}
+	if sq != nil {
+		ng.codes = growCopy(g.codes[:min(len(g.codes), g.count*g.dim)], capNodes*g.dim)
+		ng.shares = growCopy(g.shares[:min(len(g.shares), g.count)], capNodes)
+	}
 	ng.level0 = growCopyAtomic(g.level0[:g.count*g.stride0], capNodes*g.stride0)
 	ng.upperStart = growCopy(g.upperStart[:g.count], capNodes)
 	ng.levels = growCopy(g.levels[:g.count], capNodes)
@@ -118,6 +155,30 @@ func growCopyAtomic(src []uint32, n int) []uint32 {
 func (g *graph) vector(node uint32) []float32 {
 	off := int(node) * g.dim
 	return g.vectors[off : off+g.dim : off+g.dim]
+}
+
+// code returns node's SQ8 code.
+func (g *graph) code(node uint32) []uint8 {
+	off := int(node) * g.dim
+	return g.codes[off : off+g.dim : off+g.dim]
+}
+
+// floatDist is the float distance from q to node's stored vector.
+func (g *graph) floatDist(l2 bool, q []float32, node uint32) float32 {
+	v := g.vector(node)
+	if l2 {
+		return kernels.L2Squared(q, v)
+	}
+	return 1 - kernels.Dot(q, v)
+}
+
+// codeDist is the distance between the code c (with inner-product share a)
+// and node's code.
+func (g *graph) codeDist(l2 bool, c []uint8, a float32, node uint32) float32 {
+	if l2 {
+		return g.sq.L2(c, g.code(node))
+	}
+	return 1 - g.sq.Dot(c, a, g.code(node), g.shares[node])
 }
 
 // links returns node's neighbour record at level: word 0 is the count,

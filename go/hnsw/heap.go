@@ -104,6 +104,13 @@ func (h *minHeap) pop() candidate {
 	return top
 }
 
+// heapify restores the max-heap property after distances were rewritten.
+func heapify(h maxHeap) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDownMax(h, i)
+	}
+}
+
 // sortAscending sorts a max-heap's contents in place by increasing distance
 // (heap sort: pop the maximum to the back repeatedly).
 func sortAscending(h maxHeap) {

@@ -57,7 +57,7 @@ func New(cfg Config) (*Index, error) {
 		byID:    make(map[uint64]uint32),
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x5eed5eed)),
 	}
-	x.graph.Store(newGraph(cfg.Dim, cfg.M))
+	x.graph.Store(newGraph(cfg.Dim, cfg.M, nil, cfg.storesFloats()))
 	x.pool.New = func() any { return new(searcher) }
 	return x, nil
 }

@@ -39,6 +39,11 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 		return nil
 	}
 
+	if !x.Trained() {
+		if err := x.trainLocked(vectors); err != nil {
+			return err
+		}
+	}
 	// Allocate nodes: levels are drawn here, in order, so a seed fixes them
 	// whatever the thread count.
 	g := x.graph.Load()
@@ -63,12 +68,22 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 		}
 	}
 	x.mapMu.RUnlock()
+	var row []float32 // scratch for codes-only graphs
+	if !g.floats {
+		row = make([]float32, dim)
+	}
 	for i := 0; i < n; i++ {
 		node := first + i
-		dst := g.vectors[node*dim : (node+1)*dim]
+		dst := row
+		if g.floats {
+			dst = g.vectors[node*dim : (node+1)*dim]
+		}
 		copy(dst, vectors[i*dim:(i+1)*dim])
 		if x.cfg.Metric.NeedsNormalize() {
 			metric.Normalize(dst)
+		}
+		if g.sq != nil {
+			g.shares[node] = g.sq.Encode(dst, g.codes[node*dim:(node+1)*dim])
 		}
 		g.labels[node] = ids[i]
 		g.levels[node] = levels[i]
@@ -141,7 +156,7 @@ func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
 // insert links node, whose vector, level and upper slots are already
 // stored, into g (algorithm 1 of the HNSW paper, as hnswlib does it).
 func (x *Index) insert(g *graph, s *searcher, node uint32) {
-	q := g.vector(node)
+	q := s.setNodeQuery(g, node)
 	level := int(g.levels[node])
 	e := g.entry.Load()
 	holdEntry := false
@@ -202,11 +217,10 @@ func (x *Index) setLinks(g *graph, s *searcher, node uint32, level int, selected
 	links := g.links(node, level)
 	if n := int(links[0]); n > 0 {
 		cands := append(s.pruned[:0], selected...)
-		q := g.vector(node)
 		for i := 1; i <= n; i++ {
 			nb := links[i]
 			if !containsNode(cands, nb) {
-				cands = append(cands, candidate{s.dist(g, x.l2, q, nb), nb})
+				cands = append(cands, candidate{s.pairDist(g, x.l2, node, nb), nb})
 			}
 		}
 		sortByDist(cands)
@@ -239,11 +253,10 @@ func (x *Index) connect(g *graph, s *searcher, from, to uint32, d float32, level
 		return
 	}
 	// Full: choose from the current neighbours plus the new one.
-	fv := g.vector(from)
 	cands := append(s.pruned[:0], candidate{d, to})
 	for i := 1; i <= n; i++ {
 		nb := links[i]
-		cands = append(cands, candidate{s.dist(g, x.l2, fv, nb), nb})
+		cands = append(cands, candidate{s.pairDist(g, x.l2, from, nb), nb})
 	}
 	sortByDist(cands)
 	s.pruned = cands
@@ -262,11 +275,10 @@ func (x *Index) forceConnect(g *graph, s *searcher, from, to uint32) {
 	if containsLink(links[1:1+n], to) {
 		return
 	}
-	fv := g.vector(from)
 	cands := s.pruned[:0]
 	for i := 1; i <= n; i++ {
 		nb := links[i]
-		cands = append(cands, candidate{s.dist(g, x.l2, fv, nb), nb})
+		cands = append(cands, candidate{s.pairDist(g, x.l2, from, nb), nb})
 	}
 	sortByDist(cands)
 	s.pruned = cands
@@ -283,7 +295,7 @@ func (x *Index) forceConnect(g *graph, s *searcher, from, to uint32) {
 		}
 		cands = append(cands[:evict], cands[evict+1:]...)
 	}
-	cands = append(cands, candidate{s.dist(g, x.l2, fv, to), to})
+	cands = append(cands, candidate{s.pairDist(g, x.l2, from, to), to})
 	s.pruned = cands
 	x.replaceLinks(g, s, links, 0, cands)
 }

@@ -51,7 +51,11 @@ func (x *Index) GetVectors(ids []uint64, out []float32) error {
 		if !ok {
 			return fmt.Errorf("%w: ids[%d] = %d", ErrNotFound, i, id)
 		}
-		copy(out[i*dim:(i+1)*dim], g.vector(node))
+		if g.floats {
+			copy(out[i*dim:(i+1)*dim], g.vector(node))
+		} else {
+			g.sq.Decode(g.code(node), out[i*dim:(i+1)*dim])
+		}
 	}
 	return nil
 }
@@ -102,10 +106,16 @@ func (x *Index) Compact(threads int) error {
 		levels[i] = uint8(l)
 		upperWords += l * old.strideUp
 	}
-	g := newGraph(old.dim, old.m).grown(n, upperWords)
+	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(n, upperWords)
 	dim := g.dim
 	for i, src := range live {
-		copy(g.vectors[i*dim:(i+1)*dim], old.vector(src))
+		if g.floats {
+			copy(g.vectors[i*dim:(i+1)*dim], old.vector(src))
+		}
+		if g.sq != nil {
+			copy(g.codes[i*dim:(i+1)*dim], old.code(src))
+			g.shares[i] = old.shares[src]
+		}
 		g.labels[i] = old.labels[src]
 		g.levels[i] = levels[i]
 		if levels[i] > 0 {

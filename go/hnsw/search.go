@@ -84,6 +84,7 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 		metric.Normalize(s.query)
 		q = s.query
 	}
+	s.setQuery(g, q)
 	var found []candidate
 	switch p.plan {
 	case PlanGraph:
@@ -116,6 +117,15 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef int, adm *a
 		cur = s.greedy(g, x.l2, q, cur, l)
 	}
 	s.searchLayer(g, x.l2, q, cur, ef, 0, adm)
+	if g.sq != nil && g.floats {
+		// Re-rank every candidate by its float distance: the code
+		// distances found them, the floats order them.
+		for i := range s.results {
+			s.ndis++
+			s.results[i].dist = g.floatDist(x.l2, q, s.results[i].node)
+		}
+		heapify(s.results)
+	}
 	for len(s.results) > k {
 		s.results.pop()
 	}
@@ -132,7 +142,13 @@ func (x *Index) scan(g *graph, s *searcher, q []float32, k int, adm *admission) 
 		if !g.isReady(node) {
 			return
 		}
-		d := s.dist(g, x.l2, q, node)
+		var d float32
+		if g.floats {
+			s.ndis++
+			d = g.floatDist(x.l2, q, node)
+		} else {
+			d = s.dist(g, x.l2, q, node)
+		}
 		if len(s.results) < k {
 			s.results.push(candidate{d, node})
 		} else if d < s.results[0].dist {

@@ -19,17 +19,59 @@ type searcher struct {
 	final    []candidate // a neighbour list being published
 	pending  []uint32    // unvisited neighbours of the node being expanded
 	ndis     int64       // distance computations since the searcher was taken
+
+	// The current query's SQ8 code and inner-product share, used instead
+	// of the float query when the graph is quantized. qcode aliases either
+	// qbuf (an encoded search query) or a node's stored code (an insertion).
+	qcode  []uint8
+	qshare float32
+	qbuf   []uint8
 }
 
-// dist is the distance from q to node's stored vector. It is the only place
-// a search calls a kernel, so counting here counts every computation.
+// dist is the distance from the current query (q, or its code on a
+// quantized graph) to node. It and pairDist are the only places a search
+// calls a kernel, so counting here counts every computation.
 func (s *searcher) dist(g *graph, l2 bool, q []float32, node uint32) float32 {
 	s.ndis++
-	v := g.vector(node)
-	if l2 {
-		return kernels.L2Squared(q, v)
+	if g.sq != nil {
+		return g.codeDist(l2, s.qcode, s.qshare, node)
 	}
-	return 1 - kernels.Dot(q, v)
+	return g.floatDist(l2, q, node)
+}
+
+// pairDist is the distance between two stored nodes, on codes when the
+// graph is quantized.
+func (s *searcher) pairDist(g *graph, l2 bool, a, b uint32) float32 {
+	s.ndis++
+	if g.sq != nil {
+		return g.codeDist(l2, g.code(a), g.shares[a], b)
+	}
+	return g.floatDist(l2, g.vector(a), b)
+}
+
+// setNodeQuery makes node the current query (for inserting it) and returns
+// its float vector (nil on a codes-only graph).
+func (s *searcher) setNodeQuery(g *graph, node uint32) []float32 {
+	if g.sq != nil {
+		s.qcode, s.qshare = g.code(node), g.shares[node]
+	}
+	if !g.floats {
+		return nil
+	}
+	return g.vector(node)
+}
+
+// setQuery makes the (already normalised) float query q current, encoding
+// it on a quantized graph.
+func (s *searcher) setQuery(g *graph, q []float32) {
+	if g.sq == nil {
+		return
+	}
+	if cap(s.qbuf) < len(q) {
+		s.qbuf = make([]uint8, len(q))
+	}
+	s.qcode = s.qbuf[:len(q)]
+	s.qshare = g.sq.Encode(q, s.qcode)
 }
 
 // greedy walks one upper level towards q, moving to the best neighbour
@@ -105,7 +147,7 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 		}
 		s.pending = pending
 		if len(pending) > 0 {
-			kernels.PrefetchRows(&g.vectors[0], g.rowBytes, pending, g.prefetchLines)
+			kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
 		}
 		for _, nb := range pending {
 			d := s.dist(g, l2, q, nb)

@@ -18,9 +18,8 @@ func (s *searcher) selectNeighbors(g *graph, l2 bool, cands []candidate, limit i
 			break
 		}
 		keep := true
-		cv := g.vector(c.node)
 		for _, k := range sel {
-			if s.dist(g, l2, cv, k.node) < c.dist {
+			if s.pairDist(g, l2, c.node, k.node) < c.dist {
 				keep = false
 				break
 			}

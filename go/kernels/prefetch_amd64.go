@@ -2,8 +2,10 @@
 
 package kernels
 
-// PrefetchRows asks the CPU to start loading rows of a row-major float32
-// matrix into cache: for each i in rows, the first lines 64-byte cache lines
+import "unsafe"
+
+// PrefetchRows asks the CPU to start loading rows of a row-major matrix
+// into cache: for each i in rows, the first lines 64-byte cache lines
 // of row i (row i starts at base + i*stride bytes). It reads nothing and
 // cannot fault: prefetching an unmapped address is a no-op, but callers
 // should pass rows inside the matrix anyway.
@@ -13,4 +15,4 @@ package kernels
 // stalling on memory in turn (hnswlib does the same with _mm_prefetch).
 //
 //go:noescape
-func PrefetchRows(base *float32, stride uintptr, rows []uint32, lines int)
+func PrefetchRows(base unsafe.Pointer, stride uintptr, rows []uint32, lines int)

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func PrefetchRows(base *float32, stride uintptr, rows []uint32, lines int)
+// func PrefetchRows(base unsafe.Pointer, stride uintptr, rows []uint32, lines int)
 TEXT ·PrefetchRows(SB), NOSPLIT, $0-48
 	MOVQ base+0(FP), SI
 	MOVQ stride+8(FP), DX

@@ -2,5 +2,7 @@
 
 package kernels
 
+import "unsafe"
+
 // PrefetchRows is a no-op without assembly; see the amd64 version.
-func PrefetchRows(base *float32, stride uintptr, rows []uint32, lines int) {}
+func PrefetchRows(base unsafe.Pointer, stride uintptr, rows []uint32, lines int) {}

@@ -1,0 +1,59 @@
+package hnsw
+
+import (
+	"fmt"
+
+	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/sq8"
+)
+
+// Train learns the SQ8 ranges from a sample of vectors (rows of Dim). It
+// must run before the first Add; without it the first Add's batch is the
+// sample. Training an index that is not quantized, or one that already
+// holds vectors, is an error.
+func (x *Index) Train(sample []float32) error {
+	if x.cfg.Quantization != QuantSQ8 {
+		return fmt.Errorf("%w: train needs a quantized index", ErrInvalidArgument)
+	}
+	n, err := batch.Rows(sample, x.cfg.Dim, "sample")
+	if err != nil {
+		return fmt.Errorf("hnsw: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: empty training sample", ErrInvalidArgument)
+	}
+	if err := batch.CheckFinite(sample, x.cfg.Dim, "sample"); err != nil {
+		return fmt.Errorf("hnsw: %w", err)
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if g := x.graph.Load(); g.count > 0 {
+		return fmt.Errorf("%w: train must come before the first add (index holds %d vectors)", ErrInvalidArgument, g.count)
+	}
+	return x.trainLocked(sample)
+}
+
+// Trained reports whether the index has its quantizer (always true for a
+// float index).
+func (x *Index) Trained() bool {
+	return x.cfg.Quantization == QuantNone || x.graph.Load().sq != nil
+}
+
+// trainLocked fits the quantizer to sample (normalising a copy for cosine)
+// and installs it in a new graph generation. Callers hold writeMu.
+func (x *Index) trainLocked(sample []float32) error {
+	if x.cfg.Metric.NeedsNormalize() {
+		sample = append([]float32(nil), sample...)
+		for off := 0; off < len(sample); off += x.cfg.Dim {
+			metric.Normalize(sample[off : off+x.cfg.Dim])
+		}
+	}
+	q, err := sq8.Train(sample, x.cfg.Dim)
+	if err != nil {
+		return fmt.Errorf("hnsw: %w", err)
+	}
+	g := x.graph.Load()
+	x.graph.Store(g.regrown(g.count, 0, q))
+	return nil
+}
