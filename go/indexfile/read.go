@@ -1,0 +1,258 @@
+package indexfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// ReadOptions says how Read loads sections.
+type ReadOptions struct {
+	// MmapTags lists the sections to memory-map read-only instead of
+	// reading into memory. Tags the file does not hold are ignored.
+	MmapTags []uint32
+}
+
+// File is an index file that has been read and verified. It holds no file
+// descriptor; it holds mappings until Close.
+type File struct {
+	tags     []uint32 // in file order
+	data     map[uint32][]byte
+	mappings [][]byte
+}
+
+// Section returns the payload of the section tagged tag. A mapped section's
+// slice is read-only and valid until Close.
+func (f *File) Section(tag uint32) ([]byte, bool) {
+	b, ok := f.data[tag]
+	return b, ok
+}
+
+// Tags lists the file's sections in file order.
+func (f *File) Tags() []uint32 { return slices.Clone(f.tags) }
+
+// Close unmaps the mapped sections, after which their slices must not be
+// used. It is safe to call more than once.
+func (f *File) Close() error {
+	var err error
+	for _, m := range f.mappings {
+		err = errors.Join(err, unmap(m))
+	}
+	f.mappings, f.data, f.tags = nil, nil, nil
+	return err
+}
+
+// Read opens path, verifies the whole file (see the package doc) and
+// returns its sections.
+func Read(fs vfs.FS, path string, opts ReadOptions) (_ *File, err error) {
+	fd, err := fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("indexfile: %w", err)
+	}
+	// Mappings outlive the descriptor, so it is closed in every case.
+	defer fd.Close()
+	fi, err := fd.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("indexfile: %w", err)
+	}
+	r := reader{f: fd, size: uint64(fi.Size())}
+
+	entries, err := r.readTable()
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %q)", err, path)
+	}
+	file := &File{tags: make([]uint32, 0, len(entries)), data: make(map[uint32][]byte, len(entries))}
+	defer func() {
+		if err != nil {
+			file.Close()
+		}
+	}()
+	end := tableEnd(uint32(len(entries)))
+	for _, e := range entries {
+		if err := r.checkPadding(e.tag, end, e.offset); err != nil {
+			return nil, fmt.Errorf("%w (file %q)", err, path)
+		}
+		var data []byte
+		if slices.Contains(opts.MmapTags, e.tag) {
+			data, err = r.mapSection(e, file)
+		} else {
+			data, err = r.readSection(e)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w (file %q)", err, path)
+		}
+		if crc := crc32.Checksum(data, castagnoli); crc != e.crc {
+			return nil, fmt.Errorf("%w (file %q)", corruptSection(e.tag, e.offset, "crc mismatch: stored %#08x, computed %#08x", e.crc, crc), path)
+		}
+		file.tags = append(file.tags, e.tag)
+		file.data[e.tag] = data
+		end = e.offset + e.length
+	}
+	// The pages were touched only to verify them; let them fault back in
+	// from the page cache when the caller uses them.
+	for _, m := range file.mappings {
+		dontNeed(m)
+	}
+	return file, nil
+}
+
+type reader struct {
+	f    vfs.File
+	size uint64
+}
+
+// readAt reads len(b) bytes at off, reporting a short file as corrupt.
+func (r *reader) readAt(b []byte, off uint64, corrupt func(format string, args ...any) error) error {
+	if off > r.size || uint64(len(b)) > r.size-off {
+		return corrupt("needs %d bytes, file ends at %d", len(b), r.size)
+	}
+	if _, err := r.f.ReadAt(b, int64(off)); err != nil {
+		if errors.Is(err, io.EOF) {
+			return corrupt("file shrank while being read: %v", err)
+		}
+		return corrupt("%v", err)
+	}
+	return nil
+}
+
+// readTable reads and checks the header and the section table, and checks
+// the entries' layout against each other and against the file's size.
+func (r *reader) readTable() ([]entry, error) {
+	inHeader := func(format string, args ...any) error {
+		return corruptHeader("header", 0, format, args...)
+	}
+	// Magic, version and header length sit at the same offsets in every
+	// version, and every version's header ends with its CRC, so the header
+	// is verified before its version is believed: a damaged version field
+	// is corruption, not a newer file.
+	var prefix [offHeaderLen + 4]byte
+	if r.size < uint64(len(prefix)) {
+		return nil, inHeader("file is %d bytes, too short for an index file", r.size)
+	}
+	if err := r.readAt(prefix[:], 0, inHeader); err != nil {
+		return nil, err
+	}
+	if string(prefix[offMagic:offMagic+len(magic)]) != magic {
+		return nil, inHeader("bad magic %q, not an index file", prefix[offMagic:offMagic+len(magic)])
+	}
+	headerLen := le.Uint32(prefix[offHeaderLen:])
+	if headerLen < headerSize || headerLen > maxHeaderSize || headerLen%4 != 0 {
+		return nil, inHeader("implausible header length %d", headerLen)
+	}
+	if uint64(headerLen) > r.size {
+		return nil, inHeader("file is %d bytes, header needs %d", r.size, headerLen)
+	}
+	hdr := make([]byte, headerLen)
+	if err := r.readAt(hdr, 0, inHeader); err != nil {
+		return nil, err
+	}
+	if want, got := le.Uint32(hdr[headerLen-4:]), crc32.Checksum(hdr[:headerLen-4], castagnoli); want != got {
+		return nil, inHeader("crc mismatch: stored %#08x, computed %#08x", want, got)
+	}
+	if v := le.Uint32(hdr[offVersion:]); v != Version {
+		return nil, fmt.Errorf("%w: file has version %d, this build reads version %d", ErrVersion, v, Version)
+	}
+	if headerLen != headerSize {
+		return nil, inHeader("header length %d, version %d has %d", headerLen, Version, headerSize)
+	}
+	h := header{
+		flags:    le.Uint32(hdr[offFlags:]),
+		count:    le.Uint32(hdr[offCount:]),
+		tableCRC: le.Uint32(hdr[offTableCRC:]),
+	}
+	if h.flags != 0 {
+		return nil, inHeader("unknown flags %#x", h.flags)
+	}
+
+	inTable := func(format string, args ...any) error {
+		return corruptHeader("section table", headerSize, format, args...)
+	}
+	tEnd := tableEnd(h.count)
+	if tEnd > r.size {
+		return nil, inTable("%d entries need %d bytes, file ends at %d", h.count, tEnd-headerSize, r.size)
+	}
+	table := make([]byte, tEnd-headerSize)
+	if err := r.readAt(table, headerSize, inTable); err != nil {
+		return nil, err
+	}
+	if got := crc32.Checksum(table, castagnoli); got != h.tableCRC {
+		return nil, inTable("crc mismatch: stored %#08x, computed %#08x", h.tableCRC, got)
+	}
+
+	entries := make([]entry, h.count)
+	seen := make(map[uint32]bool, h.count)
+	end := tEnd
+	for i := range entries {
+		e := decodeEntry(table[i*entrySize:])
+		if e.flags != 0 || e.reserved != 0 {
+			return nil, corruptSection(e.tag, e.offset, "unknown flags %#x or nonzero reserved field %#x", e.flags, e.reserved)
+		}
+		if seen[e.tag] {
+			return nil, corruptSection(e.tag, e.offset, "tag appears twice")
+		}
+		seen[e.tag] = true
+		if want := alignUp(end); e.offset != want {
+			return nil, corruptSection(e.tag, e.offset, "offset should be %d (sections are in order, 64-byte aligned, without gaps)", want)
+		}
+		if e.offset > r.size || e.length > r.size-e.offset {
+			return nil, corruptSection(e.tag, e.offset, "%d bytes run past the end of the file at %d (truncated?)", e.length, r.size)
+		}
+		if e.length > math.MaxInt {
+			return nil, corruptSection(e.tag, e.offset, "length %d does not fit in memory", e.length)
+		}
+		entries[i] = e
+		end = e.offset + e.length
+	}
+	if r.size != end {
+		return nil, corruptHeader("end of file", end, "%d bytes after the last section", r.size-end)
+	}
+	return entries, nil
+}
+
+// checkPadding checks that the bytes between the end of one section and the
+// start of the next are zero, so that no byte of the file goes unchecked.
+func (r *reader) checkPadding(tag uint32, from, to uint64) error {
+	var pad [Alignment]byte
+	b := pad[:to-from]
+	if err := r.readAt(b, from, func(format string, args ...any) error {
+		return corruptSection(tag, from, "padding: "+format, args...)
+	}); err != nil {
+		return err
+	}
+	if !bytes.Equal(b, make([]byte, len(b))) {
+		return corruptSection(tag, from, "nonzero padding before the section")
+	}
+	return nil
+}
+
+// readSection reads a section into memory aligned to 8 bytes, enough for
+// any element type ViewAs accepts.
+func (r *reader) readSection(e entry) ([]byte, error) {
+	words := make([]uint64, (e.length+7)/8)
+	data := BytesOf(words)[:e.length]
+	err := r.readAt(data, e.offset, func(format string, args ...any) error {
+		return corruptSection(e.tag, e.offset, format, args...)
+	})
+	return data, err
+}
+
+func (r *reader) mapSection(e entry, file *File) ([]byte, error) {
+	if e.length == 0 {
+		return []byte{}, nil
+	}
+	m, data, err := mapRange(r.f.Fd(), e.offset, e.length)
+	if errors.Is(err, errNoMmap) {
+		return r.readSection(e)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("indexfile: mapping section %q at offset %d: %w", TagName(e.tag), e.offset, err)
+	}
+	file.mappings = append(file.mappings, m)
+	return data, nil
+}
