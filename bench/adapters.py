@@ -149,7 +149,7 @@ class StrataAdapter(Adapter):
     def index_bytes(self, tmpdir: Path) -> tuple[int | None, str]:
         save = getattr(self.index, "save", None)
         if save is None:
-            return None, "unavailable (no Index.save yet)"
+            return None, "no Index.save yet"
         path = Path(tmpdir) / "strata.index"
         save(str(path))
         size = _path_bytes(path)
@@ -172,7 +172,7 @@ class StrataAdapter(Adapter):
         out = {"version": getattr(self.strata, "__version__", None) or _pkg_version("strata"),
                "metric": self.metric, "quantization": self.quantization,
                "standin": bool(getattr(self.strata, "STANDIN", False))}
-        for attr in ("cpu_features", "kernel_name", "build_info"):
+        for attr in ("kernel_path", "native_version", "cpu_features"):
             fn = getattr(self.strata, attr, None)
             if callable(fn):
                 try:

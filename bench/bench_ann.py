@@ -163,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
             gc.collect()
             rss_delta = runinfo.rss_bytes() - rss0
             size, size_how = adapter.index_bytes(Path(tmp))
+            if size is None:
+                size, size_how = rss_delta, f"process RSS delta ({size_how})"
             adapters[lib] = adapter
             prepared[lib] = adapter.prepare_queries(queries)
             row_views[lib] = [prepared[lib][i:i + 1] for i in range(nq)]
