@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/internal/testdata"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -40,26 +41,6 @@ func search(t *testing.T, x *Index, queries []float32, k, threads int) ([]int64,
 	return ids, dists
 }
 
-// reference computes the distance in float64, normalising for cosine.
-func reference(m metric.Metric, a, b []float32) float64 {
-	var dot, na, nb, l2 float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-		l2 += (x - y) * (x - y)
-	}
-	switch m {
-	case metric.L2:
-		return l2
-	case metric.IP:
-		return 1 - dot
-	default:
-		return 1 - dot/math.Sqrt(na*nb)
-	}
-}
-
 func TestSearchMatchesFloat64Reference(t *testing.T) {
 	const n, dim, nq, k = 300, 24, 20, 10
 	for _, m := range []metric.Metric{metric.L2, metric.IP, metric.Cosine} {
@@ -75,7 +56,7 @@ func TestSearchMatchesFloat64Reference(t *testing.T) {
 			want := make([]float64, n)
 			order := make([]int, n)
 			for i := range n {
-				want[i], order[i] = reference(m, query, data[i*dim:(i+1)*dim]), i
+				want[i], order[i] = testdata.Distance(m.String(), query, data[i*dim:(i+1)*dim]), i
 			}
 			sort.SliceStable(order, func(a, b int) bool { return want[order[a]] < want[order[b]] })
 			for j := range k {
