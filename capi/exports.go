@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/strata-db/strata/go/batch"
@@ -27,8 +28,9 @@ func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efC
 		if dim <= 0 || dim > maxDim {
 			return invalidf("dim must be in 1..%d, got %d", maxDim, dim)
 		}
+		// Range-check before converting: metric.Metric is a uint8.
 		mtr := metric.Metric(metricCode)
-		if metricCode < 0 || !mtr.Valid() {
+		if metricCode < 0 || metricCode > math.MaxUint8 || !mtr.Valid() {
 			return invalidf("unknown metric code %d (0=l2, 1=ip, 2=cosine)", metricCode)
 		}
 		var (
