@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -34,6 +35,14 @@ type Index struct {
 	byID   map[uint64]uint32 // live id -> node
 	nextID uint64            // first id of the next auto-numbered batch
 	rng    *rand.Rand        // level draws; used under writeMu only
+	pcg    *rand.PCG         // rng's source, saved with the index
+
+	// closeMu is held shared by every operation that reads the graph and
+	// exclusively by Close, so a memory-mapped file is never unmapped
+	// under a running search.
+	closeMu sync.RWMutex
+	closed  bool
+	file    *indexfile.File // mapped file backing vectors, or nil
 
 	// forcePlan makes every non-empty search use forcedPlan; tests use it
 	// to check each plan against the same model.
@@ -55,8 +64,9 @@ func New(cfg Config) (*Index, error) {
 		l2:      cfg.Metric == metric.L2,
 		levelMu: 1 / math.Log(float64(cfg.M)),
 		byID:    make(map[uint64]uint32),
-		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x5eed5eed)),
+		pcg:     rand.NewPCG(cfg.Seed, 0x5eed5eed),
 	}
+	x.rng = rand.New(x.pcg)
 	x.graph.Store(newGraph(cfg.Dim, cfg.M, nil, cfg.storesFloats()))
 	x.pool.New = func() any { return new(searcher) }
 	return x, nil
@@ -88,6 +98,17 @@ func (x *Index) Contains(id uint64) bool {
 	defer x.mapMu.RUnlock()
 	_, ok := x.byID[id]
 	return ok
+}
+
+// acquire takes the shared close lock for an operation, failing if the
+// index is closed. Callers defer x.closeMu.RUnlock() on success.
+func (x *Index) acquire() error {
+	x.closeMu.RLock()
+	if x.closed {
+		x.closeMu.RUnlock()
+		return errClosed
+	}
+	return nil
 }
 
 func (x *Index) getSearcher() *searcher { return x.pool.Get().(*searcher) }

@@ -16,6 +16,10 @@ import (
 // outIDs, if not nil, receives the ids used. threads <= 0 uses every core.
 // On error nothing is changed.
 func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads int) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
 	dim := x.cfg.Dim
 	n, err := batch.CheckAdd(vectors, dim, ids, outIDs)
 	if err != nil {

@@ -5,21 +5,58 @@ import (
 	"sync/atomic"
 )
 
-// CheckIntegrity verifies the graph's structural invariants and returns an
-// error wrapping ErrCorrupt describing the first violation:
-//
-//   - every node's level is at most the entry point's level;
-//   - link counts are within the level's capacity;
-//   - no self links and no duplicate links;
-//   - every neighbour is an allocated node whose level reaches the link's level;
-//   - every node is reachable from the entry point at level 0.
-//
-// It reads a consistent state only when no Add is running; it takes the
-// write lock to ensure that.
+// CheckIntegrity verifies the graph's invariants (see checkStructure) and
+// that every node is reachable from the entry point at level 0. It returns
+// an error wrapping ErrCorrupt describing the first violation. It waits for
+// any running Add so that it sees a consistent graph.
 func (x *Index) CheckIntegrity() error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	g := x.graph.Load()
+	if err := g.checkStructure(); err != nil {
+		return err
+	}
+	if g.count == 0 {
+		return nil
+	}
+	_, entry := unpackEntry(g.entry.Load())
+	reached := make([]bool, g.count)
+	queue := []uint32{entry}
+	reached[entry] = true
+	for len(queue) > 0 {
+		node := queue[0]
+		queue = queue[1:]
+		links := g.links(node, 0)
+		for i := 1; i <= int(links[0]); i++ {
+			if nb := links[i]; !reached[nb] {
+				reached[nb] = true
+				queue = append(queue, nb)
+			}
+		}
+	}
+	for node, ok := range reached {
+		if !ok {
+			return fmt.Errorf("%w: node %d (id %d) is unreachable from the entry point at level 0",
+				ErrCorrupt, node, g.labels[node])
+		}
+	}
+	return nil
+}
+
+// checkStructure verifies what every graph must satisfy, whatever its
+// origin (built here or read from a file), in an order that never indexes
+// out of range:
+//
+//   - the entry point is a node of the top level (or absent iff empty);
+//   - levels are at most the top level and upper slots lie inside upper;
+//   - link counts are within the level's capacity;
+//   - no self links and no duplicate links;
+//   - every neighbour is an allocated node whose level reaches the link's level.
+func (g *graph) checkStructure() error {
 	e := g.entry.Load()
 	if g.count == 0 {
 		if e != noEntry {
@@ -34,12 +71,19 @@ func (x *Index) CheckIntegrity() error {
 	if int(entry) >= g.count || int(g.levels[entry]) != top {
 		return fmt.Errorf("%w: entry point %d at level %d is not a node of that level", ErrCorrupt, entry, top)
 	}
-	seen := make(map[uint32]struct{}, g.m0)
-	for node := uint32(0); int(node) < g.count; node++ {
+	for node := 0; node < g.count; node++ {
 		level := int(g.levels[node])
 		if level > top {
 			return fmt.Errorf("%w: node %d has level %d above the entry level %d", ErrCorrupt, node, level, top)
 		}
+		if level > 0 && int(g.upperStart[node])+level*g.strideUp > g.upperUsed {
+			return fmt.Errorf("%w: node %d's %d upper levels at %d overrun the %d-word pool",
+				ErrCorrupt, node, level, g.upperStart[node], g.upperUsed)
+		}
+	}
+	seen := make(map[uint32]struct{}, g.m0)
+	for node := uint32(0); int(node) < g.count; node++ {
+		level := int(g.levels[node])
 		for l := 0; l <= level; l++ {
 			links := g.links(node, l)
 			n := int(atomic.LoadUint32(&links[0]))
@@ -62,27 +106,6 @@ func (x *Index) CheckIntegrity() error {
 				}
 				seen[nb] = struct{}{}
 			}
-		}
-	}
-	// Reachability at level 0 by breadth-first search from the entry point.
-	reached := make([]bool, g.count)
-	queue := []uint32{entry}
-	reached[entry] = true
-	for len(queue) > 0 {
-		node := queue[0]
-		queue = queue[1:]
-		links := g.links(node, 0)
-		for i := 1; i <= int(links[0]); i++ {
-			if nb := links[i]; !reached[nb] {
-				reached[nb] = true
-				queue = append(queue, nb)
-			}
-		}
-	}
-	for node, ok := range reached {
-		if !ok {
-			return fmt.Errorf("%w: node %d (id %d) is unreachable from the entry point at level 0",
-				ErrCorrupt, node, g.labels[node])
 		}
 	}
 	return nil

@@ -318,7 +318,8 @@ func TestCompactKeepsRecall(t *testing.T) {
 	if rc < rf-0.01 {
 		t.Errorf("recall after compaction %.4f < fresh build %.4f - 0.01", rc, rf)
 	}
-	if x.Len() != len(liveIDs) || len(x.IDs()) != len(liveIDs) {
-		t.Fatalf("Len %d, IDs %d, want %d", x.Len(), len(x.IDs()), len(liveIDs))
+	all, err := x.IDs()
+	if err != nil || x.Len() != len(liveIDs) || len(all) != len(liveIDs) {
+		t.Fatalf("Len %d, IDs %d (%v), want %d", x.Len(), len(all), err, len(liveIDs))
 	}
 }

@@ -11,6 +11,10 @@ import (
 // missingOK, in which case it is skipped. It returns how many ids were
 // removed.
 func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
+	if err := x.acquire(); err != nil {
+		return 0, err
+	}
+	defer x.closeMu.RUnlock()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	x.mapMu.Lock()
@@ -39,6 +43,10 @@ func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
 // GetVectors copies the stored vectors of ids into out (len(ids)·Dim).
 // Cosine indexes return the normalised vectors they store.
 func (x *Index) GetVectors(ids []uint64, out []float32) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
 	dim := x.cfg.Dim
 	if len(out) != len(ids)*dim {
 		return fmt.Errorf("%w: output holds %d floats, want %d", ErrInvalidArgument, len(out), len(ids)*dim)
@@ -61,7 +69,11 @@ func (x *Index) GetVectors(ids []uint64, out []float32) error {
 }
 
 // IDs returns the live ids in insertion order.
-func (x *Index) IDs() []uint64 {
+func (x *Index) IDs() ([]uint64, error) {
+	if err := x.acquire(); err != nil {
+		return nil, err
+	}
+	defer x.closeMu.RUnlock()
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
@@ -71,7 +83,7 @@ func (x *Index) IDs() []uint64 {
 			out = append(out, g.labels[node])
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Tombstones returns the number of removed or replaced vectors still held
@@ -89,6 +101,10 @@ func (x *Index) Tombstones() int {
 // using the current one, then swapped in atomically; Add and Remove wait.
 // threads <= 0 uses every core.
 func (x *Index) Compact(threads int) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	old := x.graph.Load()

@@ -13,6 +13,10 @@ import (
 // sample. Training an index that is not quantized, or one that already
 // holds vectors, is an error.
 func (x *Index) Train(sample []float32) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
 	if x.cfg.Quantization != QuantSQ8 {
 		return fmt.Errorf("%w: train needs a quantized index", ErrInvalidArgument)
 	}

@@ -34,6 +34,10 @@ func (x *Index) Search(queries []float32, k, ef, threads int, outIDs []int64, ou
 // also reports how it answered. A planner picks, once per call, between
 // graph traversal and an exact scan of the allowed vectors.
 func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Filter, outIDs []int64, outDists []float32) (SearchStats, error) {
+	if err := x.acquire(); err != nil {
+		return SearchStats{}, err
+	}
+	defer x.closeMu.RUnlock()
 	var stats SearchStats
 	nq, err := batch.CheckSearch(queries, x.cfg.Dim, k, outIDs, outDists)
 	if err != nil {

@@ -1,0 +1,276 @@
+package hnsw
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/sq8"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// Section tags of a saved index. Part of the file format: do not change.
+var (
+	tagParams     = indexfile.FourCC("HNSW") // fileParams
+	tagRNG        = indexfile.FourCC("RNG ") // level generator state
+	tagVectors    = indexfile.FourCC("VECS") // []float32, count·dim (absent for codes-only)
+	tagCodes      = indexfile.FourCC("CODE") // []uint8, count·dim (SQ8 only)
+	tagShares     = indexfile.FourCC("SHAR") // []float32, count (SQ8 only)
+	tagQuantLo    = indexfile.FourCC("SQLO") // []float32, dim (SQ8 only)
+	tagLevel0     = indexfile.FourCC("LVL0") // []uint32, count·(1+2M)
+	tagUpper      = indexfile.FourCC("UPPR") // []uint32, upperUsed
+	tagUpperStart = indexfile.FourCC("USTA") // []uint32, count
+	tagLevels     = indexfile.FourCC("LEVL") // []uint8, count
+	tagLabels     = indexfile.FourCC("LABL") // []uint64, count
+	tagFlags      = indexfile.FourCC("FLAG") // []uint32, count
+	tagInDegree   = indexfile.FourCC("INDG") // []int32, count
+)
+
+// fileParams is the fixed-size parameter block of a saved index.
+type fileParams struct {
+	Dim, M, EfConstruction uint32
+	Metric, Quantization   uint8
+	Rerank                 uint8
+	_                      uint8
+	Seed                   uint64
+	Count, UpperUsed       uint64
+	Entry                  uint64
+	NextID                 uint64
+	QuantStep, QuantLoNorm float32
+}
+
+// ErrFormat marks a file that passed its checksums but does not describe a
+// valid index (wrong section sizes, links out of range, ...). It wraps
+// indexfile.ErrCorrupt so callers can test for either.
+var ErrFormat = fmt.Errorf("hnsw: %w: invalid index", indexfile.ErrCorrupt)
+
+// Save writes the index to path atomically (see package indexfile). Adds
+// and removals wait while it runs; searches do not.
+func (x *Index) Save(fs vfs.FS, path string) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	g := x.graph.Load()
+	rngState, err := x.pcg.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("hnsw: save %s: %w", path, err)
+	}
+	p := fileParams{
+		Dim: uint32(x.cfg.Dim), M: uint32(x.cfg.M), EfConstruction: uint32(x.cfg.EfConstruction),
+		Metric: uint8(x.cfg.Metric), Quantization: uint8(x.cfg.Quantization),
+		Seed: x.cfg.Seed, Count: uint64(g.count), UpperUsed: uint64(g.upperUsed),
+		Entry: g.entry.Load(), NextID: x.nextID,
+	}
+	if x.cfg.Rerank {
+		p.Rerank = 1
+	}
+	if g.sq != nil {
+		p.QuantStep, p.QuantLoNorm = g.sq.Step, g.sq.LoNorm
+	}
+	params, err := indexfile.EncodeFixed(&p)
+	if err != nil {
+		return fmt.Errorf("hnsw: save %s: %w", path, err)
+	}
+	n, dim := g.count, g.dim
+	sections := []indexfile.Section{
+		{Tag: tagParams, Data: params},
+		{Tag: tagRNG, Data: rngState},
+	}
+	if g.floats {
+		sections = append(sections, indexfile.Section{Tag: tagVectors, Data: indexfile.BytesOf(g.vectors[:n*dim])})
+	}
+	if g.sq != nil {
+		sections = append(sections,
+			indexfile.Section{Tag: tagQuantLo, Data: indexfile.BytesOf(g.sq.Lo)},
+			indexfile.Section{Tag: tagCodes, Data: indexfile.BytesOf(g.codes[:n*dim])},
+			indexfile.Section{Tag: tagShares, Data: indexfile.BytesOf(g.shares[:n])})
+	}
+	sections = append(sections,
+		indexfile.Section{Tag: tagLevel0, Data: indexfile.BytesOf(g.level0[:n*g.stride0])},
+		indexfile.Section{Tag: tagUpper, Data: indexfile.BytesOf(g.upper[:g.upperUsed])},
+		indexfile.Section{Tag: tagUpperStart, Data: indexfile.BytesOf(g.upperStart[:n])},
+		indexfile.Section{Tag: tagLevels, Data: indexfile.BytesOf(g.levels[:n])},
+		indexfile.Section{Tag: tagLabels, Data: indexfile.BytesOf(g.labels[:n])},
+		indexfile.Section{Tag: tagFlags, Data: indexfile.BytesOf(g.flags[:n])},
+		indexfile.Section{Tag: tagInDegree, Data: indexfile.BytesOf(g.inDegree[:n])},
+	)
+	if err := indexfile.Write(fs, path, sections); err != nil {
+		return fmt.Errorf("hnsw: save: %w", err)
+	}
+	return nil
+}
+
+// LoadOptions says how Load maps a file.
+type LoadOptions struct {
+	// MmapVectors leaves the float vectors in the file, memory-mapped
+	// read-only, instead of reading them into memory. The index must then
+	// be closed (Close) to release the mapping.
+	MmapVectors bool
+}
+
+// Load reads an index saved by Save. A damaged file fails with an error
+// wrapping indexfile.ErrCorrupt that names the section and offset; a file
+// whose checksums pass but whose contents are inconsistent fails with
+// ErrFormat. Neither ever yields a partially loaded index.
+func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
+	var ro indexfile.ReadOptions
+	if opts.MmapVectors {
+		ro.MmapTags = []uint32{tagVectors}
+	}
+	f, err := indexfile.Read(fs, path, ro)
+	if err != nil {
+		return nil, fmt.Errorf("hnsw: load: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	x, err := fromFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("hnsw: load %s: %w", path, err)
+	}
+	if opts.MmapVectors {
+		x.file = f
+	}
+	return x, nil
+}
+
+// section fetches a required section as a []T of exactly want elements.
+func section[T indexfile.Elem](f *indexfile.File, tag uint32, want int) ([]T, error) {
+	b, ok := f.Section(tag)
+	if !ok {
+		return nil, fmt.Errorf("%w: missing section %q", ErrFormat, indexfile.TagName(tag))
+	}
+	v, err := indexfile.ViewAs[T](b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tag), err)
+	}
+	if len(v) != want {
+		return nil, fmt.Errorf("%w: section %q holds %d elements, want %d", ErrFormat, indexfile.TagName(tag), len(v), want)
+	}
+	return v, nil
+}
+
+func fromFile(f *indexfile.File) (*Index, error) {
+	raw, ok := f.Section(tagParams)
+	if !ok {
+		return nil, fmt.Errorf("%w: missing section %q", ErrFormat, indexfile.TagName(tagParams))
+	}
+	var p fileParams
+	if err := indexfile.DecodeFixed(raw, &p); err != nil {
+		return nil, fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tagParams), err)
+	}
+	cfg := Config{
+		Dim: int(p.Dim), Metric: metric.Metric(p.Metric), M: int(p.M), EfConstruction: int(p.EfConstruction),
+		Seed: p.Seed, Quantization: Quantization(p.Quantization), Rerank: p.Rerank == 1,
+	}
+	if p.Rerank > 1 || p.Dim == 0 || p.M == 0 || p.EfConstruction == 0 {
+		return nil, fmt.Errorf("%w: parameters %+v", ErrFormat, p)
+	}
+	x, err := New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if rng, ok := f.Section(tagRNG); !ok || x.pcg.UnmarshalBinary(rng) != nil {
+		return nil, fmt.Errorf("%w: section %q missing or invalid", ErrFormat, indexfile.TagName(tagRNG))
+	}
+	// Bound sizes by what the sections can hold before trusting them.
+	if p.Count > 1<<32-1 || p.UpperUsed > 1<<40 {
+		return nil, fmt.Errorf("%w: %d nodes, %d upper words", ErrFormat, p.Count, p.UpperUsed)
+	}
+	n, dim := int(p.Count), cfg.Dim
+	if p.QuantStep != 0 && cfg.Quantization != QuantSQ8 {
+		return nil, fmt.Errorf("%w: quantizer ranges on an unquantized index", ErrFormat)
+	}
+	var sq *sq8.Quantizer
+	if cfg.Quantization == QuantSQ8 && (n > 0 || p.QuantStep != 0) {
+		lo, err := section[float32](f, tagQuantLo, dim)
+		if err != nil {
+			return nil, err
+		}
+		sq = &sq8.Quantizer{Lo: lo, Step: p.QuantStep, LoNorm: p.QuantLoNorm}
+		if err := sq.Validate(dim); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+	}
+	g := newGraph(dim, cfg.M, sq, cfg.storesFloats())
+	if g.floats {
+		if g.vectors, err = section[float32](f, tagVectors, n*dim); err != nil {
+			return nil, err
+		}
+	}
+	if sq != nil {
+		if g.codes, err = section[uint8](f, tagCodes, n*dim); err != nil {
+			return nil, err
+		}
+		if g.shares, err = section[float32](f, tagShares, n); err != nil {
+			return nil, err
+		}
+	}
+	if g.level0, err = section[uint32](f, tagLevel0, n*g.stride0); err != nil {
+		return nil, err
+	}
+	if g.upper, err = section[uint32](f, tagUpper, int(p.UpperUsed)); err != nil {
+		return nil, err
+	}
+	if g.upperStart, err = section[uint32](f, tagUpperStart, n); err != nil {
+		return nil, err
+	}
+	if g.levels, err = section[uint8](f, tagLevels, n); err != nil {
+		return nil, err
+	}
+	if g.labels, err = section[uint64](f, tagLabels, n); err != nil {
+		return nil, err
+	}
+	if g.flags, err = section[uint32](f, tagFlags, n); err != nil {
+		return nil, err
+	}
+	if g.inDegree, err = section[int32](f, tagInDegree, n); err != nil {
+		return nil, err
+	}
+	g.count, g.upperUsed = n, int(p.UpperUsed)
+	g.entry.Store(p.Entry)
+	if err := g.checkStructure(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	for node := 0; node < n; node++ {
+		if g.flags[node]&^(flagReady|flagDeleted) != 0 || g.flags[node]&flagReady == 0 {
+			return nil, fmt.Errorf("%w: node %d has flags %#x", ErrFormat, node, g.flags[node])
+		}
+		if !g.isReady(uint32(node)) {
+			continue
+		}
+		id := g.labels[node]
+		if _, dup := x.byID[id]; dup || id > batch.MaxID {
+			return nil, fmt.Errorf("%w: live id %d at node %d is duplicated or out of range", ErrFormat, id, node)
+		}
+		x.byID[id] = uint32(node)
+	}
+	x.nextID = p.NextID
+	x.graph.Store(g)
+	return x, nil
+}
+
+// Close releases a memory-mapped file. Searches after Close fail; it is
+// safe to call more than once and a no-op for indexes not loaded with
+// MmapVectors.
+func (x *Index) Close() error {
+	x.closeMu.Lock()
+	defer x.closeMu.Unlock()
+	x.closed = true
+	if x.file == nil {
+		return nil
+	}
+	err := x.file.Close()
+	x.file = nil
+	return err
+}
+
+// errClosed is returned by operations on a closed index.
+var errClosed = errors.New("hnsw: index is closed")

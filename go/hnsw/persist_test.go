@@ -1,0 +1,156 @@
+package hnsw
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// persistConfigs covers every section layout: float, SQ8 with and without
+// float vectors.
+var persistConfigs = map[string]Config{
+	"float":  {Dim: 16, Metric: metric.Cosine, M: 8, Seed: 1},
+	"rerank": {Dim: 16, Metric: metric.IP, M: 8, Seed: 1, Quantization: QuantSQ8, Rerank: true},
+	"codes":  {Dim: 16, Metric: metric.L2, M: 8, Seed: 1, Quantization: QuantSQ8},
+}
+
+func builtIndex(t *testing.T, cfg Config) (*Index, []float32) {
+	t.Helper()
+	data := testdata.Clustered(1500, cfg.Dim, 20, 0.2, 77)
+	x := mustNew(t, cfg)
+	if err := x.Add(data, nil, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	var gone []uint64
+	for id := uint64(0); id < 1500; id += 7 {
+		gone = append(gone, id)
+	}
+	if _, err := x.Remove(gone, false); err != nil {
+		t.Fatal(err)
+	}
+	return x, data
+}
+
+func TestSaveLoadSaveIsByteIdentical(t *testing.T) {
+	for name, cfg := range persistConfigs {
+		t.Run(name, func(t *testing.T) {
+			x, data := builtIndex(t, cfg)
+			dir := t.TempDir()
+			p1, p2 := filepath.Join(dir, "a.idx"), filepath.Join(dir, "b.idx")
+			if err := x.Save(vfs.Default, p1); err != nil {
+				t.Fatal(err)
+			}
+			for _, mmap := range []bool{false, true} {
+				y, err := Load(vfs.Default, p1, LoadOptions{MmapVectors: mmap})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := y.Save(vfs.Default, p2); err != nil {
+					t.Fatal(err)
+				}
+				a, _ := os.ReadFile(p1)
+				b, _ := os.ReadFile(p2)
+				if !bytes.Equal(a, b) {
+					t.Fatalf("mmap=%v: save -> load -> save changed the file (%d vs %d bytes)", mmap, len(a), len(b))
+				}
+				// Same answers, same ids, same integrity.
+				q := data[:50*cfg.Dim]
+				wantIDs, wantD := search(t, x, q, 10, 64, 1)
+				gotIDs, gotD := search(t, y, q, 10, 64, 1)
+				if !slices.Equal(wantIDs, gotIDs) || !slices.Equal(wantD, gotD) {
+					t.Fatalf("mmap=%v: loaded index answers differently", mmap)
+				}
+				if err := y.CheckIntegrity(); err != nil {
+					t.Fatal(err)
+				}
+				if y.Len() != x.Len() {
+					t.Fatalf("Len %d after load, want %d", y.Len(), x.Len())
+				}
+				// The loaded index keeps working: add, upsert, compact.
+				if err := y.Add(data[:2*cfg.Dim], []uint64{0, 5000}, nil, 1); err != nil {
+					t.Fatal(err)
+				}
+				if err := y.Compact(1); err != nil {
+					t.Fatal(err)
+				}
+				if err := y.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := y.IDs(); !errors.Is(err, errClosed) {
+					t.Fatalf("IDs after Close: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadRejectsDamagedFiles truncates the file at every section boundary
+// and a spread of other offsets, and flips bytes across it: every load must
+// fail with ErrCorrupt, none may panic or return an index.
+func TestLoadRejectsDamagedFiles(t *testing.T) {
+	for name, cfg := range persistConfigs {
+		t.Run(name, func(t *testing.T) {
+			x, _ := builtIndex(t, cfg)
+			dir := t.TempDir()
+			good := filepath.Join(dir, "good.idx")
+			if err := x.Save(vfs.Default, good); err != nil {
+				t.Fatal(err)
+			}
+			orig, _ := os.ReadFile(good)
+			bad := filepath.Join(dir, "bad.idx")
+			try := func(what string, b []byte) {
+				t.Helper()
+				if err := os.WriteFile(bad, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for _, mmap := range []bool{false, true} {
+					y, err := Load(vfs.Default, bad, LoadOptions{MmapVectors: mmap})
+					if err == nil {
+						y.Close()
+						t.Fatalf("%s: damaged file loaded", what)
+					}
+					if !errors.Is(err, indexfile.ErrCorrupt) {
+						t.Fatalf("%s: error %v does not wrap ErrCorrupt", what, err)
+					}
+				}
+			}
+			// Section boundaries (each payload's start and end, read from the
+			// table as package indexfile documents it), every byte of the
+			// header and table, and a spread of offsets inside payloads.
+			count := int(binary.LittleEndian.Uint32(orig[20:]))
+			var cuts []int
+			for i := 0; i < count; i++ {
+				e := orig[32+32*i:]
+				off := int(binary.LittleEndian.Uint64(e[8:]))
+				cuts = append(cuts, off, off+int(binary.LittleEndian.Uint64(e[16:])))
+			}
+			for i := 0; i < 32+32*count; i += 3 {
+				cuts = append(cuts, i)
+			}
+			for off := 0; off < len(orig); off += max(1, len(orig)/50) {
+				cuts = append(cuts, off)
+			}
+			cuts = append(cuts, len(orig)-1)
+			for _, c := range cuts {
+				if c < len(orig) {
+					try("truncated", orig[:c])
+				}
+			}
+			step := max(1, len(orig)/200)
+			for off := 0; off < len(orig); off += step {
+				b := slices.Clone(orig)
+				b[off] ^= 0x5a
+				try("flipped", b)
+			}
+		})
+	}
+}
