@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--efs", help=f"comma-separated ef sweep (default: {DEFAULT_EFS})")
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--queries", type=int, help="use only the first N test queries")
+    ap.add_argument("--train-limit", type=int,
+                    help="smoke tests: index only the first N train vectors (ground truth is "
+                         "recomputed for them; results are not comparable with full runs)")
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("-M", type=int, default=16)
     ap.add_argument("--ef-construction", type=int, default=200)
@@ -118,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     except datasets.MissingSource as e:
         print(f"{args.dataset}: source missing:\n  {e}", file=sys.stderr)
         return 2
+    if args.train_limit and args.train_limit < ds.train.shape[0]:
+        ds.train = np.ascontiguousarray(ds.train[: args.train_limit])
+        ds.neighbors, ds.distances = datasets.exact_knn(ds.train, ds.test[:nq_limit],
+                                                        ds.distance, progress=False)
+        ds.test = ds.test[: ds.neighbors.shape[0]]
+        ds.name = f"{ds.name}-first{args.train_limit}"
     qidx = np.arange(ds.test.shape[0] if nq_limit is None else min(nq_limit, ds.test.shape[0]))
     queries = np.ascontiguousarray(ds.test[qidx])
     truth = ds.neighbors[qidx]
