@@ -1,0 +1,82 @@
+package hnsw
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// FuzzLoadValidSections damages one section of a small saved index and
+// rewrites the file with correct checksums, so the damage reaches the
+// index's own validation rather than the container's CRCs. Load must then
+// either fail or return an index that searches and checks without
+// panicking.
+func FuzzLoadValidSections(f *testing.F) {
+	dir := f.TempDir()
+	src := filepath.Join(dir, "src.idx")
+	for i, cfg := range []Config{
+		{Dim: 4, Metric: metric.L2, M: 4},
+		{Dim: 4, Metric: metric.IP, M: 4, Quantization: QuantSQ8, Rerank: true},
+	} {
+		x, err := New(cfg)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if err := x.Add(testdata.Clustered(60, 4, 5, 0.3, 1), nil, nil, 1); err != nil {
+			f.Fatal(err)
+		}
+		if _, err := x.Remove([]uint64{3, 9}, false); err != nil {
+			f.Fatal(err)
+		}
+		p := filepath.Join(dir, []string{"a.idx", "b.idx"}[i])
+		if err := x.Save(vfs.Default, p); err != nil {
+			f.Fatal(err)
+		}
+		if i == 0 {
+			src = p
+		}
+	}
+	f.Add(false, uint8(0), uint32(0), uint8(1), uint32(0))
+	f.Add(false, uint8(9), uint32(4), uint8(200), uint32(0))
+	f.Add(true, uint8(5), uint32(12), uint8(0), uint32(7))
+	f.Fuzz(func(t *testing.T, sq bool, section uint8, off uint32, val uint8, cut uint32) {
+		path := src
+		if sq {
+			path = filepath.Join(dir, "b.idx")
+		}
+		file, err := indexfile.Read(vfs.Default, path, indexfile.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags := file.Tags()
+		var sections []indexfile.Section
+		for i, tag := range tags {
+			b, _ := file.Section(tag)
+			b = append([]byte(nil), b...)
+			if i == int(section)%len(tags) && len(b) > 0 {
+				b[int(off)%len(b)] ^= val
+				if cut > 0 {
+					b = b[:len(b)-int(cut)%len(b)]
+				}
+			}
+			sections = append(sections, indexfile.Section{Tag: tag, Data: b})
+		}
+		bad := filepath.Join(t.TempDir(), "bad.idx")
+		if err := indexfile.Write(vfs.Default, bad, sections); err != nil {
+			t.Fatal(err)
+		}
+		x, err := Load(vfs.Default, bad, LoadOptions{})
+		if err != nil {
+			return
+		}
+		ids := make([]int64, 5)
+		dists := make([]float32, 5)
+		_ = x.Search([]float32{0.1, 0.2, 0.3, 0.4}, 5, 16, 1, ids, dists)
+		_ = x.CheckIntegrity()
+		_ = x.Add([]float32{1, 2, 3, 4}, nil, nil, 1)
+	})
+}
