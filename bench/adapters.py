@@ -4,7 +4,8 @@
     a.build(train, threads)         # all cores; train rows get ids 0..n-1
     Q = a.prepare_queries(test)     # once, untimed: whatever the library needs its input to be
     a.set_ef(ef)
-    a.query_one(Q[i:i+1], k) -> ids # one query (a (1, dim) row), one thread
+    a.query_one(Q[i:i+1], k) -> ids # one query (a (1, dim) row), one thread; k ids, -1 padded
+                                    # (returned as the library gives them: no per-query copies)
     a.query_batch(Q, k, threads) -> ids [nq, k]
     a.index_bytes(tmpdir) -> (bytes or None, how it was measured)
     a.reset_stats(); a.stats(nq)    # distance computations per query, where the library says
@@ -38,13 +39,6 @@ def _path_bytes(path: Path) -> int:
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     return path.stat().st_size
-
-
-def _pad(ids: np.ndarray, k: int) -> np.ndarray:
-    ids = np.asarray(ids, dtype=np.int64).ravel()
-    if ids.size >= k:
-        return ids[:k]
-    return np.concatenate([ids, np.full(k - ids.size, -1, dtype=np.int64)])
 
 
 class Adapter:
@@ -140,7 +134,7 @@ class StrataAdapter(Adapter):
 
     def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
         ids, _ = self.index.search(q, k=k, ef=self.ef, num_threads=1)
-        return _pad(self._rows(ids[0]), k)
+        return ids[0] if self.row_of_id is None else self._rows(ids[0])
 
     def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
         ids, _ = self.index.search(queries, k=k, ef=self.ef, num_threads=threads)
@@ -215,7 +209,7 @@ class HnswlibAdapter(Adapter):
 
     def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
         labels, _ = self.index.knn_query(q, k=k, num_threads=1)
-        return _pad(labels[0], k)
+        return labels[0]
 
     def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
         labels, _ = self.index.knn_query(queries, k=k, num_threads=threads)
@@ -276,7 +270,7 @@ class FaissAdapter(Adapter):
 
     def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
         _, ids = self.index.search(q, k)
-        return _pad(ids[0], k)
+        return ids[0]
 
     def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
         self.faiss.omp_set_num_threads(threads)

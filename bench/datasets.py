@@ -99,8 +99,9 @@ def exact_knn(train: np.ndarray, test: np.ndarray, distance: str, k: int = GROUN
 
     Blocked: one block of queries at a time against all of train (a BLAS matmul, which uses all
     cores), then the per-row top-k selection is spread over a thread pool (numpy releases the GIL
-    in argpartition/argsort). Ties are broken by the lower id (stable sort on the selected set),
-    and the returned distances are recomputed directly (difference, not the norm expansion).
+    in argpartition/argsort). Within the selected k, ties are broken by the lower id (stable sort);
+    a tie straddling the k-th place may keep either id. The returned distances are recomputed
+    directly (difference, not the norm expansion).
     """
     if distance not in ("euclidean", "angular"):
         raise ValueError(f"unknown distance {distance!r}")
