@@ -49,4 +49,12 @@
 // product but VPDPBUSD multiplies unsigned by signed bytes, so it uses
 // Σx·y = Σx·(y−128) + 128·Σx, where y−128 is y XOR 0x80 read as a signed
 // byte.
+//
+// # Prefetch
+//
+// PrefetchRows issues PREFETCHT0 for the first cache lines of a list of
+// rows of a matrix: the graph search calls it on a node's unvisited
+// neighbours before computing their distances so the memory loads overlap.
+// It reads nothing architecturally and cannot fault; without assembly it is
+// a no-op.
 package kernels
