@@ -1,6 +1,8 @@
 package hnsw
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -10,14 +12,20 @@ import (
 	"github.com/strata-db/strata/go/metric"
 )
 
-// Benchmarks build one index of benchN clustered vectors (override with
-// STRATA_BENCH_N / STRATA_BENCH_DIM) and reuse it across benchmarks.
+// Benchmarks build one index and reuse it. By default it holds benchN
+// clustered vectors; bench/bench_overhead.py instead passes its own data so
+// the Go and Python timings search the same graph:
+//
+//	STRATA_BENCH_TRAIN, STRATA_BENCH_QUERIES  raw little-endian float32 rows
+//	STRATA_BENCH_DIM, _N, _METRIC, _K, _EF, _M, _EFC, _SEED, _BUILD_THREADS
 var (
 	benchOnce    sync.Once
 	benchIndex   *Index
 	benchQueries []float32
 	benchDim     = envInt("STRATA_BENCH_DIM", 128)
 	benchN       = envInt("STRATA_BENCH_N", 20000)
+	benchK       = envInt("STRATA_BENCH_K", 10)
+	benchEf      = envInt("STRATA_BENCH_EF", 64)
 )
 
 func envInt(name string, def int) int {
@@ -27,35 +35,65 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// readF32 reads a raw float32 file.
+func readF32(b *testing.B, path string) []float32 {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([]float32, len(raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out
+}
+
 func benchSetup(b *testing.B) {
 	benchOnce.Do(func() {
-		data := testdata.Clustered(benchN, benchDim, 200, 0.3, 11)
-		benchQueries = testdata.Clustered(1000, benchDim, 200, 0.3, 12)
-		x, err := New(Config{Dim: benchDim, Metric: metric.L2, Seed: 1})
+		m, err := metric.Parse(os.Getenv("STRATA_BENCH_METRIC"))
+		if err != nil {
+			m = metric.L2
+		}
+		var data []float32
+		if path := os.Getenv("STRATA_BENCH_TRAIN"); path != "" {
+			data = readF32(b, path)
+			benchQueries = readF32(b, os.Getenv("STRATA_BENCH_QUERIES"))
+			if n := benchN * benchDim; os.Getenv("STRATA_BENCH_N") != "" && n < len(data) {
+				data = data[:n]
+			}
+			b.Logf("strata-bench-data: %s", path)
+		} else {
+			data = testdata.Clustered(benchN, benchDim, 200, 0.3, 11)
+			benchQueries = testdata.Clustered(1000, benchDim, 200, 0.3, 12)
+		}
+		x, err := New(Config{
+			Dim: benchDim, Metric: m, M: envInt("STRATA_BENCH_M", 16),
+			EfConstruction: envInt("STRATA_BENCH_EFC", 200), Seed: uint64(envInt("STRATA_BENCH_SEED", 1)),
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := x.Add(data, nil, nil, 0); err != nil {
+		if err := x.Add(data, nil, nil, envInt("STRATA_BENCH_BUILD_THREADS", 0)); err != nil {
 			b.Fatal(err)
 		}
 		benchIndex = x
 	})
 }
 
-// BenchmarkSearchOne is one single-threaded query at ef=64, k=10, the unit
-// that bench/bench_overhead.py compares with the Python call.
+// BenchmarkSearchOne is one single-threaded query (k=10, ef=64 unless set),
+// the unit that bench/bench_overhead.py compares with the Python call.
 func BenchmarkSearchOne(b *testing.B) {
 	benchSetup(b)
 	x := benchIndex
-	ids := make([]int64, 10)
-	dists := make([]float32, 10)
+	ids := make([]int64, benchK)
+	dists := make([]float32, benchK)
 	nq := len(benchQueries) / benchDim
 	var ndis int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		q := benchQueries[(i%nq)*benchDim : (i%nq+1)*benchDim]
-		st, err := x.SearchFiltered(q, 10, 64, 1, nil, ids, dists)
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +102,7 @@ func BenchmarkSearchOne(b *testing.B) {
 	b.ReportMetric(float64(ndis)/float64(b.N), "dist/op")
 }
 
-// BenchmarkBuild measures parallel construction of benchN vectors.
+// BenchmarkBuild measures parallel construction of benchN clustered vectors.
 func BenchmarkBuild(b *testing.B) {
 	data := testdata.Clustered(benchN, benchDim, 200, 0.3, 11)
 	for b.Loop() {
