@@ -178,3 +178,25 @@ func TestCrashDuringWriteLeavesOldOrNewFile(t *testing.T) {
 		f.Close()
 	}
 }
+
+// A disk that fails a read has not shown the file to be corrupt; calling it
+// corrupt could lead a caller to delete a good index.
+func TestReadReportsIOErrorsAsIOErrorsNotCorruption(t *testing.T) {
+	sections := hnswLikeSections(rand.New(rand.NewPCG(1, 1)), 100, 8)
+	path, _ := writeFile(t, t.TempDir(), sections)
+	counter := errorfs.New(vfs.Default, errorfs.Rule{})
+	f, err := Read(counter, path, ReadOptions{MmapTags: []uint32{tagVectors}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, op := range []errorfs.Op{errorfs.OpOpen, errorfs.OpStat, errorfs.OpRead} {
+		for n := 1; n <= counter.Count(op); n++ {
+			fs := errorfs.New(vfs.Default, errorfs.Rule{Op: op, N: n})
+			_, err := Read(fs, path, ReadOptions{MmapTags: []uint32{tagVectors}})
+			if !errors.Is(err, errorfs.ErrInjected) || errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%s %d failed: got %v, want the injected error and not ErrCorrupt", op, n, err)
+			}
+		}
+	}
+}

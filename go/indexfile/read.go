@@ -49,23 +49,31 @@ func (f *File) Close() error {
 }
 
 // Read opens path, verifies the whole file (see the package doc) and
-// returns its sections.
-func Read(fs vfs.FS, path string, opts ReadOptions) (_ *File, err error) {
+// returns its sections. Errors other than ErrCorrupt and ErrVersion come
+// from the filesystem and say nothing about the file's contents.
+func Read(fs vfs.FS, path string, opts ReadOptions) (*File, error) {
 	fd, err := fs.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("indexfile: %w", err)
 	}
 	// Mappings outlive the descriptor, so it is closed in every case.
 	defer fd.Close()
+	f, err := read(fd, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %q)", err, path)
+	}
+	return f, nil
+}
+
+func read(fd vfs.File, opts ReadOptions) (_ *File, err error) {
 	fi, err := fd.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("indexfile: %w", err)
 	}
 	r := reader{f: fd, size: uint64(fi.Size())}
-
 	entries, err := r.readTable()
 	if err != nil {
-		return nil, fmt.Errorf("%w (file %q)", err, path)
+		return nil, err
 	}
 	file := &File{tags: make([]uint32, 0, len(entries)), data: make(map[uint32][]byte, len(entries))}
 	defer func() {
@@ -76,7 +84,7 @@ func Read(fs vfs.FS, path string, opts ReadOptions) (_ *File, err error) {
 	end := tableEnd(uint32(len(entries)))
 	for _, e := range entries {
 		if err := r.checkPadding(e.tag, end, e.offset); err != nil {
-			return nil, fmt.Errorf("%w (file %q)", err, path)
+			return nil, err
 		}
 		var data []byte
 		if slices.Contains(opts.MmapTags, e.tag) {
@@ -85,10 +93,10 @@ func Read(fs vfs.FS, path string, opts ReadOptions) (_ *File, err error) {
 			data, err = r.readSection(e)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w (file %q)", err, path)
+			return nil, err
 		}
 		if crc := crc32.Checksum(data, castagnoli); crc != e.crc {
-			return nil, fmt.Errorf("%w (file %q)", corruptSection(e.tag, e.offset, "crc mismatch: stored %#08x, computed %#08x", e.crc, crc), path)
+			return nil, corruptSection(e.tag, e.offset, "crc mismatch: stored %#08x, computed %#08x", e.crc, crc)
 		}
 		file.tags = append(file.tags, e.tag)
 		file.data[e.tag] = data
@@ -107,7 +115,8 @@ type reader struct {
 	size uint64
 }
 
-// readAt reads len(b) bytes at off, reporting a short file as corrupt.
+// readAt reads len(b) bytes at off, reporting a short file as corrupt and
+// other failures as what they are.
 func (r *reader) readAt(b []byte, off uint64, corrupt func(format string, args ...any) error) error {
 	if off > r.size || uint64(len(b)) > r.size-off {
 		return corrupt("needs %d bytes, file ends at %d", len(b), r.size)
@@ -116,7 +125,7 @@ func (r *reader) readAt(b []byte, off uint64, corrupt func(format string, args .
 		if errors.Is(err, io.EOF) {
 			return corrupt("file shrank while being read: %v", err)
 		}
-		return corrupt("%v", err)
+		return fmt.Errorf("indexfile: reading %d bytes at offset %d: %w", len(b), off, err)
 	}
 	return nil
 }
