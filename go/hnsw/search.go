@@ -61,14 +61,21 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 		x.putSearcher(s)
 		return stats, nil
 	}
+	stats.DistanceComputations = x.searchParallel(q, nq, threads, queries, outIDs, outDists)
+	return stats, nil
+}
+
+// searchParallel answers nq queries on up to threads goroutines and returns
+// the distance computations. It is apart from SearchFiltered so that only
+// this path pays for the closure's heap copy of q.
+func (x *Index) searchParallel(q query, nq, threads int, queries []float32, outIDs []int64, outDists []float32) int64 {
 	var total atomic.Int64
 	x.parallel(nq, threads, func(s *searcher, i int) {
 		before := s.ndis
 		x.searchOne(s, &q, queries, i, outIDs, outDists)
 		total.Add(s.ndis - before)
 	})
-	stats.DistanceComputations = total.Load()
-	return stats, nil
+	return total.Load()
 }
 
 // query holds what is fixed for every query of a Search call.
