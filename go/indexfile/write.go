@@ -54,9 +54,9 @@ func Write(fs vfs.FS, path string, sections []Section) (err error) {
 	if err != nil {
 		return fmt.Errorf("indexfile: creating %q: %w", tmp, err)
 	}
-	closed := false
+	closed, renamed := false, false
 	defer func() {
-		if err == nil {
+		if err == nil || renamed {
 			return
 		}
 		if !closed {
@@ -80,7 +80,7 @@ func Write(fs vfs.FS, path string, sections []Section) (err error) {
 	if err := fs.Rename(tmp, path); err != nil {
 		return fmt.Errorf("indexfile: renaming %q to %q: %w", tmp, path, err)
 	}
-	// The temporary name is gone from here on: nothing to remove.
+	renamed = true // the temporary name is gone: nothing to remove
 	if err := fs.SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("indexfile: fsync directory of %q (the new file is in place but may not be durable): %w", path, err)
 	}
