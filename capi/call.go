@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"unicode/utf8"
 	"unsafe"
 
@@ -45,7 +46,7 @@ func classify(err error) C.int {
 	switch {
 	case errors.Is(err, errBadHandle):
 		return C.STRATA_ERR_HANDLE
-	case errors.Is(err, errCorrupt):
+	case errors.Is(err, errCorrupt), errors.Is(err, errDamaged):
 		return C.STRATA_ERR_CORRUPT
 	case errors.Is(err, batch.ErrInvalid):
 		return C.STRATA_ERR_INVALID
@@ -53,6 +54,13 @@ func classify(err error) C.int {
 		return C.STRATA_ERR_NOT_FOUND
 	case errors.Is(err, hnsw.ErrCorrupt), errors.Is(err, flat.ErrCorrupt):
 		return C.STRATA_ERR_CORRUPT
+	case errors.Is(err, errNotHNSW):
+		return C.STRATA_ERR_TYPE
+	case errors.Is(err, fs.ErrNotExist):
+		return C.STRATA_ERR_NO_FILE
+	}
+	if _, ok := errors.AsType[*fs.PathError](err); ok {
+		return C.STRATA_ERR_IO
 	}
 	return C.STRATA_ERR_INTERNAL
 }

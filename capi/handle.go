@@ -70,7 +70,13 @@ func freeHandle(h C.strata_handle) (err error) {
 			err = fmt.Errorf("%w: %d", errBadHandle, uint64(h))
 		}
 	}()
+	x, _ := cgo.Handle(h).Value().(engine)
 	cgo.Handle(h).Delete()
+	// An index loaded with mapped vectors releases its mapping now; Close
+	// waits for searches already running on it.
+	if c, ok := x.(interface{ Close() error }); ok {
+		return c.Close()
+	}
 	return nil
 }
 

@@ -42,7 +42,9 @@ enum strata_status {
     STRATA_ERR_NOT_FOUND = 3, /* unknown id */
     STRATA_ERR_HANDLE = 4,    /* invalid or freed handle */
     STRATA_ERR_CORRUPT = 5,   /* an integrity check failed */
-    STRATA_ERR_INTERNAL = 6   /* a bug: recovered panic or unexpected error */
+    STRATA_ERR_INTERNAL = 6,  /* a bug: recovered panic or unexpected error */
+    STRATA_ERR_IO = 7,        /* the operating system refused a file operation */
+    STRATA_ERR_NO_FILE = 8    /* the file does not exist */
 };
 
 enum strata_kind {
@@ -93,6 +95,89 @@ int strata_progress(strata_handle h, int64_t *out, char *err, size_t errlen);
 /* strata_check_integrity verifies the index's internal invariants and fails
  * with STRATA_ERR_CORRUPT, describing the first violation, if one is broken. */
 int strata_check_integrity(strata_handle h, char *err, size_t errlen);
+
+enum strata_quantization {
+    STRATA_QUANT_NONE = 0,    /* float32 vectors */
+    STRATA_QUANT_SQ8 = 1      /* 8-bit scalar quantization */
+};
+
+enum strata_plan {
+    STRATA_PLAN_GRAPH = 0,    /* HNSW traversal, admitting only allowed ids */
+    STRATA_PLAN_EXACT = 1,    /* exact scan of the allowed vectors */
+    STRATA_PLAN_EMPTY = 2     /* nothing to search */
+};
+
+/* What an HNSW index was built with, and its current state. */
+typedef struct {
+    int64_t dim;
+    int metric;
+    int64_t m;
+    int64_t ef_construction;
+    int quantization;
+    int rerank;
+    int trained;            /* 0 until an SQ8 index has its ranges */
+    int64_t len;            /* live vectors */
+    int64_t tombstones;     /* removed or replaced vectors compact() would reclaim */
+    int mmapped;            /* float vectors are memory-mapped from a file */
+} strata_info;
+
+/* How a search call was answered (the same for every query of the call). */
+typedef struct {
+    int64_t distance_computations;
+    int plan;
+    int64_t allowed;        /* live vectors the filter let through */
+} strata_search_stats;
+
+/* The functions below need an HNSW index (STRATA_KIND_HNSW); called with a
+ * flat index they fail with STRATA_ERR_TYPE. */
+
+/* strata_create_hnsw is strata_create for HNSW with quantization
+ * (enum strata_quantization) and, for SQ8, rerank (keep float vectors and
+ * re-rank candidates with them). */
+int strata_create_hnsw(int64_t dim, int metric, int64_t m, int64_t ef_construction,
+                       uint64_t seed, int has_seed, int quantization, int rerank,
+                       strata_handle *out, char *err, size_t errlen);
+
+int strata_info_get(strata_handle h, strata_info *out, char *err, size_t errlen);
+
+/* strata_search_filtered is strata_search restricted to ids in allow
+ * (n_allow ids; n_allow < 0 means no allow list) and not in deny (n_deny
+ * ids). stats may be NULL. */
+int strata_search_filtered(strata_handle h, float *queries, int64_t nq, int64_t k,
+                           int64_t ef, int num_threads, uint64_t *allow,
+                           int64_t n_allow, uint64_t *deny, int64_t n_deny,
+                           int64_t *out_ids, float *out_dists,
+                           strata_search_stats *stats, char *err, size_t errlen);
+
+/* strata_remove tombstones n ids; an unknown id fails the call with
+ * STRATA_ERR_NOT_FOUND (and removes nothing) unless missing_ok. */
+int strata_remove(strata_handle h, uint64_t *ids, int64_t n, int missing_ok,
+                  int64_t *out_removed, char *err, size_t errlen);
+
+int strata_contains(strata_handle h, uint64_t id, int *out, char *err, size_t errlen);
+
+/* strata_get_vectors copies the stored vectors of n ids into out (n*dim). */
+int strata_get_vectors(strata_handle h, uint64_t *ids, int64_t n, float *out,
+                       char *err, size_t errlen);
+
+/* strata_ids writes up to cap live ids into out and their total number into
+ * *out_n; call again with a larger buffer if *out_n > cap. */
+int strata_ids(strata_handle h, uint64_t *out, int64_t cap, int64_t *out_n,
+               char *err, size_t errlen);
+
+/* strata_compact rebuilds the graph without tombstones; searches continue. */
+int strata_compact(strata_handle h, int num_threads, char *err, size_t errlen);
+
+/* strata_train learns SQ8 ranges from n sample vectors, before the first add. */
+int strata_train(strata_handle h, float *sample, int64_t n, char *err, size_t errlen);
+
+/* strata_save writes the index to path (NUL-terminated UTF-8) atomically. */
+int strata_save(strata_handle h, char *path, char *err, size_t errlen);
+
+/* strata_load reads an index saved by strata_save. With mmap_vectors the
+ * float vectors stay in the file, memory-mapped, until strata_free.
+ * A damaged file fails with STRATA_ERR_CORRUPT naming section and offset. */
+int strata_load(char *path, int mmap_vectors, strata_handle *out, char *err, size_t errlen);
 
 /* strata_kernel_path and strata_version write a NUL-terminated string into
  * out (outlen bytes): the distance-kernel implementation chosen for this CPU,

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import os
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, ClassVar, NoReturn
@@ -89,13 +91,16 @@ class _BaseIndex:
     _metric: str
     _threads: int
 
+    def _new_handle(
+        self, dim: int, metric: int, seed: int, has_seed: bool, handle: Any, err: Any
+    ) -> int:
+        return lib.strata_create(self._kind, dim, metric, 0, 0, seed, has_seed, handle, err, ERRLEN)
+
     def _create(
         self,
         dim: int,
         metric: str,
         *,
-        M: int = 0,  # noqa: N803
-        ef_construction: int = 0,
         seed: int | None = None,
         num_threads: int | None = None,
     ) -> None:
@@ -108,10 +113,7 @@ class _BaseIndex:
         seed_value = 0 if seed is None else _int(seed, "seed", 0, 2**64 - 1)
         threads = _threads(num_threads)
         handle, err = ffi.new("strata_handle *"), _lib.errbuf()
-        rc = lib.strata_create(
-            self._kind, dim, METRICS[metric], M, ef_construction,
-            seed_value, seed is not None, handle, err, ERRLEN,
-        )  # fmt: skip
+        rc = self._new_handle(dim, METRICS[metric], seed_value, seed is not None, handle, err)
         if rc:
             check(rc, err)
         self._handle, self._dim, self._metric, self._threads = handle[0], dim, metric, threads
@@ -356,6 +358,38 @@ class _BaseIndex:
         return ids, dists
 
 
+_QUANTIZATIONS: dict[str | None, int] = {None: lib.STRATA_QUANT_NONE, "sq8": lib.STRATA_QUANT_SQ8}
+_PLANS = {
+    lib.STRATA_PLAN_GRAPH: "graph",
+    lib.STRATA_PLAN_EXACT: "exact",
+    lib.STRATA_PLAN_EMPTY: "empty",
+}
+_strata_search_filtered = lib.strata_search_filtered
+
+
+def _id_list(ids: object, name: str) -> npt.NDArray[np.uint64]:
+    """Returns ids (an integer, a sequence or an array of them) as a uint64 array."""
+    arr = np.asarray(ids)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        return np.empty(0, dtype=_U64)
+    if arr.dtype.kind == "i":
+        negative = np.flatnonzero(arr < 0)
+        if negative.size:
+            i = int(negative[0])
+            raise ValueError(f"{name} must be non-negative, got {name}[{i}] = {arr[i]}")
+    elif arr.dtype.kind != "u":
+        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=_U64)
+
+
+def _ids_pointer(ids: npt.NDArray[np.uint64]) -> Any:
+    return _from_buffer("uint64_t[]", ids) if ids.size else ffi.NULL
+
+
 class Index(_BaseIndex):
     """Approximate nearest-neighbour index (HNSW) over float32 vectors.
 
@@ -363,9 +397,15 @@ class Index(_BaseIndex):
     while building; num_threads: default thread count for add and search
     (None: every core); seed: makes the graph reproducible for a given
     insertion order and thread count 1.
+
+    quantization: None (float32) or "sq8" (one byte per dimension; the graph
+    is built and searched on codes with integer SIMD kernels). rerank (SQ8
+    only): keep the float vectors too and re-rank each search's candidates
+    with them, so recall matches the float index; rerank=False keeps codes
+    only. The SQ8 ranges are learned by train(sample) or from the first add.
     """
 
-    __slots__ = ("_M", "_ef_construction")
+    __slots__ = ("_M", "_ef_construction", "_quantization", "_rerank")
     _kind = lib.STRATA_KIND_HNSW
 
     def __init__(
@@ -376,12 +416,24 @@ class Index(_BaseIndex):
         ef_construction: int = 200,
         num_threads: int | None = None,
         seed: int | None = None,
+        quantization: str | None = None,
+        rerank: bool = True,
     ) -> None:
-        self._M = _int(M, "M", 2, _INT64_MAX)
-        self._ef_construction = _int(ef_construction, "ef_construction", 1, _INT64_MAX)
-        self._create(
-            dim, metric, M=self._M, ef_construction=self._ef_construction,
-            seed=seed, num_threads=num_threads,
+        self._M = _int(M, "M", 2, 256)
+        self._ef_construction = _int(ef_construction, "ef_construction", 1, 1 << 20)
+        if quantization not in _QUANTIZATIONS:
+            raise ValueError(f"unknown quantization {quantization!r}; choose None or 'sq8'")
+        if not isinstance(rerank, bool):
+            raise TypeError(f"rerank must be a bool, got {type(rerank).__name__}")
+        self._quantization, self._rerank = quantization, rerank and quantization is not None
+        self._create(dim, metric, seed=seed, num_threads=num_threads)
+
+    def _new_handle(
+        self, dim: int, metric: int, seed: int, has_seed: bool, handle: Any, err: Any
+    ) -> int:
+        return lib.strata_create_hnsw(
+            dim, metric, self._M, self._ef_construction, seed, has_seed,
+            _QUANTIZATIONS[self._quantization], self._rerank, handle, err, ERRLEN,
         )  # fmt: skip
 
     @property
@@ -392,8 +444,266 @@ class Index(_BaseIndex):
     def ef_construction(self) -> int:
         return self._ef_construction
 
+    @property
+    def quantization(self) -> str | None:
+        """None (float32 vectors) or "sq8"."""
+        return self._quantization
+
+    @property
+    def rerank(self) -> bool:
+        """Whether an SQ8 index keeps float vectors to re-rank with."""
+        return self._rerank
+
     def _params(self) -> str:
-        return f"{super()._params()}, M={self._M}, ef_construction={self._ef_construction}"
+        params = f"{super()._params()}, M={self._M}, ef_construction={self._ef_construction}"
+        if self._quantization is not None:
+            params += f", quantization={self._quantization!r}, rerank={self._rerank}"
+        return params
+
+    def info(self) -> dict[str, Any]:
+        """The index's state: len, tombstones (what compact() reclaims), trained, mmapped."""
+        if self._dead is not None:
+            self._raise_dead()
+        out, err = ffi.new("strata_info *"), _errors.buf
+        rc = lib.strata_info_get(self._handle, out, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return {
+            "len": int(out.len),
+            "tombstones": int(out.tombstones),
+            "trained": bool(out.trained),
+            "mmapped": bool(out.mmapped),
+        }
+
+    # --- search with filters ----------------------------------------------
+
+    def search(  # type: ignore[override]
+        self,
+        queries: npt.ArrayLike,
+        k: int = 10,
+        ef: int | None = None,
+        num_threads: int | None = None,
+        *,
+        filter_ids: npt.ArrayLike | None = None,
+        exclude_ids: npt.ArrayLike | None = None,
+        return_stats: bool = False,
+    ) -> Any:
+        """Finds the k nearest vectors of each query; see FlatIndex.search.
+
+        filter_ids: only these ids may be returned (an allow list; empty
+        allows nothing). exclude_ids: these ids are never returned. Both take
+        integer arrays or sequences and apply to every query. Removed ids are
+        never returned. When fewer than k vectors match, rows are padded
+        with id -1 and distance +inf.
+
+        return_stats: also return a dict with "plan" ("graph": HNSW traversal
+        admitting only allowed ids; "exact": a scan of the allowed vectors,
+        chosen when it is cheaper; "empty"), "ndis" (distance computations,
+        all queries) and "allowed" (live vectors the filter lets through).
+        """
+        if filter_ids is None and exclude_ids is None and not return_stats:
+            return super().search(queries, k, ef, num_threads)
+        if self._dead is not None:
+            self._raise_dead()
+        q, nq = self._rows(queries, "queries")
+        k = _int(k, "k", 1, _INT64_MAX)
+        ef_value = 0 if ef is None else _int(ef, "ef", 1, _INT64_MAX)
+        threads = self._threads if num_threads is None else _threads(num_threads)
+        allow = None if filter_ids is None else _id_list(filter_ids, "filter_ids")
+        deny = _id_list([] if exclude_ids is None else exclude_ids, "exclude_ids")
+        ids = _empty((nq, k), dtype=_I64)
+        dists = _empty((nq, k), dtype=_F32)
+        stats, err = ffi.new("strata_search_stats *"), _errors.buf
+        rc = _strata_search_filtered(
+            self._handle, _from_buffer("float[]", q), nq, k, ef_value, threads,
+            ffi.NULL if allow is None else _ids_pointer(allow), -1 if allow is None else allow.size,
+            _ids_pointer(deny), deny.size,
+            _from_buffer("int64_t[]", ids), _from_buffer("float[]", dists), stats, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        if not return_stats:
+            return ids, dists
+        info = {
+            "plan": _PLANS[stats.plan],
+            "ndis": int(stats.distance_computations),
+            "allowed": int(stats.allowed),
+        }
+        return ids, dists, info
+
+    # --- data operations --------------------------------------------------
+
+    def remove(self, ids: npt.ArrayLike, *, missing_ok: bool = False) -> int:
+        """Removes ids (one or many) and returns how many were removed.
+
+        Removed ids are never returned by searches; their memory is reclaimed
+        by compact(). An id not in the index raises KeyError and removes
+        nothing, unless missing_ok=True.
+        """
+        if self._dead is not None:
+            self._raise_dead()
+        arr = _id_list(ids, "ids")
+        out, err = ffi.new("int64_t *"), _errors.buf
+        rc = lib.strata_remove(
+            self._handle, _ids_pointer(arr), arr.size, missing_ok, out, err, ERRLEN
+        )
+        if rc:
+            check(rc, err)
+        return int(out[0])
+
+    def contains(self, id: object) -> bool:
+        """Whether id is in the index (False for anything that is not an id)."""
+        if self._dead is not None:
+            self._raise_dead()
+        if isinstance(id, bool) or not hasattr(id, "__index__"):
+            return False
+        value = operator.index(id)  # type: ignore[arg-type]
+        if not 0 <= value <= _INT64_MAX:
+            return False
+        out, err = ffi.new("int *"), _errors.buf
+        rc = lib.strata_contains(self._handle, value, out, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return bool(out[0])
+
+    def __contains__(self, id: object) -> bool:
+        return self.contains(id)
+
+    def get_vectors(self, ids: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """Returns the stored vectors of ids as (n, dim) float32.
+
+        Cosine indexes store (and return) vectors normalised to unit length;
+        SQ8 indexes without rerank return the decoded codes. An unknown id
+        raises KeyError.
+        """
+        if self._dead is not None:
+            self._raise_dead()
+        arr = _id_list(ids, "ids")
+        out = _empty((arr.size, self._dim), dtype=_F32)
+        if arr.size == 0:
+            return out
+        err = _errors.buf
+        rc = lib.strata_get_vectors(
+            self._handle, _ids_pointer(arr), arr.size, _from_buffer("float[]", out), err, ERRLEN
+        )
+        if rc:
+            check(rc, err)
+        return out
+
+    def ids(self) -> npt.NDArray[np.uint64]:
+        """Returns the ids in the index, in insertion order."""
+        if self._dead is not None:
+            self._raise_dead()
+        n, err = ffi.new("int64_t *"), _errors.buf
+        capacity = len(self) + 64
+        while True:
+            out = _empty(capacity, dtype=_U64)
+            rc = lib.strata_ids(
+                self._handle, _from_buffer("uint64_t[]", out), capacity, n, err, ERRLEN
+            )
+            if rc:
+                check(rc, err)
+            if n[0] <= capacity:  # else: another thread added meanwhile
+                return out[: n[0]]
+            capacity = int(n[0]) + 1024
+
+    def compact(self, *, num_threads: int | None = None) -> None:
+        """Rebuilds the graph without removed vectors and frees their memory.
+
+        Searches from other threads keep running (on the old graph) until
+        the new one is swapped in; adds and removes wait.
+        """
+        if self._dead is not None:
+            self._raise_dead()
+        threads = self._threads if num_threads is None else _threads(num_threads)
+        err = _errors.buf
+        rc = lib.strata_compact(self._handle, threads, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    def train(self, sample: npt.ArrayLike) -> None:
+        """Learns the SQ8 ranges from sample (n, dim); call before the first add."""
+        if self._dead is not None:
+            self._raise_dead()
+        rows, n = self._rows(sample, "sample")
+        err = _errors.buf
+        rc = lib.strata_train(self._handle, _from_buffer("float[]", rows), n, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    # --- persistence ------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the index to path atomically (temp file, fsync, rename).
+
+        The file is versioned and every section carries a CRC-32C; adds and
+        removes wait while it is written, searches do not.
+        """
+        if self._dead is not None:
+            self._raise_dead()
+        err = _errors.buf
+        rc = lib.strata_save(self._handle, _path(path), err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        mmap_vectors: bool = False,
+        num_threads: int | None = None,
+    ) -> Index:
+        """Reads an index written by save().
+
+        mmap_vectors: leave the float vectors in the file, memory-mapped
+        read-only, so only the graph (and SQ8 codes) use memory; the file
+        must stay in place until close(). A damaged file raises
+        strata.IntegrityError naming the section and offset.
+        """
+        _lib.ensure_not_forked()
+        handle, err = ffi.new("strata_handle *"), _lib.errbuf()
+        rc = lib.strata_load(_path(path), bool(mmap_vectors), handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        self = cls.__new__(cls)
+        self._handle, self._dead = handle[0], None
+        _lib.live_indexes.add(self)
+        info = ffi.new("strata_info *")
+        rc = lib.strata_info_get(self._handle, info, err, ERRLEN)
+        if rc:
+            self.close()
+            check(rc, err)
+        quantization = {code: name for name, code in _QUANTIZATIONS.items()}[info.quantization]
+        self._dim, self._metric = int(info.dim), _METRIC_NAMES[info.metric]
+        self._M, self._ef_construction = int(info.m), int(info.ef_construction)
+        self._quantization, self._rerank = quantization, bool(info.rerank)
+        self._threads = _threads(num_threads)
+        return self
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        # Pickles through the same file format as save().
+        with tempfile.TemporaryDirectory(prefix="strata-pickle-") as tmp:
+            path = os.path.join(tmp, "index.strata")
+            self.save(path)
+            with open(path, "rb") as f:
+                return _index_from_bytes, (f.read(),)
+
+
+def _path(path: str | os.PathLike[str]) -> bytes:
+    raw = os.fsencode(path)
+    if b"\0" in raw:
+        raise ValueError("path contains a NUL byte")
+    return raw
+
+
+def _index_from_bytes(data: bytes) -> Index:
+    """Unpickles an Index (see Index.__reduce__)."""
+    with tempfile.TemporaryDirectory(prefix="strata-pickle-") as tmp:
+        path = os.path.join(tmp, "index.strata")
+        with open(path, "wb") as f:
+            f.write(data)
+        return Index.load(path)
 
 
 class FlatIndex(_BaseIndex):

@@ -45,7 +45,7 @@ lib: Any = ffi.dlopen(_library_path())
 
 
 class IntegrityError(RuntimeError):
-    """An index's internal invariants are broken (reported by check_integrity)."""
+    """An index's invariants are broken (check_integrity) or its file is damaged (load)."""
 
 
 _EXCEPTIONS: dict[int, type[Exception]] = {
@@ -55,6 +55,8 @@ _EXCEPTIONS: dict[int, type[Exception]] = {
     lib.STRATA_ERR_HANDLE: ValueError,
     lib.STRATA_ERR_CORRUPT: IntegrityError,
     lib.STRATA_ERR_INTERNAL: RuntimeError,
+    lib.STRATA_ERR_IO: OSError,
+    lib.STRATA_ERR_NO_FILE: FileNotFoundError,
 }
 
 

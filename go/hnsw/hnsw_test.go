@@ -258,3 +258,20 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerPanicReachesCaller guards the C ABI's promise that no panic
+// kills the process: a panic on a worker goroutine must resurface on the
+// goroutine that called parallel, where the ABI recovers it.
+func TestWorkerPanicReachesCaller(t *testing.T) {
+	x := mustNew(t, Config{Dim: 2})
+	defer func() {
+		if recover() == nil {
+			t.Fatal("worker panic was not re-raised on the caller")
+		}
+	}()
+	x.parallel(100, 4, func(s *searcher, i int) {
+		if i == 57 {
+			panic("boom")
+		}
+	})
+}

@@ -49,7 +49,7 @@ type Index struct {
 	forcePlan  bool
 	forcedPlan Plan
 
-	progress atomic.Int64 // nodes inserted by the running (or last) Add
+	progress atomic.Int64 // nodes inserted by Add and Compact since creation
 	pool     sync.Pool    // *searcher
 }
 
@@ -88,8 +88,8 @@ func (x *Index) Len() int {
 	return len(x.byID)
 }
 
-// Progress returns how many vectors the running (or most recent) Add has
-// inserted so far. It is safe to poll from another thread.
+// Progress returns how many nodes Add and Compact have inserted since the
+// index was created; poll it from another thread to follow a long Add.
 func (x *Index) Progress() int64 { return x.progress.Load() }
 
 // Contains reports whether id is live in the index.

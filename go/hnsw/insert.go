@@ -98,7 +98,6 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	}
 	g.count = first + n
 
-	x.progress.Store(0)
 	x.parallel(n, threads, func(s *searcher, i int) {
 		node := uint32(first + i)
 		x.insert(g, s, node)
@@ -141,8 +140,17 @@ func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var panicked atomic.Pointer[any]
 	for t := 0; t < threads; t++ {
 		wg.Go(func() {
+			// A panic on a worker would kill the process (the C ABI can only
+			// recover panics on the calling goroutine): hand it over instead.
+			defer func() {
+				if r := recover(); r != nil {
+					panicked.CompareAndSwap(nil, &r)
+					next.Store(int64(n)) // stop the other workers
+				}
+			}()
 			s := x.getSearcher()
 			defer x.putSearcher(s)
 			for {
@@ -155,6 +163,9 @@ func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
 		})
 	}
 	wg.Wait()
+	if r := panicked.Load(); r != nil {
+		panic(fmt.Sprintf("hnsw: worker panicked: %v", *r))
+	}
 }
 
 // insert links node, whose vector, level and upper slots are already

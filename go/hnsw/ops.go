@@ -140,7 +140,6 @@ func (x *Index) Compact(threads int) error {
 		}
 	}
 	g.count = n
-	x.progress.Store(0)
 	x.parallel(n, threads, func(s *searcher, i int) {
 		x.insert(g, s, uint32(i))
 		g.setFlag(uint32(i), flagReady)

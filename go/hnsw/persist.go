@@ -1,7 +1,6 @@
 package hnsw
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/strata-db/strata/go/batch"
@@ -135,8 +134,10 @@ func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("hnsw: load %s: %w", path, err)
 	}
-	if opts.MmapVectors {
-		x.file = f
+	if opts.MmapVectors && x.cfg.storesFloats() {
+		x.file = f // holds the mapping of the vectors until Close
+	} else {
+		f.Close() // nothing mapped: the sections were copied into memory
 	}
 	return x, nil
 }
@@ -272,5 +273,12 @@ func (x *Index) Close() error {
 	return err
 }
 
+// Mapped reports whether the float vectors are memory-mapped from a file.
+func (x *Index) Mapped() bool {
+	x.closeMu.RLock()
+	defer x.closeMu.RUnlock()
+	return x.file != nil
+}
+
 // errClosed is returned by operations on a closed index.
-var errClosed = errors.New("hnsw: index is closed")
+var errClosed = fmt.Errorf("%w: index is closed", ErrInvalidArgument)
