@@ -1,0 +1,354 @@
+"""Resident memory, file size, recall and QPS of strata's storage configurations, one process each.
+
+The parent builds each index once (M=16, ef_construction=200, all cores), saves it into a work
+directory with the queries and their ground truth (.npy), and then starts one fresh Python process
+per configuration (this script with --child CONFIG). A child imports only numpy and strata, loads
+the queries, loads its index file, warms up, runs gc.collect(), and reads /proc/self/status:
+
+  float32        Index.load(f32 file)                         vectors and graph resident
+  float32-mmap   Index.load(f32 file, mmap_vectors=True)      (for reference, not in the issue)
+  sq8            Index.load(sq8+rerank file)                  codes, vectors, graph resident
+  sq8-mmap       Index.load(sq8+rerank file, mmap_vectors=True)  vectors stay in the page cache
+  sq8-codes      Index.load(sq8 rerank=False file)            codes and graph only
+
+Memory figures (MiB, from /proc/self/status):
+  RssAnon    anonymous resident pages: what the process cannot give back without freeing it
+             (Go heap, arenas, Python objects); the figure the issue's target is about
+  RssFile    file-backed resident pages (shared libraries, mapped vectors): the kernel can drop
+             and re-read them
+  RssShmem   shared memory (expected 0)
+  VmRSS      the sum; VmHWM its peak
+`index RssAnon` is RssAnon after load + warm-up minus RssAnon of the same process just before the
+load (numpy + strata imported, queries and ground truth loaded), so the interpreter, the Go runtime
+and the query array are not charged to the index; the baseline figures are reported as well. A
+last reading after --settle seconds of idling shows whether the Go runtime returned anything.
+
+Recall@k is id-based against the data set's exact ground truth; QPS is single-thread, one query
+per call, at each --efs value.
+
+    python bench/bench_memory.py --dataset pypi-use512-angular
+    python bench/bench_memory.py --dataset random-clustered-20k-64-euclidean --quick
+    python bench/bench_memory.py --summarize bench/results/memory/<file>.json --markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCH_DIR / "results" / "memory"
+SCHEMA = 1
+TARGET_RATIO = 0.4  # sq8-mmap index RssAnon <= 0.4 x float32's (issue 4, d >= 100)
+
+# file name -> constructor keywords; configurations name a file and how to load it.
+FILES = {
+    "f32": {},
+    "sq8": {"quantization": "sq8", "rerank": True},
+    "sq8-codes": {"quantization": "sq8", "rerank": False},
+}
+CONFIGS = {
+    "float32": ("f32", False),
+    "float32-mmap": ("f32", True),
+    "sq8": ("sq8", False),
+    "sq8-mmap": ("sq8", True),
+    "sq8-codes": ("sq8-codes", False),
+}
+STATUS_FIELDS = ("RssAnon", "RssFile", "RssShmem", "VmRSS", "VmHWM")
+
+
+def proc_status() -> dict[str, float]:
+    """The STATUS_FIELDS of /proc/self/status, in MiB."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in STATUS_FIELDS:
+                out[key] = int(value.split()[0]) / 1024  # kB
+    return out
+
+
+# ----------------------------------------------------------------------------- child
+
+
+def child(config: str, workdir: Path, efs: list[int], k: int, warmup: int, settle: float) -> dict:
+    """Runs in a fresh process: load one index, query, and report memory, recall and QPS."""
+    import strata
+
+    gc.collect()
+    after_import = proc_status()
+    queries = np.load(workdir / "queries.npy")
+    truth = np.load(workdir / "truth.npy")
+    gc.collect()
+    before_load = proc_status()
+
+    file_key, mmap_vectors = CONFIGS[config]
+    path = workdir / f"{file_key}.strata"
+    t0 = time.perf_counter()
+    index = strata.Index.load(str(path), mmap_vectors=mmap_vectors)
+    load_s = time.perf_counter() - t0
+    gc.collect()
+    after_load = proc_status()
+
+    rows = [queries[i:i + 1] for i in range(queries.shape[0])]
+    for ef in efs:  # warm-up at every ef: pages the mapped vectors that reranking touches
+        for q in rows[:warmup]:
+            index.search(q, k=k, ef=ef, num_threads=1)
+    gc.collect()
+    after_warmup = proc_status()
+
+    sweep = []
+    for ef in efs:
+        found = np.empty((len(rows), k), dtype=np.int64)
+        search = index.search
+        t0 = time.perf_counter()
+        for i, q in enumerate(rows):
+            found[i] = search(q, k=k, ef=ef, num_threads=1)[0][0]
+        seconds = time.perf_counter() - t0
+        hits = sum(np.intersect1d(f, t[:k]).size for f, t in zip(found, truth, strict=True))
+        sweep.append({"ef": ef, "qps": len(rows) / seconds, "recall": hits / (len(rows) * k)})
+    gc.collect()
+    after_queries = proc_status()
+    time.sleep(settle)
+    after_settle = proc_status()
+    n = len(index)
+    index.close()
+    return {
+        "config": config, "file": path.name, "mmap_vectors": mmap_vectors, "n": n,
+        "load_seconds": load_s, "queries_mib": queries.nbytes / 2**20,
+        "status": {"after_import": after_import, "before_load": before_load,
+                   "after_load": after_load, "after_warmup": after_warmup,
+                   "after_queries": after_queries, f"after_{settle:g}s_idle": after_settle},
+        "index_rss_anon_mib": after_warmup["RssAnon"] - before_load["RssAnon"],
+        "index_rss_anon_after_queries_mib": after_queries["RssAnon"] - before_load["RssAnon"],
+        "sweep": sweep,
+    }
+
+
+# ----------------------------------------------------------------------------- parent
+
+
+def build_files(train: np.ndarray, metric: str, workdir: Path, args: argparse.Namespace,
+                log: Any) -> dict:
+    """Builds and saves each index file once; reuses files made with the same parameters."""
+    import strata
+
+    params = {"n": int(train.shape[0]), "dim": int(train.shape[1]), "metric": metric,
+              "M": args.M, "ef_construction": args.ef_construction, "seed": args.seed,
+              "dataset": args.dataset, "train_limit": args.train_limit_used}
+    out = {}
+    for key, extra in FILES.items():
+        path = workdir / f"{key}.strata"
+        stamp = workdir / f"{key}.json"
+        if path.exists() and stamp.exists() and json.loads(stamp.read_text())["params"] == params:
+            info = json.loads(stamp.read_text())
+            log(f"  reusing {path.name} (built {info['build_seconds']:.1f} s)")
+        else:
+            t0 = time.perf_counter()
+            index = strata.Index(train.shape[1], metric=metric, M=args.M,
+                                 ef_construction=args.ef_construction,
+                                 num_threads=args.threads, seed=args.seed, **extra)
+            index.add(train)
+            build_s = time.perf_counter() - t0
+            index.save(str(path))
+            index.close()
+            info = {"params": params, "constructor": extra, "build_seconds": build_s}
+            stamp.write_text(json.dumps(info))
+            log(f"  built {path.name}: {build_s:.1f} s")
+        info["file_bytes"] = path.stat().st_size
+        out[key] = info
+    return out
+
+
+def run_child(config: str, workdir: Path, args: argparse.Namespace) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", config,
+           "--workdir", str(workdir), "--efs", args.efs, "-k", str(args.k),
+           "--warmup", str(args.warmup), "--settle", str(args.settle)]
+    # The child must not import strata from the source tree: run it from the work directory.
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {config} failed ({proc.returncode}):\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def baseline_child(workdir: Path) -> dict:
+    """A process that imported numpy and strata and nothing else."""
+    code = ("import gc, json, sys; import numpy, strata; gc.collect(); "
+            f"sys.path.insert(0, {str(BENCH_DIR)!r}); import bench_memory; "
+            "print(json.dumps(bench_memory.proc_status()))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=workdir, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", help="name in bench/data (see datasets.py --list) or .hdf5 path")
+    ap.add_argument("--quick", action="store_true", help="first 20,000 train vectors, 200 queries")
+    ap.add_argument("--train-limit", type=int, help="index only the first N train vectors")
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--configs", default=",".join(CONFIGS), help=f"from {list(CONFIGS)}")
+    ap.add_argument("--efs", default="64,128")
+    ap.add_argument("-k", type=int, default=10)
+    ap.add_argument("-M", type=int, default=16)
+    ap.add_argument("--ef-construction", type=int, default=200)
+    ap.add_argument("--threads", type=int, default=None, help="build threads (default: all)")
+    ap.add_argument("--seed", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=200, help="untimed queries per ef after load")
+    ap.add_argument("--settle", type=float, default=5.0, help="idle seconds before last reading")
+    ap.add_argument("--workdir", help="keep index files here and reuse them (default: temporary)")
+    ap.add_argument("--out", help="result JSON (default bench/results/memory/<dataset>-<time>.json)")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--summarize", nargs="+", metavar="JSON")
+    ap.add_argument("--child", choices=list(CONFIGS), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    efs = [int(e) for e in args.efs.split(",")]
+
+    if args.child:
+        report = child(args.child, Path(args.workdir), efs, args.k, args.warmup, args.settle)
+        print(json.dumps(report))
+        return 0
+    if args.summarize:
+        for p in args.summarize:
+            print(format_table(json.loads(Path(p).read_text()), markdown=args.markdown))
+        return 0
+    if not args.dataset:
+        ap.error("--dataset is required")
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    if set(configs) - set(CONFIGS):
+        ap.error(f"configs are {list(CONFIGS)}")
+
+    import datasets
+    import runinfo
+
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    ds = datasets.load(args.dataset)
+    name, train = ds.name, ds.train
+    nq = min(200 if args.quick else args.queries, ds.test.shape[0])
+    queries = np.ascontiguousarray(ds.test[:nq])
+    truth = ds.neighbors[:nq, :args.k]
+    args.train_limit_used = args.train_limit or (20_000 if args.quick else None)
+    if args.train_limit_used and args.train_limit_used < train.shape[0]:
+        train = np.ascontiguousarray(train[:args.train_limit_used])
+        truth = datasets.exact_knn(train, queries, ds.distance, k=args.k, progress=False)[0]
+        name = f"{name}-first{args.train_limit_used}"
+    metric = {"euclidean": "l2", "angular": "cosine"}[ds.distance]
+    if os.getloadavg()[0] > 0.5:
+        log(f"warning: load average {os.getloadavg()[0]:.2f} before start (recorded)")
+    log(f"{name}: {train.shape[0]} x {ds.dim} {ds.distance}, {nq} queries, configs {configs}")
+
+    result: dict[str, Any] = {
+        "schema": SCHEMA,
+        "benchmark": "memory",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": " ".join([Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)]),
+        "dataset": {**ds.describe(), "name": name, "n_train_used": int(train.shape[0]),
+                    "n_queries_used": nq},
+        "params": {"k": args.k, "M": args.M, "ef_construction": args.ef_construction,
+                   "efs": efs, "seed": args.seed, "warmup": args.warmup, "settle_s": args.settle,
+                   "search_threads": 1, "quick": args.quick,
+                   "index_rss_anon": "RssAnon after load + warm-up + gc.collect() minus RssAnon "
+                                     "just before the load, in the same fresh process"},
+        "machine": runinfo.machine(),
+        "load_average_start": list(os.getloadavg()),
+        "git": runinfo.git_info(),
+        "versions": runinfo.versions(),
+    }
+    tmp = None
+    if args.workdir:
+        workdir = Path(args.workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="strata-memory-")
+        workdir = Path(tmp.name)
+    try:
+        np.save(workdir / "queries.npy", queries)
+        np.save(workdir / "truth.npy", np.ascontiguousarray(truth, dtype=np.int64))
+        del ds
+        result["files"] = build_files(train, metric, workdir, args, log)
+        del train
+        gc.collect()
+        result["baseline"] = baseline_child(workdir)
+        log(f"  baseline (numpy + strata imported): RssAnon {result['baseline']['RssAnon']:.1f} "
+            f"MiB, VmRSS {result['baseline']['VmRSS']:.1f} MiB")
+        result["configs"] = []
+        for config in configs:
+            r = run_child(config, workdir, args)
+            r["file_mib"] = result["files"][CONFIGS[config][0]]["file_bytes"] / 2**20
+            result["configs"].append(r)
+            s = r["status"]["after_warmup"]
+            log(f"  {config:13s} index RssAnon {r['index_rss_anon_mib']:7.1f} MiB  "
+                f"RssFile {s['RssFile']:6.1f}  VmRSS {s['VmRSS']:7.1f}  file "
+                f"{r['file_mib']:6.1f} MiB  " + "  ".join(
+                    f"ef={p['ef']} R={p['recall']:.4f} {p['qps']:.0f} qps" for p in r["sweep"]))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    result["load_average_end"] = list(os.getloadavg())
+    out = Path(args.out) if args.out else (
+        RESULTS_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    log(f"wrote {out}")
+    print(format_table(result, markdown=args.markdown))
+    return 0
+
+
+# ----------------------------------------------------------------------------- reporting
+
+
+def target_check(result: dict) -> str | None:
+    by = {r["config"]: r for r in result["configs"]}
+    if "float32" not in by or "sq8-mmap" not in by:
+        return None
+    f32, sq8m = by["float32"], by["sq8-mmap"]
+    ratio = sq8m["index_rss_anon_mib"] / f32["index_rss_anon_mib"]
+    whole = sq8m["status"]["after_warmup"]["RssAnon"] / f32["status"]["after_warmup"]["RssAnon"]
+    ok = "met" if ratio <= TARGET_RATIO else "NOT met"
+    return (f"sq8-mmap / float32 index RssAnon = {ratio:.2f} (target <= {TARGET_RATIO}: {ok}); "
+            f"whole-process RssAnon ratio {whole:.2f}")
+
+
+def format_table(result: dict, markdown: bool = False) -> str:
+    efs = result["params"]["efs"]
+    f32 = next((r for r in result["configs"] if r["config"] == "float32"), None)
+    head = ["config", "file MiB", "index RssAnon MiB", "x float32", "process RssAnon",
+            "RssFile", "VmRSS"]
+    for ef in efs:
+        head += [f"recall@{result['params']['k']} ef={ef}", f"QPS ef={ef}"]
+    rows = []
+    for r in result["configs"]:
+        s = r["status"]["after_warmup"]
+        ratio = (f"{r['index_rss_anon_mib'] / f32['index_rss_anon_mib']:.2f}" if f32 else "-")
+        row = [r["config"], f"{r['file_mib']:.1f}", f"{r['index_rss_anon_mib']:.1f}", ratio,
+               f"{s['RssAnon']:.1f}", f"{s['RssFile']:.1f}", f"{s['VmRSS']:.1f}"]
+        for p in r["sweep"]:
+            row += [f"{p['recall']:.4f}", f"{p['qps']:,.0f}"]
+        rows.append(row)
+    ds, base = result["dataset"], result["baseline"]
+    q_mib = result["configs"][0]["queries_mib"] if result["configs"] else 0.0
+    title = (f"{ds['name']}: {ds['n_train_used']:,} x {ds['dimension']} {ds['distance']}, "
+             f"one fresh process per row, single-thread QPS")
+    notes = [f"baseline process (numpy + strata imported): RssAnon {base['RssAnon']:.1f} MiB, "
+             f"VmRSS {base['VmRSS']:.1f} MiB; query array {q_mib:.2f} MiB (both excluded from "
+             "index RssAnon)"]
+    verdict = target_check(result)
+    if verdict:
+        notes.append(verdict)
+    from bench_filter import render_table  # not at the top: children import nothing extra
+
+    return render_table(title, head, rows, notes, markdown)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
