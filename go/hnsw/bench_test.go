@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-db/strata/go/internal/testdata"
 	"github.com/strata-db/strata/go/metric"
@@ -27,6 +28,17 @@ var (
 	benchK       = envInt("STRATA_BENCH_K", 10)
 	benchEf      = envInt("STRATA_BENCH_EF", 64)
 )
+
+// withQuant applies STRATA_BENCH_QUANT: "sq8" (with rerank) or "sq8-codes".
+func (c Config) withQuant(q string) Config {
+	switch q {
+	case "sq8":
+		c.Quantization, c.Rerank = QuantSQ8, true
+	case "sq8-codes":
+		c.Quantization = QuantSQ8
+	}
+	return c
+}
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -69,13 +81,15 @@ func benchSetup(b *testing.B) {
 		x, err := New(Config{
 			Dim: benchDim, Metric: m, M: envInt("STRATA_BENCH_M", 16),
 			EfConstruction: envInt("STRATA_BENCH_EFC", 200), Seed: uint64(envInt("STRATA_BENCH_SEED", 1)),
-		})
+		}.withQuant(os.Getenv("STRATA_BENCH_QUANT")))
 		if err != nil {
 			b.Fatal(err)
 		}
+		start := time.Now()
 		if err := x.Add(data, nil, nil, envInt("STRATA_BENCH_BUILD_THREADS", 0)); err != nil {
 			b.Fatal(err)
 		}
+		b.Logf("strata-bench-build: %d vectors in %.2f s", len(data)/benchDim, time.Since(start).Seconds())
 		benchIndex = x
 	})
 }
