@@ -31,9 +31,8 @@ go-test:
 	go test -race ./go/... ./capi/...
 	go test -tags noasm ./go/...
 
-# bench/ is linted by its owner (it does not yet pass these rules).
 py-lint: install
-	$(VENV)/bin/ruff check strata python tests setup.py
+	$(VENV)/bin/ruff check strata python tests bench setup.py
 
 # Run from tests/ so that the source tree's strata/ cannot shadow the
 # installed package (tests/test_install.py checks which one is imported).

@@ -44,18 +44,22 @@ func (x *Index) Trained() bool {
 	return x.cfg.Quantization == QuantNone || x.graph.Load().sq != nil
 }
 
-// trainLocked fits the quantizer to sample (normalising a copy for cosine)
+// trainLocked fits the quantizer to sample (normalising each row for cosine)
 // and installs it in a new graph generation. Callers hold writeMu.
 func (x *Index) trainLocked(sample []float32) error {
-	if x.cfg.Metric.NeedsNormalize() {
-		sample = append([]float32(nil), sample...)
-		for off := 0; off < len(sample); off += x.cfg.Dim {
-			metric.Normalize(sample[off : off+x.cfg.Dim])
+	dim := x.cfg.Dim
+	var t sq8.Trainer
+	row := make([]float32, dim)
+	for off := 0; off < len(sample); off += dim {
+		copy(row, sample[off:off+dim])
+		if x.cfg.Metric.NeedsNormalize() {
+			metric.Normalize(row)
 		}
+		t.Observe(row)
 	}
-	q, err := sq8.Train(sample, x.cfg.Dim)
-	if err != nil {
-		return fmt.Errorf("hnsw: %w", err)
+	q := t.Quantizer()
+	if q == nil {
+		return fmt.Errorf("%w: empty training sample", ErrInvalidArgument)
 	}
 	g := x.graph.Load()
 	x.graph.Store(g.regrown(g.count, 0, q))

@@ -42,28 +42,50 @@ func Train(sample []float32, dim int) (*Quantizer, error) {
 	if dim <= 0 || len(sample) == 0 || len(sample)%dim != 0 {
 		return nil, fmt.Errorf("sq8: training sample of %d floats does not hold whole rows of dim %d", len(sample), dim)
 	}
-	lo := make([]float32, dim)
-	hi := make([]float32, dim)
-	copy(lo, sample[:dim])
-	copy(hi, sample[:dim])
-	for off := dim; off < len(sample); off += dim {
-		row := sample[off : off+dim]
-		for d, v := range row {
-			lo[d] = min(lo[d], v)
-			hi[d] = max(hi[d], v)
-		}
+	var t Trainer
+	for off := 0; off < len(sample); off += dim {
+		t.Observe(sample[off : off+dim])
+	}
+	return t.Quantizer(), nil
+}
+
+// Trainer learns ranges one row at a time, so a caller that transforms rows
+// (normalising them for cosine, say) needs no copy of the whole sample.
+type Trainer struct {
+	lo, hi []float32
+}
+
+// Observe widens the ranges to include row. Every row must have the same
+// length.
+func (t *Trainer) Observe(row []float32) {
+	if t.lo == nil {
+		t.lo = append([]float32(nil), row...)
+		t.hi = append([]float32(nil), row...)
+		return
+	}
+	lo, hi := t.lo[:len(row)], t.hi[:len(row)]
+	for d, v := range row {
+		lo[d] = min(lo[d], v)
+		hi[d] = max(hi[d], v)
+	}
+}
+
+// Quantizer returns the quantizer for the rows observed (nil if none).
+func (t *Trainer) Quantizer() *Quantizer {
+	if t.lo == nil {
+		return nil
 	}
 	var width float64
-	for d := range lo {
-		width = max(width, float64(hi[d])-float64(lo[d]))
+	for d := range t.lo {
+		width = max(width, float64(t.hi[d])-float64(t.lo[d]))
 	}
 	if width == 0 {
 		// Every sample identical: any positive step encodes them exactly.
 		width = 1
 	}
-	q := &Quantizer{Lo: lo, Step: float32(width / 255)}
-	q.LoNorm = kernels.Dot(lo, lo)
-	return q, nil
+	q := &Quantizer{Lo: t.lo, Step: float32(width / 255)}
+	q.LoNorm = kernels.Dot(t.lo, t.lo)
+	return q
 }
 
 // Validate checks a quantizer read from disk.
