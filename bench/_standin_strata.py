@@ -13,7 +13,7 @@ __version__ = "standin"
 
 
 class Index:
-    def __init__(self, dim: int, metric: str = "l2", M: int = 16,  # noqa: N803 (strata's name)
+    def __init__(self, dim: int, metric: str = "l2", M: int = 16,
                  ef_construction: int = 200, num_threads: int | None = None,
                  seed: int | None = None, quantization: str | None = None) -> None:
         import hnswlib

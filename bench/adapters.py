@@ -44,7 +44,7 @@ def _path_bytes(path: Path) -> int:
 class Adapter:
     name = "?"
 
-    def __init__(self, distance: str, dim: int, M: int = 16,  # noqa: N803 (HNSW's name)
+    def __init__(self, distance: str, dim: int, M: int = 16,
                  ef_construction: int = 200,
                  seed: int = 100) -> None:
         if distance not in ("euclidean", "angular"):

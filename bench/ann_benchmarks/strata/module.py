@@ -73,7 +73,7 @@ class Strata(BaseANN):
         return f"M={self.M}, efConstruction={self.ef_construction}{q}"
 
     def fit(self, vectors: np.ndarray) -> None:
-        X = np.ascontiguousarray(vectors, dtype=np.float32)  # noqa: N806 (ann-benchmarks' name)
+        X = np.ascontiguousarray(vectors, dtype=np.float32)
         kwargs = {"metric": self.metric, "M": self.M, "ef_construction": self.ef_construction}
         if self.quantization:
             kwargs["quantization"] = self.quantization
