@@ -98,25 +98,11 @@ func strata_search(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int64_
 		if err != nil {
 			return err
 		}
-		qs, err := floatRows(queries, int64(nq), x.Dim(), "queries")
+		a, err := searchViews(x, queries, nq, k, ef, outIDs, outDists)
 		if err != nil {
 			return err
 		}
-		if k <= 0 || int64(k) > maxFloats/(int64(nq)+1) {
-			return invalidf("k must be positive, got %d", k)
-		}
-		if ef < 0 {
-			return invalidf("ef must be >= 0 (0 = default), got %d", ef)
-		}
-		total := int(nq) * int(k)
-		if total > 0 && (outIDs == nil || outDists == nil) {
-			return invalidf("output pointer is NULL")
-		}
-		ids, dists := view[int64](outIDs, total), view[float32](outDists, total)
-		if _, err := batch.CheckSearch(qs, x.Dim(), int(k), ids, dists); err != nil {
-			return err
-		}
-		return x.Search(qs, int(k), int(ef), int(numThreads), ids, dists)
+		return x.Search(a.queries, a.k, a.ef, int(numThreads), a.ids, a.dists)
 	})
 }
 
@@ -146,6 +132,38 @@ func strata_progress(h C.strata_handle, out *C.int64_t, errBuf *C.char, errLen C
 	return call("strata_progress", errBuf, errLen, func() error {
 		return property(h, out, func(x engine) C.int64_t { return C.int64_t(x.Progress()) })
 	})
+}
+
+// searchArgs are a search call's arguments as Go values over the caller's
+// memory, valid for the duration of the call.
+type searchArgs struct {
+	queries []float32
+	k, ef   int
+	ids     []int64
+	dists   []float32
+}
+
+// searchViews checks a search call's arguments and views its buffers.
+func searchViews(x engine, queries *C.float, nq, k, ef C.int64_t, outIDs *C.int64_t, outDists *C.float) (searchArgs, error) {
+	qs, err := floatRows(queries, int64(nq), x.Dim(), "queries")
+	if err != nil {
+		return searchArgs{}, err
+	}
+	if k <= 0 || int64(k) > maxFloats/(int64(nq)+1) {
+		return searchArgs{}, invalidf("k must be positive, got %d", k)
+	}
+	if ef < 0 {
+		return searchArgs{}, invalidf("ef must be >= 0 (0 = default), got %d", ef)
+	}
+	total := int(nq) * int(k)
+	if total > 0 && (outIDs == nil || outDists == nil) {
+		return searchArgs{}, invalidf("output pointer is NULL")
+	}
+	ids, dists := view[int64](outIDs, total), view[float32](outDists, total)
+	if _, err := batch.CheckSearch(qs, x.Dim(), int(k), ids, dists); err != nil {
+		return searchArgs{}, err
+	}
+	return searchArgs{queries: qs, k: int(k), ef: int(ef), ids: ids, dists: dists}, nil
 }
 
 // property stores get(engine) in *out.

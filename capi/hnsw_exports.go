@@ -124,15 +124,9 @@ func strata_search_filtered(h C.strata_handle, queries *C.float, nq C.int64_t, k
 		if err != nil {
 			return err
 		}
-		qs, err := floatRows(queries, int64(nq), x.Dim(), "queries")
+		a, err := searchViews(x, queries, nq, k, ef, outIDs, outDists)
 		if err != nil {
 			return err
-		}
-		if k <= 0 || int64(k) > maxFloats/(int64(nq)+1) {
-			return invalidf("k must be positive, got %d", k)
-		}
-		if ef < 0 {
-			return invalidf("ef must be >= 0 (0 = default), got %d", ef)
 		}
 		var f *hnsw.Filter
 		if nAllow >= 0 || nDeny > 0 {
@@ -146,12 +140,7 @@ func strata_search_filtered(h C.strata_handle, queries *C.float, nq C.int64_t, k
 				return err
 			}
 		}
-		total := int(nq) * int(k)
-		if total > 0 && (outIDs == nil || outDists == nil) {
-			return invalidf("output pointer is NULL")
-		}
-		st, err := x.SearchFiltered(qs, int(k), int(ef), int(numThreads), f,
-			view[int64](outIDs, total), view[float32](outDists, total))
+		st, err := x.SearchFiltered(a.queries, a.k, a.ef, int(numThreads), f, a.ids, a.dists)
 		if err != nil {
 			return err
 		}

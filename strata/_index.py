@@ -61,22 +61,33 @@ def _threads(num_threads: object) -> int:
     return 0 if num_threads is None else _int(num_threads, "num_threads", 1, _INT32_MAX)
 
 
-def _as_ids(ids: object, n: int) -> npt.NDArray[np.uint64]:
+def _id_list(ids: object, name: str) -> npt.NDArray[np.uint64]:
+    """Returns ids (an integer, a sequence or an array of them) as a uint64 array."""
     arr = np.asarray(ids)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
     if arr.ndim != 1:
-        raise ValueError(f"ids must be 1-D, got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise ValueError(f"got {arr.shape[0]} ids for {n} vectors")
-    if n == 0:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
         return np.empty(0, dtype=_U64)
     if arr.dtype.kind == "i":
         negative = np.flatnonzero(arr < 0)
         if negative.size:
             i = int(negative[0])
-            raise ValueError(f"ids must be non-negative, got ids[{i}] = {arr[i]}")
+            raise ValueError(f"{name} must be non-negative, got {name}[{i}] = {arr[i]}")
     elif arr.dtype.kind != "u":
-        raise TypeError(f"ids must be integers in [0, 2**63 - 1], got dtype {arr.dtype}")
+        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=_U64)
+
+
+def _as_ids(ids: object, n: int) -> npt.NDArray[np.uint64]:
+    """ids for n vectors: n non-negative integers as a uint64 array."""
+    arr = np.asarray(ids)
+    if arr.ndim != 1:
+        raise ValueError(f"ids must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"got {arr.shape[0]} ids for {n} vectors")
+    return _id_list(arr, "ids")
 
 
 class _BaseIndex:
@@ -365,25 +376,6 @@ _PLANS = {
     lib.STRATA_PLAN_EMPTY: "empty",
 }
 _strata_search_filtered = lib.strata_search_filtered
-
-
-def _id_list(ids: object, name: str) -> npt.NDArray[np.uint64]:
-    """Returns ids (an integer, a sequence or an array of them) as a uint64 array."""
-    arr = np.asarray(ids)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if arr.size == 0:
-        return np.empty(0, dtype=_U64)
-    if arr.dtype.kind == "i":
-        negative = np.flatnonzero(arr < 0)
-        if negative.size:
-            i = int(negative[0])
-            raise ValueError(f"{name} must be non-negative, got {name}[{i}] = {arr[i]}")
-    elif arr.dtype.kind != "u":
-        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=_U64)
 
 
 def _ids_pointer(ids: npt.NDArray[np.uint64]) -> Any:

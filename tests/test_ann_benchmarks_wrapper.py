@@ -1,6 +1,5 @@
 """The ann-benchmarks wrapper (bench/ann_benchmarks/strata/module.py), driven by the minimal
-stand-in runner on small generated data. Lives in bench/ann_benchmarks/ and may be copied to
-tests/: it finds the repository's bench/ folder from either place."""
+stand-in runner (bench/ann_benchmarks/run_minimal.py) on small generated data."""
 
 from __future__ import annotations
 
@@ -40,20 +39,21 @@ def runner() -> ModuleType:
     return mod
 
 
-def _data(runner: ModuleType, metric: str, n: int = 3000, dim: int = 24, nq: int = 100, k: int = 10
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _data(
+    runner: ModuleType, metric: str, n: int = 3000, dim: int = 24, nq: int = 100, k: int = 10
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     train, test = runner.datasets.make_clustered(n, nq, dim, centres=30, seed=5, spread=0.3)
     neighbors, _ = runner.datasets.exact_knn(train, test, metric, k=k, progress=False)
     return train, test, neighbors
 
 
-GROUP = {"M-16": {"arg_groups": [{"M": 16, "efConstruction": 200}],
-                  "query_args": [[10, 64, 256]]}}
+GROUP = {"M-16": {"arg_groups": [{"M": 16, "efConstruction": 200}], "query_args": [[10, 64, 256]]}}
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "angular"])
-def test_wrapper_returns_train_row_numbers_with_high_recall(runner: ModuleType,
-                                                            metric: str) -> None:
+def test_wrapper_returns_train_row_numbers_with_high_recall(
+    runner: ModuleType, metric: str
+) -> None:
     train, test, neighbors = _data(runner, metric)
     results = runner.run(train, test, neighbors, metric, k=10, groups=GROUP, log=lambda *_: None)
     assert [r["ef"] for r in results] == [10, 64, 256]

@@ -115,6 +115,18 @@ func (x *Index) getSearcher() *searcher { return x.pool.Get().(*searcher) }
 
 func (x *Index) putSearcher(s *searcher) { x.pool.Put(s) }
 
+// drawLevels draws the levels of n new nodes, in order (so a seed fixes
+// them whatever the thread count), and the upper-level words they need.
+func (x *Index) drawLevels(n, strideUp int) (levels []uint8, upperWords int) {
+	levels = make([]uint8, n)
+	for i := range levels {
+		l := x.randomLevel()
+		levels[i] = uint8(l)
+		upperWords += l * strideUp
+	}
+	return levels, upperWords
+}
+
 // randomLevel draws a node level from the exponential distribution of the
 // HNSW paper: P(level >= l) = M^-l.
 func (x *Index) randomLevel() int {

@@ -52,13 +52,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	// whatever the thread count.
 	g := x.graph.Load()
 	first := g.count
-	levels := make([]uint8, n)
-	upperWords := 0
-	for i := range levels {
-		l := x.randomLevel()
-		levels[i] = uint8(l)
-		upperWords += l * g.strideUp
-	}
+	levels, upperWords := x.drawLevels(n, g.strideUp)
 	if first+n > g.capacity() || g.upperUsed+upperWords > len(g.upper) {
 		g = g.grown(first+n, upperWords)
 		x.graph.Store(g)

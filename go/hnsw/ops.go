@@ -115,13 +115,7 @@ func (x *Index) Compact(threads int) error {
 		}
 	}
 	n := len(live)
-	levels := make([]uint8, n)
-	upperWords := 0
-	for i := range levels {
-		l := x.randomLevel()
-		levels[i] = uint8(l)
-		upperWords += l * old.strideUp
-	}
+	levels, upperWords := x.drawLevels(n, old.strideUp)
 	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(n, upperWords)
 	dim := g.dim
 	for i, src := range live {
