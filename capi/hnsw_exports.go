@@ -148,6 +148,7 @@ func strata_search_filtered(h C.strata_handle, queries *C.float, nq C.int64_t, k
 			*stats = C.strata_search_stats{
 				distance_computations: C.int64_t(st.DistanceComputations),
 				plan:                  C.int(st.Plan), allowed: C.int64_t(st.Allowed),
+				ef_search: C.int64_t(st.EfSearch),
 			}
 		}
 		return nil

@@ -126,6 +126,7 @@ typedef struct {
     int64_t distance_computations;
     int plan;
     int64_t allowed;        /* live vectors the filter let through */
+    int64_t ef_search;      /* candidate list size used (widened for filters) */
 } strata_search_stats;
 
 /* The functions below need an HNSW index (STRATA_KIND_HNSW); called with a

@@ -491,7 +491,8 @@ class Index(_BaseIndex):
         return_stats: also return a dict with "plan" ("graph": HNSW traversal
         admitting only allowed ids; "exact": a scan of the allowed vectors,
         chosen when it is cheaper; "empty"), "ndis" (distance computations,
-        all queries) and "allowed" (live vectors the filter lets through).
+        all queries), "allowed" (live vectors the filter lets through) and "ef"
+        (the candidate list size used: filtered graph searches widen it).
         """
         if filter_ids is None and exclude_ids is None and not return_stats:
             return super().search(queries, k, ef, num_threads)
@@ -520,6 +521,7 @@ class Index(_BaseIndex):
             "plan": _PLANS[stats.plan],
             "ndis": int(stats.distance_computations),
             "allowed": int(stats.allowed),
+            "ef": int(stats.ef_search),
         }
         return ids, dists, info
 

@@ -1,6 +1,9 @@
 package hnsw
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Filter restricts a search to some ids. Allow, when not nil, lists the only
 // ids that may be returned (an empty, non-nil list allows nothing); Deny
@@ -53,34 +56,53 @@ func (b bitset) count() int {
 }
 
 // compileFilter turns f into a bitset over g's nodes and counts the live
-// nodes it allows. It holds mapMu so ids and nodes come from the same
-// generation; allowed is nil when f restricts nothing.
-func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, live int) {
+// nodes it allows and the live nodes in all. It holds mapMu so ids and
+// nodes come from the same generation; allowed is nil when f restricts
+// nothing.
+func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, selected, live int) {
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	g = x.graph.Load()
-	live = len(x.byID)
+	live = x.byID.len()
 	if f == nil || (f.Allow == nil && len(f.Deny) == 0) {
-		return g, nil, live
+		return g, nil, live, live
 	}
 	allowed = newBitset(g.capacity())
 	if f.Allow != nil {
 		for _, id := range f.Allow {
-			if node, ok := x.byID[id]; ok {
+			if node, ok := x.byID.get(id); ok {
 				allowed.set(node)
 			}
 		}
 	} else {
-		for _, node := range x.byID {
-			allowed.set(node)
-		}
+		x.byID.eachNode(allowed.set)
 	}
 	for _, id := range f.Deny {
-		if node, ok := x.byID[id]; ok {
+		if node, ok := x.byID.get(id); ok {
 			allowed.unset(node)
 		}
 	}
-	return g, allowed, allowed.count()
+	return g, allowed, allowed.count(), live
+}
+
+// maxFilterBoost caps filteredEf's widening of the candidate list.
+const maxFilterBoost = 8
+
+// filteredEf widens ef for a graph search that admits only a fraction
+// p = selected/live of the nodes. The admitted candidates of a filtered
+// search come from a sparser, more scattered set than an unfiltered
+// search's, and at the same ef its recall falls below the unfiltered one
+// (pypi-use512, 50% random allow list, ef=64: 0.972 against exact filtered
+// search; one-cluster allow lists lower still). Scaling ef by 1/p² (capped)
+// restores it, leaves unfiltered and nearly unfiltered searches alone, and
+// is priced into the plan choice, which then scans exactly whenever the
+// widened traversal would cost more.
+func filteredEf(ef, selected, live int) int {
+	if selected >= live || selected == 0 {
+		return ef
+	}
+	p := float64(selected) / float64(live)
+	return int(math.Ceil(float64(ef) * min(1/(p*p), maxFilterBoost)))
 }
 
 // choosePlan picks exact scan or graph traversal. A filtered graph search

@@ -32,10 +32,10 @@ type Index struct {
 	locks   [lockStripes]sync.Mutex
 
 	mapMu  sync.RWMutex
-	byID   map[uint64]uint32 // live id -> node
-	nextID uint64            // first id of the next auto-numbered batch
-	rng    *rand.Rand        // level draws; used under writeMu only
-	pcg    *rand.PCG         // rng's source, saved with the index
+	byID   idTable    // live id -> node
+	nextID uint64     // first id of the next auto-numbered batch
+	rng    *rand.Rand // level draws; used under writeMu only
+	pcg    *rand.PCG  // rng's source, saved with the index
 
 	// closeMu is held shared by every operation that reads the graph and
 	// exclusively by Close, so a memory-mapped file is never unmapped
@@ -63,7 +63,7 @@ func New(cfg Config) (*Index, error) {
 		cfg:     cfg,
 		l2:      cfg.Metric == metric.L2,
 		levelMu: 1 / math.Log(float64(cfg.M)),
-		byID:    make(map[uint64]uint32),
+		byID:    newIDTable(),
 		pcg:     rand.NewPCG(cfg.Seed, 0x5eed5eed),
 	}
 	x.rng = rand.New(x.pcg)
@@ -85,7 +85,7 @@ func (x *Index) Metric() metric.Metric { return x.cfg.Metric }
 func (x *Index) Len() int {
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
-	return len(x.byID)
+	return x.byID.len()
 }
 
 // Progress returns how many nodes Add and Compact have inserted since the
@@ -96,7 +96,7 @@ func (x *Index) Progress() int64 { return x.progress.Load() }
 func (x *Index) Contains(id uint64) bool {
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
-	_, ok := x.byID[id]
+	_, ok := x.byID.get(id)
 	return ok
 }
 

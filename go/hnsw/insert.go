@@ -61,7 +61,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	x.mapMu.RLock()
 	for i, id := range ids {
 		replaced[i] = -1
-		if old, ok := x.byID[id]; ok {
+		if old, ok := x.byID.get(id); ok {
 			replaced[i] = int64(old)
 		}
 	}
@@ -104,7 +104,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 
 	x.mapMu.Lock()
 	for i, id := range ids {
-		x.byID[id] = uint32(first + i)
+		x.byID.set(id, uint32(first+i))
 		if id >= x.nextID {
 			x.nextID = id + 1
 		}

@@ -323,3 +323,18 @@ func TestCompactKeepsRecall(t *testing.T) {
 		t.Fatalf("Len %d, IDs %d (%v), want %d", x.Len(), len(all), err, len(liveIDs))
 	}
 }
+
+func TestFilteredEfWidensOnlyFilteredSearches(t *testing.T) {
+	cases := []struct{ ef, selected, live, want int }{
+		{64, 100, 100, 64},   // no filter
+		{64, 0, 100, 64},     // nothing allowed: the plan is empty anyway
+		{64, 50, 100, 256},   // half allowed: 1/p² = 4
+		{64, 1, 100, 64 * 8}, // capped
+		{10, 99, 100, 11},    // nearly unfiltered: barely widened
+	}
+	for _, c := range cases {
+		if got := filteredEf(c.ef, c.selected, c.live); got != c.want {
+			t.Errorf("filteredEf(%d, %d, %d) = %d, want %d", c.ef, c.selected, c.live, got, c.want)
+		}
+	}
+}

@@ -21,7 +21,7 @@ func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
 	defer x.mapMu.Unlock()
 	if !missingOK {
 		for i, id := range ids {
-			if _, ok := x.byID[id]; !ok {
+			if _, ok := x.byID.get(id); !ok {
 				return 0, fmt.Errorf("%w: ids[%d] = %d", ErrNotFound, i, id)
 			}
 		}
@@ -29,12 +29,12 @@ func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
 	g := x.graph.Load()
 	removed := 0
 	for _, id := range ids {
-		node, ok := x.byID[id]
+		node, ok := x.byID.get(id)
 		if !ok {
 			continue // missingOK, or repeated in ids
 		}
 		g.setFlag(node, flagDeleted)
-		delete(x.byID, id)
+		x.byID.del(id)
 		removed++
 	}
 	return removed, nil
@@ -55,7 +55,7 @@ func (x *Index) GetVectors(ids []uint64, out []float32) error {
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
 	for i, id := range ids {
-		node, ok := x.byID[id]
+		node, ok := x.byID.get(id)
 		if !ok {
 			return fmt.Errorf("%w: ids[%d] = %d", ErrNotFound, i, id)
 		}
@@ -77,7 +77,7 @@ func (x *Index) IDs() ([]uint64, error) {
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
-	out := make([]uint64, 0, len(x.byID))
+	out := make([]uint64, 0, x.byID.len())
 	for node := 0; node < g.count; node++ {
 		if g.isReady(uint32(node)) {
 			out = append(out, g.labels[node])
@@ -93,7 +93,7 @@ func (x *Index) Tombstones() int {
 	defer x.writeMu.Unlock()
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
-	return x.graph.Load().count - len(x.byID)
+	return x.graph.Load().count - x.byID.len()
 }
 
 // Compact rebuilds the graph from the live vectors only, reclaiming the
@@ -139,9 +139,9 @@ func (x *Index) Compact(threads int) error {
 		g.setFlag(uint32(i), flagReady)
 		x.progress.Add(1)
 	})
-	byID := make(map[uint64]uint32, n)
+	byID := newIDTable()
 	for i := range n {
-		byID[g.labels[i]] = uint32(i)
+		byID.set(g.labels[i], uint32(i))
 	}
 	x.mapMu.Lock()
 	x.graph.Store(g)

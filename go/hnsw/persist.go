@@ -248,10 +248,10 @@ func fromFile(f *indexfile.File) (*Index, error) {
 			continue
 		}
 		id := g.labels[node]
-		if _, dup := x.byID[id]; dup || id > batch.MaxID {
+		if _, dup := x.byID.get(id); dup || id > batch.MaxID {
 			return nil, fmt.Errorf("%w: live id %d at node %d is duplicated or out of range", ErrFormat, id, node)
 		}
-		x.byID[id] = uint32(node)
+		x.byID.set(id, uint32(node))
 	}
 	x.nextID = p.NextID
 	x.graph.Store(g)

@@ -18,6 +18,8 @@ type SearchStats struct {
 	Plan Plan
 	// Allowed is the number of live vectors the filter let through.
 	Allowed int
+	// EfSearch is the candidate list size used (ef, widened for filters).
+	EfSearch int
 }
 
 // Search finds the k nearest live vectors to each of len(queries)/Dim
@@ -47,9 +49,10 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 		ef = max(k, DefaultEfSearch)
 	}
 	ef = max(ef, k)
-	g, allowed, live := x.compileFilter(filter)
-	stats.Allowed = live
-	stats.Plan = x.choosePlan(g, live, ef)
+	g, allowed, selected, live := x.compileFilter(filter)
+	ef = filteredEf(ef, selected, live)
+	stats.Allowed, stats.EfSearch = selected, ef
+	stats.Plan = x.choosePlan(g, selected, ef)
 	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}}
 	if nq == 1 || threads == 1 {
 		s := x.getSearcher()
