@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/kernels"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -152,21 +154,40 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef int, adm *a
 // admitted.
 func (x *Index) scan(g *graph, s *searcher, q []float32, k int, adm *admission) []candidate {
 	s.results = s.results[:0]
+	// Rows are visited in batches: the batch's rows are prefetched first so
+	// their loads overlap (the allowed nodes of a filter are scattered, and
+	// one at a time each distance waits on memory).
+	const batchSize = 32
+	base, stride := g.rowBase(), g.rowBytes
+	if g.floats {
+		base, stride = unsafe.Pointer(unsafe.SliceData(g.vectors)), uintptr(g.dim)*4
+	}
+	batch := s.pending[:0]
+	flush := func() {
+		kernels.PrefetchRows(base, stride, batch, g.prefetchLines)
+		for _, node := range batch {
+			var d float32
+			if g.floats {
+				s.ndis++
+				d = g.floatDist(x.l2, q, node)
+			} else {
+				d = s.dist(g, x.l2, q, node)
+			}
+			if len(s.results) < k {
+				s.results.push(candidate{d, node})
+			} else if d < s.results[0].dist {
+				s.results.replaceTop(candidate{d, node})
+			}
+		}
+		batch = batch[:0]
+	}
 	consider := func(node uint32) {
 		if !g.isReady(node) {
 			return
 		}
-		var d float32
-		if g.floats {
-			s.ndis++
-			d = g.floatDist(x.l2, q, node)
-		} else {
-			d = s.dist(g, x.l2, q, node)
-		}
-		if len(s.results) < k {
-			s.results.push(candidate{d, node})
-		} else if d < s.results[0].dist {
-			s.results.replaceTop(candidate{d, node})
+		batch = append(batch, node)
+		if len(batch) == batchSize {
+			flush()
 		}
 	}
 	if adm.allow == nil {
@@ -184,6 +205,8 @@ func (x *Index) scan(g *graph, s *searcher, q []float32, k int, adm *admission) 
 			}
 		}
 	}
+	flush()
+	s.pending = batch
 	sortAscending(s.results)
 	return s.results
 }
