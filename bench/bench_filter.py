@@ -309,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=100, help="graph seed")
     ap.add_argument("--allow-seed", type=int, default=ALLOW_SEED)
     ap.add_argument("--out", help="result JSON (default bench/results/filter/<dataset>-<time>.json)")
+    ap.add_argument("--note", help="free text stored in the result (e.g. how strata was built)")
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
     ap.add_argument("--summarize", nargs="+", metavar="JSON",
                     help="only print the table(s) of existing result files")
@@ -379,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": runinfo.machine(),
         "load_average_start": list(os.getloadavg()),
         "git": runinfo.git_info(),
+        "note": args.note,
         "versions": runinfo.versions(),
         "libs": {},
         "configs": [],

@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settle", type=float, default=5.0, help="idle seconds before last reading")
     ap.add_argument("--workdir", help="keep index files here and reuse them (default: temporary)")
     ap.add_argument("--out", help="result JSON (default bench/results/memory/<dataset>-<time>.json)")
+    ap.add_argument("--note", help="free text stored in the result (e.g. how strata was built)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--summarize", nargs="+", metavar="JSON")
     ap.add_argument("--child", choices=list(CONFIGS), help=argparse.SUPPRESS)
@@ -262,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": runinfo.machine(),
         "load_average_start": list(os.getloadavg()),
         "git": runinfo.git_info(),
+        "note": args.note,
         "versions": runinfo.versions(),
     }
     tmp = None
