@@ -124,6 +124,7 @@ func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
 	ng.labels = growCopy(g.labels[:g.count], capNodes)
 	ng.flags = growCopyAtomic(g.flags[:g.count], capNodes)
 	ng.inDegree = make([]int32, capNodes)
+	adviseHugePages(ng.inDegree)
 	for i := range g.count {
 		ng.inDegree[i] = atomic.LoadInt32(&g.inDegree[i])
 	}
@@ -137,8 +138,12 @@ func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
 	return ng
 }
 
+// growCopy returns a new array of n elements starting with src. Large
+// arrays are advised onto huge pages before anything touches them, so the
+// copy's page faults already allocate huge pages.
 func growCopy[T any](src []T, n int) []T {
 	dst := make([]T, n)
+	adviseHugePages(dst)
 	copy(dst, src)
 	return dst
 }
@@ -147,6 +152,7 @@ func growCopy[T any](src []T, n int) []T {
 // the old generation (they are not being written: inserts are paused).
 func growCopyAtomic(src []uint32, n int) []uint32 {
 	dst := make([]uint32, n)
+	adviseHugePages(dst)
 	for i := range src {
 		dst[i] = atomic.LoadUint32(&src[i])
 	}

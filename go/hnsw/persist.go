@@ -130,7 +130,7 @@ func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 			f.Close()
 		}
 	}()
-	x, err := fromFile(f)
+	x, err := fromFile(f, opts)
 	if err != nil {
 		return nil, fmt.Errorf("hnsw: load %s: %w", path, err)
 	}
@@ -158,7 +158,7 @@ func section[T indexfile.Elem](f *indexfile.File, tag uint32, want int) ([]T, er
 	return v, nil
 }
 
-func fromFile(f *indexfile.File) (*Index, error) {
+func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	raw, ok := f.Section(tagParams)
 	if !ok {
 		return nil, fmt.Errorf("%w: missing section %q", ErrFormat, indexfile.TagName(tagParams))
@@ -235,6 +235,11 @@ func fromFile(f *indexfile.File) (*Index, error) {
 	if g.inDegree, err = section[int32](f, tagInDegree, n); err != nil {
 		return nil, err
 	}
+	if !opts.MmapVectors {
+		adviseHugePages(g.vectors) // read into the heap: collapse into huge pages
+	}
+	adviseHugePages(g.codes)
+	adviseHugePages(g.level0)
 	g.count, g.upperUsed = n, int(p.UpperUsed)
 	g.entry.Store(p.Entry)
 	if err := g.checkStructure(); err != nil {
