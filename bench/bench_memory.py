@@ -138,6 +138,11 @@ def child(config: str, workdir: Path, efs: list[int], k: int, warmup: int, settl
 # ----------------------------------------------------------------------------- parent
 
 
+def _engine_identity(strata: Any) -> str:
+    libs = sorted(Path(strata.__file__).parent.glob("_native*"))
+    return ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in libs)
+
+
 def build_files(train: np.ndarray, metric: str, workdir: Path, args: argparse.Namespace,
                 log: Any) -> dict:
     """Builds and saves each index file once; reuses files made with the same parameters."""
@@ -145,7 +150,9 @@ def build_files(train: np.ndarray, metric: str, workdir: Path, args: argparse.Na
 
     params = {"n": int(train.shape[0]), "dim": int(train.shape[1]), "metric": metric,
               "M": args.M, "ef_construction": args.ef_construction, "seed": args.seed,
-              "dataset": args.dataset, "train_limit": args.train_limit_used}
+              "dataset": args.dataset, "train_limit": args.train_limit_used,
+              # A rebuilt engine may write other files: its library's identity is part of the key.
+              "engine": _engine_identity(strata)}
     out = {}
     for key, extra in FILES.items():
         path = workdir / f"{key}.strata"
