@@ -44,8 +44,9 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -140,7 +141,7 @@ class FilteredSearcher:
 
     name = "?"
 
-    def __init__(self, distance: str, dim: int, n: int, M: int, ef_construction: int,  # noqa: N803
+    def __init__(self, distance: str, dim: int, n: int, M: int, ef_construction: int,
                  seed: int) -> None:
         self.adapter = ADAPTERS[self.name](distance, dim, M=M, ef_construction=ef_construction,
                                            seed=seed)
@@ -256,8 +257,10 @@ SEARCHERS = {s.name: s for s in (StrataFiltered, HnswlibFiltered, FaissFiltered)
 # ----------------------------------------------------------------------------- measuring
 
 
-def timed_queries(searcher: FilteredSearcher, rows: list[np.ndarray], k: int,
-                  allowed: np.ndarray | None, budget_s: float, min_queries: int) -> tuple[np.ndarray, float]:
+def timed_queries(
+    searcher: FilteredSearcher, rows: list[np.ndarray], k: int,
+    allowed: np.ndarray | None, budget_s: float, min_queries: int,
+) -> tuple[np.ndarray, float]:
     """Runs queries in order until all are done or budget_s passed (after min_queries)."""
     out = np.full((len(rows), k), -1, dtype=np.int64)
     search = searcher.search
@@ -308,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=runinfo.cpu_count(), help="build threads")
     ap.add_argument("--seed", type=int, default=100, help="graph seed")
     ap.add_argument("--allow-seed", type=int, default=ALLOW_SEED)
-    ap.add_argument("--out", help="result JSON (default bench/results/filter/<dataset>-<time>.json)")
+    ap.add_argument("--out",
+                    help="result JSON (default bench/results/filter/<dataset>-<time>.json)")
     ap.add_argument("--note", help="free text stored in the result (e.g. how strata was built)")
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
     ap.add_argument("--summarize", nargs="+", metavar="JSON",

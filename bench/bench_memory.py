@@ -214,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=200, help="untimed queries per ef after load")
     ap.add_argument("--settle", type=float, default=5.0, help="idle seconds before last reading")
     ap.add_argument("--workdir", help="keep index files here and reuse them (default: temporary)")
-    ap.add_argument("--out", help="result JSON (default bench/results/memory/<dataset>-<time>.json)")
+    ap.add_argument("--out",
+                    help="result JSON (default bench/results/memory/<dataset>-<time>.json)")
     ap.add_argument("--note", help="free text stored in the result (e.g. how strata was built)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--summarize", nargs="+", metavar="JSON")
