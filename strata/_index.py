@@ -354,7 +354,12 @@ class _BaseIndex:
             q, nq = self._rows(queries, "queries")
         if type(k) is not int or k <= 0:
             k = _int(k, "k", 1, _INT64_MAX)
-        ef_value = 0 if ef is None else _int(ef, "ef", 1, _INT64_MAX)
+        if ef is None:
+            ef_value = 0
+        elif type(ef) is int and 0 < ef <= _INT64_MAX:
+            ef_value = ef
+        else:
+            ef_value = _int(ef, "ef", 1, _INT64_MAX)
         threads = self._threads if num_threads is None else _threads(num_threads)
         # Freshly allocated, hence writable: no require_writable check needed.
         ids = _empty((nq, k), dtype=_I64)
@@ -495,7 +500,7 @@ class Index(_BaseIndex):
         (the candidate list size used: filtered graph searches widen it).
         """
         if filter_ids is None and exclude_ids is None and not return_stats:
-            return super().search(queries, k, ef, num_threads)
+            return _BaseIndex.search(self, queries, k, ef, num_threads)  # no super(): hot path
         if self._dead is not None:
             self._raise_dead()
         q, nq = self._rows(queries, "queries")
