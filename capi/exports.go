@@ -25,33 +25,18 @@ func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efC
 		if out == nil {
 			return invalidf("output handle pointer is NULL")
 		}
-		if dim <= 0 || dim > maxDim {
-			return invalidf("dim must be in 1..%d, got %d", maxDim, dim)
-		}
-		// Range-check before converting: metric.Metric is a uint8.
-		mtr := metric.Metric(metricCode)
-		if metricCode < 0 || metricCode > math.MaxUint8 || !mtr.Valid() {
-			return invalidf("unknown metric code %d (0=l2, 1=ip, 2=cosine)", metricCode)
-		}
 		var (
 			x   engine
 			err error
 		)
 		switch kind {
 		case C.STRATA_KIND_HNSW:
-			if m < 2 || m > 1<<12 {
-				return invalidf("M must be in 2..%d, got %d", 1<<12, m)
-			}
-			if efConstruction < 1 || efConstruction > 1<<20 {
-				return invalidf("ef_construction must be in 1..%d, got %d", 1<<20, efConstruction)
-			}
-			s := uint64(seed)
-			if hasSeed == 0 {
-				s = rand.Uint64()
-			}
-			x, err = hnsw.New(hnsw.Config{Dim: int(dim), Metric: mtr, M: int(m), EfConstruction: int(efConstruction), Seed: s})
+			x, err = newHNSW(dim, metricCode, m, efConstruction, seed, hasSeed, C.STRATA_QUANT_NONE, 0)
 		case C.STRATA_KIND_FLAT:
-			x, err = flat.New(flat.Config{Dim: int(dim), Metric: mtr})
+			var mtr metric.Metric
+			if mtr, err = checkDimMetric(dim, metricCode); err == nil {
+				x, err = flat.New(flat.Config{Dim: int(dim), Metric: mtr})
+			}
 		default:
 			return invalidf("unknown index kind %d (0=hnsw, 1=flat)", kind)
 		}
@@ -60,6 +45,46 @@ func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efC
 		}
 		*out = newHandle(x)
 		return nil
+	})
+}
+
+// checkDimMetric range-checks the arguments every index kind takes.
+func checkDimMetric(dim C.int64_t, metricCode C.int) (metric.Metric, error) {
+	if dim <= 0 || dim > maxDim {
+		return 0, invalidf("dim must be in 1..%d, got %d", maxDim, dim)
+	}
+	// Range-check before converting: metric.Metric is a uint8.
+	mtr := metric.Metric(metricCode)
+	if metricCode < 0 || metricCode > math.MaxUint8 || !mtr.Valid() {
+		return 0, invalidf("unknown metric code %d (0=l2, 1=ip, 2=cosine)", metricCode)
+	}
+	return mtr, nil
+}
+
+// newHNSW checks the HNSW creation arguments as the C ABI receives them and
+// creates the index. With hasSeed 0 the seed is drawn at random.
+func newHNSW(dim C.int64_t, metricCode C.int, m, efConstruction C.int64_t, seed C.uint64_t, hasSeed C.int,
+	quantization, rerank C.int) (*hnsw.Index, error) {
+	mtr, err := checkDimMetric(dim, metricCode)
+	if err != nil {
+		return nil, err
+	}
+	if m < 2 || m > 256 {
+		return nil, invalidf("M must be in 2..256, got %d", m)
+	}
+	if efConstruction < 1 || efConstruction > 1<<20 {
+		return nil, invalidf("ef_construction must be in 1..%d, got %d", 1<<20, efConstruction)
+	}
+	if quantization != C.STRATA_QUANT_NONE && quantization != C.STRATA_QUANT_SQ8 {
+		return nil, invalidf("unknown quantization %d (0=none, 1=sq8)", quantization)
+	}
+	s := uint64(seed)
+	if hasSeed == 0 {
+		s = rand.Uint64()
+	}
+	return hnsw.New(hnsw.Config{
+		Dim: int(dim), Metric: mtr, M: int(m), EfConstruction: int(efConstruction), Seed: s,
+		Quantization: hnsw.Quantization(quantization), Rerank: rerank != 0,
 	})
 }
 

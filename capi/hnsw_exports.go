@@ -6,12 +6,9 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/indexfile"
-	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 )
 
@@ -55,30 +52,7 @@ func strata_create_hnsw(dim C.int64_t, metricCode C.int, m C.int64_t, efConstruc
 		if out == nil {
 			return invalidf("output handle pointer is NULL")
 		}
-		if dim <= 0 || dim > maxDim {
-			return invalidf("dim must be in 1..%d, got %d", maxDim, dim)
-		}
-		mtr := metric.Metric(metricCode)
-		if metricCode < 0 || metricCode > math.MaxUint8 || !mtr.Valid() {
-			return invalidf("unknown metric code %d (0=l2, 1=ip, 2=cosine)", metricCode)
-		}
-		if m < 2 || m > 256 {
-			return invalidf("M must be in 2..256, got %d", m)
-		}
-		if efConstruction < 1 || efConstruction > 1<<20 {
-			return invalidf("ef_construction must be in 1..%d, got %d", 1<<20, efConstruction)
-		}
-		if quantization != C.STRATA_QUANT_NONE && quantization != C.STRATA_QUANT_SQ8 {
-			return invalidf("unknown quantization %d (0=none, 1=sq8)", quantization)
-		}
-		s := uint64(seed)
-		if hasSeed == 0 {
-			s = rand.Uint64()
-		}
-		x, err := hnsw.New(hnsw.Config{
-			Dim: int(dim), Metric: mtr, M: int(m), EfConstruction: int(efConstruction), Seed: s,
-			Quantization: hnsw.Quantization(quantization), Rerank: rerank != 0,
-		})
+		x, err := newHNSW(dim, metricCode, m, efConstruction, seed, hasSeed, quantization, rerank)
 		if err != nil {
 			return err
 		}
