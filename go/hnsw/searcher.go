@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/strata-db/strata/go/kernels"
 )
@@ -18,6 +19,7 @@ type searcher struct {
 	chosen   []candidate // neighbours picked for the node being inserted
 	final    []candidate // a neighbour list being published
 	pending  []uint32    // unvisited neighbours of the node being expanded
+	next     [1]uint32   // the candidate whose links are being prefetched
 	ndis     int64       // distance computations since the searcher was taken
 
 	// The current query's SQ8 code and inner-product share, used instead
@@ -134,6 +136,13 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 			break
 		}
 		s.frontier.pop()
+		if level == 0 && len(s.frontier) > 0 {
+			// The best remaining candidate is usually the next to expand:
+			// start loading its link list now, while this node's
+			// neighbours are measured.
+			s.next[0] = s.frontier[0].node
+			kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, s.next[:], (g.stride0*4+63)/64)
+		}
 		// Gather the unvisited neighbours and prefetch their vectors
 		// before computing any distance, so the memory loads overlap.
 		links := g.links(c.node, level)
