@@ -15,6 +15,30 @@
 //	levels   []uint8    top level of each node
 //	labels   []uint64   caller's id of each node
 //	flags    []uint32   flagReady | flagDeleted (atomic)
+//	inDegree []int32    level-0 in-links, so pruning never strands a node
+//	codes    []uint8    SQ8 only: node i at [i*dim, (i+1)*dim)
+//	shares   []float32  SQ8 only: each code's inner-product term (package sq8)
+//
+// Ids map to nodes through a dense slice for ids below about twice the
+// live count and a map above. Arrays of several MiB are advised onto
+// transparent huge pages.
+//
+// # Searching
+//
+// A search descends the upper levels greedily and runs the ef-bounded best-first
+// search on level 0, prefetching the rows of a node's unvisited neighbours
+// before measuring them. Filters (allow/deny id lists) are compiled once per
+// call into a bitset; non-admitted nodes still route the search. A planner
+// scans the admitted vectors exactly instead when that is cheaper
+// (selected² < ef·2M·n, with ef widened by 1/p² for a filter admitting a
+// fraction p). On an SQ8 graph distances are computed on codes with integer
+// kernels and, with Rerank, the candidates are re-ranked with float vectors.
+//
+// # Persistence
+//
+// Save writes the arrays as sections of a go/indexfile container (CRC-32C per
+// section, atomic replace); Load validates the graph's structure before use
+// and can leave the float vectors memory-mapped in the file.
 //
 // # Concurrency
 //
