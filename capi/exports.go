@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/flat"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/kernels"
@@ -105,13 +104,8 @@ func strata_add(h C.strata_handle, vectors *C.float, n C.int64_t, ids *C.uint64_
 		if err != nil {
 			return err
 		}
-		idv, outv := view[uint64](ids, int(n)), view[uint64](outIDs, int(n))
-		// Checked here as well as in the engine so that every engine, present
-		// and future, rejects a bad batch before changing anything.
-		if _, err := batch.CheckAdd(vecs, x.Dim(), idv, outv); err != nil {
-			return err
-		}
-		return x.Add(vecs, idv, outv, int(numThreads))
+		// The engine checks the batch (batch.CheckAdd) before changing anything.
+		return x.Add(vecs, view[uint64](ids, int(n)), view[uint64](outIDs, int(n)), int(numThreads))
 	})
 }
 
@@ -184,10 +178,8 @@ func searchViews(x engine, queries *C.float, nq, k, ef C.int64_t, outIDs *C.int6
 	if total > 0 && (outIDs == nil || outDists == nil) {
 		return searchArgs{}, invalidf("output pointer is NULL")
 	}
+	// Finite queries and output lengths are the engine's check (batch.CheckSearch).
 	ids, dists := view[int64](outIDs, total), view[float32](outDists, total)
-	if _, err := batch.CheckSearch(qs, x.Dim(), int(k), ids, dists); err != nil {
-		return searchArgs{}, err
-	}
 	return searchArgs{queries: qs, k: int(k), ef: int(ef), ids: ids, dists: dists}, nil
 }
 

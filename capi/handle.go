@@ -14,7 +14,9 @@ import (
 )
 
 // engine is what a handle holds: the API shared by hnsw.Index and
-// flat.Index. New capabilities (remove, save, filters) extend it, or live
+// flat.Index. Every engine validates its input with package batch before
+// changing anything, so the exports check only what building Go slices over
+// C memory needs. New capabilities (remove, save, filters) extend it, or live
 // in optional interfaces checked with a type assertion.
 type engine interface {
 	Add(vectors []float32, ids []uint64, outIDs []uint64, threads int) error
