@@ -54,10 +54,59 @@ func (x *Index) Save(fs vfs.FS, path string) error {
 	defer x.closeMu.RUnlock()
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	sections, err := x.sections(false)
+	if err != nil {
+		return fmt.Errorf("hnsw: save %s: %w", path, err)
+	}
+	if err := indexfile.Write(fs, path, sections); err != nil {
+		return fmt.Errorf("hnsw: save: %w", err)
+	}
+	return nil
+}
+
+// Frozen is a copy of an index's saved form taken at one instant. Writing it
+// holds no lock on the index, so a database can checkpoint while adds go
+// on: only the copy (a memcpy of the used arrays) makes them wait.
+type Frozen struct {
+	sections []indexfile.Section
+	count    int
+}
+
+// Freeze copies what Save would write. It costs memory equal to the
+// index's arrays until the Frozen value is dropped.
+func (x *Index) Freeze() (*Frozen, error) {
+	if err := x.acquire(); err != nil {
+		return nil, err
+	}
+	defer x.closeMu.RUnlock()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	sections, err := x.sections(true)
+	if err != nil {
+		return nil, fmt.Errorf("hnsw: freeze: %w", err)
+	}
+	return &Frozen{sections: sections, count: x.Len()}, nil
+}
+
+// Len is the number of live ids in the frozen copy.
+func (f *Frozen) Len() int { return f.count }
+
+// Save writes the frozen copy to path atomically, in the same format as
+// Index.Save; Load reads it back.
+func (f *Frozen) Save(fs vfs.FS, path string) error {
+	if err := indexfile.Write(fs, path, f.sections); err != nil {
+		return fmt.Errorf("hnsw: save: %w", err)
+	}
+	return nil
+}
+
+// sections lays out the index file, pointing into the live arrays or, with
+// copied, into copies of them. The caller holds writeMu.
+func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 	g := x.graph.Load()
 	rngState, err := x.pcg.MarshalBinary()
 	if err != nil {
-		return fmt.Errorf("hnsw: save %s: %w", path, err)
+		return nil, err
 	}
 	p := fileParams{
 		Dim: uint32(x.cfg.Dim), M: uint32(x.cfg.M), EfConstruction: uint32(x.cfg.EfConstruction),
@@ -73,7 +122,7 @@ func (x *Index) Save(fs vfs.FS, path string) error {
 	}
 	params, err := indexfile.EncodeFixed(&p)
 	if err != nil {
-		return fmt.Errorf("hnsw: save %s: %w", path, err)
+		return nil, err
 	}
 	n, dim := g.count, g.dim
 	sections := []indexfile.Section{
@@ -98,10 +147,12 @@ func (x *Index) Save(fs vfs.FS, path string) error {
 		indexfile.Section{Tag: tagFlags, Data: indexfile.BytesOf(g.flags[:n])},
 		indexfile.Section{Tag: tagInDegree, Data: indexfile.BytesOf(g.inDegree[:n])},
 	)
-	if err := indexfile.Write(fs, path, sections); err != nil {
-		return fmt.Errorf("hnsw: save: %w", err)
+	if copied {
+		for i := range sections {
+			sections[i].Data = append([]byte(nil), sections[i].Data...)
+		}
 	}
-	return nil
+	return sections, nil
 }
 
 // LoadOptions says how Load maps a file.

@@ -1,0 +1,45 @@
+// Package snapshot holds the small files that say which state of a
+// collection is durable: the manifest of one snapshot and the CURRENT file
+// that names the live snapshot, plus the metadata file written beside the
+// index file of every snapshot.
+//
+// # Directory of a collection
+//
+//	DIR/
+//	  LOCK                        flock(2)-ed by the one process that has it open
+//	  CURRENT                     names the live snapshot (format below)
+//	  wal/%016x.wal               write-ahead log segments (package wal)
+//	  snapshots/%016x/            one snapshot, named for the last sequence number it contains
+//	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
+//	      meta.idx                ids and metadata documents (indexfile container, sections below)
+//	      MANIFEST                parameters and file sizes (format below)
+//
+// # CURRENT, version 1
+//
+// One line of ASCII, 49 bytes including the newline:
+//
+//	"strata-current 1 " seq(16 lowercase hex) " " crc(8 lowercase hex) "\n"
+//
+// crc is the CRC-32C (Castagnoli) of the bytes before the space that precedes
+// it. CURRENT is only ever replaced whole (temp + fsync + rename + fsync of
+// DIR), so a reader sees either the old or the new line; anything else is
+// corruption.
+//
+// # MANIFEST, version 1
+//
+// A JSON object on one line, a newline, then "crc32c:" and the 8-hex CRC-32C
+// of the JSON bytes, and a newline. The object's fields are those of
+// Manifest; unknown fields are rejected so that a newer writer's manifest is
+// never half-understood.
+//
+// # meta.idx
+//
+// An indexfile container (see package indexfile) with three sections:
+//
+//	"MIDS"  []uint64  ids, strictly ascending
+//	"MOFF"  []uint64  len(ids)+1 offsets into MDAT, starting at 0, non-decreasing, ending at len(MDAT)
+//	"MDAT"  []byte    the documents' canonical JSON, concatenated
+//
+// Every file of a snapshot is written and fsynced, then the snapshot
+// directory and its parent are fsynced, before CURRENT may name it.
+package snapshot

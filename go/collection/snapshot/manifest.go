@@ -1,0 +1,132 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"path/filepath"
+
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// ManifestName is the manifest's file name inside a snapshot directory.
+const ManifestName = "MANIFEST"
+
+// manifestLimit bounds the manifest a reader accepts.
+const manifestLimit = 1 << 16
+
+// Manifest describes one snapshot: the collection's parameters (fixed at
+// creation) and what the snapshot holds.
+type Manifest struct {
+	Format         int      `json:"format"` // 1
+	Seq            uint64   `json:"seq"`    // last WAL sequence number the snapshot contains
+	Dim            int      `json:"dim"`
+	Metric         string   `json:"metric"`
+	M              int      `json:"M"`
+	EfConstruction int      `json:"ef_construction"`
+	Quantization   string   `json:"quantization"`
+	Fsync          string   `json:"fsync"`                 // the policy the collection was created with
+	TextFields     []string `json:"text_fields,omitempty"` // metadata fields with a full-text index
+	Count          int      `json:"count"`                 // live ids
+	Files          []File   `json:"files"`
+}
+
+// File is one file of a snapshot.
+type File struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+// EncodeManifest returns the manifest file's bytes.
+func EncodeManifest(m Manifest) ([]byte, error) {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: encode manifest: %w", err)
+	}
+	return fmt.Appendf(body, "\ncrc32c:%08x\n", crc32.Checksum(body, castagnoli)), nil
+}
+
+// DecodeManifest parses and checks a manifest file.
+func DecodeManifest(data []byte) (Manifest, error) {
+	var m Manifest
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 || len(data) != nl+1+len("crc32c:")+8+1 || string(data[nl+1:nl+8]) != "crc32c:" || data[len(data)-1] != '\n' {
+		return m, fmt.Errorf("%w: manifest framing", ErrCorrupt)
+	}
+	body := data[:nl]
+	crc, err := parseHex(data[nl+8 : len(data)-1])
+	if err != nil || uint32(crc) != crc32.Checksum(body, castagnoli) {
+		return m, fmt.Errorf("%w: manifest checksum mismatch", ErrCorrupt)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("%w: manifest: %v", ErrCorrupt, err)
+	}
+	if dec.More() {
+		return m, fmt.Errorf("%w: manifest: data after the object", ErrCorrupt)
+	}
+	if err := m.validate(); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+func (m *Manifest) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case m.Format != 1:
+		return bad("format %d (this build reads 1)", m.Format)
+	case m.Dim < 1 || m.Dim > 1<<16:
+		return bad("dim %d", m.Dim)
+	case m.M < 2 || m.M > 256:
+		return bad("M %d", m.M)
+	case m.EfConstruction < 1:
+		return bad("ef_construction %d", m.EfConstruction)
+	case m.Count < 0:
+		return bad("count %d", m.Count)
+	}
+	seen := map[string]bool{}
+	for _, f := range m.Files {
+		if f.Name == "" || f.Name != filepath.Base(f.Name) || f.Name == "." || f.Name == ".." || seen[f.Name] || f.Size < 0 {
+			return bad("file entry %+v", f)
+		}
+		seen[f.Name] = true
+	}
+	return nil
+}
+
+// WriteManifest writes dir/MANIFEST and fsyncs it (the caller fsyncs dir).
+func WriteManifest(fs vfs.FS, dir string, m Manifest) error {
+	data, err := EncodeManifest(m)
+	if err != nil {
+		return err
+	}
+	return replaceFile(fs, dir, ManifestName, data)
+}
+
+// ReadManifest reads dir/MANIFEST and checks that every file it lists
+// exists with the listed size.
+func ReadManifest(fs vfs.FS, dir string) (Manifest, error) {
+	data, err := readSmall(fs, filepath.Join(dir, ManifestName), manifestLimit)
+	if err != nil {
+		return Manifest{}, err
+	}
+	m, err := DecodeManifest(data)
+	if err != nil {
+		return m, fmt.Errorf("%w (in %s)", err, dir)
+	}
+	for _, f := range m.Files {
+		info, err := fs.Stat(filepath.Join(dir, f.Name))
+		if err != nil {
+			return m, fmt.Errorf("%w: %s: listed file %s: %v", ErrCorrupt, dir, f.Name, err)
+		}
+		if info.Size() != f.Size {
+			return m, fmt.Errorf("%w: %s: file %s is %d bytes, manifest says %d", ErrCorrupt, dir, f.Name, info.Size(), f.Size)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,194 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+func TestCurrentRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, seq := range []uint64{0, 1, 0xdeadbeef, ^uint64(0)} {
+		if err := WriteCurrent(vfs.Default, dir, seq); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadCurrent(vfs.Default, dir)
+		if err != nil || got != seq {
+			t.Fatalf("ReadCurrent = %d, %v; want %d", got, err, seq)
+		}
+	}
+}
+
+func TestDecodeCurrentRejectsEveryBitFlip(t *testing.T) {
+	good := EncodeCurrent(42)
+	for i := range good {
+		for bit := range 8 {
+			bad := bytes.Clone(good)
+			bad[i] ^= 1 << bit
+			if seq, err := DecodeCurrent(bad); err == nil {
+				t.Fatalf("flip of byte %d bit %d accepted as seq %d", i, bit, seq)
+			} else if !errors.Is(err, ErrCorrupt) || !errors.Is(err, indexfile.ErrCorrupt) {
+				t.Fatalf("flip of byte %d bit %d: %v does not match ErrCorrupt", i, bit, err)
+			}
+		}
+	}
+}
+
+func TestReadCurrentMissingIsNotExist(t *testing.T) {
+	if _, err := ReadCurrent(vfs.Default, t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("got %v, want ErrNotExist", err)
+	}
+}
+
+func testManifest() Manifest {
+	return Manifest{Format: 1, Seq: 7, Dim: 4, Metric: "cosine", M: 16, EfConstruction: 200,
+		Quantization: "none", Fsync: "always", Count: 3, Files: []File{{Name: "index.hnsw", Size: 5}}}
+}
+
+func TestManifestRoundTripChecksFiles(t *testing.T) {
+	dir := t.TempDir()
+	m := testManifest()
+	if err := os.WriteFile(filepath.Join(dir, "index.hnsw"), []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteManifest(vfs.Default, dir, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadManifest(vfs.Default, dir)
+	if err != nil || got.Seq != 7 || got.Files[0] != m.Files[0] {
+		t.Fatalf("ReadManifest = %+v, %v", got, err)
+	}
+	// A listed file of the wrong size (a snapshot whose write was torn) is corrupt.
+	if err := os.WriteFile(filepath.Join(dir, "index.hnsw"), []byte("1234"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadManifest(vfs.Default, dir); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("short file: got %v, want ErrCorrupt", err)
+	}
+}
+
+func TestDecodeManifestRejectsBadContent(t *testing.T) {
+	good, err := EncodeManifest(testManifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range good {
+		bad := bytes.Clone(good)
+		bad[i] ^= 0x20
+		if _, err := DecodeManifest(bad); err == nil {
+			t.Fatalf("flip at byte %d accepted", i)
+		}
+	}
+	for name, m := range map[string]Manifest{
+		"format 2":       func() Manifest { m := testManifest(); m.Format = 2; return m }(),
+		"dim 0":          func() Manifest { m := testManifest(); m.Dim = 0; return m }(),
+		"path traversal": func() Manifest { m := testManifest(); m.Files[0].Name = "../x"; return m }(),
+	} {
+		data, _ := EncodeManifest(m)
+		if _, err := DecodeManifest(data); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: got %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+func TestMetadataRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.idx")
+	m := Metadata{IDs: []uint64{1, 5, 9}, Offsets: []uint64{0, 2, 2, 9}, Data: []byte(`{}{"a":1}`)}
+	if err := WriteMetadata(vfs.Default, path, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadMetadata(vfs.Default, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalU64(got.IDs, m.IDs) || !equalU64(got.Offsets, m.Offsets) || !bytes.Equal(got.Data, m.Data) {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestReadMetadataRejectsUnsortedIDs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.idx")
+	m := Metadata{IDs: []uint64{5, 1}, Offsets: []uint64{0, 0, 0}}
+	if err := WriteMetadata(vfs.Default, path, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadMetadata(vfs.Default, path); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("got %v, want ErrCorrupt", err)
+	}
+}
+
+func equalU64(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzDecodeCurrent(f *testing.F) {
+	f.Add(EncodeCurrent(0))
+	f.Add(EncodeCurrent(123456789))
+	f.Add([]byte("strata-current 1 zz\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		seq, err := DecodeCurrent(data)
+		if err != nil {
+			return
+		}
+		// An accepted line is canonical: it re-encodes byte for byte.
+		if !bytes.Equal(EncodeCurrent(seq), data) {
+			t.Fatalf("accepted %q, re-encodes as %q", data, EncodeCurrent(seq))
+		}
+	})
+}
+
+func FuzzDecodeManifest(f *testing.F) {
+	good, _ := EncodeManifest(testManifest())
+	f.Add(good)
+	f.Add([]byte("{}\ncrc32c:00000000\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := DecodeManifest(data)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		if err := m.validate(); err != nil {
+			t.Fatalf("accepted an invalid manifest: %v", err)
+		}
+	})
+}
+
+func FuzzReadMetadata(f *testing.F) {
+	dir := f.TempDir()
+	seed := filepath.Join(dir, "seed")
+	if err := WriteMetadata(vfs.Default, seed, Metadata{IDs: []uint64{3}, Offsets: []uint64{0, 2}, Data: []byte("{}")}); err != nil {
+		f.Fatal(err)
+	}
+	data, _ := os.ReadFile(seed)
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "meta.idx")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ReadMetadata(vfs.Default, path)
+		if err != nil {
+			return
+		}
+		for i := range m.IDs {
+			if m.Offsets[i+1] < m.Offsets[i] || m.Offsets[i+1] > uint64(len(m.Data)) {
+				t.Fatalf("accepted bad offsets %v", m.Offsets)
+			}
+		}
+	})
+}
