@@ -65,4 +65,4 @@ demo: install
 	STRATA_DATA="$(STRATA_DATA)" $(PY) -P -m strata.demo
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info strata/_ffi.py
+	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py
