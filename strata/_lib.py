@@ -25,8 +25,8 @@ How a module that calls the engine uses this (strata/_index.py does exactly this
     # Constants come from the cffi declarations, not from the library: safe at import.
     _KIND_HNSW = const("STRATA_KIND_HNSW")
 
-    # Never `from strata._lib import ...` a library object, and never call load()
-    # at module level: either opens the library on import, the bug this module avoids.
+    # Never call load() (or _engine()) at module level: that opens the library on
+    # import, which is the bug this module exists to avoid.
     _native: Any = None                    # the library, bound by _engine()
     _strata_search: Any = None             # hot-path functions too: one global read per call
 

@@ -122,6 +122,36 @@ def test_documented_calls_start_the_engine(tmp_path, call):
     )
 
 
+def test_concurrent_first_use_opens_the_engine_once(tmp_path):
+    run_script(
+        """
+        import threading
+        import strata, strata._index
+
+        barrier, errors = threading.Barrier(8), []
+
+        def first_use(seed):
+            try:
+                barrier.wait()
+                assert build_and_search(seed)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=first_use, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "strata/_native" in line}
+        assert len(paths) == 1, paths
+        assert strata._index._native is strata._lib.load()
+        """,
+        tmp_path,
+    )
+
+
 def test_multiprocessing_fork_children_work_when_parent_only_imported(tmp_path):
     out = run_script(
         """
