@@ -9,16 +9,28 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Real embeddings for the demo, if a copy of the shared data sits beside the repo.
 STRATA_DATA ?= $(firstword $(wildcard ../shared/data/pypi-use512))
 
-.PHONY: test demo install go-check go-test py-lint py-test clean
+.PHONY: test demo wheel install go-check go-test py-lint py-test annb clean
 
 test: go-check go-test install py-lint py-test
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Always reinstall: pip rebuilds the Go library and the cffi module from the tree.
-install: $(PY)
-	$(PY) -m pip install --quiet --disable-pip-version-check '.[test]'
+PIP := $(PY) -m pip --quiet --disable-pip-version-check
+# The one wheel (py3-none-<platform>): built once here, installed into .venv,
+# and installed again into a second Python version by tests/test_wheel.py.
+WHEEL_DIR := dist
+
+# Always rebuild: pip builds the Go library and the cffi module from the tree
+# (build/ is removed so that no file of an earlier build ends up in the wheel).
+wheel: $(PY)
+	rm -rf build $(WHEEL_DIR)/strata-*.whl
+	$(PIP) wheel --no-deps -w $(WHEEL_DIR) .
+
+# --force-reinstall: the version does not change between builds.
+install: wheel
+	$(PIP) install --force-reinstall --no-deps $(WHEEL_DIR)/strata-*.whl
+	$(PIP) install "$$(ls $(WHEEL_DIR)/strata-*.whl)[test]"
 
 go-check:
 	@unformatted=$$(gofmt -l go capi); \
@@ -39,9 +51,18 @@ py-lint: install
 py-test: install
 	cd tests && ../$(PY) -m pytest -q
 
+# A local ann-benchmarks checkout, prepared and run with strata and hnswlib:
+#   make annb ANNB=/path/to/ann-benchmarks [ANNB_DATASET=fashion-mnist-784-euclidean]
+# Options of the script: python bench/ann_benchmarks/prepare.py --help
+ANNB ?=
+ANNB_DATASET ?= random-clustered-20k-64-euclidean
+annb: wheel
+	@if [ -z "$(ANNB)" ]; then echo "usage: make annb ANNB=/path/to/ann-benchmarks checkout"; exit 2; fi
+	$(PY) bench/ann_benchmarks/prepare.py --annb "$(ANNB)" --dataset "$(ANNB_DATASET)" --wheel-dir $(WHEEL_DIR)
+
 # -P keeps the source tree's strata/ (no built engine) off sys.path.
 demo: install
 	STRATA_DATA="$(STRATA_DATA)" $(PY) -P -m strata.demo
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info strata/_ffi.py
+	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py

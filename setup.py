@@ -5,6 +5,12 @@
 platform-specific and puts exactly one Go shared library inside the package
 (two Go runtimes in one process are unsupported). cffi_modules writes
 strata/_ffi.py from the declarations in capi/strata.h.
+
+Nothing in the wheel depends on the Python version: the cffi module is ABI
+mode (pure Python over cffi's backend, opened with dlopen) and the engine is
+a plain C shared library that never includes Python.h. So the library is
+named `_native.so`, not `_native.cpython-311-...so`, and the wheel is tagged
+`py3-none-<platform>`: one wheel serves every supported CPython.
 """
 
 from __future__ import annotations
@@ -16,12 +22,23 @@ import tempfile
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 
 
+LIBRARY = "_native.so"  # strata/_lib.py opens it by this name
+
+
 class BuildGo(build_ext):
+    def get_ext_filename(self, fullname: str) -> str:
+        # Called with "strata._native" and, from distutils, with "_native" alone.
+        package, _, name = fullname.rpartition(".")
+        if name == "_native":
+            return os.path.join(*package.split(".") if package else [], LIBRARY)
+        return super().get_ext_filename(fullname)
+
     def build_extension(self, ext: Extension) -> None:
         if ext.name != "strata._native":
             super().build_extension(ext)
@@ -42,8 +59,20 @@ class BuildGo(build_ext):
             shutil.copyfile(library, target)
 
 
+class PlatformWheel(bdist_wheel):
+    """Tags the wheel py3-none-<platform>: platform-specific, Python-version-independent."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        self.root_is_pure = False
+
+    def get_tag(self) -> tuple[str, str, str]:
+        _, _, platform = super().get_tag()
+        return "py3", "none", platform
+
+
 setup(
     ext_modules=[Extension("strata._native", sources=[])],
-    cmdclass={"build_ext": BuildGo},
+    cmdclass={"build_ext": BuildGo, "bdist_wheel": PlatformWheel},
     cffi_modules=["python/ffi_build.py:ffibuilder"],
 )

@@ -7,6 +7,12 @@
     array([[0]])
 
 The engine is written in Go and loaded as a shared library through cffi.
+Importing strata loads nothing native: the library (and its Go runtime) is
+opened by the first call that needs it, which is creating an Index or
+FlatIndex, Index.load() (or unpickling an Index), kernel_path() or
+native_version(). A process may fork before that; a child forked after it
+gets RuntimeError from every strata call (the Go runtime does not survive
+fork).
 """
 
 from strata._index import FlatIndex, Index

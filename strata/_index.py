@@ -4,6 +4,10 @@ This layer only validates arguments, converts arrays when it must, and calls
 the C ABI. Arrays that already are C-contiguous float32 are handed to Go as
 pointers without a copy; results are written by Go into arrays allocated
 here. cffi releases the GIL for the duration of every call.
+
+The engine library is opened by the first Index/FlatIndex created or
+loaded (``_engine()``), not when this module is imported: see strata._lib
+for why and for the pattern.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ import numpy.typing as npt
 
 from strata import _lib
 from strata._ffi import ffi
-from strata._lib import ERRLEN, check, lib
+from strata._lib import ERRLEN, check, const
 
 METRICS: dict[str, int] = {
-    "l2": lib.STRATA_METRIC_L2,
-    "ip": lib.STRATA_METRIC_IP,
-    "cosine": lib.STRATA_METRIC_COSINE,
+    "l2": const("STRATA_METRIC_L2"),
+    "ip": const("STRATA_METRIC_IP"),
+    "cosine": const("STRATA_METRIC_COSINE"),
 }
 _METRIC_NAMES = {code: name for name, code in METRICS.items()}
 
@@ -42,8 +46,28 @@ _CLOSED = (ValueError, "index is closed")
 _from_buffer = ffi.from_buffer
 _empty = np.empty
 _errors = _lib._errors
-_strata_search = lib.strata_search
-_strata_add = lib.strata_add
+
+# Bound by _engine() when the first index is created or loaded. Methods of a
+# live index may use them unguarded: the index exists, so _engine() has run.
+_native: Any = None
+_strata_search: Any = None
+_strata_add: Any = None
+_strata_search_filtered: Any = None
+
+
+def _engine() -> Any:
+    """Opens the engine library on first use and binds this module's globals to it.
+
+    Every constructor (and Index.load) calls it before anything else, so a
+    child forked after the engine started gets the fork RuntimeError here.
+    """
+    global _native, _strata_search, _strata_add, _strata_search_filtered
+    lib = _lib.load()
+    if _native is None:
+        _strata_search, _strata_add = lib.strata_search, lib.strata_add
+        _strata_search_filtered = lib.strata_search_filtered
+        _native = lib
+    return lib
 
 
 def _int(value: object, name: str, low: int, high: int) -> int:
@@ -103,7 +127,7 @@ class _BaseIndex:
     _threads: int
 
     def _new_handle(
-        self, dim: int, metric: int, seed: int, has_seed: bool, handle: Any, err: Any
+        self, lib: Any, dim: int, metric: int, seed: int, has_seed: bool, handle: Any, err: Any
     ) -> int:
         return lib.strata_create(self._kind, dim, metric, 0, 0, seed, has_seed, handle, err, ERRLEN)
 
@@ -115,7 +139,7 @@ class _BaseIndex:
         seed: int | None = None,
         num_threads: int | None = None,
     ) -> None:
-        _lib.ensure_not_forked()
+        lib = _engine()
         if not isinstance(metric, str):
             raise TypeError(f"metric must be a string, got {type(metric).__name__}")
         if metric not in METRICS:
@@ -124,7 +148,7 @@ class _BaseIndex:
         seed_value = 0 if seed is None else _int(seed, "seed", 0, 2**64 - 1)
         threads = _threads(num_threads)
         handle, err = ffi.new("strata_handle *"), _lib.errbuf()
-        rc = self._new_handle(dim, METRICS[metric], seed_value, seed is not None, handle, err)
+        rc = self._new_handle(lib, dim, METRICS[metric], seed_value, seed is not None, handle, err)
         if rc:
             check(rc, err)
         self._handle, self._dim, self._metric, self._threads = handle[0], dim, metric, threads
@@ -150,7 +174,7 @@ class _BaseIndex:
             return
         self._dead = _CLOSED
         err = _lib.errbuf()
-        rc = lib.strata_free(self._handle, err, ERRLEN)
+        rc = _native.strata_free(self._handle, err, ERRLEN)
         if rc:
             check(rc, err)
 
@@ -164,7 +188,7 @@ class _BaseIndex:
         if getattr(self, "_dead", _CLOSED) is None:
             # At interpreter shutdown there is nobody to report a failure to.
             with contextlib.suppress(Exception):
-                lib.strata_free(self._handle, ffi.NULL, 0)
+                _native.strata_free(self._handle, ffi.NULL, 0)
 
     # --- properties -------------------------------------------------------
 
@@ -179,16 +203,16 @@ class _BaseIndex:
         return self._metric
 
     def __len__(self) -> int:
-        return self._int_property(lib.strata_len)
+        return self._int_property("strata_len")
 
     def _progress(self) -> int:
-        return self._int_property(lib.strata_progress)
+        return self._int_property("strata_progress")
 
-    def _int_property(self, fn: Any) -> int:
+    def _int_property(self, name: str) -> int:
         if self._dead is not None:
             self._raise_dead()
         out, err = ffi.new("int64_t *"), _errors.buf
-        rc = fn(self._handle, out, err, ERRLEN)
+        rc = getattr(_native, name)(self._handle, out, err, ERRLEN)
         if rc:
             check(rc, err)
         return int(out[0])
@@ -198,7 +222,7 @@ class _BaseIndex:
         if self._dead is not None:
             self._raise_dead()
         err = _errors.buf
-        rc = lib.strata_check_integrity(self._handle, err, ERRLEN)
+        rc = _native.strata_check_integrity(self._handle, err, ERRLEN)
         if rc:
             check(rc, err)
 
@@ -374,13 +398,15 @@ class _BaseIndex:
         return ids, dists
 
 
-_QUANTIZATIONS: dict[str | None, int] = {None: lib.STRATA_QUANT_NONE, "sq8": lib.STRATA_QUANT_SQ8}
-_PLANS = {
-    lib.STRATA_PLAN_GRAPH: "graph",
-    lib.STRATA_PLAN_EXACT: "exact",
-    lib.STRATA_PLAN_EMPTY: "empty",
+_QUANTIZATIONS: dict[str | None, int] = {
+    None: const("STRATA_QUANT_NONE"),
+    "sq8": const("STRATA_QUANT_SQ8"),
 }
-_strata_search_filtered = lib.strata_search_filtered
+_PLANS = {
+    const("STRATA_PLAN_GRAPH"): "graph",
+    const("STRATA_PLAN_EXACT"): "exact",
+    const("STRATA_PLAN_EMPTY"): "empty",
+}
 
 
 def _ids_pointer(ids: npt.NDArray[np.uint64]) -> Any:
@@ -403,7 +429,7 @@ class Index(_BaseIndex):
     """
 
     __slots__ = ("_M", "_ef_construction", "_quantization", "_rerank")
-    _kind = lib.STRATA_KIND_HNSW
+    _kind = const("STRATA_KIND_HNSW")
 
     def __init__(
         self,
@@ -426,7 +452,7 @@ class Index(_BaseIndex):
         self._create(dim, metric, seed=seed, num_threads=num_threads)
 
     def _new_handle(
-        self, dim: int, metric: int, seed: int, has_seed: bool, handle: Any, err: Any
+        self, lib: Any, dim: int, metric: int, seed: int, has_seed: bool, handle: Any, err: Any
     ) -> int:
         return lib.strata_create_hnsw(
             dim, metric, self._M, self._ef_construction, seed, has_seed,
@@ -462,7 +488,7 @@ class Index(_BaseIndex):
         if self._dead is not None:
             self._raise_dead()
         out, err = ffi.new("strata_info *"), _errors.buf
-        rc = lib.strata_info_get(self._handle, out, err, ERRLEN)
+        rc = _native.strata_info_get(self._handle, out, err, ERRLEN)
         if rc:
             check(rc, err)
         return {
@@ -543,7 +569,7 @@ class Index(_BaseIndex):
             self._raise_dead()
         arr = _id_list(ids, "ids")
         out, err = ffi.new("int64_t *"), _errors.buf
-        rc = lib.strata_remove(
+        rc = _native.strata_remove(
             self._handle, _ids_pointer(arr), arr.size, missing_ok, out, err, ERRLEN
         )
         if rc:
@@ -560,7 +586,7 @@ class Index(_BaseIndex):
         if not 0 <= value <= _INT64_MAX:
             return False
         out, err = ffi.new("int *"), _errors.buf
-        rc = lib.strata_contains(self._handle, value, out, err, ERRLEN)
+        rc = _native.strata_contains(self._handle, value, out, err, ERRLEN)
         if rc:
             check(rc, err)
         return bool(out[0])
@@ -582,7 +608,7 @@ class Index(_BaseIndex):
         if arr.size == 0:
             return out
         err = _errors.buf
-        rc = lib.strata_get_vectors(
+        rc = _native.strata_get_vectors(
             self._handle, _ids_pointer(arr), arr.size, _from_buffer("float[]", out), err, ERRLEN
         )
         if rc:
@@ -597,7 +623,7 @@ class Index(_BaseIndex):
         capacity = len(self) + 64
         while True:
             out = _empty(capacity, dtype=_U64)
-            rc = lib.strata_ids(
+            rc = _native.strata_ids(
                 self._handle, _from_buffer("uint64_t[]", out), capacity, n, err, ERRLEN
             )
             if rc:
@@ -616,7 +642,7 @@ class Index(_BaseIndex):
             self._raise_dead()
         threads = self._threads if num_threads is None else _threads(num_threads)
         err = _errors.buf
-        rc = lib.strata_compact(self._handle, threads, err, ERRLEN)
+        rc = _native.strata_compact(self._handle, threads, err, ERRLEN)
         if rc:
             check(rc, err)
 
@@ -626,7 +652,7 @@ class Index(_BaseIndex):
             self._raise_dead()
         rows, n = self._rows(sample, "sample")
         err = _errors.buf
-        rc = lib.strata_train(self._handle, _from_buffer("float[]", rows), n, err, ERRLEN)
+        rc = _native.strata_train(self._handle, _from_buffer("float[]", rows), n, err, ERRLEN)
         if rc:
             check(rc, err)
 
@@ -641,7 +667,7 @@ class Index(_BaseIndex):
         if self._dead is not None:
             self._raise_dead()
         err = _errors.buf
-        rc = lib.strata_save(self._handle, _path(path), err, ERRLEN)
+        rc = _native.strata_save(self._handle, _path(path), err, ERRLEN)
         if rc:
             check(rc, err)
 
@@ -660,7 +686,7 @@ class Index(_BaseIndex):
         must stay in place until close(). A damaged file raises
         strata.IntegrityError naming the section and offset.
         """
-        _lib.ensure_not_forked()
+        lib = _engine()
         handle, err = ffi.new("strata_handle *"), _lib.errbuf()
         rc = lib.strata_load(_path(path), bool(mmap_vectors), handle, err, ERRLEN)
         if rc:
@@ -713,7 +739,7 @@ class FlatIndex(_BaseIndex):
     """
 
     __slots__ = ()
-    _kind = lib.STRATA_KIND_FLAT
+    _kind = const("STRATA_KIND_FLAT")
 
     def __init__(self, dim: int, metric: str = "l2", num_threads: int | None = None) -> None:
         self._create(dim, metric, num_threads=num_threads)

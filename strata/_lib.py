@@ -1,13 +1,61 @@
-"""Loads strata's Go shared library once and turns its status codes into exceptions.
+"""Opens strata's Go shared library on first use and turns its status codes into exceptions.
 
-Everything that touches the C ABI goes through this module: ``ffi``/``lib``,
-the per-thread error buffer every call writes its message into, ``check``
-(status code -> typed exception) and the fork guard.
+Everything that touches the C ABI goes through this module: the library
+(``load()``), its constants (``const()``), the per-thread error buffer every
+call writes its message into, ``check`` (status code -> typed exception) and
+the fork guard.
+
+Why lazily: the Go runtime starts its threads when the library is opened and
+does not survive ``fork()``. Programs that import strata in a parent and fork
+workers (ann-benchmarks' runner, ``multiprocessing`` with the "fork" start
+method, PyTorch DataLoader workers, gunicorn/Celery prefork) must find the
+runtime unstarted in the parent. So importing strata opens nothing: the
+library is opened by the first ``load()``, that is by the first call that
+needs the engine (creating or loading an index, ``kernel_path()``,
+``native_version()``). A process that forks before that works in the parent
+and in every child; a child forked after it gets ``RuntimeError(FORK_MESSAGE)``
+from every call instead of a hang.
+
+How a module that calls the engine uses this (strata/_index.py does exactly this)::
+
+    from strata import _lib
+    from strata._ffi import ffi            # pure Python: loads nothing native
+    from strata._lib import ERRLEN, check, const
+
+    # Constants come from the cffi declarations, not from the library: safe at import.
+    _KIND_HNSW = const("STRATA_KIND_HNSW")
+
+    # Never call load() (or _engine()) at module level: that opens the library on
+    # import, which is the bug this module exists to avoid.
+    _native: Any = None                    # the library, bound by _engine()
+    _strata_search: Any = None             # hot-path functions too: one global read per call
+
+    def _engine() -> Any:
+        global _native, _strata_search
+        lib = _lib.load()                  # opens on the first call; raises in a forked child
+        if _native is None:
+            _strata_search, _native = lib.strata_search, lib
+        return lib
+
+    class Thing:
+        def __init__(self) -> None:        # and every classmethod that makes a handle
+            lib = _engine()
+            ...                            # lib.strata_create(..., err, ERRLEN)
+            self._dead = None
+            _lib.live_indexes.add(self)    # so the fork guard can disable it
+
+        def method(self) -> None:
+            if self._dead is not None:     # closed, or disabled in a forked child
+                self._raise_dead()
+            rc = _native.strata_something(self._handle, ..., err, ERRLEN)  # bound: self exists
+
+Objects that hold engine handles register in ``live_indexes`` and implement
+``_disable(exc, message)``; after a fork every one of them is disabled in the
+child, so their methods raise instead of calling into a dead runtime.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
 import os
 import threading
 import weakref
@@ -28,35 +76,84 @@ if TYPE_CHECKING:
 ERRLEN = 1024
 """Size of the error-message buffer passed as the last two arguments of every call."""
 
+LIBRARY_NAME = "_native.so"
+"""The engine's file name inside the package. Not a Python extension module (it has no
+PyInit function) and not tied to one Python version: the same file serves every CPython."""
+
 
 def _library_path() -> str:
-    here = Path(__file__).resolve().parent
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = here / f"_native{suffix}"
-        if candidate.is_file():
-            return str(candidate)
-    raise ImportError(
-        f"strata: the engine library _native*.so is missing from {here}; "
-        "install the package with `pip install .` (it needs Go to build)"
-    )
+    path = Path(__file__).resolve().parent / LIBRARY_NAME
+    if not path.is_file():
+        raise ImportError(
+            f"strata: the engine library {LIBRARY_NAME} is missing from {path.parent}; "
+            "install the package with `pip install .` (it needs Go to build)"
+        )
+    return str(path)
 
 
-lib: Any = ffi.dlopen(_library_path())
+def const(name: str) -> int:
+    """Returns the integer constant (an enum value of strata.h) without opening the library.
+
+    cffi's ABI mode keeps enum values in the declarations it generated, so
+    this costs no dlopen; an unknown name raises AttributeError.
+    """
+    return int(ffi.integer_const(name))
+
+
+# --- loading ----------------------------------------------------------------
+# _library: the opened library, once opened (stays set in a forked child, so the
+# child knows its copy of the runtime is dead). _usable: the same object while
+# calls are allowed; None before the first load and in a child forked after it.
+# load() reads only _usable on its fast path.
+
+_library: Any = None
+_usable: Any = None
+_load_lock = threading.Lock()
+
+
+def load() -> Any:
+    """Returns the engine library, opening it on the first call.
+
+    Raises RuntimeError(FORK_MESSAGE) in a process forked after the library
+    was opened, and ImportError when the library file is missing.
+    """
+    lib = _usable
+    if lib is None:
+        lib = _open()
+    return lib
+
+
+def _open() -> Any:
+    global _library, _usable
+    with _load_lock:
+        if forked:
+            raise RuntimeError(FORK_MESSAGE)
+        if _library is None:
+            _library = ffi.dlopen(_library_path())
+            _usable = _library
+        return _library
+
+
+def loaded() -> bool:
+    """Whether this process has opened the engine library (its Go runtime is started)."""
+    return _library is not None
 
 
 class IntegrityError(RuntimeError):
     """An index's invariants are broken (check_integrity) or its file is damaged (load)."""
 
 
+STATUS_OK = const("STRATA_OK")
+
 _EXCEPTIONS: dict[int, type[Exception]] = {
-    lib.STRATA_ERR_INVALID: ValueError,
-    lib.STRATA_ERR_TYPE: TypeError,
-    lib.STRATA_ERR_NOT_FOUND: KeyError,
-    lib.STRATA_ERR_HANDLE: ValueError,
-    lib.STRATA_ERR_CORRUPT: IntegrityError,
-    lib.STRATA_ERR_INTERNAL: RuntimeError,
-    lib.STRATA_ERR_IO: OSError,
-    lib.STRATA_ERR_NO_FILE: FileNotFoundError,
+    const("STRATA_ERR_INVALID"): ValueError,
+    const("STRATA_ERR_TYPE"): TypeError,
+    const("STRATA_ERR_NOT_FOUND"): KeyError,
+    const("STRATA_ERR_HANDLE"): ValueError,
+    const("STRATA_ERR_CORRUPT"): IntegrityError,
+    const("STRATA_ERR_INTERNAL"): RuntimeError,
+    const("STRATA_ERR_IO"): OSError,
+    const("STRATA_ERR_NO_FILE"): FileNotFoundError,
 }
 
 
@@ -65,7 +162,7 @@ def check(rc: int, err: Any) -> None:
 
     Hot paths test ``if rc:`` themselves and only then call check.
     """
-    if rc == lib.STRATA_OK:
+    if rc == STATUS_OK:
         return
     message = ffi.string(err).decode("utf-8", "replace") or f"strata: status {rc}"
     raise _EXCEPTIONS.get(rc, RuntimeError)(message)
@@ -74,7 +171,8 @@ def check(rc: int, err: Any) -> None:
 class _ErrorBuffer(threading.local):
     # One buffer per thread: the library writes a message into the caller's
     # buffer instead of keeping a global "last error", so threads calling
-    # concurrently never see each other's messages.
+    # concurrently never see each other's messages. ffi.new allocates from
+    # cffi's own backend: no library needed.
     def __init__(self) -> None:
         self.buf = ffi.new("char[]", ERRLEN)
 
@@ -89,37 +187,53 @@ def errbuf() -> Any:
 
 # --- fork guard -------------------------------------------------------------
 # The Go runtime does not survive fork(): its threads are gone in the child
-# and an allocation there can hang forever (golang/go#15538). A child must
-# never call into the library, so every live index is disabled at fork time.
+# and an allocation there can hang forever (golang/go#15538). A child forked
+# after the library was opened must never call into it, so load() refuses and
+# every live index is disabled at fork time. A child forked before that opens
+# its own library on first use, like any fresh process.
 
 FORK_MESSAGE = (
-    "strata cannot be used in a process created by fork() after the library was "
-    "loaded: the Go runtime does not survive fork. Create indexes in the child "
-    "instead, or use multiprocessing with the 'spawn' or 'forkserver' start method."
+    "strata cannot be used in a process created by fork() after the engine was started "
+    "in the parent (by creating or loading an index, or by kernel_path()/native_version()): "
+    "the Go runtime does not survive fork. Start the engine only after forking (importing "
+    "strata does not start it), or use multiprocessing with the 'spawn' or 'forkserver' "
+    "start method."
 )
 
 forked = False
 live_indexes: weakref.WeakSet[_BaseIndex] = weakref.WeakSet()
 
 
+def _before_fork() -> None:
+    # A fork while another thread is opening the library would hand the child a
+    # half-initialised runtime and a held lock: wait for the open to finish.
+    _load_lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _load_lock.release()
+
+
 def _after_fork_in_child() -> None:
-    global forked
+    global forked, _usable
+    _load_lock.release()
+    if _library is None:
+        return
     forked = True
+    _usable = None
     for index in list(live_indexes):
         index._disable(RuntimeError, FORK_MESSAGE)
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(
+    before=_before_fork,
+    after_in_parent=_after_fork_in_parent,
+    after_in_child=_after_fork_in_child,
+)
 
 
-def ensure_not_forked() -> None:
-    """Raises RuntimeError in a forked child."""
-    if forked:
-        raise RuntimeError(FORK_MESSAGE)
-
-
-def _read_string(fn: Any) -> str:
-    ensure_not_forked()
+def _read_string(name: str) -> str:
+    fn = getattr(load(), name)
     out, err = ffi.new("char[]", 256), errbuf()
     rc = fn(out, 256, err, ERRLEN)
     if rc:
@@ -128,10 +242,13 @@ def _read_string(fn: Any) -> str:
 
 
 def kernel_path() -> str:
-    """Names the distance kernels the engine chose for this CPU (e.g. "avx512", "generic")."""
-    return _read_string(lib.strata_kernel_path)
+    """Names the distance kernels the engine chose for this CPU (e.g. "avx512", "generic").
+
+    Starts the engine (see strata._lib) if no earlier call did.
+    """
+    return _read_string("strata_kernel_path")
 
 
 def native_version() -> str:
-    """Returns the version of the loaded engine library."""
-    return _read_string(lib.strata_version)
+    """Returns the version of the engine library. Starts the engine if no earlier call did."""
+    return _read_string("strata_version")

@@ -5,7 +5,10 @@ import pytest
 from strata._ffi import ffi
 
 import strata
-from strata._lib import ERRLEN, check, lib
+from strata import _lib
+from strata._lib import ERRLEN, check
+
+lib = _lib.load()  # these tests call the C ABI directly
 
 
 def call(fn, *args):

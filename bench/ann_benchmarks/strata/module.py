@@ -3,6 +3,10 @@ ann-benchmarks checkout (with config.yml and Dockerfile beside it).
 
 Outside a checkout (bench/ann_benchmarks/run_minimal.py, tests) the relative import of BaseANN
 fails and a stub with the same interface stands in for it.
+
+ann-benchmarks imports this module in its parent process and runs fit/query in forked workers.
+That works because `import strata` starts nothing native: the engine (and its Go runtime, which
+does not survive fork) starts in the worker, at the first strata.Index created in fit().
 """
 
 from __future__ import annotations
@@ -105,8 +109,11 @@ class Strata(BaseANN):
         return row[row >= 0]
 
     def batch_query(self, queries: np.ndarray, n: int) -> None:
+        """The harness's --batch mode: all queries in one call, spread over every core by the
+        engine, with the GIL released for the whole call (no Python thread pool)."""
         queries = np.ascontiguousarray(queries, dtype=np.float32)
-        ids, _ = self.index.search(queries, k=n, ef=self.ef)  # all cores
+        # num_threads=None: the index's setting, which fit() left at None, i.e. every core.
+        ids, _ = self.index.search(queries, k=n, ef=self.ef, num_threads=None)
         self.res = self._rows(ids)
 
     def get_batch_results(self) -> list:
