@@ -43,12 +43,16 @@
 // can keep any prefix of their bytes, and Replay then keeps exactly the
 // records whose frames are complete. (A disk that persists a later block
 // without an earlier one leaves a valid frame after a damaged one, which
-// Replay reports as corruption rather than guess.) Rotate fsyncs a segment before
-// the next one is created, so only the last segment can be torn by a
-// crash. New segments and removals are made durable with a directory
-// fsync. A failed write or fsync poisons the Writer (ErrPoisoned): the
-// page cache may have dropped the data, so it must not be retried; reopen
-// the log with Replay.
+// Replay reports as corruption rather than guess.) Rotate fsyncs a
+// segment before the next one is created, so only the last segment can be
+// torn by a crash. New segments and removals are made durable with a
+// directory fsync.
+//
+// A failed write or fsync poisons the Writer (ErrPoisoned): the page cache
+// may have dropped the data, so it must not be retried; reopen the log
+// with Replay. A failed Append may have written some of its records, whole:
+// Replay returns them, so a caller must not assume a failed batch is
+// absent from the log.
 //
 // Replay verifies every frame and passes records after a given sequence
 // number to a callback, in order. It tells two kinds of damage apart:

@@ -2,9 +2,7 @@ package wal
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"testing"
 
@@ -96,20 +94,22 @@ func recordsAre(recs []record, first, last uint64) error {
 
 func readFile(t *testing.T, fs vfs.FS, name string) []byte {
 	t.Helper()
-	f, err := fs.Open(name)
+	b, err := vfs.ReadFile(fs, name)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, fi.Size())
-	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// checkLog checks that replaying the log in dir after after returns
+// exactly records after+1..last.
+func checkLog(t *testing.T, fs vfs.FS, dir string, after, last uint64) {
+	t.Helper()
+	recs, _, err := replayAll(fs, dir, after, ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecords(t, recs, after+1, last)
 }
 
 // writeFile replaces name with data, durably.

@@ -61,7 +61,8 @@ type damage struct {
 // Replay reads the log in dir from the start and calls fn for every record
 // with a sequence number greater than after, in order; payload is valid
 // only during the call. It verifies every record, including those at or
-// before after. A missing directory is an empty log.
+// before after. A nil fn only verifies (and cuts a torn tail). A missing
+// directory is an empty log.
 //
 // A torn tail (see the package doc) is cut off durably and reported in the
 // ReplayInfo; Replay then succeeds. Other damage fails with an error
@@ -175,7 +176,7 @@ func (rp *replayer) readSegment(i int) (*damage, error) {
 			return nil, corruptAt(seg.path, off, "the log starts at seq %d, so records %d to %d (after %d, as asked) are missing",
 				fr.seq, rp.after+1, fr.seq-1, rp.after)
 		}
-		if fr.seq > rp.after {
+		if fr.seq > rp.after && rp.fn != nil {
 			if err := rp.fn(fr.seq, fr.payload); err != nil {
 				return nil, fmt.Errorf("wal: replay stopped at seq %d: %w", fr.seq, err)
 			}

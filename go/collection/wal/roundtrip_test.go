@@ -47,11 +47,7 @@ func TestReplayIgnoresFilesThatAreNotSegments(t *testing.T) {
 	for _, name := range []string{"LOCK", "0000000000000001.wal.tmp", "000000000000000B.wal", "1.wal", "notes"} {
 		writeFile(t, fs, filepath.Join(logDir, name), []byte("garbage"))
 	}
-	recs, _, err := replayAll(fs, logDir, 0, ReplayOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkRecords(t, recs, 1, 10)
+	checkLog(t, fs, logDir, 0, 10)
 }
 
 // TestWriterWritesDocumentedFormat builds the expected bytes from the
@@ -111,5 +107,15 @@ func TestSegmentNamesParseBack(t *testing.T) {
 		if _, ok := parseSegmentName(name); ok {
 			t.Fatalf("%q parsed as a segment name", name)
 		}
+	}
+}
+
+func TestReplayWithoutCallbackVerifiesAndCutsTornTail(t *testing.T) {
+	fs := newMemLog(t, 1, 10, 10, WriterOptions{})
+	seg := readFile(t, fs, segPath(1))
+	writeFile(t, fs, segPath(1), seg[:len(seg)-2])
+	info, err := Replay(fs, logDir, 0, ReplayOptions{}, nil)
+	if err != nil || info.LastSeq != 9 || info.Records != 0 || info.TornFile != segPath(1) {
+		t.Fatalf("%+v, %v", info, err)
 	}
 }

@@ -114,11 +114,7 @@ func TestRemoveThroughKeepsEveryNeededRecord(t *testing.T) {
 		}
 		fs.Crash(nil) // removals must be durable
 		after := min(through, 25)
-		recs, _, err := replayAll(fs, logDir, after, ReplayOptions{})
-		if err != nil {
-			t.Fatalf("through %d: %v", through, err)
-		}
-		checkRecords(t, recs, after+1, 25)
+		checkLog(t, fs, logDir, after, 25)
 	}
 }
 
@@ -155,11 +151,7 @@ func TestNewWriterReplacesSegmentLeftEmpty(t *testing.T) {
 		if got := segmentSeqs(t, fs); !slices.Equal(got, []uint64{1, 5}) {
 			t.Fatalf("%q: segments %v", contents, got)
 		}
-		recs, _, err := replayAll(fs, logDir, 0, ReplayOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkRecords(t, recs, 1, 6)
+		checkLog(t, fs, logDir, 0, 6)
 	}
 }
 
@@ -188,11 +180,7 @@ func TestNewWriterMakesItsDirectoryDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs.Crash(nil)
-	recs, _, err := replayAll(fs, "/a/b/wal", 0, ReplayOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkRecords(t, recs, 1, 3)
+	checkLog(t, fs, "/a/b/wal", 0, 3)
 }
 
 func TestAppendRejectsOversizedPayloadWithoutPoisoning(t *testing.T) {
@@ -283,11 +271,7 @@ func TestFailedWritePoisonsWriter(t *testing.T) {
 		t.Fatalf("NextSeq() = %d after a failed Append", w.NextSeq())
 	}
 	checkPoisoned(t, w, fs)
-	recs, _, err := replayAll(inner, logDir, 0, ReplayOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkRecords(t, recs, 1, 2)
+	checkLog(t, inner, logDir, 0, 2)
 }
 
 // TestFailedSyncIsNeverRetried: after a failed fsync the kernel may have
@@ -336,11 +320,7 @@ func TestFailedRotationPoisonsWriter(t *testing.T) {
 			}
 			checkPoisoned(t, w, fs)
 			// Whatever the rotation left, the synced records replay.
-			recs, _, err := replayAll(inner, logDir, 0, ReplayOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkRecords(t, recs, 1, 2)
+			checkLog(t, inner, logDir, 0, 2)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package memfs
 import (
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"slices"
 	"sync"
@@ -49,20 +48,11 @@ func dirOf(name string) string {
 // contents reads name, or reports "<missing>".
 func contents(t *testing.T, fs *FS, name string) string {
 	t.Helper()
-	f, err := fs.Open(name)
+	b, err := vfs.ReadFile(fs, name)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return "<missing>"
 	}
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, fi.Size())
-	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
 		t.Fatal(err)
 	}
 	return string(b)

@@ -59,17 +59,8 @@ func writeFile(t *testing.T, fs vfs.FS, name, contents string) {
 
 func readFile(t *testing.T, fs vfs.FS, name string) string {
 	t.Helper()
-	f, err := fs.Open(name)
+	b, err := vfs.ReadFile(fs, name)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, fi.Size())
-	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
 		t.Fatal(err)
 	}
 	return string(b)
