@@ -81,19 +81,27 @@ func NewWriter(fs vfs.FS, dir string, nextSeq uint64, opts WriterOptions) (*Writ
 		return nil, err
 	}
 	var total int64
+	var stale []segmentFile
 	for _, seg := range segs {
-		switch {
-		case seg.seq >= nextSeq:
-			if err := removeEmptySegment(fs, seg.path, seg.seq, nextSeq); err != nil {
+		if seg.seq >= nextSeq {
+			if err := checkNoRecords(fs, seg, nextSeq); err != nil {
 				return nil, err
 			}
-		default:
-			fi, err := fs.Stat(seg.path)
-			if err != nil {
-				return nil, fmt.Errorf("wal: stat of segment: %w", err)
-			}
-			w.old = append(w.old, oldSegment{seq: seg.seq, path: seg.path, size: fi.Size()})
-			total += fi.Size()
+			stale = append(stale, seg)
+			continue
+		}
+		fi, err := fs.Stat(seg.path)
+		if err != nil {
+			return nil, fmt.Errorf("wal: stat of segment: %w", err)
+		}
+		w.old = append(w.old, oldSegment{seq: seg.seq, path: seg.path, size: fi.Size()})
+		total += fi.Size()
+	}
+	// The removals become durable with the directory fsync that makes the
+	// new segment durable; until then a crash leaves them, still empty.
+	for _, seg := range stale {
+		if err := fs.Remove(seg.path); err != nil {
+			return nil, fmt.Errorf("wal: removing empty segment: %w", err)
 		}
 	}
 	if err := w.startSegment(nextSeq); err != nil {
@@ -135,26 +143,21 @@ func makeDir(fs vfs.FS, dir string) error {
 	return nil
 }
 
-// removeEmptySegment removes the segment at path, named for seq (at or
-// after nextSeq), after checking that it holds no valid record. Its
-// removal becomes durable with the directory fsync that makes the new
-// segment durable.
-func removeEmptySegment(fs vfs.FS, path string, seq, nextSeq uint64) error {
-	r, err := openSegment(fs, path)
+// checkNoRecords checks that seg, named for a number at or after nextSeq,
+// holds no valid record, so that NewWriter may remove it.
+func checkNoRecords(fs vfs.FS, seg segmentFile, nextSeq uint64) error {
+	r, err := openSegment(fs, seg.path)
 	if err != nil {
 		return err
 	}
-	found, _, err := r.scanFrames(0, 0, seq-1, true)
+	found, _, err := r.scanFrames(0, 0, seg.seq-1, true)
 	r.Close()
 	if err != nil {
 		return err
 	}
 	if found > 0 {
 		return fmt.Errorf("%w: segment %q holds records from seq %d on, but nextSeq is %d: the log does not end at nextSeq-1 (pass Replay's LastSeq+1)",
-			ErrInvalid, path, seq, nextSeq)
-	}
-	if err := fs.Remove(path); err != nil {
-		return fmt.Errorf("wal: removing empty segment: %w", err)
+			ErrInvalid, seg.path, seg.seq, nextSeq)
 	}
 	return nil
 }

@@ -387,3 +387,16 @@ func TestNextSeqAndBytesReadConcurrently(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+func TestRefusedNewWriterRemovesNothing(t *testing.T) {
+	fs := newMemLog(t, 1, 10, 2, WriterOptions{})
+	writeFile(t, fs, segPath(11), appendHeader(nil)) // empty: removable
+	writeFile(t, fs, segPath(20), append(appendHeader(nil), craftSegment(20)[headerSize:]...))
+	before := snapshot(t, fs, logDir)
+	if _, err := NewWriter(fs, logDir, 11, WriterOptions{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("got %v, want ErrInvalid", err)
+	}
+	if !sameFiles(before, snapshot(t, fs, logDir)) {
+		t.Fatal("a refused NewWriter changed the log")
+	}
+}
