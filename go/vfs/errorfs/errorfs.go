@@ -1,6 +1,6 @@
 // Package errorfs wraps a vfs.FS and makes one chosen operation fail, so
-// tests can check what a failed create, write, fsync, close, rename or
-// directory fsync leaves on disk.
+// tests can check what a failed create, write, fsync, close, rename,
+// directory fsync, truncate or lock leaves on disk.
 //
 // A Rule picks the Nth operation (counting from 1) of one kind, or of any
 // kind with OpAny. The failing operation returns ErrInjected without
@@ -17,6 +17,7 @@ package errorfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -30,7 +31,8 @@ var ErrInjected = errors.New("errorfs: injected error")
 type Op int
 
 // Operation kinds. Write covers both Write and WriteAt; Stat covers FS.Stat
-// and File.Stat.
+// and File.Stat; Remove covers Remove and RemoveAll; Close covers closing a
+// file and releasing a lock. The values are stable: new kinds are appended.
 const (
 	OpAny Op = iota
 	OpCreate
@@ -43,10 +45,14 @@ const (
 	OpRemove
 	OpSyncDir
 	OpStat
+	OpMkdir
+	OpReadDir
+	OpTruncate
+	OpLock
 	numOps
 )
 
-var opNames = [numOps]string{"any", "create", "open", "write", "read", "sync", "close", "rename", "remove", "syncdir", "stat"}
+var opNames = [numOps]string{"any", "create", "open", "write", "read", "sync", "close", "rename", "remove", "syncdir", "stat", "mkdir", "readdir", "truncate", "lock"}
 
 func (op Op) String() string {
 	if op < 0 || op >= numOps {
@@ -169,6 +175,66 @@ func (fs *FS) Stat(name string) (os.FileInfo, error) {
 		return nil, fs.fail(OpStat, name)
 	}
 	return fs.inner.Stat(name)
+}
+
+// MkdirAll implements vfs.FS.
+func (fs *FS) MkdirAll(dir string) error {
+	if fail, _ := fs.step(OpMkdir); fail {
+		return fs.fail(OpMkdir, dir)
+	}
+	return fs.inner.MkdirAll(dir)
+}
+
+// ReadDir implements vfs.FS.
+func (fs *FS) ReadDir(dir string) ([]string, error) {
+	if fail, _ := fs.step(OpReadDir); fail {
+		return nil, fs.fail(OpReadDir, dir)
+	}
+	return fs.inner.ReadDir(dir)
+}
+
+// RemoveAll implements vfs.FS; it counts as one OpRemove.
+func (fs *FS) RemoveAll(path string) error {
+	if fail, _ := fs.step(OpRemove); fail {
+		return fs.fail(OpRemove, path)
+	}
+	return fs.inner.RemoveAll(path)
+}
+
+// Truncate implements vfs.FS.
+func (fs *FS) Truncate(name string, size int64) error {
+	if fail, _ := fs.step(OpTruncate); fail {
+		return fs.fail(OpTruncate, name)
+	}
+	return fs.inner.Truncate(name, size)
+}
+
+// Lock implements vfs.FS. Releasing the lock counts as an OpClose.
+func (fs *FS) Lock(name string) (io.Closer, error) {
+	if fail, _ := fs.step(OpLock); fail {
+		return nil, fs.fail(OpLock, name)
+	}
+	l, err := fs.inner.Lock(name)
+	if err != nil {
+		return nil, err
+	}
+	return &lock{fs: fs, inner: l, name: name}, nil
+}
+
+type lock struct {
+	fs    *FS
+	inner io.Closer
+	name  string
+}
+
+// Close releases the lock even when it reports a failure, as a dying
+// process would, so that a test can take the lock again.
+func (l *lock) Close() error {
+	if fail, _ := l.fs.step(OpClose); fail {
+		l.inner.Close()
+		return l.fs.fail(OpClose, l.name)
+	}
+	return l.inner.Close()
 }
 
 type file struct {

@@ -1,0 +1,98 @@
+// Package wal is strata's write-ahead log: numbered records, each framed
+// with its sequence number and a CRC-32C, appended to a directory of
+// segment files. A Writer appends and fsyncs; Replay reads the log back
+// after a restart, cuts off a tail torn by a crash, and refuses (or, with
+// Repair, cuts off) anything else that is damaged.
+//
+// # Format, version 1
+//
+// A log is a directory. Its segments are the files named %016x.wal (16
+// lowercase hex digits) after the sequence number of their first record;
+// other files in the directory are ignored. All integers are
+// little-endian; CRC-32C is the Castagnoli CRC.
+//
+//	segment header, 16 bytes
+//	   0  magic     [8]byte  "STRATWAL"
+//	   8  version   uint32   1
+//	  12  reserved  uint32   0
+//
+//	frame, 16 + length bytes, repeated to the end of the file
+//	   0  length    uint32   payload bytes, at most MaxPayload (256 MiB)
+//	   4  crc       uint32   CRC-32C of seq (8 bytes) followed by payload
+//	   8  seq       uint64   sequence number
+//	  16  payload   [length]byte
+//
+//	0000000000000001.wal                           0000000000000005.wal
+//	+--------+---------+---------+-----+---------+ +--------+---------+----
+//	| header | frame 1 | frame 2 | ... | frame 4 | | header | frame 5 | ...
+//	+--------+---------+---------+-----+---------+ +--------+---------+----
+//	0        16
+//
+// Sequence numbers are consecutive across the whole log, starting at any
+// number from 1; a segment's first record has the number in its name. The
+// CRC covers the sequence number, so a frame that lands in the wrong
+// place fails its check. The header has no CRC: its fields are constants.
+// A segment may hold no frames (the writer created it and crashed, or
+// nothing was appended yet); such segments take no part in numbering.
+//
+// # Promises
+//
+// Append writes each batch with one write call and does not fsync; Sync
+// fsyncs. After Sync returns, every record appended before it survives a
+// crash. Records appended since the last Sync may survive or not: a crash
+// can keep any prefix of their bytes, and Replay then keeps exactly the
+// records whose frames are complete. (A disk that persists a later block
+// without an earlier one leaves a valid frame after a damaged one, which
+// Replay reports as corruption rather than guess.) Rotate fsyncs a
+// segment before the next one is created, so only the last segment can be
+// torn by a crash. New segments and removals are made durable with a
+// directory fsync.
+//
+// A failed write or fsync poisons the Writer (ErrPoisoned): the page cache
+// may have dropped the data, so it must not be retried; reopen the log
+// with Replay. A failed Append may have written some of its records, whole:
+// Replay returns them, so a caller must not assume a failed batch is
+// absent from the log.
+//
+// Replay verifies every frame and passes records after a given sequence
+// number to a callback, in order. It tells two kinds of damage apart:
+//
+//   - A torn tail: in the last segment, a final frame that is short,
+//     zeroed, fails its CRC or has an impossible length, with no valid
+//     frame that could continue the log anywhere after it; or a last
+//     segment whose header is short, zeroed or wrong, with no valid frame
+//     in it. This is what a crash during an unsynced Append or during
+//     segment creation leaves. Replay cuts it off durably (truncating
+//     the file, or removing a segment with a torn header), reports it in
+//     ReplayInfo, and succeeds.
+//   - Anything else: a bad frame with a valid one after it, damage in a
+//     segment that is not the last, a gap or misordered sequence number,
+//     a bad header in a segment that is not the last. Replay fails with an
+//     error wrapping ErrCorrupt that names the file and offset, and
+//     changes nothing; with ReplayOptions.Repair it instead cuts the log
+//     at the damage (truncating that segment, or removing it if no record
+//     would be left in it, and removing every later segment, all durably)
+//     and reports how many records that dropped.
+//
+// Whether a valid frame follows the damage is decided by scanning every
+// later offset of the segment for a frame whose CRC holds and whose
+// sequence number could continue the log: greater than the last good one
+// by at most 1 + (distance from the damage)/16, since frames take at least
+// 16 bytes. Replay never returns a record that is not exactly as written:
+// everything it passes on has a valid CRC over its sequence number and
+// payload, and sequence numbers it passes on are consecutive.
+//
+// A log whose first record comes after the first one asked for (records
+// were removed before a checkpoint covered them) fails with ErrCorrupt,
+// which Repair cannot fix. A segment of a newer format version fails with
+// ErrVersion and is never repaired.
+//
+// # Using the log
+//
+// On start: Replay(after = the last sequence number in the checkpoint);
+// then NewWriter(nextSeq = max(after, ReplayInfo.LastSeq) + 1). Sync the
+// log before writing a checkpoint that covers its records: a checkpoint
+// ahead of the durable log would make the next segment leave a gap. Once a
+// checkpoint covering seq is durable, RemoveThrough(seq) deletes the
+// segments it made unnecessary.
+package wal

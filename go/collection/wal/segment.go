@@ -1,0 +1,183 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"slices"
+
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// listSegments returns dir's segments in sequence order, ignoring other
+// files. A missing directory is an empty log.
+func listSegments(fs vfs.FS, dir string) ([]segmentFile, error) {
+	names, err := fs.ReadDir(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wal: listing %q: %w", dir, err)
+	}
+	var segs []segmentFile
+	for _, name := range names {
+		if seq, ok := parseSegmentName(name); ok {
+			segs = append(segs, segmentFile{seq: seq, path: segmentPath(dir, seq)})
+		}
+	}
+	slices.SortFunc(segs, func(a, b segmentFile) int { return compareSeq(a.seq, b.seq) })
+	return segs, nil
+}
+
+func compareSeq(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// readWindow is how much of a segment is read at a time, so that small
+// records cost a slice operation rather than a system call each.
+const readWindow = 1 << 20
+
+// segmentReader reads one segment through a window of its bytes. It never
+// reads, or allocates for, bytes beyond the size it was opened with, so a
+// corrupt length costs nothing.
+type segmentReader struct {
+	f      vfs.File
+	path   string
+	size   int64
+	window []byte
+	winOff int64 // file offset of window[0]
+}
+
+func openSegment(fs vfs.FS, path string) (*segmentReader, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("wal: opening segment: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("wal: stat of segment %q: %w", path, err)
+	}
+	return &segmentReader{f: f, path: path, size: fi.Size()}, nil
+}
+
+func (r *segmentReader) Close() error { return r.f.Close() }
+
+// bytes returns the file's bytes [off, off+n), which the caller has
+// checked lie within the file. The slice is valid until the next call.
+func (r *segmentReader) bytes(off int64, n int) ([]byte, error) {
+	if off >= r.winOff && off+int64(n) <= r.winOff+int64(len(r.window)) {
+		return r.window[off-r.winOff:][:n], nil
+	}
+	want := int(min(max(int64(n), readWindow), r.size-off))
+	if cap(r.window) < want {
+		r.window = make([]byte, want)
+	}
+	r.window = r.window[:want]
+	r.winOff = off
+	if _, err := r.f.ReadAt(r.window, off); err != nil {
+		r.window = r.window[:0]
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("wal: segment %q shrank to less than %d bytes while being read", r.path, r.size)
+		}
+		return nil, fmt.Errorf("wal: reading %d bytes of %q at offset %d: %w", want, r.path, off, err)
+	}
+	return r.window[:n], nil
+}
+
+// header returns what is wrong with the segment's header, or "".
+func (r *segmentReader) header() (problem string, newer bool, err error) {
+	if r.size < headerSize {
+		return fmt.Sprintf("short segment header: %d of %d bytes", r.size, headerSize), false, nil
+	}
+	h, err := r.bytes(0, headerSize)
+	if err != nil {
+		return "", false, err
+	}
+	problem, newer = checkHeader(h)
+	return problem, newer, nil
+}
+
+// frame is one record read from a segment; payload points into the
+// reader's window.
+type frame struct {
+	seq     uint64
+	payload []byte
+	end     int64 // offset just past the frame
+}
+
+// frameAt reads the frame at off. A non-empty problem says why the bytes
+// there are not a valid frame; err is a failure to read.
+func (r *segmentReader) frameAt(off int64) (fr frame, problem string, err error) {
+	left := r.size - off
+	if left < frameHeaderSize {
+		return frame{}, fmt.Sprintf("short frame header: %d of %d bytes", left, frameHeaderSize), nil
+	}
+	h, err := r.bytes(off, frameHeaderSize)
+	if err != nil {
+		return frame{}, "", err
+	}
+	if allZero(h) {
+		return frame{}, "zeroed frame header", nil
+	}
+	length, stored, seq := le.Uint32(h), le.Uint32(h[4:]), le.Uint64(h[8:])
+	if length > MaxPayload {
+		return frame{}, fmt.Sprintf("bad length %d, more than the maximum %d", length, MaxPayload), nil
+	}
+	if int64(length) > left-frameHeaderSize {
+		return frame{}, fmt.Sprintf("short frame: payload of %d bytes, %d bytes left", length, left-frameHeaderSize), nil
+	}
+	b, err := r.bytes(off, frameHeaderSize+int(length))
+	if err != nil {
+		return frame{}, "", err
+	}
+	payload := b[frameHeaderSize:]
+	if computed := frameCRC(seq, payload); computed != stored {
+		return frame{}, fmt.Sprintf("crc mismatch: stored %#08x, computed %#08x", stored, computed), nil
+	}
+	return frame{seq: seq, payload: payload, end: off + frameHeaderSize + int64(length)}, "", nil
+}
+
+// scanFrames looks at every offset from start on for valid frames that
+// could continue a log whose last record is floor and whose next record
+// would have started at anchor (where the damage is): a frame d bytes
+// after anchor can hold at most seq floor+1+d/16, since every frame takes
+// at least 16 bytes. That bound lets the scan skip almost every offset
+// without computing a CRC. Each frame found becomes the new floor and
+// anchor. With first, it stops at the first frame found.
+func (r *segmentReader) scanFrames(start, anchor int64, floor uint64, first bool) (count int, newFloor uint64, err error) {
+	for off := start; r.size-off >= frameHeaderSize; {
+		h, err := r.bytes(off, frameHeaderSize)
+		if err != nil {
+			return count, floor, err
+		}
+		length, seq := le.Uint32(h), le.Uint64(h[8:])
+		plausible := seq > floor && seq-floor <= 1+uint64(off-anchor)/frameHeaderSize &&
+			int64(length) <= r.size-off-frameHeaderSize
+		if !plausible {
+			off++
+			continue
+		}
+		fr, problem, err := r.frameAt(off)
+		if err != nil {
+			return count, floor, err
+		}
+		if problem != "" {
+			off++
+			continue
+		}
+		count++
+		if first {
+			return count, fr.seq, nil
+		}
+		floor, off, anchor = fr.seq, fr.end, fr.end
+	}
+	return count, floor, nil
+}

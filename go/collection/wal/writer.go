@@ -1,0 +1,369 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"math"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// WriterOptions configures a Writer.
+type WriterOptions struct {
+	// SegmentBytes is the size past which Append starts a new segment
+	// before writing; 0 means DefaultSegmentBytes. A segment can exceed it
+	// by one Append's worth of frames.
+	SegmentBytes int64
+}
+
+// Writer appends records to the log in a directory. It is not safe for
+// concurrent use, except that NextSeq and Bytes may be called at any time
+// from any goroutine.
+type Writer struct {
+	fs           vfs.FS
+	dir          string
+	segmentBytes int64
+
+	active     vfs.File // nil once closed, or after a failed rotation
+	activeSeq  uint64   // the sequence number the active segment is named for
+	activePath string
+	activeSize int64
+	old        []oldSegment // ascending
+
+	nextSeq atomic.Uint64
+	bytes   atomic.Int64
+
+	buf    []byte // frames being encoded, reused across Appends
+	failed error  // the failure that poisoned the writer
+	closed bool
+}
+
+type oldSegment struct {
+	seq  uint64
+	path string
+	size int64
+}
+
+// keepBuf is the largest encoding buffer kept between Appends; a larger one
+// (a batch of big records) is dropped so it does not pin memory.
+const keepBuf = 4 << 20
+
+// NewWriter starts a new segment named for nextSeq, the sequence number the
+// next record gets. Records already in dir must end at nextSeq-1: run
+// Replay first and pass its LastSeq+1 (or, for an empty log, any number from
+// 1 on). A segment file of that name may exist only if it holds no valid
+// record (a crash left it empty); it is replaced. So may segments named for
+// later numbers (a repair or a torn tail can leave one empty), which are
+// removed; one that holds records is an error wrapping ErrInvalid.
+//
+// NewWriter creates dir (and its parents, fsyncing each parent) if needed,
+// writes and fsyncs the new segment's header, and fsyncs dir, so the empty
+// segment is durable when it returns.
+func NewWriter(fs vfs.FS, dir string, nextSeq uint64, opts WriterOptions) (*Writer, error) {
+	if nextSeq == 0 {
+		return nil, fmt.Errorf("%w: nextSeq must be at least 1", ErrInvalid)
+	}
+	if opts.SegmentBytes < 0 {
+		return nil, fmt.Errorf("%w: SegmentBytes is %d", ErrInvalid, opts.SegmentBytes)
+	}
+	w := &Writer{fs: fs, dir: dir, segmentBytes: opts.SegmentBytes}
+	if w.segmentBytes == 0 {
+		w.segmentBytes = DefaultSegmentBytes
+	}
+	if err := makeDir(fs, dir); err != nil {
+		return nil, err
+	}
+	segs, err := listSegments(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	var stale []segmentFile
+	for _, seg := range segs {
+		if seg.seq >= nextSeq {
+			if err := checkNoRecords(fs, seg, nextSeq); err != nil {
+				return nil, err
+			}
+			stale = append(stale, seg)
+			continue
+		}
+		fi, err := fs.Stat(seg.path)
+		if err != nil {
+			return nil, fmt.Errorf("wal: stat of segment: %w", err)
+		}
+		w.old = append(w.old, oldSegment{seq: seg.seq, path: seg.path, size: fi.Size()})
+		total += fi.Size()
+	}
+	// The removals become durable with the directory fsync that makes the
+	// new segment durable; until then a crash leaves them, still empty.
+	for _, seg := range stale {
+		if err := fs.Remove(seg.path); err != nil {
+			return nil, fmt.Errorf("wal: removing empty segment: %w", err)
+		}
+	}
+	if err := w.startSegment(nextSeq); err != nil {
+		return nil, err
+	}
+	w.nextSeq.Store(nextSeq)
+	w.bytes.Store(total + w.activeSize)
+	return w, nil
+}
+
+// makeDir creates dir if it is missing and makes each new directory
+// durable by fsyncing its parent.
+func makeDir(fs vfs.FS, dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		_, err := fs.Stat(d)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("wal: %w", err)
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("wal: creating log directory: %w", err)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := fs.SyncDir(filepath.Dir(missing[i])); err != nil {
+			return fmt.Errorf("wal: fsync parent of new directory %q: %w", missing[i], err)
+		}
+	}
+	return nil
+}
+
+// checkNoRecords checks that seg, named for a number at or after nextSeq,
+// holds no valid record, so that NewWriter may remove it.
+func checkNoRecords(fs vfs.FS, seg segmentFile, nextSeq uint64) error {
+	r, err := openSegment(fs, seg.path)
+	if err != nil {
+		return err
+	}
+	found, _, err := r.scanFrames(0, 0, seg.seq-1, true)
+	r.Close()
+	if err != nil {
+		return err
+	}
+	if found > 0 {
+		return fmt.Errorf("%w: segment %q holds records from seq %d on, but nextSeq is %d: the log does not end at nextSeq-1 (pass Replay's LastSeq+1)",
+			ErrInvalid, seg.path, seg.seq, nextSeq)
+	}
+	return nil
+}
+
+// startSegment creates the segment named for seq, writes and fsyncs its
+// header and fsyncs the directory. On failure it removes what it created,
+// as far as it can; a leftover is a torn last segment, which Replay removes.
+func (w *Writer) startSegment(seq uint64) (err error) {
+	path := segmentPath(w.dir, seq)
+	f, err := w.fs.Create(path)
+	if err != nil {
+		return fmt.Errorf("wal: creating segment: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			if rerr := w.fs.Remove(path); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("wal: removing the segment that failed: %w", rerr))
+			}
+		}
+	}()
+	if _, err := f.Write(appendHeader(nil)); err != nil {
+		return fmt.Errorf("wal: writing header of %q: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("wal: fsync %q: %w", path, err)
+	}
+	if err := w.fs.SyncDir(w.dir); err != nil {
+		return fmt.Errorf("wal: fsync %q after creating %q: %w", w.dir, path, err)
+	}
+	w.active, w.activeSeq, w.activePath, w.activeSize = f, seq, path, headerSize
+	return nil
+}
+
+// usable returns the error every call on a closed or poisoned writer gets.
+func (w *Writer) usable() error {
+	if w.closed {
+		return ErrClosed
+	}
+	if w.failed != nil {
+		return fmt.Errorf("%w: %w", ErrPoisoned, w.failed)
+	}
+	return nil
+}
+
+// poison records a failure after which the writer refuses all calls, and
+// returns the error for the call that failed.
+func (w *Writer) poison(err error) error {
+	w.failed = err
+	return w.usable()
+}
+
+// Append writes payloads as consecutive records, numbered from NextSeq,
+// in one write call, and returns the first record's sequence number. The
+// records are not durable until Sync. If the active segment has grown past
+// SegmentBytes, Append first rotates to a new one. With no payloads it
+// writes nothing and returns NextSeq.
+func (w *Writer) Append(payloads [][]byte) (first uint64, err error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	first = w.nextSeq.Load()
+	if uint64(len(payloads)) > math.MaxUint64-first {
+		return 0, fmt.Errorf("%w: %d records after seq %d overflow the sequence numbers", ErrInvalid, len(payloads), first)
+	}
+	size := 0
+	for i, p := range payloads {
+		if len(p) > MaxPayload {
+			return 0, fmt.Errorf("%w: payload %d of the batch has %d bytes, more than the maximum %d", ErrInvalid, i, len(p), MaxPayload)
+		}
+		size += frameHeaderSize + len(p)
+	}
+	if len(payloads) == 0 {
+		return first, nil
+	}
+	if w.activeSize > w.segmentBytes && first > w.activeSeq {
+		if err := w.rotate(); err != nil {
+			return 0, err
+		}
+	}
+
+	buf := w.buf[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	for i, p := range payloads {
+		buf = appendFrame(buf, first+uint64(i), p)
+	}
+	if cap(buf) <= keepBuf {
+		w.buf = buf
+	}
+	n, err := w.active.Write(buf)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("short write: %d of %d bytes", n, len(buf))
+	}
+	if err != nil {
+		// Part of the batch may be on disk; only Replay can tell.
+		return 0, w.poison(fmt.Errorf("wal: writing %d records at offset %d of %q: %w", len(payloads), w.activeSize, w.activePath, err))
+	}
+	w.activeSize += int64(len(buf))
+	w.bytes.Add(int64(len(buf)))
+	w.nextSeq.Store(first + uint64(len(payloads)))
+	return first, nil
+}
+
+// Sync fsyncs the active segment, making every appended record durable.
+func (w *Writer) Sync() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if err := w.active.Sync(); err != nil {
+		return w.poison(fmt.Errorf("wal: fsync %q: %w", w.activePath, err))
+	}
+	return nil
+}
+
+// NextSeq is the sequence number the next appended record gets.
+func (w *Writer) NextSeq() uint64 { return w.nextSeq.Load() }
+
+// Bytes is the size of all the segments the writer knows of: those found
+// by NewWriter, less those RemoveThrough removed, plus those it wrote.
+func (w *Writer) Bytes() int64 { return w.bytes.Load() }
+
+// Rotate fsyncs and closes the active segment and starts a new one named
+// for NextSeq. If the active segment holds no records it does nothing,
+// since the new segment would have the same name.
+func (w *Writer) Rotate() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if w.nextSeq.Load() == w.activeSeq {
+		return nil
+	}
+	return w.rotate()
+}
+
+func (w *Writer) rotate() error {
+	if err := w.active.Sync(); err != nil {
+		return w.poison(fmt.Errorf("wal: fsync %q: %w", w.activePath, err))
+	}
+	err := w.active.Close()
+	w.active = nil
+	if err != nil {
+		return w.poison(fmt.Errorf("wal: closing %q: %w", w.activePath, err))
+	}
+	w.old = append(w.old, oldSegment{seq: w.activeSeq, path: w.activePath, size: w.activeSize})
+	if err := w.startSegment(w.nextSeq.Load()); err != nil {
+		return w.poison(err)
+	}
+	w.bytes.Add(headerSize)
+	return nil
+}
+
+// RemoveThrough deletes every segment other than the active one whose
+// records all have sequence numbers at most seq, oldest first, fsyncing the
+// directory after each removal so that a crash never leaves a gap in the
+// log.
+func (w *Writer) RemoveThrough(seq uint64) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	for len(w.old) > 0 {
+		lastInSegment := w.activeSeq - 1
+		if len(w.old) > 1 {
+			lastInSegment = w.old[1].seq - 1
+		}
+		if lastInSegment > seq {
+			break
+		}
+		seg := w.old[0]
+		if err := w.fs.Remove(seg.path); err != nil {
+			return fmt.Errorf("wal: removing segment: %w", err)
+		}
+		w.old = w.old[1:]
+		w.bytes.Add(-seg.size)
+		if err := w.fs.SyncDir(w.dir); err != nil {
+			return w.poison(fmt.Errorf("wal: fsync %q after removing %q: %w", w.dir, seg.path, err))
+		}
+	}
+	return nil
+}
+
+// Close fsyncs and closes the active segment. A poisoned writer closes its
+// file and returns the poisoning error.
+func (w *Writer) Close() error {
+	if w.closed {
+		return ErrClosed
+	}
+	err := w.usable()
+	w.closed = true
+	f := w.active
+	w.active = nil
+	if f == nil {
+		return err
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		w.failed = fmt.Errorf("wal: fsync %q: %w", w.activePath, err)
+		return fmt.Errorf("%w: %w", ErrPoisoned, w.failed)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("wal: closing %q: %w", w.activePath, err)
+	}
+	return nil
+}
