@@ -38,7 +38,7 @@ func (k *keyIndex[K]) add(key K, slot uint32) {
 		p = &posting{}
 		k.byKey[key] = p
 		k.pending = append(k.pending, keyed[K]{key, p})
-		if len(k.pending) > 16+len(k.sorted)/8 {
+		if len(k.pending) > 4+len(k.sorted)/8 {
 			k.merge()
 		}
 	case p.empty():
@@ -53,7 +53,7 @@ func (k *keyIndex[K]) remove(key K, slot uint32) {
 		return
 	}
 	k.empties++
-	if k.empties > 16+len(k.byKey)/3 {
+	if k.empties > 4+len(k.byKey)/3 {
 		k.compact()
 	}
 }
