@@ -32,6 +32,13 @@ func (b bitset) or(o bitset) {
 	}
 }
 
+func (b bitset) andNot(o bitset) {
+	o = o[:len(b)]
+	for i := range b {
+		b[i] &^= o[i]
+	}
+}
+
 // complementWithin turns b into within &^ b.
 func (b bitset) complementWithin(within bitset) {
 	within = within[:len(b)]

@@ -32,6 +32,8 @@ type pathPostings struct {
 	falses  posting
 	lists   posting // a list (for $eq with a list operand)
 	objects posting // an object (for $eq with an object operand)
+	numbers posting // a number, or a list holding one: the union of nums
+	strings posting // a string, or a list holding one: the union of strs
 	nums    keyIndex[float64]
 	strs    keyIndex[string]
 }
@@ -221,12 +223,14 @@ func (pp *pathPostings) updateScalar(slot uint32, v value, add bool, change func
 			change(&pp.falses, slot)
 		}
 	case kindNumber:
+		change(&pp.numbers, slot)
 		if add {
 			pp.nums.add(normZero(v.num), slot)
 		} else {
 			pp.nums.remove(normZero(v.num), slot)
 		}
 	case kindString:
+		change(&pp.strings, slot)
 		if add {
 			pp.strs.add(v.str, slot)
 		} else {

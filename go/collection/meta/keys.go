@@ -67,8 +67,6 @@ func (k *keyIndex[K]) get(key K) *posting {
 	return p
 }
 
-func (k *keyIndex[K]) len() int { return len(k.byKey) - k.empties }
-
 func compareKeyed[K float64 | string](a, b keyed[K]) int { return cmp.Compare(a.key, b.key) }
 
 // merge sorts the pending keys into the sorted array, building a new array
@@ -114,37 +112,100 @@ func filterKeyed[K float64 | string](in []keyed[K], keep func(keyed[K]) bool) []
 	return out
 }
 
-// each calls fn with every non-empty posting whose key k satisfies
-// "k op bound".
-func (k *keyIndex[K]) each(op rangeOp, bound K, fn func(*posting)) {
-	// The sorted keys satisfying op form a prefix or a suffix.
-	firstAbove := func(orEqual bool) int {
+// interval is a range of keys; an unset end is unbounded.
+type interval[K float64 | string] struct {
+	lo, hi         K
+	hasLo, hasHi   bool
+	loIncl, hiIncl bool
+}
+
+// tighten narrows the interval by "key op bound"; the result is the
+// intersection of both conditions.
+func (iv *interval[K]) tighten(op rangeOp, bound K) {
+	switch op {
+	case opGt, opGte:
+		incl := op == opGte
+		if !iv.hasLo || bound > iv.lo || (bound == iv.lo && !incl) {
+			iv.lo, iv.hasLo, iv.loIncl = bound, true, incl
+		}
+	default:
+		incl := op == opLte
+		if !iv.hasHi || bound < iv.hi || (bound == iv.hi && !incl) {
+			iv.hi, iv.hasHi, iv.hiIncl = bound, true, incl
+		}
+	}
+}
+
+func (iv *interval[K]) contains(key K) bool {
+	if iv.hasLo && (key < iv.lo || (key == iv.lo && !iv.loIncl)) {
+		return false
+	}
+	if iv.hasHi && (key > iv.hi || (key == iv.hi && !iv.hiIncl)) {
+		return false
+	}
+	return true
+}
+
+// span returns the part of k.sorted inside iv as [from, to); to < from
+// when the interval is empty.
+func (k *keyIndex[K]) span(iv *interval[K]) (from, to int) {
+	// cut returns the first index whose key is above bound (orEqual:
+	// at or above).
+	cut := func(bound K, orEqual bool) int {
 		i, _ := slices.BinarySearchFunc(k.sorted, bound, func(e keyed[K], b K) int {
-			if c := cmp.Compare(e.key, b); c != 0 || !orEqual {
+			if c := cmp.Compare(e.key, b); c != 0 || orEqual {
 				return c
 			}
-			return -1 // equal keys sort before the cut
+			return -1 // an equal key sorts before the cut
 		})
 		return i
 	}
-	var lo, hi int
-	switch op {
-	case opGt:
-		lo, hi = firstAbove(true), len(k.sorted)
-	case opGte:
-		lo, hi = firstAbove(false), len(k.sorted)
-	case opLt:
-		lo, hi = 0, firstAbove(false)
-	case opLte:
-		lo, hi = 0, firstAbove(true)
+	from, to = 0, len(k.sorted)
+	if iv.hasLo {
+		from = cut(iv.lo, iv.loIncl)
 	}
-	for _, e := range k.sorted[lo:hi] {
-		if !e.p.empty() {
-			fn(e.p)
+	if iv.hasHi {
+		to = cut(iv.hi, !iv.hiIncl)
+	}
+	return from, to
+}
+
+// each calls fn with every non-empty posting whose key is inside iv.
+func (k *keyIndex[K]) each(iv *interval[K], fn func(*posting)) {
+	from, to := k.span(iv)
+	if from < to {
+		for _, e := range k.sorted[from:to] {
+			if !e.p.empty() {
+				fn(e.p)
+			}
 		}
 	}
 	for _, e := range k.pending {
-		if !e.p.empty() && op.holds(cmp.Compare(e.key, bound)) {
+		if !e.p.empty() && iv.contains(e.key) {
+			fn(e.p)
+		}
+	}
+}
+
+// eachOutside calls fn with every non-empty posting whose key is not
+// inside iv.
+func (k *keyIndex[K]) eachOutside(iv *interval[K], fn func(*posting)) {
+	from, to := k.span(iv)
+	visit := func(part []keyed[K]) {
+		for _, e := range part {
+			if !e.p.empty() {
+				fn(e.p)
+			}
+		}
+	}
+	if from >= to {
+		visit(k.sorted)
+	} else {
+		visit(k.sorted[:from])
+		visit(k.sorted[to:])
+	}
+	for _, e := range k.pending {
+		if !e.p.empty() && !iv.contains(e.key) {
 			fn(e.p)
 		}
 	}

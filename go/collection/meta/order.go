@@ -23,16 +23,27 @@ type orderEntry struct {
 // entries, sorts pending and merges it in. Readers hold Index.mu shared, so
 // no writer runs meanwhile, and a rebuild makes a new slice, so a reader
 // still scanning the old one is unaffected.
+//
+// When ids were added in ascending order into ascending slots (a fresh
+// index filled with increasing ids, or after a rebuild that finds it so),
+// slotsRising is set and a result is read in id order straight off its
+// bitset, without touching the entries at all.
 type idOrder struct {
-	mu      sync.Mutex
-	entries []orderEntry // ascending ids; may include stale entries
-	pending []orderEntry // added out of order since the last rebuild
-	stale   int          // deletes since the last rebuild
+	mu          sync.Mutex
+	entries     []orderEntry // ascending ids; may include stale entries
+	pending     []orderEntry // added out of order since the last rebuild
+	stale       int          // deletes since the last rebuild
+	slotsRising bool         // entries' slots ascend too (valid without pending)
 }
 
 // added records a new id. Called by writers.
 func (o *idOrder) added(id uint64, slot uint32) {
 	if len(o.pending) == 0 && (len(o.entries) == 0 || id > o.entries[len(o.entries)-1].id) {
+		if len(o.entries) == 0 {
+			o.slotsRising = true
+		} else if slot <= o.entries[len(o.entries)-1].slot {
+			o.slotsRising = false
+		}
 		o.entries = append(o.entries, orderEntry{id, slot})
 		return
 	}
@@ -48,16 +59,17 @@ func (x *Index) live(e orderEntry) bool {
 }
 
 // sortedEntries returns entries covering every live id exactly once
-// (possibly with stale entries too), ascending by id. Called by readers
+// (possibly with stale entries too), ascending by id, and whether their
+// slots ascend too, so that slot order is id order. Called by readers
 // holding x.mu shared.
-func (x *Index) sortedEntries() []orderEntry {
+func (x *Index) sortedEntries() (entries []orderEntry, slotsRising bool) {
 	o := &x.order
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.pending) > 0 || o.stale > 64+len(o.entries)/4 {
 		x.rebuildOrder()
 	}
-	return o.entries
+	return o.entries, o.slotsRising
 }
 
 func (x *Index) rebuildOrder() {
@@ -101,4 +113,5 @@ func (x *Index) rebuildOrder() {
 		push(pending[i])
 	}
 	o.entries, o.pending, o.stale = merged, nil, 0
+	o.slotsRising = slices.IsSortedFunc(merged, func(a, b orderEntry) int { return int(a.slot) - int(b.slot) })
 }

@@ -61,14 +61,6 @@ func (p *posting) remove(slot uint32) bool {
 
 func (p *posting) empty() bool { return p.big == nil && len(p.small) == 0 }
 
-func (p *posting) contains(slot uint32) bool {
-	if p.big != nil {
-		return p.big.Contains(slot)
-	}
-	_, found := slices.BinarySearch(p.small, slot)
-	return found
-}
-
 // orInto adds the posting's slots to dst. scratch is a bitset of dst's
 // size whose contents are destroyed: roaring's WriteDenseTo overwrites the
 // words of its dense containers rather than OR-ing them, so a dense posting

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"math/bits"
 	"slices"
 	"sort"
 )
@@ -55,12 +56,37 @@ func (x *Index) IDsAfter(f *Filter, after uint64, hasAfter bool, limit int) []ui
 		}
 		return out
 	}
-	entries := x.sortedEntries()
+	entries, slotsRising := x.sortedEntries()
 	start := 0
 	if hasAfter {
 		start = sort.Search(len(entries), func(i int) bool { return entries[i].id > after })
+		if start == len(entries) {
+			return []uint64{}
+		}
 	}
 	out := make([]uint64, 0, min(n, limit))
+	if slotsRising {
+		// Slot order is id order: read the ids off the bitset, from the
+		// slot of the first id above after.
+		from := uint32(0)
+		if hasAfter {
+			from = entries[start].slot
+		}
+		for w := int(from >> 6); w < len(res); w++ {
+			word := res[w]
+			if w == int(from>>6) {
+				word &^= 1<<(from&63) - 1
+			}
+			for word != 0 {
+				out = append(out, x.ids[w*64+bits.TrailingZeros64(word)])
+				if len(out) == limit {
+					return out
+				}
+				word &= word - 1
+			}
+		}
+		return out
+	}
 	for _, e := range entries[start:] {
 		if res.has(e.slot) && x.ids[e.slot] == e.id {
 			out = append(out, e.id)
@@ -94,12 +120,29 @@ func (e *evaluator) eval(n *node) bitset {
 	case nodeAll:
 		return slices.Clone(x.alive)
 	case nodeAnd:
-		res := e.eval(n.kids[0])
-		for _, k := range n.kids[1:] {
+		var res bitset
+		var merged []bool // kids already folded into an interval
+		for i, k := range n.kids {
+			var part bitset
+			switch {
+			case merged != nil && merged[i]:
+				continue
+			case k.kind == nodeRange:
+				if merged == nil {
+					merged = make([]bool, len(n.kids))
+				}
+				part = e.rangeGroup(n.kids, i, merged)
+			default:
+				part = e.eval(k)
+			}
+			if res == nil {
+				res = part
+			} else {
+				res.and(part)
+			}
 			if res.empty() {
 				break
 			}
-			res.and(e.eval(k))
 		}
 		return res
 	case nodeOr:
@@ -127,17 +170,63 @@ func (e *evaluator) eval(n *node) bitset {
 			e.eq(res, n, pp, operand)
 		}
 	case nodeRange:
-		if pp == nil {
-			break
-		}
-		add := func(p *posting) { p.orInto(res, e.scratch) }
-		if n.operand.kind == kindNumber {
-			pp.nums.each(n.op, normZero(n.operand.num), add)
-		} else {
-			pp.strs.each(n.op, n.operand.str, add)
-		}
+		return e.rangeGroup([]*node{n}, 0, nil)
 	}
 	return res
+}
+
+// rangeGroup evaluates the range condition kids[i]. When the path holds no
+// lists, every document has at most one value there, so the other range
+// conditions of the same path and type among kids (an $and) can be folded
+// into one interval and evaluated in one pass; those kids are marked in
+// merged. With lists each condition may be met by a different element
+// ([0, 10] is both > 1 and < 5), so each is evaluated on its own.
+func (e *evaluator) rangeGroup(kids []*node, i int, merged []bool) bitset {
+	res := newBitset(e.words)
+	n := kids[i]
+	pp := e.x.paths[n.path]
+	if pp == nil {
+		return res
+	}
+	fold := merged != nil && pp.lists.empty()
+	if n.operand.kind == kindNumber {
+		var iv interval[float64]
+		iv.tighten(n.op, normZero(n.operand.num))
+		for j := i + 1; fold && j < len(kids); j++ {
+			if k := kids[j]; k.kind == nodeRange && k.path == n.path && k.operand.kind == kindNumber {
+				iv.tighten(k.op, normZero(k.operand.num))
+				merged[j] = true
+			}
+		}
+		rangeInto(e, res, pp, &pp.nums, &pp.numbers, &iv)
+	} else {
+		var iv interval[string]
+		iv.tighten(n.op, n.operand.str)
+		for j := i + 1; fold && j < len(kids); j++ {
+			if k := kids[j]; k.kind == nodeRange && k.path == n.path && k.operand.kind == kindString {
+				iv.tighten(k.op, k.operand.str)
+				merged[j] = true
+			}
+		}
+		rangeInto(e, res, pp, &pp.strs, &pp.strings, &iv)
+	}
+	return res
+}
+
+// rangeInto adds to res the slots with a key of keys inside iv. all is the
+// union of the keys' postings. When the interval covers most keys and the
+// path holds no lists (one key per slot), it is cheaper to take all and
+// remove the keys outside.
+func rangeInto[K float64 | string](e *evaluator, res bitset, pp *pathPostings, keys *keyIndex[K], all *posting, iv *interval[K]) {
+	from, to := keys.span(iv)
+	if inside := to - from; pp.lists.empty() && inside > len(keys.sorted)-inside+len(keys.pending) {
+		all.orInto(res, e.scratch)
+		outside := newBitset(e.words)
+		keys.eachOutside(iv, func(p *posting) { p.orInto(outside, e.scratch) })
+		res.andNot(outside)
+		return
+	}
+	keys.each(iv, func(p *posting) { p.orInto(res, e.scratch) })
 }
 
 // eq adds to res the slots where the field at n's path equals operand in

@@ -9,7 +9,7 @@ import "fmt"
 func (x *Index) Export() (ids []uint64, offsets []uint64, data []byte) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	entries := x.sortedEntries()
+	entries, _ := x.sortedEntries()
 	ids = make([]uint64, 0, len(x.slots))
 	offsets = make([]uint64, 1, len(x.slots)+1)
 	size := 0

@@ -49,8 +49,6 @@ type field struct {
 	val value
 }
 
-func (v value) scalar() bool { return v.kind <= kindString }
-
 // equal is JSON value equality as the filter language defines it: numbers
 // by numeric value (so 1 == 1.0 and -0 == 0), lists element by element in
 // order, objects key by key regardless of the order they were written in.
