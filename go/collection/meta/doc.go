@@ -109,13 +109,26 @@
 //
 // List elements are indexed under the list's path like single values.
 // Postings are sorted slices while small and roaring bitmaps beyond 32
-// slots. A filter is evaluated bottom-up into dense bitsets over slots:
-// leaves OR postings ($in over its values, a range over the keys it
-// covers), $and/$or intersect and unite, negations complement within the
-// live slots. $eq with a list or object operand, which postings cannot
-// answer exactly, narrows candidates with postings and tests each with
-// Filter.Match on the stored document. Matching slots map back to ascending
-// ids through a list of live slots kept in id order.
+// slots. Each path's distinct numbers and strings are kept in key order
+// (new keys wait in a short unsorted list until merged), so a range is a
+// binary search and a union of the postings it covers.
+//
+// A filter is evaluated bottom-up into dense bitsets over slots: leaves OR
+// postings together ($in over its values, a range over its keys), $and and
+// $or intersect and unite, negations complement within the live slots.
+// On a path that holds no lists, a document has one value there, so the
+// range conditions of one $and on that path fold into one interval, and an
+// interval covering most keys is computed as "has a number (string) here"
+// minus the keys outside it. $eq with a list or object operand, which
+// postings cannot answer exactly, narrows candidates with postings and tests
+// each with Filter.Match on the stored document.
+//
+// Matching slots become ascending ids through a list of (id, slot) pairs in
+// id order: writers append to it when ids arrive in ascending order and
+// otherwise leave the fix-up (dropping deleted ids, merging out-of-order
+// ones) to the next reader. While slots also ascend with ids, which is the
+// case for an index filled with increasing ids, ids are read off the result
+// bitset directly.
 //
 // Filter.Match is the reference evaluator, written directly from this
 // specification; the tests check that Index.Select agrees with it.
