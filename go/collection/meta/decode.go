@@ -132,14 +132,11 @@ func (d *decoder) object(depth int) (value, error) {
 	if depth > d.maxDepth {
 		return value{}, d.tooDeep(depth)
 	}
-	d.pos++ // '{'
 	var fields []field
-	d.skipSpace()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
+	if d.open('}') {
 		return value{kind: kindObject}, nil
 	}
-	for {
+	for more := true; more; {
 		d.skipSpace()
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return value{}, d.syntaxErrorf("unexpected %s, expected a string key", d.describe())
@@ -170,16 +167,9 @@ func (d *decoder) object(depth int) (value, error) {
 			d.path = d.path[:len(d.path)-1]
 		}
 		fields = append(fields, field{key: key, val: v})
-		d.skipSpace()
-		if d.pos < len(d.data) && d.data[d.pos] == ',' {
-			d.pos++
-			continue
+		if more, err = d.separator('}'); err != nil {
+			return value{}, err
 		}
-		if d.pos < len(d.data) && d.data[d.pos] == '}' {
-			d.pos++
-			break
-		}
-		return value{}, d.syntaxErrorf("unexpected %s, expected ',' or '}'", d.describe())
 	}
 	if !slices.IsSortedFunc(fields, compareFields) {
 		slices.SortStableFunc(fields, compareFields)
@@ -215,14 +205,11 @@ func (d *decoder) list(depth int) (value, error) {
 	if depth > d.maxDepth {
 		return value{}, d.tooDeep(depth)
 	}
-	d.pos++ // '['
-	var items []value
-	d.skipSpace()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
-		return value{kind: kindList, list: []value{}}, nil
+	items := []value{}
+	if d.open(']') {
+		return value{kind: kindList, list: items}, nil
 	}
-	for {
+	for more := true; more; {
 		d.skipSpace()
 		if d.document && d.pos < len(d.data) && (d.data[d.pos] == '{' || d.data[d.pos] == '[') {
 			return value{}, d.valueErrorf("lists may only hold scalars")
@@ -232,17 +219,40 @@ func (d *decoder) list(depth int) (value, error) {
 			return value{}, err
 		}
 		items = append(items, v)
-		d.skipSpace()
-		if d.pos < len(d.data) && d.data[d.pos] == ',' {
-			d.pos++
-			continue
+		if more, err = d.separator(']'); err != nil {
+			return value{}, err
 		}
-		if d.pos < len(d.data) && d.data[d.pos] == ']' {
-			d.pos++
-			return value{kind: kindList, list: items}, nil
-		}
-		return value{}, d.syntaxErrorf("unexpected %s, expected ',' or ']'", d.describe())
 	}
+	return value{kind: kindList, list: items}, nil
+}
+
+// open consumes the opening bracket of a list or object and reports
+// whether closer follows at once (an empty container), consuming it too.
+func (d *decoder) open(closer byte) bool {
+	d.pos++
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == closer {
+		d.pos++
+		return true
+	}
+	return false
+}
+
+// separator reads what follows an element of a list or an object: a ','
+// (more reports that an element follows) or the closing bracket.
+func (d *decoder) separator(closer byte) (more bool, err error) {
+	d.skipSpace()
+	if d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+			return true, nil
+		case closer:
+			d.pos++
+			return false, nil
+		}
+	}
+	return false, d.syntaxErrorf("unexpected %s, expected ',' or '%c'", d.describe(), closer)
 }
 
 // str reads a string starting at the opening quote. Raw control characters

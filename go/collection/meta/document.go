@@ -92,53 +92,38 @@ func ParseDocuments(data []byte) ([]Document, error) {
 	if d.pos >= len(d.data) || d.data[d.pos] != '[' {
 		return fail("metadata must be a JSON list of objects, found %s", d.describe())
 	}
-	d.pos++
-	var docs []Document
-	d.skipSpace()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
-	} else {
-		for {
-			i := len(docs)
-			d.skipSpace()
-			start := d.pos
-			if d.pos < len(d.data) && d.data[d.pos] == 'n' {
-				if err := d.literal("null"); err != nil {
-					return fail("metadata[%d]: %v", i, err)
-				}
-				docs = append(docs, Document{})
-			} else {
-				if err := d.expectObject(); err != nil {
-					return fail("metadata[%d]: %v", i, err)
-				}
-				d.path = d.path[:0]
-				v, err := d.value(1)
-				if err != nil {
-					return fail("metadata[%d]: %v", i, err)
-				}
-				if n := d.pos - start; n > MaxDocumentBytes {
-					return fail("metadata[%d]: %d bytes, more than the limit of %d", i, n, MaxDocumentBytes)
-				}
-				docs = append(docs, newDocument(v.fields))
+	docs := []Document{}
+	for more := !d.open(']'); more; {
+		i := len(docs)
+		d.skipSpace()
+		start := d.pos
+		if d.pos < len(d.data) && d.data[d.pos] == 'n' {
+			if err := d.literal("null"); err != nil {
+				return fail("metadata[%d]: %v", i, err)
 			}
-			d.skipSpace()
-			if d.pos < len(d.data) && d.data[d.pos] == ',' {
-				d.pos++
-				continue
+			docs = append(docs, Document{})
+		} else {
+			if err := d.expectObject(); err != nil {
+				return fail("metadata[%d]: %v", i, err)
 			}
-			if d.pos < len(d.data) && d.data[d.pos] == ']' {
-				d.pos++
-				break
+			d.path = d.path[:0]
+			v, err := d.value(1)
+			if err != nil {
+				return fail("metadata[%d]: %v", i, err)
 			}
-			return fail("metadata[%d]: %v", i, d.syntaxErrorf("unexpected %s, expected ',' or ']'", d.describe()))
+			if n := d.pos - start; n > MaxDocumentBytes {
+				return fail("metadata[%d]: %d bytes, more than the limit of %d", i, n, MaxDocumentBytes)
+			}
+			docs = append(docs, newDocument(v.fields))
+		}
+		var err error
+		if more, err = d.separator(']'); err != nil {
+			return fail("metadata[%d]: %v", i, err)
 		}
 	}
 	d.skipSpace()
 	if d.pos != len(d.data) {
 		return fail("%v", d.syntaxErrorf("unexpected %s after the list", d.describe()))
-	}
-	if docs == nil {
-		docs = []Document{}
 	}
 	return docs, nil
 }
