@@ -1,0 +1,334 @@
+package meta
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxFilterDepth bounds JSON nesting in a filter so that a hostile filter
+// cannot exhaust the stack of the recursive parser and evaluators.
+const maxFilterDepth = 64
+
+// Filter is a parsed filter (see the package comment for the language).
+// A Filter is immutable and safe for concurrent use; a nil *Filter matches
+// every document.
+type Filter struct {
+	root *node
+}
+
+// nodeKind is what a node of the normalised filter tree tests. Parsing
+// rewrites the negative operators into nodeNot ($ne, $nin, $exists:false,
+// $nor, field-level $not), so evaluators handle only these.
+type nodeKind uint8
+
+const (
+	nodeAll    nodeKind = iota // no condition
+	nodeAnd                    // every kid
+	nodeOr                     // at least one kid
+	nodeNot                    // not kids[0]
+	nodeEq                     // path $eq operand
+	nodeIn                     // path $eq one of operands
+	nodeRange                  // path op operand; operand a number or a string
+	nodeExists                 // path is present
+)
+
+type rangeOp uint8
+
+const (
+	opGt rangeOp = iota
+	opGte
+	opLt
+	opLte
+)
+
+// holds reports whether c, the comparison of a field value with the
+// operand, satisfies the operator.
+func (op rangeOp) holds(c int) bool {
+	switch op {
+	case opGt:
+		return c > 0
+	case opGte:
+		return c >= 0
+	case opLt:
+		return c < 0
+	default:
+		return c <= 0
+	}
+}
+
+type node struct {
+	kind     nodeKind
+	kids     []*node
+	path     string   // dotted field path, the postings key
+	parts    []string // path split at '.'
+	op       rangeOp
+	operand  value
+	operands []value
+}
+
+// ParseFilter parses a filter. Empty input, null and {} give a filter that
+// matches everything. Errors wrap ErrInvalidFilter and name the offending
+// field or operator, as in `at "year": unknown operator "$gtx"`.
+func ParseFilter(data []byte) (*Filter, error) {
+	d := decoder{data: data, maxDepth: maxFilterDepth}
+	d.skipSpace()
+	if d.pos == len(data) {
+		return &Filter{root: &node{kind: nodeAll}}, nil
+	}
+	v, err := d.decodeRoot()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidFilter, err)
+	}
+	switch v.kind {
+	case kindNull:
+		return &Filter{root: &node{kind: nodeAll}}, nil
+	case kindObject:
+	default:
+		return nil, fmt.Errorf("%w: a filter must be a JSON object, not %s", ErrInvalidFilter, v.kind)
+	}
+	n, err := parseQuery(v.fields, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidFilter, err)
+	}
+	return &Filter{root: simplify(n)}, nil
+}
+
+// MatchesAll reports whether the filter has no conditions ({} or null, or
+// only conditions that are trivially true), so callers can skip filtering.
+func (f *Filter) MatchesAll() bool { return f == nil || f.root.kind == nodeAll }
+
+// errorAt builds a parse error naming where in the filter it was found:
+// a field path, with the logical operators that lead to it ("$or[1].year").
+func errorAt(where, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if where == "" {
+		return fmt.Errorf("%s", msg)
+	}
+	return fmt.Errorf("at %q: %s", where, msg)
+}
+
+func joinWhere(where, part string) string {
+	if where == "" {
+		return part
+	}
+	return where + "." + part
+}
+
+// parseQuery reads a query object: field conditions and logical operators,
+// all of which must hold.
+func parseQuery(fields []field, where string) (*node, error) {
+	and := &node{kind: nodeAnd}
+	for _, f := range fields {
+		var n *node
+		var err error
+		if strings.HasPrefix(f.key, "$") {
+			n, err = parseLogical(f.key, f.val, where)
+		} else {
+			n, err = parseField(f.key, f.val, where)
+		}
+		if err != nil {
+			return nil, err
+		}
+		and.kids = append(and.kids, n)
+	}
+	return and, nil
+}
+
+func parseLogical(op string, v value, where string) (*node, error) {
+	here := joinWhere(where, op)
+	switch op {
+	case "$and", "$or", "$nor":
+		if v.kind != kindList || len(v.list) == 0 {
+			return nil, errorAt(here, "%q needs a non-empty list of objects, not %s", op, describeValue(v))
+		}
+		n := &node{kind: nodeAnd}
+		if op != "$and" {
+			n.kind = nodeOr
+		}
+		for i, item := range v.list {
+			itemWhere := fmt.Sprintf("%s[%d]", here, i)
+			if item.kind != kindObject {
+				return nil, errorAt(itemWhere, "%q needs a non-empty list of objects, not a list holding %s", op, item.kind)
+			}
+			kid, err := parseQuery(item.fields, itemWhere)
+			if err != nil {
+				return nil, err
+			}
+			n.kids = append(n.kids, kid)
+		}
+		if op == "$nor" {
+			n = &node{kind: nodeNot, kids: []*node{n}}
+		}
+		return n, nil
+	case "$not":
+		if v.kind != kindObject {
+			return nil, errorAt(here, "%q needs an object, not %s", op, v.kind)
+		}
+		kid, err := parseQuery(v.fields, here)
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: nodeNot, kids: []*node{kid}}, nil
+	}
+	if _, ok := fieldOperators[op]; ok {
+		return nil, errorAt(where, "operator %q needs a field, as in {\"field\": {%q: ...}}", op, op)
+	}
+	return nil, errorAt(where, "unknown top-level operator %q", op)
+}
+
+// fieldOperators lists the operators allowed inside a field's operator
+// object.
+var fieldOperators = map[string]struct{}{
+	"$eq": {}, "$ne": {}, "$gt": {}, "$gte": {}, "$lt": {}, "$lte": {},
+	"$in": {}, "$nin": {}, "$exists": {}, "$not": {},
+}
+
+var rangeOps = map[string]rangeOp{"$gt": opGt, "$gte": opGte, "$lt": opLt, "$lte": opLte}
+
+// splitPath checks a dotted field path: every part must be a key a document
+// can hold.
+func splitPath(path string) ([]string, error) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("field path %q has an empty part", path)
+		}
+		if p[0] == '$' {
+			return nil, fmt.Errorf("field path %q has a part starting with '$'", path)
+		}
+	}
+	return parts, nil
+}
+
+func parseField(path string, v value, where string) (*node, error) {
+	if path == "" {
+		return nil, errorAt(where, "empty field name")
+	}
+	here := joinWhere(where, path)
+	parts, err := splitPath(path)
+	if err != nil {
+		return nil, errorAt(here, "%v", err)
+	}
+	if v.kind == kindObject && hasOperator(v.fields) {
+		return parseOperators(path, parts, v.fields, here)
+	}
+	return &node{kind: nodeEq, path: path, parts: parts, operand: v}, nil
+}
+
+func hasOperator(fields []field) bool {
+	for _, f := range fields {
+		if strings.HasPrefix(f.key, "$") {
+			return true
+		}
+	}
+	return false
+}
+
+// parseOperators reads a field's operator object ({"$gt": 1, "$lt": 5}),
+// every operator of which must hold.
+func parseOperators(path string, parts []string, fields []field, here string) (*node, error) {
+	and := &node{kind: nodeAnd}
+	for _, f := range fields {
+		if !strings.HasPrefix(f.key, "$") {
+			return nil, errorAt(here, "cannot mix operators and fields in one object: %q is not an operator", f.key)
+		}
+		leaf := &node{path: path, parts: parts, operand: f.val}
+		n := leaf
+		switch f.key {
+		case "$eq":
+			leaf.kind = nodeEq
+		case "$ne":
+			leaf.kind = nodeEq
+			n = &node{kind: nodeNot, kids: []*node{leaf}}
+		case "$gt", "$gte", "$lt", "$lte":
+			if f.val.kind != kindNumber && f.val.kind != kindString {
+				return nil, errorAt(here, "%q cannot compare with %s", f.key, f.val.kind)
+			}
+			leaf.kind = nodeRange
+			leaf.op = rangeOps[f.key]
+		case "$in", "$nin":
+			if f.val.kind != kindList {
+				return nil, errorAt(here, "%q needs a list, not %s", f.key, f.val.kind)
+			}
+			leaf.kind = nodeIn
+			leaf.operands = f.val.list
+			leaf.operand = value{}
+			if f.key == "$nin" {
+				n = &node{kind: nodeNot, kids: []*node{leaf}}
+			}
+		case "$exists":
+			if f.val.kind != kindBool {
+				return nil, errorAt(here, "%q needs true or false, not %s", f.key, f.val.kind)
+			}
+			leaf.kind = nodeExists
+			leaf.operand = value{}
+			if !f.val.b {
+				n = &node{kind: nodeNot, kids: []*node{leaf}}
+			}
+		case "$not":
+			if f.val.kind != kindObject || len(f.val.fields) == 0 || !hasOperator(f.val.fields) {
+				return nil, errorAt(here, "%q needs an object of operators such as {\"$gt\": 5}, not %s", f.key, describeValue(f.val))
+			}
+			kid, err := parseOperators(path, parts, f.val.fields, here)
+			if err != nil {
+				return nil, err
+			}
+			n = &node{kind: nodeNot, kids: []*node{kid}}
+		case "$and", "$or", "$nor":
+			return nil, errorAt(here, "operator %q combines whole filters and cannot be applied to a field", f.key)
+		default:
+			return nil, errorAt(here, "unknown operator %q", f.key)
+		}
+		and.kids = append(and.kids, n)
+	}
+	return and, nil
+}
+
+// describeValue names a value's type for a message, calling out the empty
+// cases a reader would otherwise not spot.
+func describeValue(v value) string {
+	switch {
+	case v.kind == kindList && len(v.list) == 0:
+		return "an empty list"
+	case v.kind == kindObject && len(v.fields) == 0:
+		return "an empty object"
+	}
+	return v.kind.String()
+}
+
+// simplify flattens nested and/or nodes, drops conditions that are always
+// true, and removes double negation, so that MatchesAll is exact for the
+// obvious cases and evaluators do less work.
+func simplify(n *node) *node {
+	switch n.kind {
+	case nodeAnd, nodeOr:
+		out := &node{kind: n.kind}
+		for _, k := range n.kids {
+			k = simplify(k)
+			switch {
+			case k.kind == n.kind:
+				out.kids = append(out.kids, k.kids...)
+			case k.kind == nodeAll && n.kind == nodeAnd:
+				// true AND x = x
+			case k.kind == nodeAll:
+				return k // true OR x = true
+			default:
+				out.kids = append(out.kids, k)
+			}
+		}
+		switch len(out.kids) {
+		case 0:
+			return &node{kind: nodeAll}
+		case 1:
+			return out.kids[0]
+		}
+		return out
+	case nodeNot:
+		k := simplify(n.kids[0])
+		if k.kind == nodeNot {
+			return k.kids[0]
+		}
+		return &node{kind: nodeNot, kids: []*node{k}}
+	}
+	return n
+}

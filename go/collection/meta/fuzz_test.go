@@ -1,0 +1,117 @@
+package meta
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+)
+
+// fuzzDocs is a small fixed collection that fuzzed filters run against.
+var fuzzDocs = []string{
+	`{}`,
+	`{"a": null, "b": [1, "x", null, true]}`,
+	`{"a": 1, "b": {"c": 2.5, "d": [], "e": {"f": "x"}}}`,
+	`{"a": "1", "b": [0, 10], "c": false}`,
+	`{"a": [1, 2], "b": {"c": "y"}, "c": true}`,
+	`{"a": -0, "b": "ab", "n": {"x": {"y": null}}}`,
+}
+
+// FuzzParseFilter: ParseFilter never panics, and an accepted filter
+// evaluates without panicking and identically through Match and Select.
+func FuzzParseFilter(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a": 1}`, `{"b.c": {"$gt": 2}}`, `{"$or": [{"a": null}, {"b": {"$in": [1, "x"]}}]}`,
+		`{"a": {"$not": {"$exists": true}}}`, `{"b": [0, 10]}`, `{"b": {"c": "y"}}`, `{"$nor": [{"c": true}]}`} {
+		f.Add([]byte(s))
+	}
+	x := NewIndex()
+	docs := make([]Document, len(fuzzDocs))
+	for i, s := range fuzzDocs {
+		docs[i] = mustDoc(f, s)
+		x.Put(uint64(i), docs[i])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flt, err := ParseFilter(data)
+		if err != nil {
+			return
+		}
+		var want []uint64
+		for i, d := range docs {
+			if flt.Match(d) {
+				want = append(want, uint64(i))
+			}
+		}
+		if got := x.Select(flt); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("Select %s = %v, Match says %v", data, got, want)
+		}
+	})
+}
+
+// FuzzParseDocument: ParseDocument never panics, and an accepted document
+// round-trips through its canonical JSON, which is a fixed point.
+func FuzzParseDocument(f *testing.F) {
+	for _, s := range fuzzDocs {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"s": "\ud83d\ude00\u0000\"", "n": 1e-7, "m": 123456789012345678}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := ParseDocument(data)
+		if err != nil {
+			return
+		}
+		again, err := ParseDocument(d.JSON())
+		if err != nil {
+			t.Fatalf("canonical JSON %s of %q does not parse: %v", d.JSON(), data, err)
+		}
+		if !docsEqual(d, again) {
+			t.Fatalf("%q: %s reads back as %s", data, d.JSON(), again.JSON())
+		}
+	})
+}
+
+// FuzzImport: Import never panics on arbitrary input; what it accepts
+// exports back to an equivalent snapshot. The first input holds the ids
+// and the second the offsets, 8 bytes each, little-endian.
+func FuzzImport(f *testing.F) {
+	x := NewIndex()
+	for i, s := range fuzzDocs {
+		x.Put(uint64(i*3), mustDoc(f, s))
+	}
+	ids, offsets, data := x.Export()
+	f.Add(packUint64s(ids), packUint64s(offsets), data)
+	f.Add(packUint64s(ids[:2]), packUint64s(offsets[:3]), data[:offsets[2]])
+	f.Add([]byte{}, packUint64s([]uint64{0}), []byte{})
+	f.Fuzz(func(t *testing.T, idBytes, offsetBytes, data []byte) {
+		ids, offsets := unpackUint64s(idBytes), unpackUint64s(offsetBytes)
+		y, err := Import(ids, offsets, data)
+		if err != nil {
+			return
+		}
+		ids2, offsets2, data2 := y.Export()
+		if !slices.Equal(ids, ids2) || len(offsets2) != len(offsets) {
+			t.Fatalf("re-export changed ids %v -> %v", ids, ids2)
+		}
+		z, err := Import(ids2, offsets2, data2)
+		if err != nil {
+			t.Fatalf("re-export does not import: %v", err)
+		}
+		if z.Len() != y.Len() || z.Count(mustFilter(t, `{"a": {"$exists": true}}`)) != y.Count(mustFilter(t, `{"a": {"$exists": true}}`)) {
+			t.Fatal("re-imported index differs")
+		}
+	})
+}
+
+func packUint64s(v []uint64) []byte {
+	b := make([]byte, 0, 8*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
+}
+
+func unpackUint64s(b []byte) []uint64 {
+	v := make([]uint64, len(b)/8)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return v
+}

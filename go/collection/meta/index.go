@@ -1,0 +1,240 @@
+package meta
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+)
+
+// Index holds the metadata document of every live id of a collection and
+// the postings that let Select answer a filter without reading documents.
+// It is safe for concurrent use: writers are exclusive, readers share.
+type Index struct {
+	mu    sync.RWMutex
+	slots map[uint64]uint32 // id -> slot
+	ids   []uint64          // slot -> id; stale for free slots
+	docs  [][]byte          // slot -> canonical JSON; nil for {} and free slots
+	free  []uint32          // free slots, reused last-in first-out
+	alive bitset            // live slots; covers every slot ever handed out
+	paths map[string]*pathPostings
+	order idOrder
+	// pathBuf is writer scratch for building dotted paths without
+	// allocating on every key of every document.
+	pathBuf []byte
+}
+
+// pathPostings indexes the values found at one dotted path. Every slot in
+// any of its postings is in exists; list elements are indexed like values.
+type pathPostings struct {
+	exists  posting // the path is present, whatever its value
+	nulls   posting // null, or a list holding null
+	trues   posting
+	falses  posting
+	lists   posting // a list (for $eq with a list operand)
+	objects posting // an object (for $eq with an object operand)
+	numbers posting // a number, or a list holding one: the union of nums
+	strings posting // a string, or a list holding one: the union of strs
+	nums    keyIndex[float64]
+	strs    keyIndex[string]
+}
+
+// NewIndex returns an empty index.
+func NewIndex() *Index {
+	return &Index{
+		slots: make(map[uint64]uint32),
+		paths: make(map[string]*pathPostings),
+	}
+}
+
+// Put inserts id's document, or replaces it if id is present.
+func (x *Index) Put(id uint64, d Document) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.put(id, d)
+}
+
+// PutBatch puts docs[i] under ids[i] in order, under one lock, so that
+// readers see none or all of the batch. A later duplicate id in the batch
+// wins. It panics if the slices differ in length.
+func (x *Index) PutBatch(ids []uint64, docs []Document) {
+	if len(ids) != len(docs) {
+		panic(fmt.Sprintf("meta: PutBatch with %d ids and %d documents", len(ids), len(docs)))
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, id := range ids {
+		x.put(id, docs[i])
+	}
+}
+
+func (x *Index) put(id uint64, d Document) {
+	if slot, ok := x.slots[id]; ok {
+		old := x.docs[slot]
+		if bytes.Equal(old, d.json) {
+			return
+		}
+		x.unindex(slot, old)
+		x.docs[slot] = d.json
+		x.walk(slot, d.fields, x.pathBuf[:0], true)
+		return
+	}
+	var slot uint32
+	if n := len(x.free); n > 0 {
+		slot = x.free[n-1]
+		x.free = x.free[:n-1]
+		x.ids[slot] = id
+		x.docs[slot] = d.json
+	} else {
+		if len(x.ids) == 1<<32-1 {
+			panic("meta: index full (2^32-1 documents)")
+		}
+		slot = uint32(len(x.ids))
+		x.ids = append(x.ids, id)
+		x.docs = append(x.docs, d.json)
+		if need := wordsFor(len(x.ids)); need > len(x.alive) {
+			x.alive = append(x.alive, make(bitset, max(need, 2*len(x.alive))-len(x.alive))...)
+		}
+	}
+	x.slots[id] = slot
+	x.alive.set(slot)
+	x.walk(slot, d.fields, x.pathBuf[:0], true)
+	x.order.added(id, slot)
+}
+
+// Delete removes the given ids and returns how many were present.
+func (x *Index) Delete(ids []uint64) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		slot, ok := x.slots[id]
+		if !ok {
+			continue
+		}
+		x.unindex(slot, x.docs[slot])
+		delete(x.slots, id)
+		x.docs[slot] = nil
+		x.alive.clear(slot)
+		x.free = append(x.free, slot)
+		x.order.removed()
+		n++
+	}
+	return n
+}
+
+// Get returns a copy of id's document in canonical JSON.
+func (x *Index) Get(id uint64) (json []byte, ok bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	slot, ok := x.slots[id]
+	if !ok {
+		return nil, false
+	}
+	if x.docs[slot] == nil {
+		return []byte("{}"), true
+	}
+	return bytes.Clone(x.docs[slot]), true
+}
+
+// Contains reports whether id is in the index.
+func (x *Index) Contains(id uint64) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.slots[id]
+	return ok
+}
+
+// Len returns the number of ids in the index.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.slots)
+}
+
+// unindex removes a slot's document from the postings. The index only
+// stores canonical JSON, so the old document is read back from it.
+func (x *Index) unindex(slot uint32, doc []byte) {
+	if doc == nil {
+		return
+	}
+	fields, err := parseStored(doc)
+	if err != nil {
+		panic(fmt.Sprintf("meta: stored document of slot %d unreadable: %v", slot, err))
+	}
+	x.walk(slot, fields, x.pathBuf[:0], false)
+}
+
+// walk adds (or removes) slot to (or from) the postings of every path of
+// an object. prefix is the object's own path; appending to it reuses one
+// buffer for the whole depth-first walk.
+func (x *Index) walk(slot uint32, fields []field, prefix []byte, add bool) {
+	for _, f := range fields {
+		path := prefix
+		if len(path) > 0 {
+			path = append(path, '.')
+		}
+		path = append(path, f.key...)
+		pp := x.paths[string(path)]
+		if pp == nil {
+			if !add {
+				panic(fmt.Sprintf("meta: removing slot %d from unknown path %q", slot, path))
+			}
+			pp = &pathPostings{}
+			x.paths[string(path)] = pp
+		}
+		pp.update(slot, f.val, add)
+		if f.val.kind == kindObject {
+			x.walk(slot, f.val.fields, path, add)
+		}
+		if !add && pp.exists.empty() {
+			delete(x.paths, string(path))
+		}
+		x.pathBuf = path[:0] // keep the grown buffer
+	}
+}
+
+func (pp *pathPostings) update(slot uint32, v value, add bool) {
+	change := (*posting).remove
+	if add {
+		change = (*posting).add
+	}
+	change(&pp.exists, slot)
+	switch v.kind {
+	case kindList:
+		change(&pp.lists, slot)
+		for _, item := range v.list {
+			pp.updateScalar(slot, item, add, change)
+		}
+	case kindObject:
+		change(&pp.objects, slot)
+	default:
+		pp.updateScalar(slot, v, add, change)
+	}
+}
+
+func (pp *pathPostings) updateScalar(slot uint32, v value, add bool, change func(*posting, uint32) bool) {
+	switch v.kind {
+	case kindNull:
+		change(&pp.nulls, slot)
+	case kindBool:
+		if v.b {
+			change(&pp.trues, slot)
+		} else {
+			change(&pp.falses, slot)
+		}
+	case kindNumber:
+		change(&pp.numbers, slot)
+		if add {
+			pp.nums.add(normZero(v.num), slot)
+		} else {
+			pp.nums.remove(normZero(v.num), slot)
+		}
+	case kindString:
+		change(&pp.strings, slot)
+		if add {
+			pp.strs.add(v.str, slot)
+		} else {
+			pp.strs.remove(v.str, slot)
+		}
+	}
+}
