@@ -11,8 +11,10 @@ import (
 	"unsafe"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/flat"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/indexfile"
 )
 
 var (
@@ -44,6 +46,16 @@ func call(op string, errBuf *C.char, errLen C.size_t, fn func() error) (status C
 // unexpected and reported as internal.
 func classify(err error) C.int {
 	switch {
+	case errors.Is(err, collection.ErrLocked):
+		return C.STRATA_ERR_LOCKED
+	case errors.Is(err, collection.ErrFailed):
+		return C.STRATA_ERR_FAILED
+	case errors.Is(err, collection.ErrExists):
+		return C.STRATA_ERR_EXISTS
+	case errors.Is(err, collection.ErrNotFound):
+		return C.STRATA_ERR_NOT_FOUND
+	case errors.Is(err, indexfile.ErrCorrupt):
+		return C.STRATA_ERR_CORRUPT
 	case errors.Is(err, errBadHandle):
 		return C.STRATA_ERR_HANDLE
 	case errors.Is(err, errCorrupt), errors.Is(err, errDamaged):

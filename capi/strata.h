@@ -44,7 +44,10 @@ enum strata_status {
     STRATA_ERR_CORRUPT = 5,   /* an integrity check failed */
     STRATA_ERR_INTERNAL = 6,  /* a bug: recovered panic or unexpected error */
     STRATA_ERR_IO = 7,        /* the operating system refused a file operation */
-    STRATA_ERR_NO_FILE = 8    /* the file does not exist */
+    STRATA_ERR_NO_FILE = 8,   /* the file does not exist */
+    STRATA_ERR_LOCKED = 9,    /* the collection is open elsewhere */
+    STRATA_ERR_FAILED = 10,   /* a write, fsync or checkpoint failed: the collection refuses writes */
+    STRATA_ERR_EXISTS = 11    /* a collection already exists there */
 };
 
 enum strata_kind {
@@ -185,6 +188,90 @@ int strata_load(char *path, int mmap_vectors, strata_handle *out, char *err, siz
  * and the library version. */
 int strata_kernel_path(char *out, size_t outlen, char *err, size_t errlen);
 int strata_version(char *out, size_t outlen, char *err, size_t errlen);
+/* ---- Collections: durable ids + vectors + JSON metadata (go/collection) ----
+ *
+ * Collection handles come from strata_col_create/strata_col_open and are
+ * released by strata_col_close (not strata_free). Metadata crosses the ABI
+ * as JSON: a write takes one JSON array of documents per batch (objects, or
+ * null for {}); results come back as a JSON array in a strata_buffer that
+ * the library allocated and the caller releases with strata_buffer_free.
+ * Filters are JSON objects in the Mongo-style language of go/collection/meta;
+ * a NULL filter (length 0) matches everything. */
+
+typedef struct {
+    char *data;
+    size_t len;
+} strata_buffer;
+
+void strata_buffer_free(strata_buffer *b);
+
+enum strata_fsync {
+    STRATA_FSYNC_ALWAYS = 0,  /* fsync before every acknowledgement (group commit) */
+    STRATA_FSYNC_BATCH = 1,   /* fsync in the background every 10 ms */
+    STRATA_FSYNC_NEVER = 2    /* leave it to the OS until a checkpoint or close */
+};
+
+/* strata_col_create makes a new collection in the directory path. m and
+ * ef_construction 0 pick the defaults (16, 200). */
+int strata_col_create(char *path, int64_t dim, int metric, int64_t m, int64_t ef_construction,
+                      int quantization, int fsync, uint64_t seed, strata_handle *out,
+                      char *err, size_t errlen);
+
+/* strata_col_open opens and recovers a collection. fsync < 0 keeps the policy
+ * it was created with. With repair, a corrupt record in the middle of the log
+ * truncates the log there instead of failing with STRATA_ERR_CORRUPT. */
+int strata_col_open(char *path, int fsync, int repair, strata_handle *out, char *err, size_t errlen);
+
+/* strata_col_close finishes queued writes, checkpoints if needed and releases
+ * the handle and the directory lock. */
+int strata_col_close(strata_handle h, char *err, size_t errlen);
+
+int strata_col_exists(char *path, int *out, char *err, size_t errlen);
+int strata_col_drop(char *path, char *err, size_t errlen);
+
+/* strata_col_upsert inserts or replaces n entries; meta (meta_len bytes) is a
+ * JSON array of n documents, or NULL for empty documents. Returns once the
+ * write is durable per the fsync policy and visible to queries. */
+int strata_col_upsert(strata_handle h, uint64_t *ids, int64_t n, float *vectors,
+                      char *meta, size_t meta_len, char *err, size_t errlen);
+
+/* strata_col_update_metadata replaces the documents of n existing ids. */
+int strata_col_update_metadata(strata_handle h, uint64_t *ids, int64_t n, char *meta,
+                               size_t meta_len, int64_t *out_count, char *err, size_t errlen);
+
+/* strata_col_delete removes n ids, or with n < 0 every entry matching the
+ * filter where; *out_count receives how many existed. */
+int strata_col_delete(strata_handle h, uint64_t *ids, int64_t n, char *where, size_t where_len,
+                      int64_t *out_count, char *err, size_t errlen);
+
+/* strata_col_query: strata_search with a metadata filter. out_meta, if not
+ * NULL, receives a JSON array of nq*k documents (null for padding). */
+int strata_col_query(strata_handle h, float *queries, int64_t nq, int64_t k, int64_t ef,
+                     int num_threads, char *where, size_t where_len, int64_t *out_ids,
+                     float *out_dists, strata_buffer *out_meta, strata_search_stats *stats,
+                     char *err, size_t errlen);
+
+/* strata_col_get looks up n ids: the *out_n that exist go to out_found (n
+ * slots) in request order, their documents to out_meta (a JSON array) and,
+ * if out_vectors is not NULL, their vectors to out_vectors (n*dim slots). */
+int strata_col_get(strata_handle h, uint64_t *ids, int64_t n, uint64_t *out_found,
+                   int64_t *out_n, float *out_vectors, strata_buffer *out_meta,
+                   char *err, size_t errlen);
+
+int strata_col_count(strata_handle h, char *where, size_t where_len, int64_t *out,
+                     char *err, size_t errlen);
+
+/* strata_col_scan_ids writes up to limit matching ids, ascending and greater
+ * than after when has_after, into out; *out_n receives how many. */
+int strata_col_scan_ids(strata_handle h, char *where, size_t where_len, uint64_t after,
+                        int has_after, int64_t limit, uint64_t *out, int64_t *out_n,
+                        char *err, size_t errlen);
+
+int strata_col_checkpoint(strata_handle h, char *err, size_t errlen);
+int strata_col_check_integrity(strata_handle h, char *err, size_t errlen);
+
+/* strata_col_info returns the collection's state as a JSON object. */
+int strata_col_info(strata_handle h, strata_buffer *out, char *err, size_t errlen);
 /* END CDEF */
 
 #endif /* STRATA_H */

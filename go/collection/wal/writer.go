@@ -367,3 +367,17 @@ func (w *Writer) Close() error {
 	}
 	return nil
 }
+
+// Abandon closes the active segment without fsyncing it, as a crash would
+// leave it: tests use it to stop a writer whose unsynced records must stay
+// in the page cache only. The writer is unusable afterwards.
+func (w *Writer) Abandon() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if w.active != nil {
+		w.active.Close()
+		w.active = nil
+	}
+}

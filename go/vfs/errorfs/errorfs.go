@@ -85,6 +85,15 @@ type FS struct {
 // New wraps inner.
 func New(inner vfs.FS, rule Rule) *FS { return &FS{inner: inner, rule: rule} }
 
+// SetRule replaces the rule and forgets any injected failure, keeping the
+// operation counts: a test can open something through fs, read Count, and
+// then aim a failure at a later operation.
+func (fs *FS) SetRule(rule Rule) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.rule, fs.injected = rule, false
+}
+
 // Count reports how many operations of kind op have been attempted (OpAny:
 // of all kinds), including failed ones.
 func (fs *FS) Count(op Op) int {

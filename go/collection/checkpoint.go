@@ -1,0 +1,131 @@
+package collection
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/hnsw"
+)
+
+// Checkpoint writes a snapshot of everything applied so far, switches
+// CURRENT to it and deletes the log segments and the snapshot it replaces.
+// Writes and queries go on meanwhile: only copying the index in memory
+// holds writes back. A failed checkpoint fails the collection (ErrFailed):
+// what CURRENT names after a failed rename or directory fsync is unknown.
+func (c *Collection) Checkpoint() error {
+	c.closeMu.RLock()
+	defer c.closeMu.RUnlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return c.checkpoint()
+}
+
+func (c *Collection) checkpoint() error {
+	if err := c.failed(); err != nil {
+		return err
+	}
+	c.checkpointMu.Lock()
+	defer c.checkpointMu.Unlock()
+	began := time.Now()
+
+	c.applyMu.Lock()
+	seq := c.applied.Load()
+	if seq == c.lastCheckpoint.Load() {
+		c.applyMu.Unlock()
+		return nil
+	}
+	frozen, err := c.index.Freeze()
+	ids, offsets, data := c.meta.Export()
+	c.applyMu.Unlock()
+	if err != nil {
+		return c.fail(fmt.Errorf("checkpoint: %w", err))
+	}
+
+	// Later records go to a new segment, so that once the snapshot is
+	// durable every older segment holding only records <= seq can go.
+	c.walMu.Lock()
+	walBytes := c.log.Bytes()
+	err = c.log.Rotate()
+	c.walMu.Unlock()
+	if err == nil {
+		err = c.writeSnapshot(seq, frozen, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data})
+	}
+	if err == nil {
+		err = snapshot.WriteCurrent(c.fs, c.dir, seq)
+	}
+	if err != nil {
+		return c.fail(fmt.Errorf("checkpoint: %w", err))
+	}
+	c.lastCheckpoint.Store(seq)
+	c.checkpointAt.Store(time.Now().UnixNano())
+	c.walAtSnapshot.Store(walBytes)
+
+	// Cleanup: a crash from here on leaves files that Open removes.
+	c.walMu.Lock()
+	err = c.log.RemoveThrough(seq)
+	c.walMu.Unlock()
+	if err == nil {
+		err = c.removeStale(seq)
+	}
+	if err != nil {
+		return c.fail(fmt.Errorf("checkpoint cleanup: %w", err))
+	}
+	c.stats.Checkpoints.Add(1)
+	c.stats.CheckpointNanos.Add(int64(time.Since(began)))
+	return nil
+}
+
+// writeSnapshot writes snapshots/<seq>/ and makes it durable: every file
+// fsynced, then the snapshot directory and its parent.
+func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.Metadata) error {
+	dir := snapshotPath(c.dir, seq)
+	// A directory of this name is the remains of a crashed checkpoint of
+	// the same state (CURRENT never names an incomplete one).
+	if err := c.fs.RemoveAll(dir); err != nil {
+		return fmt.Errorf("snapshot %s: %w", dir, err)
+	}
+	if err := c.fs.MkdirAll(dir); err != nil {
+		return fmt.Errorf("snapshot %s: %w", dir, err)
+	}
+	if err := frozen.Save(c.fs, filepath.Join(dir, indexFileName)); err != nil {
+		return err
+	}
+	if err := snapshot.WriteMetadata(c.fs, filepath.Join(dir, metaFileName), md); err != nil {
+		return err
+	}
+	m := snapshot.Manifest{Format: 1, Seq: seq, Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
+		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
+		Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
+	for _, name := range []string{indexFileName, metaFileName} {
+		info, err := c.fs.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", dir, err)
+		}
+		m.Files = append(m.Files, snapshot.File{Name: name, Size: info.Size()})
+	}
+	if err := snapshot.WriteManifest(c.fs, dir, m); err != nil {
+		return err
+	}
+	if err := c.fs.SyncDir(filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("snapshot %s: %w", dir, err)
+	}
+	return nil
+}
+
+// checkpointLoop runs the automatic checkpoints the committer asks for.
+func (c *Collection) checkpointLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.checkpointKick:
+			// A failure is recorded in c.failure and reported by the
+			// next write; there is no caller to return it to here.
+			_ = c.checkpoint()
+		}
+	}
+}

@@ -1,0 +1,446 @@
+package collection
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/collection/wal"
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// Names inside a collection's directory; see package snapshot for the layout.
+const (
+	lockName      = "LOCK"
+	walDir        = "wal"
+	snapshotsDir  = "snapshots"
+	indexFileName = "index.hnsw"
+	metaFileName  = "meta.idx"
+)
+
+// Collection is a durable set of (id, vector, metadata document) entries.
+// All methods are safe for concurrent use. Writes are serialised through
+// the log in sequence order; queries never wait for them.
+type Collection struct {
+	dir    string
+	fs     vfs.FS
+	opts   Options
+	tuning Tuning
+	lock   io.Closer
+
+	index *hnsw.Index
+	meta  *meta.Index
+
+	// The write pipeline: callers queue requests, one committer goroutine
+	// logs them in groups and applies them in sequence order.
+	requests chan *request
+	stop     chan struct{}
+	wg       sync.WaitGroup
+
+	walMu sync.Mutex // serialises calls on log
+	log   *wal.Writer
+
+	applyMu sync.Mutex    // held while a group is applied; a checkpoint holds it to freeze
+	applied atomic.Uint64 // last sequence number applied in memory
+	failure atomic.Pointer[error]
+
+	closeMu sync.RWMutex // writers hold it shared; Close exclusively
+	closed  bool
+
+	checkpointMu   sync.Mutex // one checkpoint at a time
+	checkpointKick chan struct{}
+	lastCheckpoint atomic.Uint64 // sequence number of the live snapshot
+	checkpointAt   atomic.Int64  // unix nanoseconds of the last checkpoint, or 0
+	walAtSnapshot  atomic.Int64  // log bytes when the last checkpoint started
+
+	stats    Stats
+	recovery Recovery
+}
+
+// Recovery says what Open found.
+type Recovery struct {
+	SnapshotSeq   uint64 // the snapshot loaded
+	Replayed      int    // log records applied on top of it
+	TornFile      string // a torn tail cut off the log, if any
+	TornOffset    int64
+	TornBytes     int64
+	Dropped       int // records dropped by Repair
+	DroppedFile   string
+	DroppedOffset int64
+	Duration      time.Duration
+}
+
+// Stats counts what the write pipeline did since Open.
+type Stats struct {
+	Groups  atomic.Int64 // log appends (each one group of requests)
+	Records atomic.Int64 // requests logged
+	Syncs   atomic.Int64 // fsyncs of the log
+	// SyncNanos and CheckpointNanos add up time spent, for averages.
+	SyncNanos       atomic.Int64
+	Checkpoints     atomic.Int64
+	CheckpointNanos atomic.Int64
+}
+
+// Exists reports whether dir holds a collection (a CURRENT file).
+func Exists(fsys vfs.FS, dir string) bool {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	_, err := fsys.Stat(filepath.Join(dir, snapshot.CurrentName))
+	return err == nil
+}
+
+// Create makes a new collection in dir (created if missing). It fails with
+// ErrExists if dir already holds one; leftovers of a Create that crashed
+// before writing CURRENT are cleared.
+func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
+	tuning.setDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	fsys := tuning.FS
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("collection: create %s: %w", dir, err)
+	}
+	lock, err := takeLock(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := create(dir, opts, tuning, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func create(dir string, opts Options, tuning Tuning, lock io.Closer) (*Collection, error) {
+	fsys := tuning.FS
+	if Exists(fsys, dir) {
+		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)
+	}
+	for _, name := range []string{walDir, snapshotsDir} {
+		if err := fsys.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return nil, fmt.Errorf("collection: create %s: %w", dir, err)
+		}
+	}
+	index, err := hnsw.New(opts.hnswConfig())
+	if err != nil {
+		return nil, fmt.Errorf("collection: %w", err)
+	}
+	c := newCollection(dir, opts, tuning, lock, index, meta.NewIndex())
+	// Snapshot 0 is the empty collection, so CURRENT always names a
+	// snapshot and Open has one code path.
+	frozen, err := index.Freeze()
+	if err != nil {
+		return nil, fmt.Errorf("collection: %w", err)
+	}
+	if err := c.writeSnapshot(0, frozen, snapshot.Metadata{Offsets: []uint64{0}}); err != nil {
+		return nil, err
+	}
+	if err := snapshot.WriteCurrent(fsys, dir, 0); err != nil {
+		return nil, fmt.Errorf("collection: create %s: %w", dir, err)
+	}
+	if err := c.start(1); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Open opens the collection in dir and recovers it: it loads the snapshot
+// CURRENT names and replays the log records after it. A torn tail of the
+// log is cut off (see Info); a corrupt record followed by valid ones fails
+// with ErrCorrupt naming the file and offset, unless tuning.Repair.
+func Open(dir string, tuning Tuning) (*Collection, error) {
+	tuning.setDefaults()
+	fsys := tuning.FS
+	if !Exists(fsys, dir) {
+		if _, err := fsys.Stat(dir); err != nil {
+			return nil, fmt.Errorf("collection: no collection at %s: %w", dir, err)
+		}
+		return nil, fmt.Errorf("collection: %s is not a collection (no %s): %w", dir, snapshot.CurrentName, fs.ErrNotExist)
+	}
+	lock, err := takeLock(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := open(dir, tuning, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
+	began := time.Now()
+	fsys := tuning.FS
+	seq, err := snapshot.ReadCurrent(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
+	}
+	snapDir := snapshotPath(dir, seq)
+	manifest, err := snapshot.ReadManifest(fsys, snapDir)
+	if err != nil {
+		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
+	}
+	opts, err := optionsFromManifest(manifest)
+	if err != nil {
+		return nil, err
+	}
+	if !tuning.HasFsync {
+		tuning.Fsync = opts.Fsync
+	}
+	index, err := hnsw.Load(fsys, filepath.Join(snapDir, indexFileName), hnsw.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
+	}
+	stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
+	if err != nil {
+		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
+	}
+	docs, err := meta.Import(stored.IDs, stored.Offsets, stored.Data)
+	if err != nil {
+		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
+	}
+	if index.Len() != docs.Len() || docs.Len() != manifest.Count {
+		return nil, fmt.Errorf("%w: snapshot %s holds %d vectors and %d documents, manifest says %d",
+			ErrCorrupt, snapDir, index.Len(), docs.Len(), manifest.Count)
+	}
+	c := newCollection(dir, opts, tuning, lock, index, docs)
+	c.lastCheckpoint.Store(seq)
+	c.applied.Store(seq)
+	if err := c.replay(seq); err != nil {
+		return nil, err
+	}
+	if err := c.removeStale(seq); err != nil {
+		return nil, err
+	}
+	c.recovery.Duration = time.Since(began)
+	if err := c.start(c.applied.Load() + 1); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// replay applies the log records after the snapshot, in groups, so that a
+// long tail of single upserts is inserted in parallel batches.
+func (c *Collection) replay(after uint64) error {
+	const groupSize = 4096
+	var pending []pendingWrite
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		err := c.apply(pending)
+		pending = pending[:0]
+		return err
+	}
+	next := after + 1
+	info, err := wal.Replay(c.fs, filepath.Join(c.dir, walDir), after, wal.ReplayOptions{Repair: c.tuning.Repair},
+		func(seq uint64, payload []byte) error {
+			if seq != next {
+				return fmt.Errorf("%w: log record %d follows snapshot %d: records %d..%d are missing",
+					ErrCorrupt, seq, after, next, seq-1)
+			}
+			next++
+			rec, err := decodeRecord(payload, c.opts.Dim)
+			if err != nil {
+				return fmt.Errorf("log record %d: %w", seq, err)
+			}
+			docs, err := parseDocs(rec.docs)
+			if err != nil {
+				return fmt.Errorf("%w: log record %d: %v", ErrCorrupt, seq, err)
+			}
+			pending = append(pending, pendingWrite{rec: rec, docs: docs, seq: seq})
+			if len(pending) >= groupSize {
+				return flush()
+			}
+			return nil
+		})
+	if err == nil {
+		err = flush()
+	}
+	if errors.Is(err, wal.ErrCorrupt) || errors.Is(err, wal.ErrVersion) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if err != nil {
+		return fmt.Errorf("collection: open %s: %w", c.dir, err)
+	}
+	c.recovery = Recovery{SnapshotSeq: after, Replayed: int(next - after - 1),
+		TornFile: info.TornFile, TornOffset: info.TornOffset, TornBytes: info.TornBytes,
+		Dropped: info.Dropped, DroppedFile: info.DroppedFile, DroppedOffset: info.DroppedOffset}
+	return nil
+}
+
+func parseDocs(raw [][]byte) ([]meta.Document, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	docs := make([]meta.Document, len(raw))
+	for i, b := range raw {
+		d, err := meta.ParseDocument(b)
+		if err != nil {
+			return nil, err
+		}
+		docs[i] = d
+	}
+	return docs, nil
+}
+
+// removeStale deletes snapshot directories other than the live one: the
+// remains of checkpoints that crashed before or after switching CURRENT.
+func (c *Collection) removeStale(live uint64) error {
+	root := filepath.Join(c.dir, snapshotsDir)
+	names, err := c.fs.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("collection: open %s: %w", c.dir, err)
+	}
+	removed := false
+	for _, name := range names {
+		if name == filepath.Base(snapshotPath(c.dir, live)) {
+			continue
+		}
+		if err := c.fs.RemoveAll(filepath.Join(root, name)); err != nil {
+			return fmt.Errorf("collection: open %s: %w", c.dir, err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := c.fs.SyncDir(root); err != nil {
+			return fmt.Errorf("collection: open %s: %w", c.dir, err)
+		}
+	}
+	return nil
+}
+
+func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index) *Collection {
+	return &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, index: index, meta: docs,
+		requests: make(chan *request, 1024), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1)}
+}
+
+// start opens the log for appending at nextSeq and starts the goroutines.
+func (c *Collection) start(nextSeq uint64) error {
+	log, err := wal.NewWriter(c.fs, filepath.Join(c.dir, walDir), nextSeq,
+		wal.WriterOptions{SegmentBytes: c.tuning.SegmentBytes})
+	if err != nil {
+		return fmt.Errorf("collection: open %s: %w", c.dir, err)
+	}
+	c.log = log
+	c.walAtSnapshot.Store(log.Bytes())
+	c.wg.Add(2)
+	go c.commitLoop()
+	go c.checkpointLoop()
+	if c.tuning.Fsync == FsyncBatch {
+		c.wg.Add(1)
+		go c.syncLoop()
+	}
+	return nil
+}
+
+func takeLock(fsys vfs.FS, dir string) (io.Closer, error) {
+	lock, err := fsys.Lock(filepath.Join(dir, lockName))
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s is open elsewhere (in this or another process)", ErrLocked, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collection: lock %s: %w", dir, err)
+	}
+	return lock, nil
+}
+
+func snapshotPath(dir string, seq uint64) string {
+	return filepath.Join(dir, snapshotsDir, fmt.Sprintf("%016x", seq))
+}
+
+func optionsFromManifest(m snapshot.Manifest) (Options, error) {
+	mtr, err := metric.Parse(m.Metric)
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: manifest metric %q", ErrCorrupt, m.Metric)
+	}
+	q := hnsw.QuantNone
+	switch m.Quantization {
+	case "none":
+	case "sq8":
+		q = hnsw.QuantSQ8
+	default:
+		return Options{}, fmt.Errorf("%w: manifest quantization %q", ErrCorrupt, m.Quantization)
+	}
+	f, err := ParseFsync(m.Fsync)
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: manifest fsync %q", ErrCorrupt, m.Fsync)
+	}
+	return Options{Dim: m.Dim, Metric: mtr, M: m.M, EfConstruction: m.EfConstruction, Quantization: q, Fsync: f}, nil
+}
+
+// Dir returns the collection's directory.
+func (c *Collection) Dir() string { return c.dir }
+
+// Options returns the parameters the collection was created with.
+func (c *Collection) Options() Options { return c.opts }
+
+// Close finishes queued writes, checkpoints if the log holds anything the
+// snapshot lacks, syncs and closes the log, and releases the lock. Calls
+// after Close fail with ErrClosed; Close itself may be called again.
+func (c *Collection) Close() error {
+	c.closeMu.Lock()
+	if c.closed {
+		c.closeMu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.closeMu.Unlock()
+	close(c.stop)
+	c.wg.Wait() // the committer drains queued requests first
+	var err error
+	if c.failure.Load() == nil && c.applied.Load() != c.lastCheckpoint.Load() {
+		err = c.checkpoint()
+	}
+	c.walMu.Lock()
+	if cerr := c.log.Close(); err == nil && c.failure.Load() == nil {
+		err = cerr
+	}
+	c.walMu.Unlock()
+	if cerr := c.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Drop deletes the collection in dir. It fails with ErrLocked if the
+// collection is open.
+func Drop(fsys vfs.FS, dir string) error {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	if !Exists(fsys, dir) {
+		return fmt.Errorf("collection: no collection at %s: %w", dir, fs.ErrNotExist)
+	}
+	lock, err := takeLock(fsys, dir)
+	if err != nil {
+		return err
+	}
+	// CURRENT goes first: a crash during the removal leaves a directory
+	// that is no longer a collection rather than a damaged one.
+	err = fsys.Remove(filepath.Join(dir, snapshot.CurrentName))
+	if err == nil {
+		err = fsys.SyncDir(dir)
+	}
+	lock.Close()
+	if err == nil {
+		err = fsys.RemoveAll(dir)
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("collection: drop %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,282 @@
+package collection
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/strata-db/strata/go/collection/meta"
+)
+
+// maxGroupBytes bounds one group commit, so a burst of large batches does
+// not become one giant write.
+const maxGroupBytes = 64 << 20
+
+// request is one write waiting for the committer.
+type request struct {
+	pendingWrite
+	payload []byte
+	done    chan struct{}
+	err     error
+	count   int // ids the write changed, set when applied
+}
+
+// pendingWrite is a write on its way into memory, live or from the log.
+type pendingWrite struct {
+	rec  record
+	docs []meta.Document // parsed rec.docs
+	seq  uint64
+	req  *request // nil during replay
+}
+
+// submit validates nothing (callers did), queues the write and waits until
+// it is durable (per the fsync policy) and applied.
+func (c *Collection) submit(rec record, docs []meta.Document) (int, error) {
+	c.closeMu.RLock()
+	if c.closed {
+		c.closeMu.RUnlock()
+		return 0, ErrClosed
+	}
+	if err := c.failed(); err != nil {
+		c.closeMu.RUnlock()
+		return 0, err
+	}
+	r := &request{pendingWrite: pendingWrite{rec: rec, docs: docs}, payload: rec.encode(c.opts.Dim),
+		done: make(chan struct{})}
+	r.req = r
+	c.requests <- r
+	c.closeMu.RUnlock()
+	<-r.done
+	return r.count, r.err
+}
+
+func (c *Collection) failed() error {
+	if p := c.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail records the first failure; every later write gets it.
+func (c *Collection) fail(err error) error {
+	wrapped := fmt.Errorf("%w: %w", ErrFailed, err)
+	c.failure.CompareAndSwap(nil, &wrapped)
+	return c.failed()
+}
+
+// commitLoop is the committer: it takes every queued request (a group),
+// appends them to the log in one write, fsyncs once for all of them
+// (FsyncAlways), applies them in sequence order and wakes their callers.
+// Requests queued while a group is applied form the next group, so the
+// more writers wait, the fewer fsyncs each one pays for.
+func (c *Collection) commitLoop() {
+	defer c.wg.Done()
+	var group []*request
+	for {
+		group = group[:0]
+		select {
+		case r := <-c.requests:
+			group = append(group, r)
+		case <-c.stop:
+			// Close holds closeMu, so nothing new is queued: drain.
+			for {
+				select {
+				case r := <-c.requests:
+					c.commit(append(group[:0], r))
+				default:
+					return
+				}
+			}
+		}
+		size := len(group[0].payload)
+	drain:
+		for size < maxGroupBytes {
+			select {
+			case r := <-c.requests:
+				group = append(group, r)
+				size += len(r.payload)
+			default:
+				break drain
+			}
+		}
+		c.commit(group)
+	}
+}
+
+func (c *Collection) commit(group []*request) {
+	err := c.failed()
+	if err == nil {
+		err = c.logGroup(group)
+	}
+	if err == nil {
+		writes := make([]pendingWrite, len(group))
+		for i, r := range group {
+			writes[i] = r.pendingWrite
+		}
+		if err = c.apply(writes); err != nil {
+			// The log holds what memory lacks: only a reopen, which
+			// replays the log, gets them back in step.
+			err = c.fail(fmt.Errorf("apply: %w", err))
+		}
+	}
+	for _, r := range group {
+		r.err = err
+		close(r.done)
+	}
+	if err == nil && c.tuning.CheckpointBytes > 0 &&
+		c.log.Bytes()-c.walAtSnapshot.Load() >= c.tuning.CheckpointBytes {
+		select {
+		case c.checkpointKick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// logGroup appends the group's records and syncs them per the policy.
+func (c *Collection) logGroup(group []*request) error {
+	payloads := make([][]byte, len(group))
+	for i, r := range group {
+		payloads[i] = r.payload
+	}
+	c.walMu.Lock()
+	defer c.walMu.Unlock()
+	first, err := c.log.Append(payloads)
+	if err == nil && c.tuning.Fsync == FsyncAlways {
+		err = c.syncLocked()
+	}
+	if err != nil {
+		return c.fail(fmt.Errorf("log: %w", err))
+	}
+	for i, r := range group {
+		r.seq = first + uint64(i)
+	}
+	c.stats.Groups.Add(1)
+	c.stats.Records.Add(int64(len(group)))
+	return nil
+}
+
+func (c *Collection) syncLocked() error {
+	began := time.Now()
+	err := c.log.Sync()
+	c.stats.Syncs.Add(1)
+	c.stats.SyncNanos.Add(int64(time.Since(began)))
+	return err
+}
+
+// syncLoop is FsyncBatch's background fsync.
+func (c *Collection) syncLoop() {
+	defer c.wg.Done()
+	tick := time.NewTicker(c.tuning.BatchInterval)
+	defer tick.Stop()
+	var synced uint64
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-tick.C:
+		}
+		c.walMu.Lock()
+		if next := c.log.NextSeq(); next != synced && c.failed() == nil {
+			if err := c.syncLocked(); err != nil {
+				c.fail(fmt.Errorf("log: %w", err))
+			}
+			synced = next
+		}
+		c.walMu.Unlock()
+	}
+}
+
+// apply brings the writes, in sequence order, into memory. Runs of
+// upserts are merged into one parallel index insert (a later write of an
+// id in the run wins, as it would applied one by one).
+func (c *Collection) apply(writes []pendingWrite) error {
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	for i := 0; i < len(writes); {
+		w := &writes[i]
+		if w.rec.op != opUpsert {
+			if err := c.applyOne(w); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(writes) && writes[j].rec.op == opUpsert {
+			j++
+		}
+		if err := c.applyUpserts(writes[i:j]); err != nil {
+			return err
+		}
+		i = j
+	}
+	c.applied.Store(writes[len(writes)-1].seq)
+	return nil
+}
+
+func (c *Collection) applyOne(w *pendingWrite) error {
+	n := 0
+	switch w.rec.op {
+	case opDelete:
+		n = c.meta.Delete(w.rec.ids)
+		if _, err := c.index.Remove(w.rec.ids, true); err != nil {
+			return err
+		}
+	case opSetMeta:
+		// An id deleted since the write was validated (or, in replay,
+		// deleted before a snapshot that came later) is skipped.
+		ids, docs := w.rec.ids[:0:0], w.docs[:0:0]
+		for i, id := range w.rec.ids {
+			if c.meta.Contains(id) {
+				ids, docs = append(ids, id), append(docs, w.docs[i])
+			}
+		}
+		c.meta.PutBatch(ids, docs)
+		n = len(ids)
+	}
+	if w.req != nil {
+		w.req.count = n
+	}
+	return nil
+}
+
+func (c *Collection) applyUpserts(run []pendingWrite) error {
+	dim := c.opts.Dim
+	if len(run) == 1 {
+		w := &run[0]
+		if err := c.index.Add(w.rec.vectors, w.rec.ids, nil, c.tuning.Threads); err != nil {
+			return err
+		}
+		c.meta.PutBatch(w.rec.ids, w.docs)
+		if w.req != nil {
+			w.req.count = len(w.rec.ids)
+		}
+		return nil
+	}
+	last := map[uint64]int{} // id -> position in the merged batch
+	var ids []uint64
+	var vectors []float32
+	var docs []meta.Document
+	for wi := range run {
+		w := &run[wi]
+		for i, id := range w.rec.ids {
+			vec := w.rec.vectors[i*dim : (i+1)*dim]
+			if at, ok := last[id]; ok {
+				copy(vectors[at*dim:], vec)
+				docs[at] = w.docs[i]
+				continue
+			}
+			last[id] = len(ids)
+			ids = append(ids, id)
+			vectors = append(vectors, vec...)
+			docs = append(docs, w.docs[i])
+		}
+		if w.req != nil {
+			w.req.count = len(w.rec.ids)
+		}
+	}
+	if err := c.index.Add(vectors, ids, nil, c.tuning.Threads); err != nil {
+		return err
+	}
+	c.meta.PutBatch(ids, docs)
+	return nil
+}

@@ -1,0 +1,75 @@
+// Package collection is strata's database: a durable set of entries, each
+// an id (uint64 below 2^63), a float32 vector and a JSON metadata document,
+// searched by vector with Mongo-style metadata filters. The Python
+// Collection (through the C ABI) and strata-server are both thin doors over
+// it.
+//
+// # Promises
+//
+//   - A write (Upsert, UpdateMetadata, Delete) is validated whole before
+//     anything happens; invalid input changes nothing.
+//   - With FsyncAlways, a write returns only after its log record is on
+//     stable storage: it survives a crash of the process, the machine or the
+//     power. FsyncBatch and FsyncNever bound the loss as their docs say.
+//   - Writes are applied in memory in log order, so the state after a crash
+//     and replay equals the state before it, minus at most the writes in
+//     flight (never acknowledged).
+//   - Queries never wait for writes; a query sees every write acknowledged
+//     before it started.
+//   - A failed log write, fsync or checkpoint makes the collection refuse
+//     further writes (ErrFailed) rather than guess what reached the disk;
+//     reopening recovers from the log.
+//
+// # Write path and group commit
+//
+//	caller: validate → encode record → queue ──┐
+//	committer goroutine:  take every queued request (a group)
+//	                      → one log write → one fsync (FsyncAlways)
+//	                      → apply the group in sequence order (upsert runs merged
+//	                        into one parallel index insert) → wake the callers
+//
+// Requests queued while a group is applied form the next group, so N
+// concurrent writers pay for about one fsync per group instead of N.
+//
+// # Log records
+//
+// The payload of each WAL record (see package wal for framing, checksums
+// and sequence numbers), little-endian:
+//
+//	op u8 = 1 upsert:       n u32 | dim u32 | ids [n]u64 | vectors [n·dim]f32 | n × (len u32 | JSON document)
+//	op u8 = 2 delete:       n u32 | ids [n]u64
+//	op u8 = 3 set metadata: n u32 | ids [n]u64 | n × (len u32 | JSON document)
+//
+// A record states the full new state of the ids it touches, so replay needs
+// no other context; a set-metadata record for an id that is gone at replay
+// time is skipped, as it was when applied live.
+//
+// # Checkpoints
+//
+//  1. Under the apply lock: note the last applied sequence number S, copy the
+//     index (hnsw.Freeze) and export the documents. Writers queue meanwhile.
+//  2. Rotate the log, so records after S land in a new segment.
+//  3. Write snapshots/S/ (index.hnsw, meta.idx, MANIFEST), fsync each file,
+//     the directory and snapshots/.
+//  4. Replace CURRENT (temp, fsync, rename, fsync of the collection dir).
+//  5. Remove log segments holding only records <= S and other snapshots.
+//
+// A crash before step 4 leaves the old snapshot live and a stray directory
+// that Open removes; after it, stray segments and snapshots that Open (or
+// the next checkpoint) removes. Checkpoints run when asked, at Close if the
+// log holds anything new, and in the background once the log has grown by
+// Tuning.CheckpointBytes.
+//
+// # Recovery
+//
+// Open reads CURRENT, loads the snapshot it names (checking the manifest's
+// file sizes and every section's CRC), then replays log records after S.
+// Replay must start at S+1 and be gap-free. A torn tail (the last record
+// short, zeroed or failing its CRC, nothing valid after it) is cut off
+// durably and reported in Info().Recovery; a damaged record followed by
+// valid ones refuses to open with ErrCorrupt naming file and offset, unless
+// Tuning.Repair, which truncates the log there and reports what it dropped.
+//
+// The directory layout and the snapshot files are specified in package
+// snapshot; metadata documents and filters in package meta.
+package collection

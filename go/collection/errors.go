@@ -1,0 +1,32 @@
+package collection
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/indexfile"
+)
+
+var (
+	// ErrInvalid marks bad input: nothing was written and nothing changed.
+	// It wraps batch.ErrInvalid; test input errors with
+	// errors.Is(err, batch.ErrInvalid), which every input error of the
+	// engine (shapes, ids, documents, filters) matches.
+	ErrInvalid = fmt.Errorf("collection: %w", batch.ErrInvalid)
+	// ErrNotFound marks ids or collections that do not exist.
+	ErrNotFound = errors.New("collection: not found")
+	// ErrExists marks a Create over an existing collection.
+	ErrExists = errors.New("collection: already exists")
+	// ErrCorrupt marks damaged files: a WAL record in the middle of the log,
+	// a snapshot or CURRENT. It wraps indexfile.ErrCorrupt.
+	ErrCorrupt = fmt.Errorf("collection: %w", indexfile.ErrCorrupt)
+	// ErrFailed marks a collection that refuses writes because a write,
+	// fsync or checkpoint failed: what the disk holds is no longer known,
+	// so it must be closed and reopened (which recovers from the log).
+	ErrFailed = errors.New("collection: failed, reopen to recover")
+	// ErrClosed marks calls on a closed collection.
+	ErrClosed = fmt.Errorf("%w: collection is closed", batch.ErrInvalid)
+	// ErrLocked marks a collection already open in this or another process.
+	ErrLocked = errors.New("collection: locked")
+)

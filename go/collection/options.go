@@ -1,0 +1,119 @@
+package collection
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// Fsync is when acknowledged writes reach stable storage.
+type Fsync uint8
+
+// The values are part of the C ABI: do not change them.
+const (
+	// FsyncAlways fsyncs the log before a write returns: an acknowledged
+	// write survives a crash or a power loss. Concurrent writers share one
+	// fsync (group commit).
+	FsyncAlways Fsync = 0
+	// FsyncBatch fsyncs the log in the background every BatchInterval: a
+	// power loss can lose the writes of the last interval; a crash of the
+	// process alone loses nothing (the data is in the kernel's page cache).
+	FsyncBatch Fsync = 1
+	// FsyncNever leaves the log to the kernel's writeback (about 30 s on
+	// Linux) until a checkpoint or Close: a power loss can lose anything
+	// since the last checkpoint; a process crash loses nothing.
+	FsyncNever Fsync = 2
+)
+
+var fsyncNames = [...]string{"always", "batch", "never"}
+
+func (f Fsync) String() string {
+	if int(f) < len(fsyncNames) {
+		return fsyncNames[f]
+	}
+	return fmt.Sprintf("Fsync(%d)", f)
+}
+
+// ParseFsync parses "always", "batch" or "never".
+func ParseFsync(s string) (Fsync, error) {
+	for i, name := range fsyncNames {
+		if s == name {
+			return Fsync(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: fsync must be \"always\", \"batch\" or \"never\", got %q", ErrInvalid, s)
+}
+
+// Options are fixed when a collection is created.
+type Options struct {
+	Dim            int
+	Metric         metric.Metric
+	M              int // default 16
+	EfConstruction int // default 200
+	Quantization   hnsw.Quantization
+	Seed           uint64
+	Fsync          Fsync // the default policy, stored in every snapshot
+}
+
+// Tuning are settings of one open collection; zero values pick defaults.
+type Tuning struct {
+	FS vfs.FS // default vfs.Default
+	// Fsync overrides the stored policy when HasFsync is set.
+	Fsync    Fsync
+	HasFsync bool
+	// BatchInterval is FsyncBatch's period; default 10 ms.
+	BatchInterval time.Duration
+	// CheckpointBytes starts a checkpoint in the background once the log
+	// holds this many bytes since the last one; default 64 MiB, < 0 never.
+	CheckpointBytes int64
+	// SegmentBytes is the size at which the log starts a new segment;
+	// default 64 MiB.
+	SegmentBytes int64
+	// Repair, on Open, truncates the log at a corrupt record in its middle
+	// (dropping every later record) instead of refusing to open.
+	Repair bool
+	// Threads bounds the goroutines of index builds; 0 uses every core.
+	Threads int
+}
+
+const (
+	defaultBatchInterval   = 10 * time.Millisecond
+	defaultCheckpointBytes = 64 << 20
+)
+
+func (t *Tuning) setDefaults() {
+	if t.FS == nil {
+		t.FS = vfs.Default
+	}
+	if t.BatchInterval <= 0 {
+		t.BatchInterval = defaultBatchInterval
+	}
+	if t.CheckpointBytes == 0 {
+		t.CheckpointBytes = defaultCheckpointBytes
+	}
+}
+
+func (o *Options) hnswConfig() hnsw.Config {
+	return hnsw.Config{Dim: o.Dim, Metric: o.Metric, M: o.M, EfConstruction: o.EfConstruction,
+		Seed: o.Seed, Quantization: o.Quantization}
+}
+
+func (o *Options) validate() error {
+	if o.M == 0 {
+		o.M = hnsw.DefaultM
+	}
+	if o.EfConstruction == 0 {
+		o.EfConstruction = hnsw.DefaultEfConstruction
+	}
+	if int(o.Fsync) >= len(fsyncNames) {
+		return fmt.Errorf("%w: unknown fsync policy %d", ErrInvalid, o.Fsync)
+	}
+	cfg := o.hnswConfig()
+	if _, err := hnsw.New(cfg); err != nil {
+		return fmt.Errorf("collection: %w", err)
+	}
+	return nil
+}

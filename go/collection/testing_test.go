@@ -1,0 +1,170 @@
+package collection
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+const testDim = 8
+
+// model is what a collection must hold: the expected state.
+type model map[uint64]entry
+
+type entry struct {
+	vec []float32
+	doc string
+}
+
+func (m model) clone() model {
+	out := make(model, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func testOptions() Options {
+	return Options{Dim: testDim, Metric: metric.L2, M: 8, EfConstruction: 64, Seed: 1}
+}
+
+func mustCreate(t testing.TB, dir string, tuning Tuning) *Collection {
+	t.Helper()
+	c, err := Create(dir, testOptions(), tuning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustOpen(t testing.TB, dir string, tuning Tuning) *Collection {
+	t.Helper()
+	c, err := Open(dir, tuning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// abandon stops c as a crash would: no checkpoint, no final fsync, the
+// lock released. What is on disk is whatever the writes left there.
+func (c *Collection) abandon() {
+	c.closeMu.Lock()
+	c.closed = true
+	c.closeMu.Unlock()
+	close(c.stop)
+	c.wg.Wait()
+	c.walMu.Lock()
+	c.log.Abandon()
+	c.walMu.Unlock()
+	c.lock.Close()
+}
+
+func randomVectors(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n*testDim)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+var sources = []string{"wiki", "news", "blog", "code"}
+
+func randomDoc(rng *rand.Rand) []byte {
+	if rng.IntN(10) == 0 {
+		return nil // no metadata: {}
+	}
+	return fmt.Appendf(nil, `{"source":%q,"year":%d,"tags":["t%d","t%d"],"nested":{"n":%d}}`,
+		sources[rng.IntN(len(sources))], 2015+rng.IntN(10), rng.IntN(5), rng.IntN(5), rng.IntN(3))
+}
+
+// docsOf parses raw documents (nil or empty: {}).
+func docsOf(t testing.TB, raw [][]byte) []meta.Document {
+	t.Helper()
+	docs := make([]meta.Document, len(raw))
+	for i, r := range raw {
+		if len(r) == 0 {
+			r = []byte("{}")
+		}
+		d, err := meta.ParseDocument(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[i] = d
+	}
+	return docs
+}
+
+func canonical(t testing.TB, raw []byte) string {
+	t.Helper()
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	d, err := meta.ParseDocument(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(d.JSON())
+}
+
+// checkModel asserts c holds exactly m: ids, documents, vectors, and that
+// every vector finds itself by exact search.
+func checkModel(t testing.TB, c *Collection, m model) {
+	t.Helper()
+	if c.Len() != len(m) {
+		t.Fatalf("collection holds %d entries, model %d", c.Len(), len(m))
+	}
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if got := c.ScanIDs(nil, 0, false, len(m)+1); !slices.Equal(got, ids) {
+		t.Fatalf("ids %v, model %v", got, ids)
+	}
+	found, docs, vecs, err := c.Get(ids, true)
+	if err != nil || len(found) != len(ids) {
+		t.Fatalf("Get found %d of %d: %v", len(found), len(ids), err)
+	}
+	for i, id := range found {
+		want := m[id]
+		if string(docs[i]) != want.doc {
+			t.Fatalf("id %d: document %s, model %s", id, docs[i], want.doc)
+		}
+		if !slices.Equal(vecs[i*testDim:(i+1)*testDim], want.vec) {
+			t.Fatalf("id %d: vector %v, model %v", id, vecs[i*testDim:(i+1)*testDim], want.vec)
+		}
+	}
+	if err := c.CheckIntegrity(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyDir copies a directory tree through the OS, for tests that damage a copy.
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	if err := copyDirOS(src, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func walSegments(t testing.TB, dir string) []string {
+	t.Helper()
+	names, err := vfs.Default.ReadDir(filepath.Join(dir, walDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		if filepath.Ext(n) == ".wal" {
+			out = append(out, filepath.Join(dir, walDir, n))
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package collection
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/collection/meta"
+)
+
+// maxBatchBytes bounds one write's log record.
+const maxBatchBytes = 256 << 20
+
+// Upsert inserts or replaces len(ids) entries: vectors holds len(ids)·Dim
+// floats, docs one document per id (nil: every document is {}). Input
+// is validated whole before anything is written; on error nothing changed.
+// It returns once the write is durable per the fsync policy and visible to
+// queries.
+func (c *Collection) Upsert(ids []uint64, vectors []float32, docs []meta.Document) error {
+	n, err := batch.CheckAdd(vectors, c.opts.Dim, ids, nil)
+	if err != nil {
+		return fmt.Errorf("collection: %w", err)
+	}
+	if len(ids) != n {
+		return fmt.Errorf("%w: %d ids for %d vectors", ErrInvalid, len(ids), n)
+	}
+	parsed, canonical, err := prepareDocs(docs, n)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	rec := record{op: opUpsert, ids: ids, vectors: vectors, docs: canonical}
+	if err := checkSize(rec); err != nil {
+		return err
+	}
+	_, err = c.submit(rec, parsed)
+	return err
+}
+
+// UpdateMetadata replaces the documents of existing ids, leaving their
+// vectors alone. An id that does not exist fails the call with ErrNotFound
+// before anything is written.
+func (c *Collection) UpdateMetadata(ids []uint64, docs []meta.Document) (int, error) {
+	if err := batch.CheckIDs(ids); err != nil {
+		return 0, fmt.Errorf("collection: %w", err)
+	}
+	if len(docs) != len(ids) {
+		return 0, fmt.Errorf("%w: %d documents for %d ids", ErrInvalid, len(docs), len(ids))
+	}
+	parsed, canonical, err := prepareDocs(docs, len(ids))
+	if err != nil {
+		return 0, err
+	}
+	for i, id := range ids {
+		if !c.meta.Contains(id) {
+			return 0, fmt.Errorf("%w: ids[%d] = %d", ErrNotFound, i, id)
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	rec := record{op: opSetMeta, ids: ids, docs: canonical}
+	if err := checkSize(rec); err != nil {
+		return 0, err
+	}
+	return c.submit(rec, parsed)
+}
+
+// Delete removes ids (unknown ids are ignored) and returns how many
+// existed.
+func (c *Collection) Delete(ids []uint64) (int, error) {
+	for i, id := range ids {
+		if id > batch.MaxID {
+			return 0, fmt.Errorf("%w: ids[%d] = %d exceeds the largest id %d", ErrInvalid, i, id, uint64(batch.MaxID))
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	rec := record{op: opDelete, ids: ids}
+	if err := checkSize(rec); err != nil {
+		return 0, err
+	}
+	return c.submit(rec, nil)
+}
+
+// DeleteWhere removes every entry whose document matches f and returns
+// how many it removed. The matching ids are resolved first and logged as
+// ids, so replaying the log needs no filter.
+func (c *Collection) DeleteWhere(f *meta.Filter) (int, error) {
+	if f == nil {
+		return 0, fmt.Errorf("%w: DeleteWhere needs a filter", ErrInvalid)
+	}
+	return c.Delete(c.meta.Select(f))
+}
+
+// prepareDocs pairs documents with their canonical JSON; nil means n
+// empty documents.
+func prepareDocs(docs []meta.Document, n int) ([]meta.Document, [][]byte, error) {
+	if docs == nil {
+		docs = make([]meta.Document, n)
+		for i := range docs {
+			docs[i] = emptyDocument
+		}
+	}
+	if len(docs) != n {
+		return nil, nil, fmt.Errorf("%w: %d documents for %d ids", ErrInvalid, len(docs), n)
+	}
+	canonical := make([][]byte, n)
+	for i, d := range docs {
+		canonical[i] = d.JSON()
+	}
+	return docs, canonical, nil
+}
+
+var emptyDocument, _ = meta.ParseDocument([]byte("{}"))
+
+func checkSize(rec record) error {
+	size := 16 + 8*len(rec.ids) + 4*len(rec.vectors)
+	for _, d := range rec.docs {
+		size += 4 + len(d)
+	}
+	if size > maxBatchBytes || len(rec.ids) > math.MaxUint32 {
+		return fmt.Errorf("%w: one write of %d bytes exceeds the limit of %d; split the batch", ErrInvalid, size, maxBatchBytes)
+	}
+	return nil
+}

@@ -1,0 +1,460 @@
+"""strata.Collection: a durable collection of ids, vectors and JSON metadata.
+
+The engine (go/collection) does everything that matters: the write-ahead
+log, group commit, snapshots, recovery, the metadata index and filters.
+This layer validates arguments, converts NumPy arrays and JSON, calls the
+C ABI and raises the engine's errors as Python exceptions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from strata import _lib
+from strata._ffi import ffi
+from strata._index import METRICS, _as_rows, _id_list, _int, _path, _threads
+from strata._lib import ERRLEN, check, const
+
+_FSYNC = {
+    "always": const("STRATA_FSYNC_ALWAYS"),
+    "batch": const("STRATA_FSYNC_BATCH"),
+    "never": const("STRATA_FSYNC_NEVER"),
+}
+_QUANT = {None: const("STRATA_QUANT_NONE"), "sq8": const("STRATA_QUANT_SQ8")}
+_PLANS = {
+    const("STRATA_PLAN_GRAPH"): "graph",
+    const("STRATA_PLAN_EXACT"): "exact",
+    const("STRATA_PLAN_EMPTY"): "empty",
+}
+_CLOSED = (ValueError, "collection is closed")
+_INT64_MAX = 2**63 - 1
+
+_native: Any = None
+
+
+def _engine() -> Any:
+    """Opens the engine on first use (see strata._lib)."""
+    global _native
+    lib = _lib.load()
+    if _native is None:
+        _native = lib
+    return lib
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Nearest neighbours of each query: ids and distances are [nq, k], padded with -1 / inf;
+    metadata[i][j] is the document of ids[i, j] (None for padding)."""
+
+    ids: npt.NDArray[np.int64]
+    distances: npt.NDArray[np.float32]
+    metadata: list[list[dict[str, Any] | None]]
+    stats: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class GetResult:
+    """Entries found: ids (in request order, missing ids left out), their metadata and,
+    when asked for, their vectors ([n, dim] float32; normalised for cosine)."""
+
+    ids: npt.NDArray[np.int64]
+    metadata: list[dict[str, Any]]
+    vectors: npt.NDArray[np.float32] | None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _json_arg(value: object, what: str) -> bytes:
+    """Encodes a filter or metadata batch as JSON, with errors that name the argument."""
+    try:
+        return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc} (NaN and infinity are not JSON)") from None
+    except TypeError as exc:
+        raise TypeError(f"{what}: {exc}") from None
+
+
+def _where_arg(where: object) -> tuple[Any, int]:
+    if where is None:
+        return ffi.NULL, 0
+    if not isinstance(where, dict):
+        raise TypeError(f"where must be a dict (a Mongo-style filter), got {type(where).__name__}")
+    raw = _json_arg(where, "where")
+    return raw, len(raw)
+
+
+def _metadata_arg(metadata: object, n: int) -> tuple[Any, int]:
+    if metadata is None:
+        return ffi.NULL, 0
+    if isinstance(metadata, dict):
+        metadata = [metadata]
+    if not isinstance(metadata, Sequence) or isinstance(metadata, (str, bytes)):
+        raise TypeError(f"metadata must be a list of dicts, got {type(metadata).__name__}")
+    if len(metadata) != n:
+        raise ValueError(f"got {len(metadata)} metadata documents for {n} ids")
+    for i, doc in enumerate(metadata):
+        if doc is not None and not isinstance(doc, dict):
+            raise TypeError(f"metadata[{i}] must be a dict or None, got {type(doc).__name__}")
+    raw = _json_arg(list(metadata), "metadata")
+    return raw, len(raw)
+
+
+def _take_json(buf: Any) -> Any:
+    """Decodes and frees a strata_buffer the engine filled."""
+    try:
+        return json.loads(ffi.unpack(buf.data, buf.len)) if buf.len else None
+    finally:
+        _native.strata_buffer_free(buf)
+
+
+class Collection:
+    """A durable collection on disk: uint64 ids, float32 vectors and JSON metadata.
+
+    Create one with ``Collection.create(path, dim, ...)`` and reopen it with
+    ``Collection.open(path)``. Writes are logged (and, with fsync="always",
+    fsynced) before they return; concurrent writers share fsyncs.
+    """
+
+    __slots__ = ("__weakref__", "_dead", "_dim", "_handle", "_metric", "_path")
+
+    _dead: tuple[type[Exception], str] | None
+    _dim: int
+    _handle: int
+    _metric: str
+    _path: str
+
+    def __init__(self) -> None:
+        raise TypeError("use strata.Collection.create(path, dim, ...) or strata.Collection.open(path)")
+
+    @classmethod
+    def _wrap(cls, handle: int, path: str | os.PathLike[str]) -> Collection:
+        self = object.__new__(cls)
+        self._handle, self._path, self._dead = handle, os.fspath(path), None
+        info = self.info()
+        self._dim, self._metric = int(info["dim"]), str(info["metric"])
+        _lib.live_indexes.add(self)  # type: ignore[arg-type]
+        return self
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str],
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        fsync: str = "always",
+        seed: int | None = None,
+    ) -> Collection:
+        """Creates a new collection in the directory path (made if missing).
+
+        Raises FileExistsError if path already holds a collection."""
+        dim = _int(dim, "dim", 1, 1 << 16)
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
+        m = _int(M, "M", 2, 256)
+        efc = _int(ef_construction, "ef_construction", 1, 1 << 20)
+        if quantization not in _QUANT:
+            raise ValueError(f"quantization must be None or 'sq8', got {quantization!r}")
+        if fsync not in _FSYNC:
+            raise ValueError(f"fsync must be one of {sorted(_FSYNC)}, got {fsync!r}")
+        seed_value = 0 if seed is None else _int(seed, "seed", 0, 2**64 - 1)
+        if seed is None:
+            seed_value = int.from_bytes(os.urandom(8), "little")
+        lib = _engine()
+        handle, err = ffi.new("strata_handle *"), _lib.errbuf()
+        rc = lib.strata_col_create(
+            _path(path), dim, METRICS[metric], m, efc, _QUANT[quantization], _FSYNC[fsync],
+            seed_value, handle, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        return cls._wrap(handle[0], path)
+
+    @classmethod
+    def open(
+        cls, path: str | os.PathLike[str], *, fsync: str | None = None, repair: bool = False
+    ) -> Collection:
+        """Opens and recovers the collection at path.
+
+        A torn tail of the log (a crash mid-write) is cut off and reported in
+        info()["recovery"]; a corrupt record in the middle of the log raises
+        strata.IntegrityError naming file and offset, unless repair=True, which
+        truncates the log there. fsync overrides the stored policy for this session."""
+        if fsync is not None and fsync not in _FSYNC:
+            raise ValueError(f"fsync must be one of {sorted(_FSYNC)} or None, got {fsync!r}")
+        lib = _engine()
+        handle, err = ffi.new("strata_handle *"), _lib.errbuf()
+        code = -1 if fsync is None else _FSYNC[fsync]
+        rc = lib.strata_col_open(_path(path), code, int(bool(repair)), handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return cls._wrap(handle[0], path)
+
+    @staticmethod
+    def exists(path: str | os.PathLike[str]) -> bool:
+        """Whether path holds a collection."""
+        out, err = ffi.new("int *"), _lib.errbuf()
+        rc = _engine().strata_col_exists(_path(path), out, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return bool(out[0])
+
+    @staticmethod
+    def drop(path: str | os.PathLike[str]) -> None:
+        """Deletes the collection at path; raises strata.LockedError if it is open."""
+        err = _lib.errbuf()
+        rc = _engine().strata_col_drop(_path(path), err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    # --- lifecycle ----------------------------------------------------------
+
+    def _disable(self, exc: type[Exception], message: str) -> None:
+        self._dead = (exc, message)
+
+    def _live(self) -> int:
+        if self._dead is not None:
+            exc, message = self._dead
+            raise exc(message)
+        return self._handle
+
+    def close(self) -> None:
+        """Finishes queued writes, checkpoints if needed and releases the directory.
+
+        Later calls raise ValueError("collection is closed"); close() again does nothing."""
+        if self._dead is not None:
+            return
+        self._dead = _CLOSED
+        err = _lib.errbuf()
+        rc = _native.strata_col_close(self._handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    def __enter__(self) -> Collection:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_dead", _CLOSED) is None:
+            with contextlib.suppress(Exception):
+                _native.strata_col_close(self._handle, ffi.NULL, 0)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def metric(self) -> str:
+        return self._metric
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def __repr__(self) -> str:
+        if self._dead is not None:
+            return f"<strata.Collection({self._path!r}) closed>"
+        return f"strata.Collection({self._path!r}, dim={self._dim}, metric={self._metric!r}, len={len(self)})"
+
+    # --- writes -------------------------------------------------------------
+
+    def upsert(self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None) -> None:
+        """Inserts or replaces entries: ids (n non-negative integers below 2**63),
+        vectors [n, dim] (or one [dim] vector), metadata a list of n dicts (or None)."""
+        handle = self._live()
+        vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
+        id_arr = _id_list(ids, "ids")
+        if id_arr.shape[0] != n:
+            raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
+        raw, size = _metadata_arg(metadata, n)
+        err = _lib.errbuf()
+        rc = _native.strata_col_upsert(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, ffi.from_buffer("float[]", vecs),
+            raw, size, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+
+    def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
+        """Replaces the metadata of existing ids (their vectors stay); raises KeyError
+        naming the first id that does not exist. Returns how many were updated."""
+        handle = self._live()
+        id_arr = _id_list(ids, "ids")
+        raw, size = _metadata_arg(metadata, id_arr.shape[0])
+        if size == 0:
+            raise TypeError("metadata must be a list of dicts, got None")
+        out, err = ffi.new("int64_t *"), _lib.errbuf()
+        rc = _native.strata_col_update_metadata(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], raw, size, out, err, ERRLEN
+        )
+        if rc:
+            check(rc, err)
+        return int(out[0])
+
+    def delete(self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None) -> int:
+        """Deletes the given ids (unknown ones are ignored) or every entry matching
+        where; returns how many entries were deleted."""
+        handle = self._live()
+        if (ids is None) == (where is None):
+            raise ValueError("delete needs exactly one of ids= or where=")
+        out, err = ffi.new("int64_t *"), _lib.errbuf()
+        if ids is not None:
+            id_arr = _id_list(ids, "ids")
+            rc = _native.strata_col_delete(
+                handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], ffi.NULL, 0, out,
+                err, ERRLEN,
+            )  # fmt: skip
+        else:
+            raw, size = _where_arg(where)
+            rc = _native.strata_col_delete(handle, ffi.NULL, -1, raw, size, out, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return int(out[0])
+
+    # --- reads --------------------------------------------------------------
+
+    def query(
+        self,
+        queries: npt.ArrayLike,
+        k: int = 10,
+        where: dict[str, Any] | None = None,
+        ef: int | None = None,
+        *,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+        return_stats: bool = False,
+    ) -> QueryResult:
+        """The k nearest entries to each query among those matching where.
+
+        A 1-D query is one row. ef (default max(k, 64)) trades speed for recall."""
+        handle = self._live()
+        qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+        k = _int(k, "k", 1, 1 << 20)
+        ef_value = 0 if ef is None else _int(ef, "ef", 1, 1 << 24)
+        raw, size = _where_arg(where)
+        ids = np.empty((nq, k), dtype=np.int64)
+        dists = np.empty((nq, k), dtype=np.float32)
+        buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
+        stats = ffi.new("strata_search_stats *") if return_stats else ffi.NULL
+        err = _lib.errbuf()
+        rc = _native.strata_col_query(
+            handle, ffi.from_buffer("float[]", qs), nq, k, ef_value, _threads(num_threads), raw,
+            size, ffi.from_buffer("int64_t[]", ids), ffi.from_buffer("float[]", dists), buf,
+            stats, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        docs: list[Any] = _take_json(buf) if include_metadata else [None] * (nq * k)
+        rows = [docs[i * k : (i + 1) * k] for i in range(nq)]
+        st = None
+        if return_stats:
+            st = {
+                "plan": _PLANS.get(stats.plan, "unknown"),
+                "ndis": int(stats.distance_computations),
+                "allowed": int(stats.allowed),
+                "ef": int(stats.ef_search),
+            }
+        return QueryResult(ids, dists, rows, st)
+
+    def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+        """Looks up ids; those that do not exist are left out of the result."""
+        handle = self._live()
+        id_arr = _id_list(ids, "ids")
+        n = id_arr.shape[0]
+        found = np.empty(n, dtype=np.uint64)
+        vectors = np.empty((n, self._dim), dtype=np.float32) if include_vectors else None
+        out_n, buf, err = ffi.new("int64_t *"), ffi.new("strata_buffer *"), _lib.errbuf()
+        rc = _native.strata_col_get(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, ffi.from_buffer("uint64_t[]", found),
+            out_n, ffi.NULL if vectors is None else ffi.from_buffer("float[]", vectors), buf,
+            err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        count = int(out_n[0])
+        docs = _take_json(buf) or []
+        return GetResult(
+            found[:count].astype(np.int64), docs, None if vectors is None else vectors[:count].copy()
+        )
+
+    def count(self, where: dict[str, Any] | None = None) -> int:
+        """How many entries match where (all of them without it)."""
+        handle = self._live()
+        raw, size = _where_arg(where)
+        out, err = ffi.new("int64_t *"), _lib.errbuf()
+        rc = _native.strata_col_count(handle, raw, size, out, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return int(out[0])
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def scan(
+        self,
+        where: dict[str, Any] | None = None,
+        batch_size: int = 1000,
+        include_vectors: bool = False,
+    ) -> Iterator[GetResult]:
+        """Yields every entry matching where, in ascending id order, batch_size at a time."""
+        self._live()
+        batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
+        raw, size = _where_arg(where)
+        after, has_after = 0, 0
+        page = np.empty(batch_size, dtype=np.uint64)
+        out_n, err = ffi.new("int64_t *"), _lib.errbuf()
+        while True:
+            rc = _native.strata_col_scan_ids(
+                self._live(), raw, size, after, has_after, batch_size,
+                ffi.from_buffer("uint64_t[]", page), out_n, err, ERRLEN,
+            )  # fmt: skip
+            if rc:
+                check(rc, err)
+            n = int(out_n[0])
+            if n == 0:
+                return
+            result = self.get(page[:n].copy(), include_vectors=include_vectors)
+            if len(result):
+                yield result
+            if n < batch_size:
+                return
+            after, has_after = int(page[n - 1]), 1
+
+    def checkpoint(self) -> None:
+        """Writes a snapshot and trims the log; writes and queries go on meanwhile."""
+        handle = self._live()
+        err = _lib.errbuf()
+        rc = _native.strata_col_checkpoint(handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    def check_integrity(self) -> None:
+        """Raises strata.IntegrityError if the index or the metadata are inconsistent."""
+        handle = self._live()
+        err = _lib.errbuf()
+        rc = _native.strata_col_check_integrity(handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    def info(self) -> dict[str, Any]:
+        """Sizes, log bytes, sequence numbers, last checkpoint and what recovery found."""
+        handle = self._live()
+        buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
+        rc = _lib.load().strata_col_info(handle, buf, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        info: dict[str, Any] = _take_json(buf)
+        return info
