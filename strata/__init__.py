@@ -9,15 +9,35 @@
 The engine is written in Go and loaded as a shared library through cffi.
 Importing strata loads nothing native: the library (and its Go runtime) is
 opened by the first call that needs it, which is creating an Index or
-FlatIndex, Index.load() (or unpickling an Index), kernel_path() or
+FlatIndex, Index.load() (or unpickling an Index), Collection.create(),
+Collection.open(), Collection.exists(), Collection.drop(), kernel_path() or
 native_version(). A process may fork before that; a child forked after it
 gets RuntimeError from every strata call (the Go runtime does not survive
 fork).
 """
 
+from strata._collection import Collection, GetResult, QueryResult
 from strata._index import FlatIndex, Index
-from strata._lib import IntegrityError, kernel_path, native_version
+from strata._lib import (
+    CollectionFailedError,
+    IntegrityError,
+    LockedError,
+    kernel_path,
+    native_version,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["FlatIndex", "Index", "IntegrityError", "__version__", "kernel_path", "native_version"]
+__all__ = [
+    "Collection",
+    "CollectionFailedError",
+    "FlatIndex",
+    "GetResult",
+    "Index",
+    "IntegrityError",
+    "LockedError",
+    "QueryResult",
+    "__version__",
+    "kernel_path",
+    "native_version",
+]

@@ -133,7 +133,9 @@ class Collection:
     _path: str
 
     def __init__(self) -> None:
-        raise TypeError("use strata.Collection.create(path, dim, ...) or strata.Collection.open(path)")
+        raise TypeError(
+            "use strata.Collection.create(path, dim, ...) or strata.Collection.open(path)"
+        )
 
     @classmethod
     def _wrap(cls, handle: int, path: str | os.PathLike[str]) -> Collection:
@@ -241,7 +243,7 @@ class Collection:
         if rc:
             check(rc, err)
 
-    def __enter__(self) -> Collection:
+    def __enter__(self) -> Collection:  # noqa: PYI034 (Self needs 3.11 typing)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -267,7 +269,8 @@ class Collection:
     def __repr__(self) -> str:
         if self._dead is not None:
             return f"<strata.Collection({self._path!r}) closed>"
-        return f"strata.Collection({self._path!r}, dim={self._dim}, metric={self._metric!r}, len={len(self)})"
+        params = f"dim={self._dim}, metric={self._metric!r}, len={len(self)}"
+        return f"strata.Collection({self._path!r}, {params})"
 
     # --- writes -------------------------------------------------------------
 
@@ -298,8 +301,9 @@ class Collection:
             raise TypeError("metadata must be a list of dicts, got None")
         out, err = ffi.new("int64_t *"), _lib.errbuf()
         rc = _native.strata_col_update_metadata(
-            handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], raw, size, out, err, ERRLEN
-        )
+            handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], raw, size, out,
+            err, ERRLEN,
+        )  # fmt: skip
         if rc:
             check(rc, err)
         return int(out[0])
@@ -386,9 +390,8 @@ class Collection:
             check(rc, err)
         count = int(out_n[0])
         docs = _take_json(buf) or []
-        return GetResult(
-            found[:count].astype(np.int64), docs, None if vectors is None else vectors[:count].copy()
-        )
+        vecs = None if vectors is None else vectors[:count].copy()
+        return GetResult(found[:count].astype(np.int64), docs, vecs)
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         """How many entries match where (all of them without it)."""

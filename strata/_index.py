@@ -114,6 +114,39 @@ def _as_ids(ids: object, n: int) -> npt.NDArray[np.uint64]:
     return _id_list(arr, "ids")
 
 
+def _as_rows(
+    data: object, dim: int, what: str, owner: str
+) -> tuple[npt.NDArray[np.float32], int]:
+    """Returns data as a C-contiguous float32 array (1-D = one row) and its row count.
+
+    An array that already qualifies is returned as is: Go reads it in place.
+    owner ("index", "collection") names what has dimension dim in messages.
+    """
+    arr = data
+    if type(arr) is not np.ndarray or arr.dtype is not _F32 or not arr.flags.c_contiguous:
+        arr = np.asarray(data)
+        if arr.dtype.kind not in "fiu":
+            raise TypeError(f"{what} must be a numeric array, got dtype {arr.dtype}")
+        if arr.ndim not in (1, 2):
+            _raise_ndim(what, dim, arr.shape)
+        arr = np.ascontiguousarray(arr, dtype=_F32)
+    shape = arr.shape
+    if len(shape) == 2:
+        rows, width = shape
+    elif len(shape) == 1:
+        rows, width = 1, shape[0]
+    else:
+        _raise_ndim(what, dim, shape)
+    if width != dim:
+        raise ValueError(f"{what} have dimension {width}, but the {owner} has dim {dim}")
+    return arr, rows
+
+
+def _raise_ndim(what: str, dim: int, shape: tuple[int, ...]) -> NoReturn:
+    expected = f"1-D (one vector) or 2-D (n, {dim})"
+    raise ValueError(f"{what} must be {expected}, got shape {shape}")
+
+
 class _BaseIndex:
     """What Index and FlatIndex share: everything but construction parameters."""
 
@@ -239,32 +272,7 @@ class _BaseIndex:
     # --- vectors ----------------------------------------------------------
 
     def _rows(self, data: object, what: str) -> tuple[npt.NDArray[np.float32], int]:
-        """Returns data as a C-contiguous float32 array (1-D = one row) and its row count.
-
-        An array that already qualifies is returned as is: Go reads it in place.
-        """
-        arr = data
-        if type(arr) is not np.ndarray or arr.dtype is not _F32 or not arr.flags.c_contiguous:
-            arr = np.asarray(data)
-            if arr.dtype.kind not in "fiu":
-                raise TypeError(f"{what} must be a numeric array, got dtype {arr.dtype}")
-            if arr.ndim not in (1, 2):
-                self._raise_ndim(what, arr.shape)
-            arr = np.ascontiguousarray(arr, dtype=_F32)
-        shape = arr.shape
-        if len(shape) == 2:
-            rows, width = shape
-        elif len(shape) == 1:
-            rows, width = 1, shape[0]
-        else:
-            self._raise_ndim(what, shape)
-        if width != self._dim:
-            raise ValueError(f"{what} have dimension {width}, but the index has dim {self._dim}")
-        return arr, rows
-
-    def _raise_ndim(self, what: str, shape: tuple[int, ...]) -> NoReturn:
-        expected = f"1-D (one vector) or 2-D (n, {self._dim})"
-        raise ValueError(f"{what} must be {expected}, got shape {shape}")
+        return _as_rows(data, self._dim, what, "index")
 
     def add(
         self,

@@ -143,6 +143,14 @@ class IntegrityError(RuntimeError):
     """An index's invariants are broken (check_integrity) or its file is damaged (load)."""
 
 
+class LockedError(RuntimeError):
+    """A collection is already open, in this process or another (one writer per directory)."""
+
+
+class CollectionFailedError(OSError):
+    """A write, fsync or checkpoint of a collection failed; it refuses writes until reopened."""
+
+
 STATUS_OK = const("STRATA_OK")
 
 _EXCEPTIONS: dict[int, type[Exception]] = {
@@ -154,6 +162,9 @@ _EXCEPTIONS: dict[int, type[Exception]] = {
     const("STRATA_ERR_INTERNAL"): RuntimeError,
     const("STRATA_ERR_IO"): OSError,
     const("STRATA_ERR_NO_FILE"): FileNotFoundError,
+    const("STRATA_ERR_LOCKED"): LockedError,
+    const("STRATA_ERR_FAILED"): CollectionFailedError,
+    const("STRATA_ERR_EXISTS"): FileExistsError,
 }
 
 

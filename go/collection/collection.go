@@ -108,6 +108,9 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 		return nil, err
 	}
 	fsys := tuning.FS
+	if Exists(fsys, dir) { // checked again under the lock
+		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)
+	}
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 	}
