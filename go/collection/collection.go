@@ -43,6 +43,7 @@ type Collection struct {
 	// The write pipeline: callers queue requests, one committer goroutine
 	// logs them in groups and applies them in sequence order.
 	requests chan *request
+	logged   chan []*request // groups on their way from commitLoop to applyLoop
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
@@ -328,7 +329,7 @@ func (c *Collection) removeStale(live uint64) error {
 
 func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index) *Collection {
 	return &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, index: index, meta: docs,
-		requests: make(chan *request, 1024), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1)}
+		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1)}
 }
 
 // start opens the log for appending at nextSeq and starts the goroutines.
@@ -340,8 +341,9 @@ func (c *Collection) start(nextSeq uint64) error {
 	}
 	c.log = log
 	c.walAtSnapshot.Store(log.Bytes())
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.commitLoop()
+	go c.applyLoop()
 	go c.checkpointLoop()
 	if c.tuning.Fsync == FsyncBatch {
 		c.wg.Add(1)

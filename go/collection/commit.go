@@ -63,16 +63,17 @@ func (c *Collection) fail(err error) error {
 	return c.failed()
 }
 
-// commitLoop is the committer: it takes every queued request (a group),
+// commitLoop is the logger: it takes every queued request (a group),
 // appends them to the log in one write, fsyncs once for all of them
-// (FsyncAlways), applies them in sequence order and wakes their callers.
-// Requests queued while a group is applied form the next group, so the
-// more writers wait, the fewer fsyncs each one pays for.
+// (FsyncAlways) and hands the group to applyLoop. Requests queued while a
+// group is logged form the next group, so the more writers wait, the fewer
+// fsyncs each one pays for; and the next group's fsync overlaps this
+// group's apply, so a write costs about max(fsync, apply), not their sum.
 func (c *Collection) commitLoop() {
 	defer c.wg.Done()
-	var group []*request
+	defer close(c.logged)
 	for {
-		group = group[:0]
+		var group []*request
 		select {
 		case r := <-c.requests:
 			group = append(group, r)
@@ -81,7 +82,7 @@ func (c *Collection) commitLoop() {
 			for {
 				select {
 				case r := <-c.requests:
-					c.commit(append(group[:0], r))
+					c.logAndHandOff([]*request{r})
 				default:
 					return
 				}
@@ -98,36 +99,54 @@ func (c *Collection) commitLoop() {
 				break drain
 			}
 		}
-		c.commit(group)
+		c.logAndHandOff(group)
 	}
 }
 
-func (c *Collection) commit(group []*request) {
+func (c *Collection) logAndHandOff(group []*request) {
 	err := c.failed()
 	if err == nil {
 		err = c.logGroup(group)
 	}
-	if err == nil {
+	if err != nil {
+		finish(group, err)
+		return
+	}
+	c.logged <- group
+}
+
+// applyLoop applies logged groups in the order they were logged, and
+// wakes their callers.
+func (c *Collection) applyLoop() {
+	defer c.wg.Done()
+	for group := range c.logged {
 		writes := make([]pendingWrite, len(group))
 		for i, r := range group {
 			writes[i] = r.pendingWrite
 		}
-		if err = c.apply(writes); err != nil {
-			// The log holds what memory lacks: only a reopen, which
-			// replays the log, gets them back in step.
-			err = c.fail(fmt.Errorf("apply: %w", err))
+		err := c.failed()
+		if err == nil {
+			if err = c.apply(writes); err != nil {
+				// The log holds what memory lacks: only a reopen, which
+				// replays the log, gets them back in step.
+				err = c.fail(fmt.Errorf("apply: %w", err))
+			}
+		}
+		finish(group, err)
+		if err == nil && c.tuning.CheckpointBytes > 0 &&
+			c.log.Bytes()-c.walAtSnapshot.Load() >= c.tuning.CheckpointBytes {
+			select {
+			case c.checkpointKick <- struct{}{}:
+			default:
+			}
 		}
 	}
+}
+
+func finish(group []*request, err error) {
 	for _, r := range group {
 		r.err = err
 		close(r.done)
-	}
-	if err == nil && c.tuning.CheckpointBytes > 0 &&
-		c.log.Bytes()-c.walAtSnapshot.Load() >= c.tuning.CheckpointBytes {
-		select {
-		case c.checkpointKick <- struct{}{}:
-		default:
-		}
 	}
 }
 

@@ -23,13 +23,14 @@
 // # Write path and group commit
 //
 //	caller: validate → encode record → queue ──┐
-//	committer goroutine:  take every queued request (a group)
+//	logger goroutine:     take every queued request (a group)
 //	                      → one log write → one fsync (FsyncAlways)
-//	                      → apply the group in sequence order (upsert runs merged
+//	applier goroutine:    apply groups in sequence order (upsert runs merged
 //	                        into one parallel index insert) → wake the callers
 //
-// Requests queued while a group is applied form the next group, so N
-// concurrent writers pay for about one fsync per group instead of N.
+// Requests queued while a group is logged form the next group, so N
+// concurrent writers pay for about one fsync per group instead of N, and
+// one group's fsync overlaps the previous group's apply.
 //
 // # Log records
 //
