@@ -2,7 +2,6 @@ package crashtest
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -110,13 +109,8 @@ func TestPowerLossKeepsEveryAcknowledgedWrite(t *testing.T) {
 	}
 }
 
-// TestPowerLossSQ8KeepsVectors is the same with SQ8. It finds vectors that
-// decode outside the quantizer's ranges after recovery (seed 9 in the ci
-// tier): not yet explained, so it runs only when asked.
-func TestPowerLossSQ8KeepsVectors(t *testing.T) {
-	if os.Getenv("STRATA_CRASH_SQ8") == "" {
-		t.Skip("open finding: SQ8 vectors differ after power loss; set STRATA_CRASH_SQ8=1 to run")
-	}
+// TestPowerLossSQ8KeepsEveryAcknowledgedWrite is the same with SQ8.
+func TestPowerLossSQ8KeepsEveryAcknowledgedWrite(t *testing.T) {
 	for seed := range uint64(tier(2, 10, 60)) {
 		powerLoss(t, seed+1, collection.FsyncAlways, hnsw.QuantSQ8, 12)
 	}
