@@ -9,9 +9,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Real embeddings for the demo, if a copy of the shared data sits beside the repo.
 STRATA_DATA ?= $(firstword $(wildcard ../shared/data/pypi-use512))
 
-.PHONY: test demo wheel install go-check go-test py-lint py-test annb clean
+.PHONY: test demo wheel install go-check go-test crash-ci fuzz-ci soak py-lint py-test annb clean
 
-test: go-check go-test install py-lint py-test
+test: go-check go-test crash-ci fuzz-ci install py-lint py-test
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,22 @@ go-check:
 go-test:
 	go test -race ./go/... ./capi/...
 	go test -tags noasm ./go/...
+
+# Crash testing (go/collection/crashtest; README "Crash testing").
+# crash-ci: the CI tier of kills, power losses and sweeps; fuzz-ci: 50k
+# executions per storage-format fuzz target; soak: the long tier, not in CI.
+crash-ci:
+	STRATA_CRASH_TIER=ci go test ./go/collection/crashtest -count=1 -timeout 20m
+
+fuzz-ci:
+	./go/collection/crashtest/fuzzall.sh 50000
+
+SOAK_KILLS ?= 10000
+soak:
+	go build -o build/crashtest ./go/cmd/crashtest
+	./build/crashtest soak -kills $(SOAK_KILLS)
+	STRATA_CRASH_TIER=soak go test ./go/collection/crashtest -count=1 -timeout 4h
+	./go/collection/crashtest/fuzzall.sh 1000000
 
 py-lint: install
 	$(VENV)/bin/ruff check strata python tests bench setup.py

@@ -260,6 +260,15 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 
 func (c *Collection) applyUpserts(run []pendingWrite) error {
 	dim := c.opts.Dim
+	if len(run) > 1 && !c.index.Trained() {
+		// An SQ8 index trains its ranges on its first Add: make that the
+		// first upsert record alone, live and in replay alike, so that
+		// recovery rebuilds the same codes however records were grouped.
+		if err := c.applyUpserts(run[:1]); err != nil {
+			return err
+		}
+		run = run[1:]
+	}
 	if len(run) == 1 {
 		w := &run[0]
 		if err := c.index.Add(w.rec.vectors, w.rec.ids, nil, c.tuning.Threads); err != nil {

@@ -1,0 +1,66 @@
+package crashtest
+
+import (
+	"fmt"
+
+	"github.com/strata-db/strata/go/collection/meta"
+)
+
+// What an op writes is a function of (op id, entry id), so the journal
+// records only ids and the checker recomputes the vectors and documents.
+
+// IDsPerWorker is the size of each worker's id range: worker w owns ids
+// [w·IDsPerWorker, (w+1)·IDsPerWorker), so the writes to one id come from
+// one goroutine, one at a time, in journal order.
+const IDsPerWorker = 48
+
+func mix(a, b uint64) uint64 {
+	x := a*0x9e3779b97f4a7c15 ^ (b + 0x632be59bd9b4e019)
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Vector is the vector op writes for id: dim values in [-1, 1).
+func Vector(op, id uint64, dim int, out []float32) []float32 {
+	for i := range dim {
+		out = append(out, float32(mix(op, id*64+uint64(i))>>40)/float32(1<<23)-1)
+	}
+	return out
+}
+
+// group is the g field of the document op writes for id, or -1 if the
+// document is empty ({}); DeleteWhere ops select on it.
+func group(op, id uint64, kind byte) int {
+	h := mix(op^0x5bd1e995, id)
+	if kind == KindUpsert && h%8 == 0 {
+		return -1
+	}
+	return int(h>>8) % 100
+}
+
+// Document is the canonical JSON document op writes for id.
+func Document(op, id uint64, worker int, kind byte) []byte {
+	g := group(op, id, kind)
+	if g < 0 {
+		return []byte("{}")
+	}
+	return fmt.Appendf(nil, `{"w":%d,"g":%d,"op":%d,"k":"%c","tags":["t%d","x"]}`, worker, g, op, kind, g%5)
+}
+
+func parseDocument(b []byte) meta.Document {
+	d, err := meta.ParseDocument(b)
+	if err != nil {
+		panic(fmt.Sprintf("crashtest: own document %s: %v", b, err))
+	}
+	return d
+}
+
+// canonicalDocument is Document as the collection returns it.
+func canonicalDocument(op, id uint64, worker int, kind byte) string {
+	return string(parseDocument(Document(op, id, worker, kind)).JSON())
+}
+
+func ownerOf(id uint64) int { return int(id / IDsPerWorker) }

@@ -1,0 +1,273 @@
+package crashtest
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// Workload describes the writes one workload run makes.
+type Workload struct {
+	Seed    uint64
+	Workers int // writer goroutines, each owning its id range
+	Ops     int // ops per writer
+	Dim     int
+	Quant   hnsw.Quantization
+	Fsync   collection.Fsync
+	// FirstOp numbers this run's ops from FirstOp on, so a chain of runs
+	// over one directory never reuses an op id.
+	FirstOp uint64
+	// CheckpointEvery is the explicit checkpointer's period (0: none);
+	// CheckpointBytes the automatic threshold (<0 never).
+	CheckpointEvery time.Duration
+	CheckpointBytes int64
+	SegmentBytes    int64
+	Readers         int // query goroutines running alongside
+}
+
+func (w *Workload) options() collection.Options {
+	return collection.Options{Dim: w.Dim, Metric: metric.L2, M: 8, EfConstruction: 48, Quantization: w.Quant,
+		Seed: w.Seed, Fsync: w.Fsync}
+}
+
+func (w *Workload) tuning(fs vfs.FS) collection.Tuning {
+	return collection.Tuning{FS: fs, CheckpointBytes: w.CheckpointBytes, SegmentBytes: w.SegmentBytes,
+		BatchInterval: 2 * time.Millisecond, Threads: 2}
+}
+
+// OpenOrCreate opens the workload's collection in dir, creating it if
+// dir holds none.
+func (w *Workload) OpenOrCreate(fs vfs.FS, dir string) (*collection.Collection, error) {
+	if collection.Exists(fs, dir) {
+		return collection.Open(dir, w.tuning(fs))
+	}
+	return collection.Create(dir, w.options(), w.tuning(fs))
+}
+
+// Run drives the workload against c, journaling every op, until every
+// writer has made its ops. It returns the first unexpected error of a
+// write (any error: nothing in the workload is invalid).
+func (w *Workload) Run(c *collection.Collection, j *Journal) error {
+	var next atomic.Uint64
+	next.Store(w.FirstOp)
+	var wg sync.WaitGroup
+	errs := make(chan error, w.Workers+w.Readers+1)
+	stop := make(chan struct{})
+	for worker := range w.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.writer(c, j, worker, &next); err != nil {
+				errs <- fmt.Errorf("writer %d: %w", worker, err)
+			}
+		}()
+	}
+	var bg sync.WaitGroup
+	if w.CheckpointEvery > 0 {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if err := w.checkpointer(c, j, &next, stop); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	for r := range w.Readers {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if err := w.reader(c, r, stop); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	bg.Wait()
+	close(errs)
+	return errors.Join(collectErrs(errs)...)
+}
+
+func collectErrs(ch chan error) []error {
+	var out []error
+	for err := range ch {
+		out = append(out, err)
+	}
+	return out
+}
+
+func (w *Workload) writer(c *collection.Collection, j *Journal, worker int, next *atomic.Uint64) error {
+	rng := rand.New(rand.NewPCG(w.Seed, uint64(worker)+1000*w.FirstOp))
+	lo := uint64(worker) * IDsPerWorker
+	// What exists now, as recovered: UpdateMetadata needs existing ids.
+	all := make([]uint64, IDsPerWorker)
+	for i := range all {
+		all[i] = lo + uint64(i)
+	}
+	found, _, _, err := c.Get(all, false)
+	if err != nil {
+		return err
+	}
+	exists := map[uint64]bool{}
+	for _, id := range found {
+		exists[id] = true
+	}
+	pick := func(n int) []uint64 {
+		ids := make([]uint64, 0, n)
+		for range n {
+			id := lo + uint64(rng.IntN(IDsPerWorker))
+			if !containsID(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	for range w.Ops {
+		op := Op{ID: next.Add(1) - 1, Worker: worker}
+		switch r := rng.IntN(100); {
+		case r < 55 || len(exists) == 0:
+			op.Kind, op.IDs = KindUpsert, pick(1+rng.IntN(4))
+		case r < 75:
+			op.Kind = KindSetMeta
+			for id := range exists {
+				op.IDs = append(op.IDs, id)
+				if len(op.IDs) == 1+rng.IntN(3) {
+					break
+				}
+			}
+		case r < 94:
+			op.Kind, op.IDs = KindDelete, pick(1+rng.IntN(3))
+		default:
+			op.Kind, op.Arg = KindDeleteWhere, rng.IntN(25)
+		}
+		if err := j.Attempt(op); err != nil {
+			return err
+		}
+		if err := w.apply(c, op); err != nil {
+			return fmt.Errorf("op %d (%c): %w", op.ID, op.Kind, err)
+		}
+		if err := j.Ack(op.ID); err != nil {
+			return err
+		}
+		switch op.Kind {
+		case KindUpsert:
+			for _, id := range op.IDs {
+				exists[id] = true
+			}
+		case KindDelete:
+			for _, id := range op.IDs {
+				delete(exists, id)
+			}
+		case KindDeleteWhere:
+			// The collection decided which ids matched; ask it.
+			found, _, _, err := c.Get(all, false)
+			if err != nil {
+				return err
+			}
+			clear(exists)
+			for _, id := range found {
+				exists[id] = true
+			}
+		}
+	}
+	return nil
+}
+
+func containsID(ids []uint64, id uint64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// apply submits op to c.
+func (w *Workload) apply(c *collection.Collection, op Op) error {
+	switch op.Kind {
+	case KindUpsert:
+		vecs := make([]float32, 0, len(op.IDs)*w.Dim)
+		docs := make([]meta.Document, len(op.IDs))
+		for i, id := range op.IDs {
+			vecs = Vector(op.ID, id, w.Dim, vecs)
+			docs[i] = parseDocument(Document(op.ID, id, op.Worker, op.Kind))
+		}
+		return c.Upsert(op.IDs, vecs, docs)
+	case KindSetMeta:
+		docs := make([]meta.Document, len(op.IDs))
+		for i, id := range op.IDs {
+			docs[i] = parseDocument(Document(op.ID, id, op.Worker, op.Kind))
+		}
+		_, err := c.UpdateMetadata(op.IDs, docs)
+		return err
+	case KindDelete:
+		_, err := c.Delete(op.IDs)
+		return err
+	case KindDeleteWhere:
+		f, err := meta.ParseFilter(fmt.Appendf(nil, `{"w":%d,"g":{"$lt":%d}}`, op.Worker, op.Arg))
+		if err != nil {
+			return err
+		}
+		_, err = c.DeleteWhere(f)
+		return err
+	case KindCheckpoint:
+		return c.Checkpoint()
+	}
+	return fmt.Errorf("unknown op kind %q", op.Kind)
+}
+
+func (w *Workload) checkpointer(c *collection.Collection, j *Journal, next *atomic.Uint64, stop chan struct{}) error {
+	tick := time.NewTicker(w.CheckpointEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-tick.C:
+		}
+		op := Op{ID: next.Add(1) - 1, Worker: -1, Kind: KindCheckpoint}
+		if err := j.Attempt(op); err != nil {
+			return err
+		}
+		if err := c.Checkpoint(); err != nil {
+			return fmt.Errorf("checkpoint op %d: %w", op.ID, err)
+		}
+		if err := j.Ack(op.ID); err != nil {
+			return err
+		}
+	}
+}
+
+// reader queries while the writers write: answers must be well-formed.
+func (w *Workload) reader(c *collection.Collection, r int, stop chan struct{}) error {
+	rng := rand.New(rand.NewPCG(w.Seed, uint64(r)+7777))
+	const k = 5
+	ids, dists := make([]int64, k), make([]float32, k)
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		q := Vector(rng.Uint64(), 0, w.Dim, nil)
+		if _, err := c.Query(q, k, 32, nil, 1, ids, dists); err != nil {
+			return fmt.Errorf("reader %d: %w", r, err)
+		}
+		for i := 1; i < k; i++ {
+			if ids[i] >= 0 && dists[i] < dists[i-1] {
+				return fmt.Errorf("reader %d: distances out of order: %v", r, dists)
+			}
+		}
+		c.Documents(ids)
+		time.Sleep(100 * time.Microsecond)
+	}
+}
