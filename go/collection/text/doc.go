@@ -9,6 +9,8 @@
 //	text ─► segment ─► fold case ─► drop stop words ─► stem ─► terms
 //	        (all)      (all)        ("stop", "english") ("english")
 //
+// Each step:
+//
 //   - Segmentation: a token is a maximal run of runes that are letters
 //     (Unicode L*), numbers (N*) or combining marks (Mn, Mc, Me), so
 //     "naïve café 北京 Привет_мир x86" gives naïve, café, 北, 京, привет,
