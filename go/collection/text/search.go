@@ -19,9 +19,9 @@ const (
 type Params struct {
 	K1 float64 // term-frequency saturation, default 1.2; >= 0
 	B  float64 // length normalisation, default 0.75; in [0, 1]
-	// HasB says B was set, since 0 is a meaningful b (no length
-	// normalisation).
-	HasB bool
+	// HasK1 and HasB say K1 and B were set, since 0 is meaningful for
+	// both (tf ignored past presence; no length normalisation).
+	HasK1, HasB bool
 }
 
 // Defaults of Params: Lucene's BM25Similarity.
@@ -32,7 +32,7 @@ const (
 
 func (p Params) resolve() (k1, b float64, err error) {
 	k1, b = p.K1, p.B
-	if k1 == 0 {
+	if !p.HasK1 && k1 == 0 {
 		k1 = DefaultK1
 	}
 	if !p.HasB && b == 0 {
