@@ -19,7 +19,7 @@ func TestHeaderDeclaresExactlyTheExports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	declared := regexp.MustCompile(`(?m)^int (strata_\w+)\(`).FindAllStringSubmatch(string(header), -1)
+	declared := regexp.MustCompile(`(?m)^(?:int|void) (strata_\w+)\(`).FindAllStringSubmatch(string(header), -1)
 	var names []string
 	for _, d := range declared {
 		names = append(names, d[1])

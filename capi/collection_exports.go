@@ -451,7 +451,7 @@ func strata_col_check_integrity(h C.strata_handle, errBuf *C.char, errLen C.size
 }
 
 // infoJSON is Info with the field names the Python side sees.
-func infoJSON(in collection.Info) ([]byte, error) {
+func infoJSON(in collection.Info, textFields []collection.TextField) ([]byte, error) {
 	var checkpointTime any
 	if !in.CheckpointTime.IsZero() {
 		checkpointTime = in.CheckpointTime.UTC().Format(time.RFC3339Nano)
@@ -464,6 +464,7 @@ func infoJSON(in collection.Info) ([]byte, error) {
 		"wal_bytes": in.WALBytes, "tombstones": in.Tombstones, "group_commits": in.Groups,
 		"writes_logged": in.Records, "fsyncs": in.Syncs, "fsync_seconds": in.SyncSeconds,
 		"checkpoints": in.Checkpoints, "checkpoint_seconds": in.CheckpointSecs, "failed": in.Failed,
+		"text_fields": textFieldsJSON(textFields),
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
 			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},
@@ -482,7 +483,7 @@ func strata_col_info(h C.strata_handle, out *C.strata_buffer, errBuf *C.char, er
 		if out == nil {
 			return invalidf("output pointer is NULL")
 		}
-		data, err := infoJSON(c.Info())
+		data, err := infoJSON(c.Info(), c.TextFields())
 		if err != nil {
 			return err
 		}

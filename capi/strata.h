@@ -272,6 +272,44 @@ int strata_col_check_integrity(strata_handle h, char *err, size_t errlen);
 
 /* strata_col_info returns the collection's state as a JSON object. */
 int strata_col_info(strata_handle h, strata_buffer *out, char *err, size_t errlen);
+
+/* ---- Full-text and hybrid queries (go/collection/text) ----
+ *
+ * A text index is BM25 over one string metadata field (a dotted path),
+ * analyzed by "simple" (Unicode words, case folded), "stop" (plus English
+ * stop words) or "english" (plus Snowball stemming; the default). */
+
+enum strata_text_source {
+    STRATA_FROM_VECTOR = 1,  /* bits of out_sources */
+    STRATA_FROM_TEXT = 2
+};
+
+enum strata_fusion {
+    STRATA_FUSION_RRF = 0,       /* reciprocal rank fusion, k = 60 */
+    STRATA_FUSION_WEIGHTED = 1   /* alpha * vector + (1 - alpha) * text, min-max normalised */
+};
+
+/* strata_col_create_text_index indexes field in every existing and future
+ * document; analyzer NULL picks "english". Durable when it returns. */
+int strata_col_create_text_index(strata_handle h, char *field, char *analyzer, char *err, size_t errlen);
+
+/* strata_col_query_text runs one BM25 query over field (NULL: the only text
+ * index), or with vector (dim floats, not NULL) a hybrid query fused as
+ * fusion says. k1 < 0 and b < 0 pick Lucene's 1.2 and 0.75. Up to k hits,
+ * best first, go to out_ids, out_scores (fused score; BM25 for text only),
+ * out_dists (vector distance, NaN where the vector side did not find the
+ * hit) and out_sources (strata_text_source bits); *out_n receives how many.
+ * out_meta, if not NULL, receives their documents as a JSON array. */
+int strata_col_query_text(strata_handle h, float *vector, char *text, size_t text_len, char *field,
+                          int64_t k, int64_t ef, int num_threads, char *where, size_t where_len,
+                          int fusion, double alpha, double k1, double b, int64_t *out_ids,
+                          float *out_scores, float *out_dists, uint8_t *out_sources, int64_t *out_n,
+                          strata_buffer *out_meta, char *err, size_t errlen);
+
+/* strata_text_analyze returns the terms analyzer (NULL: "english") makes of
+ * text, as a JSON array of strings: the terms an index and a query see. */
+int strata_text_analyze(char *analyzer, char *text, size_t text_len, strata_buffer *out,
+                        char *err, size_t errlen);
 /* END CDEF */
 
 #endif /* STRATA_H */

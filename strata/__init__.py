@@ -16,7 +16,7 @@ gets RuntimeError from every strata call (the Go runtime does not survive
 fork).
 """
 
-from strata._collection import Collection, GetResult, QueryResult
+from strata._collection import Collection, GetResult, QueryResult, analyze
 from strata._index import FlatIndex, Index
 from strata._lib import (
     CollectionFailedError,
@@ -38,6 +38,7 @@ __all__ = [
     "LockedError",
     "QueryResult",
     "__version__",
+    "analyze",
     "kernel_path",
     "native_version",
 ]

@@ -35,6 +35,8 @@ _PLANS = {
     const("STRATA_PLAN_EMPTY"): "empty",
 }
 _CLOSED = (ValueError, "collection is closed")
+_SOURCES = {1: "vector", 2: "text", 3: "both"}
+ANALYZERS = ("simple", "stop", "english")
 _INT64_MAX = 2**63 - 1
 
 _native: Any = None
@@ -52,12 +54,19 @@ def _engine() -> Any:
 @dataclass(frozen=True)
 class QueryResult:
     """Nearest neighbours of each query: ids and distances are [nq, k], padded with -1 / inf;
-    metadata[i][j] is the document of ids[i, j] (None for padding)."""
+    metadata[i][j] is the document of ids[i, j] (None for padding).
+
+    For a text or hybrid query (nq = 1): scores[0, j] is the hit's score (BM25 for text
+    alone, the fused score for hybrid; higher is better, NaN for padding), distances[0, j]
+    its vector distance (NaN where the vector side did not find it), and sources[0][j]
+    says which side found it: "vector", "text" or "both" (None for padding)."""
 
     ids: npt.NDArray[np.int64]
     distances: npt.NDArray[np.float32]
     metadata: list[list[dict[str, Any] | None]]
     stats: dict[str, Any] | None = None
+    scores: npt.NDArray[np.float32] | None = None
+    sources: list[list[str | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,12 +117,59 @@ def _metadata_arg(metadata: object, n: int) -> tuple[Any, int]:
     return raw, len(raw)
 
 
+def _fusion_arg(fusion: object) -> tuple[int, float]:
+    """fusion="rrf" or {"alpha": a}: the C ABI's (kind, alpha)."""
+    if fusion == "rrf":
+        return const("STRATA_FUSION_RRF"), 0.0
+    if isinstance(fusion, dict) and set(fusion) == {"alpha"}:
+        alpha = fusion["alpha"]
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+            raise ValueError(f"fusion alpha must be a number in [0, 1], got {alpha!r}")
+        return const("STRATA_FUSION_WEIGHTED"), float(alpha)
+    raise ValueError(f'fusion must be "rrf" or {{"alpha": a}} with a in [0, 1], got {fusion!r}')
+
+
+def _bm25_arg(value: float | None, name: str, high: float) -> float:
+    if value is None:
+        return -1.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
+        raise ValueError(f"{name} must be a number in [0, {high:g}], got {value!r}")
+    return float(value)
+
+
+def analyze(text: str, analyzer: str = "english") -> list[str]:
+    """The terms a text index with that analyzer makes of text (the same at query time)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if analyzer not in ANALYZERS:
+        raise ValueError(f"analyzer must be one of {ANALYZERS}, got {analyzer!r}")
+    lib = _engine()
+    raw = text.encode()
+    buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
+    rc = lib.strata_text_analyze(analyzer.encode(), raw, len(raw), buf, err, ERRLEN)
+    if rc:
+        check(rc, err)
+    terms: list[str] = _take_json(buf)
+    return terms
+
+
 def _take_json(buf: Any) -> Any:
     """Decodes and frees a strata_buffer the engine filled."""
     try:
         return json.loads(ffi.unpack(buf.data, buf.len)) if buf.len else None
     finally:
         _native.strata_buffer_free(buf)
+
+
+def _text_fields_arg(fields: object) -> list[str]:
+    if fields is None:
+        return []
+    if isinstance(fields, str) or not isinstance(fields, Sequence):
+        raise TypeError(f"text_fields must be a list of str, got {type(fields).__name__}")
+    for f in fields:
+        if not isinstance(f, str) or not f:
+            raise TypeError(f"text_fields must hold non-empty strs, got {f!r}")
+    return list(fields)
 
 
 class Collection:
@@ -157,10 +213,18 @@ class Collection:
         quantization: str | None = None,
         fsync: str = "always",
         seed: int | None = None,
+        *,
+        text_fields: Sequence[str] | None = None,
+        text_analyzer: str = "english",
     ) -> Collection:
         """Creates a new collection in the directory path (made if missing).
 
+        text_fields: metadata fields (dotted paths) to keep BM25 indexes over, analyzed
+        by text_analyzer ("simple", "stop" or "english"; see create_text_index).
         Raises FileExistsError if path already holds a collection."""
+        fields = _text_fields_arg(text_fields)
+        if text_analyzer not in ANALYZERS:
+            raise ValueError(f"text_analyzer must be one of {ANALYZERS}, got {text_analyzer!r}")
         dim = _int(dim, "dim", 1, 1 << 16)
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
@@ -181,7 +245,15 @@ class Collection:
         )  # fmt: skip
         if rc:
             check(rc, err)
-        return cls._wrap(handle[0], path)
+        col = cls._wrap(handle[0], path)
+        try:
+            for field in fields:
+                col.create_text_index(field, text_analyzer)
+        except BaseException:
+            col.close()
+            cls.drop(path)
+            raise
+        return col
 
     @classmethod
     def open(
@@ -308,6 +380,26 @@ class Collection:
             check(rc, err)
         return int(out[0])
 
+    def create_text_index(self, field: str, analyzer: str = "english") -> None:
+        """Keeps a BM25 index over the string metadata field (a dotted path) of every
+        existing and future entry; durable when it returns.
+
+        analyzer: "simple" (Unicode words, case folded), "stop" (plus English stop words)
+        or "english" (plus Snowball stemming). Raises ValueError if the field is indexed
+        already or an entry holds a value there that is not a string (null and missing
+        mean no text); later writes of such values raise ValueError too."""
+        handle = self._live()
+        if not isinstance(field, str) or not field:
+            raise TypeError(f"field must be a non-empty str, got {field!r}")
+        if analyzer not in ANALYZERS:
+            raise ValueError(f"analyzer must be one of {ANALYZERS}, got {analyzer!r}")
+        err = _lib.errbuf()
+        rc = _native.strata_col_create_text_index(
+            handle, field.encode(), analyzer.encode(), err, ERRLEN
+        )
+        if rc:
+            check(rc, err)
+
     def delete(self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None) -> int:
         """Deletes the given ids (unknown ones are ignored) or every entry matching
         where; returns how many entries were deleted."""
@@ -332,18 +424,43 @@ class Collection:
 
     def query(
         self,
-        queries: npt.ArrayLike,
+        queries: npt.ArrayLike | None = None,
         k: int = 10,
         where: dict[str, Any] | None = None,
         ef: int | None = None,
         *,
+        vector: npt.ArrayLike | None = None,
+        text: str | None = None,
+        fusion: str | dict[str, float] = "rrf",
+        text_field: str | None = None,
+        k1: float | None = None,
+        b: float | None = None,
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
     ) -> QueryResult:
         """The k nearest entries to each query among those matching where.
 
-        A 1-D query is one row. ef (default max(k, 64)) trades speed for recall."""
+        A 1-D query is one row. ef (default max(k, 64)) trades speed for recall.
+
+        With text=, a BM25 query over the collection's text index (text_field names it
+        when there are several; k1 and b default to Lucene's 1.2 and 0.75); with text=
+        and a query vector (queries or vector=, one row), a hybrid query: both sides
+        run with the where filter and are fused by reciprocal rank ("rrf") or by
+        {"alpha": a}: a * vector + (1 - a) * text, each min-max normalised. A text with
+        no indexed term finds nothing (hybrid: the vector side alone). The result has
+        scores and sources (see QueryResult)."""
+        if vector is not None:
+            if queries is not None:
+                raise ValueError("pass the query vector as queries or as vector=, not both")
+            queries = vector
+        if text is not None:
+            return self._query_text(
+                queries, text, k, where, ef, fusion, text_field, k1, b, num_threads,
+                include_metadata,
+            )  # fmt: skip
+        if queries is None:
+            raise ValueError("query needs a query vector (queries or vector=), text=, or both")
         handle = self._live()
         qs, nq = _as_rows(queries, self._dim, "queries", "collection")
         k = _int(k, "k", 1, 1 << 20)
@@ -372,6 +489,59 @@ class Collection:
                 "ef": int(stats.ef_search),
             }
         return QueryResult(ids, dists, rows, st)
+
+    def _query_text(
+        self,
+        queries: npt.ArrayLike | None,
+        text: object,
+        k: int,
+        where: dict[str, Any] | None,
+        ef: int | None,
+        fusion: object,
+        text_field: str | None,
+        k1: float | None,
+        b: float | None,
+        num_threads: int | None,
+        include_metadata: bool,
+    ) -> QueryResult:
+        handle = self._live()
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if text_field is not None and not isinstance(text_field, str):
+            raise TypeError(f"text_field must be a str, got {type(text_field).__name__}")
+        kind, alpha = _fusion_arg(fusion)
+        k1_value, b_value = _bm25_arg(k1, "k1", 1000), _bm25_arg(b, "b", 1)
+        k = _int(k, "k", 1, 1 << 20)
+        ef_value = 0 if ef is None else _int(ef, "ef", 1, 1 << 24)
+        vec: Any = ffi.NULL
+        if queries is not None:
+            qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+            if nq != 1:
+                raise ValueError(f"a hybrid query takes one query vector, got {nq}")
+            vec = ffi.from_buffer("float[]", qs)
+        raw = text.encode()
+        where_raw, where_size = _where_arg(where)
+        ids = np.full((1, k), -1, dtype=np.int64)
+        scores = np.full((1, k), np.nan, dtype=np.float32)
+        dists = np.full((1, k), np.inf, dtype=np.float32)
+        sources = np.zeros(k, dtype=np.uint8)
+        out_n = ffi.new("int64_t *")
+        buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
+        field = ffi.NULL if text_field is None else text_field.encode()
+        err = _lib.errbuf()
+        rc = _native.strata_col_query_text(
+            handle, vec, raw, len(raw), field, k, ef_value, _threads(num_threads), where_raw,
+            where_size, kind, alpha, k1_value, b_value, ffi.from_buffer("int64_t[]", ids),
+            ffi.from_buffer("float[]", scores), ffi.from_buffer("float[]", dists),
+            ffi.from_buffer("uint8_t[]", sources), out_n, buf, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        n = int(out_n[0])
+        docs: list[Any] = (_take_json(buf) or []) if include_metadata else [None] * n
+        padding: list[Any] = [None] * (k - n)
+        names: list[str | None] = [_SOURCES.get(int(s)) for s in sources[:n]]
+        return QueryResult(ids, dists, [docs + padding], None, scores, [names + padding])
 
     def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
         """Looks up ids; those that do not exist are left out of the result."""

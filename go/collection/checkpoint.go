@@ -99,6 +99,7 @@ func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.
 	m := snapshot.Manifest{Format: 1, Seq: seq, Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
 		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
 		Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
+	m.TextFields, m.TextAnalyzers = c.text.manifest()
 	for _, name := range []string{indexFileName, metaFileName} {
 		info, err := c.fs.Stat(filepath.Join(dir, name))
 		if err != nil {

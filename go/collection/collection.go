@@ -39,6 +39,7 @@ type Collection struct {
 
 	index *hnsw.Index
 	meta  *meta.Index
+	text  textIndexes // full-text indexes over metadata fields (text.go)
 
 	// The write pipeline: callers queue requests, one committer goroutine
 	// logs them in groups and applies them in sequence order.
@@ -171,6 +172,9 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer) (*Collectio
 		return nil, fmt.Errorf("collection: %w", err)
 	}
 	c := newCollection(dir, opts, tuning, lock, index, meta.NewIndex())
+	if err := c.initText(opts.TextFields, opts.TextAnalyzer); err != nil {
+		return nil, err
+	}
 	// Snapshot 0 is the empty collection, so CURRENT always names a
 	// snapshot and Open has one code path.
 	frozen, err := index.Freeze()
@@ -250,6 +254,9 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 			ErrCorrupt, snapDir, index.Len(), docs.Len(), manifest.Count)
 	}
 	c := newCollection(dir, opts, tuning, lock, index, docs)
+	if err := c.rebuildText(manifest, stored); err != nil {
+		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
+	}
 	c.lastCheckpoint.Store(seq)
 	c.applied.Store(seq)
 	if err := c.replay(seq); err != nil {

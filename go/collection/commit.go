@@ -237,6 +237,7 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 	switch w.rec.op {
 	case opDelete:
 		n = c.meta.Delete(w.rec.ids)
+		c.deleteText(w.rec.ids)
 		if _, err := c.index.Remove(w.rec.ids, true); err != nil {
 			return err
 		}
@@ -250,7 +251,12 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 			}
 		}
 		c.meta.PutBatch(ids, docs)
+		c.putText(ids, docs)
 		n = len(ids)
+	case opTextIndex:
+		if err := c.applyTextIndex(w.rec.docs[0]); err != nil {
+			return err
+		}
 	}
 	if w.req != nil {
 		w.req.count = n
@@ -275,6 +281,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 			return err
 		}
 		c.meta.PutBatch(w.rec.ids, w.docs)
+		c.putText(w.rec.ids, w.docs)
 		if w.req != nil {
 			w.req.count = len(w.rec.ids)
 		}
@@ -306,5 +313,6 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 		return err
 	}
 	c.meta.PutBatch(ids, docs)
+	c.putText(ids, docs)
 	return nil
 }

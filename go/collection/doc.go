@@ -40,6 +40,7 @@
 //	op u8 = 1 upsert:       n u32 | dim u32 | ids [n]u64 | vectors [n·dim]f32 | n × (len u32 | JSON document)
 //	op u8 = 2 delete:       n u32 | ids [n]u64
 //	op u8 = 3 set metadata: n u32 | ids [n]u64 | n × (len u32 | JSON document)
+//	op u8 = 4 text index:   n u32 = 0 | len u32 | JSON {"field": path, "analyzer": name}
 //
 // A record states the full new state of the ids it touches, so replay needs
 // no other context; a set-metadata record for an id that is gone at replay

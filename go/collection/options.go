@@ -56,6 +56,11 @@ type Options struct {
 	Quantization   hnsw.Quantization
 	Seed           uint64
 	Fsync          Fsync // the default policy, stored in every snapshot
+	// TextFields are metadata fields (dotted paths) to keep full-text
+	// indexes over, analyzed with TextAnalyzer ("" = "english"; see
+	// package text). More can be added later with CreateTextIndex.
+	TextFields   []string
+	TextAnalyzer string
 }
 
 // Tuning are settings of one open collection; zero values pick defaults.

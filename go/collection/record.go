@@ -11,6 +11,9 @@ const (
 	opUpsert  byte = 1
 	opDelete  byte = 2
 	opSetMeta byte = 3
+	// opTextIndex creates a full-text index: no ids, one document holding
+	// {"field": ..., "analyzer": ...} (see text.go).
+	opTextIndex byte = 4
 )
 
 // record is one logged write: the payload of one WAL record. Every record
@@ -72,8 +75,15 @@ func decodeRecord(p []byte, dim int) (record, error) {
 			return bad("upsert of dimension %d in a collection of dimension %d", got, dim)
 		}
 		p = p[4:]
-	} else if r.op != opDelete && r.op != opSetMeta {
+	} else if r.op != opDelete && r.op != opSetMeta && r.op != opTextIndex {
 		return bad("unknown operation %d", r.op)
+	}
+	docCount := n
+	if r.op == opTextIndex {
+		if n != 0 {
+			return bad("text index record with %d ids", n)
+		}
+		docCount = 1
 	}
 	if n > len(p)/8 {
 		return bad("%d ids in %d bytes", n, len(p))
@@ -94,7 +104,7 @@ func decodeRecord(p []byte, dim int) (record, error) {
 		p = p[4*n*dim:]
 	}
 	if r.op != opDelete {
-		r.docs = make([][]byte, n)
+		r.docs = make([][]byte, docCount)
 		for i := range r.docs {
 			if len(p) < 4 {
 				return bad("document %d: truncated length", i)

@@ -28,6 +28,9 @@ func (c *Collection) Upsert(ids []uint64, vectors []float32, docs []meta.Documen
 	if err != nil {
 		return err
 	}
+	if err := c.checkText(parsed); err != nil {
+		return err
+	}
 	if n == 0 {
 		return nil
 	}
@@ -51,6 +54,9 @@ func (c *Collection) UpdateMetadata(ids []uint64, docs []meta.Document) (int, er
 	}
 	parsed, canonical, err := prepareDocs(docs, len(ids))
 	if err != nil {
+		return 0, err
+	}
+	if err := c.checkText(parsed); err != nil {
 		return 0, err
 	}
 	for i, id := range ids {

@@ -28,8 +28,11 @@ type Manifest struct {
 	Quantization   string   `json:"quantization"`
 	Fsync          string   `json:"fsync"`                 // the policy the collection was created with
 	TextFields     []string `json:"text_fields,omitempty"` // metadata fields with a full-text index
-	Count          int      `json:"count"`                 // live ids
-	Files          []File   `json:"files"`
+	// TextAnalyzers names the analyzer of each text field (package text);
+	// absent in manifests that predate it, meaning "english".
+	TextAnalyzers []string `json:"text_analyzers,omitempty"`
+	Count         int      `json:"count"` // live ids
+	Files         []File   `json:"files"`
 }
 
 // File is one file of a snapshot.
