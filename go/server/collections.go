@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/hnsw"
@@ -23,28 +24,29 @@ type createRequest struct {
 	Seed           *uint64 `json:"seed"`
 }
 
-// collectionInfo is the answer of GET /collections/{name}.
-type collectionInfo struct {
-	Name           string `json:"name"`
-	Dim            int    `json:"dim"`
-	Metric         string `json:"metric"`
-	M              int    `json:"M"`
-	EfConstruction int    `json:"ef_construction"`
-	Quantization   string `json:"quantization"`
-	Fsync          string `json:"fsync"`
-	Count          int    `json:"count"`
-	Seq            uint64 `json:"seq"`
-	LastCheckpoint uint64 `json:"last_checkpoint"`
-	WALBytes       int64  `json:"wal_bytes"`
-	Tombstones     int    `json:"tombstones"`
-	Failed         string `json:"failed,omitempty"`
-}
-
-func describe(name string, c *collection.Collection) collectionInfo {
+// describe is the answer of GET /collections/{name}: the keys of the
+// embedded library's Collection.info() (capi's infoJSON), with "name" for
+// "path" (a client has no business with the server's directories).
+func describe(name string, c *collection.Collection) map[string]any {
 	in := c.Info()
-	return collectionInfo{Name: name, Dim: in.Dim, Metric: in.Metric, M: in.M, EfConstruction: in.EfConstruction,
-		Quantization: in.Quantization, Fsync: in.Fsync, Count: in.Count, Seq: in.Seq,
-		LastCheckpoint: in.LastCheckpoint, WALBytes: in.WALBytes, Tombstones: in.Tombstones, Failed: in.Failed}
+	var checkpointTime any
+	if !in.CheckpointTime.IsZero() {
+		checkpointTime = in.CheckpointTime.UTC().Format(time.RFC3339Nano)
+	}
+	r := in.Recovery
+	return map[string]any{
+		"name": name, "count": in.Count, "dim": in.Dim, "metric": in.Metric, "M": in.M,
+		"ef_construction": in.EfConstruction, "quantization": in.Quantization, "fsync": in.Fsync,
+		"seq": in.Seq, "last_checkpoint_seq": in.LastCheckpoint, "last_checkpoint_time": checkpointTime,
+		"wal_bytes": in.WALBytes, "tombstones": in.Tombstones, "group_commits": in.Groups,
+		"writes_logged": in.Records, "fsyncs": in.Syncs, "fsync_seconds": in.SyncSeconds,
+		"checkpoints": in.Checkpoints, "checkpoint_seconds": in.CheckpointSecs, "failed": in.Failed,
+		"recovery": map[string]any{
+			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
+			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},
+			"repaired":  map[string]any{"dropped_records": r.Dropped, "file": r.DroppedFile, "offset": r.DroppedOffset},
+		},
+	}
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ params) error {
@@ -111,7 +113,7 @@ func (req *createRequest) options() (collection.Options, error) {
 }
 
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, _ params) error {
-	infos := []collectionInfo{}
+	infos := []map[string]any{}
 	s.reg.each(func(name string, c *collection.Collection) { infos = append(infos, describe(name, c)) })
 	return writeValue(w, http.StatusOK, map[string]any{"collections": infos})
 }

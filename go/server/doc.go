@@ -33,8 +33,9 @@
 //
 //	hit   = {"id", "distance", "metadata", "vector"}   as include asks; default metadata+distances
 //	point = {"id", "metadata", "vector"}               default metadata
-//	info  = {"name", "dim", "metric", "M", "ef_construction", "quantization", "fsync", "count",
-//	         "seq", "last_checkpoint", "wal_bytes", "tombstones", "failed"?}
+//	info  = the keys of strata.Collection.info() with "name" for "path": "count", "dim",
+//	        "metric", "M", "ef_construction", "quantization", "fsync", "seq",
+//	        "last_checkpoint_seq", "wal_bytes", "fsyncs", "group_commits", "recovery", ...
 //
 // k defaults to 10 (at most Config.MaxK); ef 0 means max(k, 64). A filter
 // is package meta's filter language. "exact": true raises ef to the number

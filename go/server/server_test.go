@@ -212,7 +212,7 @@ func TestEveryRouteAnswersThroughASocket(t *testing.T) {
 		t.Fatalf("delete filter: %v", out)
 	}
 	ts.must(t, "POST", "/collections/books/checkpoint", nil)
-	if info := ts.must(t, "GET", "/collections/books", nil); info["count"] != 38.0 || info["seq"] != info["last_checkpoint"] {
+	if info := ts.must(t, "GET", "/collections/books", nil); info["count"] != 38.0 || info["seq"] != info["last_checkpoint_seq"] {
 		t.Fatalf("after checkpoint: %v", info)
 	}
 	if status, _ := ts.do(t, "GET", "/collections/books/points/1", nil); status != http.StatusNotFound {
