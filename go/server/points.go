@@ -59,7 +59,20 @@ func (s *Server) upsert(w http.ResponseWriter, r *http.Request, p params) error 
 	}
 	defer release()
 	var req upsertRequest
-	if err := decodeJSON(body, &req); err != nil {
+	err = eachField(body, func(key string, value []byte) error {
+		switch key {
+		case "ids":
+			req.IDs = value
+		case "vectors":
+			req.Vectors = value
+		case "metadata":
+			req.Metadata = value
+		default:
+			return badRequestf("unknown field %q", key)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	if rawJSON(req.IDs) == nil || rawJSON(req.Vectors) == nil {

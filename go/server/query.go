@@ -29,6 +29,35 @@ type queryRequest struct {
 
 const defaultK = 10
 
+// decode reads a query body; see eachField for why not encoding/json.
+func (req *queryRequest) decode(body []byte) error {
+	return eachField(body, func(key string, value []byte) error {
+		switch key {
+		case "vector":
+			req.Vector = value
+		case "vectors":
+			req.Vectors = value
+		case "k":
+			k, err := smallInt(key, value)
+			req.K = &k
+			return err
+		case "ef":
+			var err error
+			req.Ef, err = smallInt(key, value)
+			return err
+		case "filter":
+			req.Filter = value
+		case "include":
+			return decodeField(key, value, &req.Include)
+		case "exact":
+			return decodeField(key, value, &req.Exact)
+		default:
+			return badRequestf("unknown field %q", key)
+		}
+		return nil
+	})
+}
+
 // queryScratch is reused across queries: the decoded query vectors, the
 // engine's outputs and the response bytes.
 type queryScratch struct {
@@ -51,7 +80,7 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	}
 	defer release()
 	var req queryRequest
-	if err := decodeJSON(body, &req); err != nil {
+	if err := req.decode(body); err != nil {
 		return err
 	}
 	sc := queryPool.Get().(*queryScratch)
