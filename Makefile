@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Real embeddings for the demo, if a copy of the shared data sits beside the repo.
 STRATA_DATA ?= $(firstword $(wildcard ../shared/data/pypi-use512))
 
-.PHONY: test demo wheel install go-check go-test crash-ci fuzz-ci soak py-lint py-test annb clean
+.PHONY: test demo wheel install go-check go-test crash-ci fuzz-ci soak py-lint py-test annb server serve clean
 
 test: go-check go-test crash-ci fuzz-ci install py-lint py-test
 
@@ -76,9 +76,22 @@ annb: wheel
 	@if [ -z "$(ANNB)" ]; then echo "usage: make annb ANNB=/path/to/ann-benchmarks checkout"; exit 2; fi
 	$(PY) bench/ann_benchmarks/prepare.py --annb "$(ANNB)" --dataset "$(ANNB_DATASET)" --wheel-dir $(WHEEL_DIR)
 
+# The REST server, its metrics and the playground (go/server).
+server:
+	go build -trimpath -o bin/strata-server ./go/cmd/strata-server
+
+# make serve: the server on 127.0.0.1:8080 (SERVE_ADDR) over SERVE_DIR, with a
+# demo collection for the playground at http://127.0.0.1:8080/: "pypi" from
+# ../shared/data/pypi-demo when present, else "demo" (generated).
+SERVE_DIR ?= .serve-data
+SERVE_ADDR ?= 127.0.0.1:8080
+DEMO_DATA ?= $(firstword $(wildcard ../shared/data/pypi-demo) generated)
+serve: server
+	bin/strata-server --data-dir $(SERVE_DIR) --addr $(SERVE_ADDR) --demo $(DEMO_DATA)
+
 # -P keeps the source tree's strata/ (no built engine) off sys.path.
 demo: install
 	STRATA_DATA="$(STRATA_DATA)" $(PY) -P -m strata.demo
 
 clean:
-	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py
+	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py bin

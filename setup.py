@@ -3,7 +3,9 @@
 `strata._native` is a placeholder extension with no C sources: build_ext runs
 `go build -buildmode=c-shared` to produce it, which makes the wheel
 platform-specific and puts exactly one Go shared library inside the package
-(two Go runtimes in one process are unsupported). cffi_modules writes
+(two Go runtimes in one process are unsupported), and builds the
+strata-server executable into strata/bin/ (a separate process, so a
+second Go runtime is fine there). cffi_modules writes
 strata/_ffi.py from the declarations in capi/strata.h.
 
 Nothing in the wheel depends on the Python version: the cffi module is ABI
@@ -29,6 +31,7 @@ ROOT = Path(__file__).resolve().parent
 
 
 LIBRARY = "_native.so"  # strata/_lib.py opens it by this name
+SERVER_BINARY = "bin/strata-server"  # strata/_server_main.py runs it
 
 
 class BuildGo(build_ext):
@@ -57,6 +60,14 @@ class BuildGo(build_ext):
             print(" ".join(command))
             subprocess.run(command, cwd=ROOT, env=env, check=True)
             shutil.copyfile(library, target)
+        # The server ships in the same wheel: strata/bin/strata-server, run
+        # by the strata-server console script (strata/_server_main.py).
+        server = target.parent / SERVER_BINARY
+        server.parent.mkdir(parents=True, exist_ok=True)
+        command = ["go", "build", "-trimpath", "-buildvcs=false", "-o", str(server),
+                   "./go/cmd/strata-server"]  # fmt: skip
+        print(" ".join(command))
+        subprocess.run(command, cwd=ROOT, env=dict(os.environ, CGO_ENABLED="0"), check=True)
 
 
 class PlatformWheel(bdist_wheel):

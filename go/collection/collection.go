@@ -109,6 +109,9 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	if !tuning.HasFsync {
+		tuning.Fsync = opts.Fsync // as Open does: the stored policy unless overridden
+	}
 	fsys := tuning.FS
 	if Exists(fsys, dir) { // checked again under the lock
 		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)

@@ -419,3 +419,21 @@ func TestCheckpointCrashAtEveryStep(t *testing.T) {
 		c.Close()
 	}
 }
+
+// Create used to run with Tuning's zero fsync policy (always) whatever
+// Options.Fsync said, until the collection was reopened.
+func TestCreateHonoursTheFsyncPolicyOfItsOptions(t *testing.T) {
+	opts := testOptions()
+	opts.Fsync = FsyncNever
+	c, err := Create(t.TempDir(), opts, Tuning{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Upsert([]uint64{1}, make([]float32, testDim), nil); err != nil {
+		t.Fatal(err)
+	}
+	if in := c.Info(); in.Fsync != "never" || in.Syncs != 0 {
+		t.Fatalf("created with fsync=never: Info says fsync=%s after %d fsyncs", in.Fsync, in.Syncs)
+	}
+}

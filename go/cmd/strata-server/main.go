@@ -1,0 +1,115 @@
+// Command strata-server serves the collections in a data directory over
+// HTTP: the REST API, Prometheus metrics at /metrics and the playground at
+// /. It holds flags, signals and wiring only; package server does the
+// work.
+//
+//	strata-server --data-dir DIR [--addr 127.0.0.1:8080] [--api-key KEY]
+//
+// SIGTERM or SIGINT stops accepting connections, lets in-flight requests
+// finish, checkpoints every collection and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/strata-db/strata/go/server"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "strata-server:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fl := flag.NewFlagSet("strata-server", flag.ContinueOnError)
+	dataDir := fl.String("data-dir", "", "directory holding one subdirectory per collection (required)")
+	addr := fl.String("addr", "127.0.0.1:8080", "listen address; loopback by default")
+	apiKey := fl.String("api-key", "", "bearer token required by every route but /health and the playground's files (default $STRATA_API_KEY)")
+	maxBody := fl.Int64("max-body-bytes", 64<<20, "largest request body accepted")
+	logLevel := fl.String("log-level", "info", "debug, info, warn or error")
+	logJSON := fl.Bool("log-json", false, "log JSON lines instead of text")
+	demo := fl.String("demo", "", "load a demo collection: a pypi-demo directory, or \"generated\"")
+	headerTimeout := fl.Duration("header-timeout", 5*time.Second, "longest time to read a request's headers")
+	readTimeout := fl.Duration("read-timeout", 30*time.Second, "longest time to read a request, body included")
+	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
+	shutdownTimeout := fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
+	if err := fl.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *dataDir == "" {
+		return errors.New("--data-dir is required")
+	}
+	if *apiKey == "" {
+		*apiKey = os.Getenv("STRATA_API_KEY")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	if *logJSON {
+		log = slog.New(slog.NewJSONHandler(os.Stderr, hopts))
+	} else {
+		log = slog.New(slog.NewTextHandler(os.Stderr, hopts))
+	}
+
+	srv, err := server.New(server.Config{DataDir: *dataDir, APIKey: *apiKey, MaxBodyBytes: *maxBody, Logger: log})
+	if err != nil {
+		return err
+	}
+	if *demo != "" {
+		name, loaded, err := srv.LoadDemo(*demo)
+		if err != nil {
+			srv.Close()
+			return fmt.Errorf("--demo: %w", err)
+		}
+		log.Info("demo collection ready", "name", name, "loaded", loaded)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	hs := srv.HTTPServer(server.Timeouts{ReadHeader: *headerTimeout, Read: *readTimeout, Write: *writeTimeout})
+	log.Info("listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "auth", *apiKey != "",
+		"collections", srv.Collections())
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		srv.Close()
+		return err
+	case <-ctx.Done():
+	}
+	stop() // a second signal kills the process the default way
+	log.Info("shutting down: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
+	defer cancel()
+	shutdownErr := hs.Shutdown(sctx)
+	if shutdownErr != nil {
+		log.Warn("in-flight requests did not finish in time", "error", shutdownErr)
+	}
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("closing collections: %w", err)
+	}
+	log.Info("stopped: collections checkpointed and closed")
+	return nil
+}

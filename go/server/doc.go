@@ -1,0 +1,76 @@
+// Package server is strata's native REST door: JSON over HTTP onto the
+// collections of one data directory, Prometheus metrics and the
+// playground. It is a thin layer over package collection: validation,
+// filters and formats live there, so the server and the C ABI answer alike.
+//
+// # Layout
+//
+//	<data-dir>/<name>/     one collection directory per name (package collection)
+//
+// Names match ^[A-Za-z0-9_-]{1,64}$, so a name is always one plain
+// directory below the data dir. Every collection found there is opened at
+// start; Close checkpoints and closes them all.
+//
+// # Routes
+//
+//	GET    /health                              {"status": "ok", "collections": n}   (no auth)
+//	GET    /metrics                             Prometheus text format
+//	GET    /collections                         {"collections": [info, ...]}
+//	POST   /collections                         {name, dim, metric, M, ef_construction, quantization, fsync, seed} → 201 info
+//	GET    /collections/{name}                  info
+//	DELETE /collections/{name}                  {"dropped": name}
+//	POST   /collections/{name}/upsert           {ids: [u64], vectors: [[f32]], metadata: [doc|null]} → {"upserted": n}
+//	POST   /collections/{name}/query            {vector: [f32] | vectors: [[f32]], k, ef, filter, include, exact}
+//	                                            → {"results": [hit] | [[hit]], "stats": {plan, distance_computations, allowed, ef}}
+//	POST   /collections/{name}/delete           {ids} | {filter} → {"deleted": n}
+//	POST   /collections/{name}/metadata         {ids, metadata} → {"updated": n}   (404 if an id is missing)
+//	POST   /collections/{name}/get              {ids, include} → {"points": [point]}   (missing ids left out)
+//	POST   /collections/{name}/scan             {filter, after, limit, include} → {"points": [point], "next_after": id|null}
+//	POST   /collections/{name}/count            {filter} → {"count": n}
+//	POST   /collections/{name}/checkpoint       {} → {"checkpoint": seq}
+//	GET    /collections/{name}/points/{id}      [?include=vector] → point
+//	GET    /                                    the playground (and its files beside it)
+//
+//	hit   = {"id", "distance", "metadata", "vector"}   as include asks; default metadata+distances
+//	point = {"id", "metadata", "vector"}               default metadata
+//	info  = the keys of strata.Collection.info() with "name" for "path": "count", "dim",
+//	        "metric", "M", "ef_construction", "quantization", "fsync", "seq",
+//	        "last_checkpoint_seq", "wal_bytes", "fsyncs", "group_commits", "recovery", ...
+//
+// k defaults to 10 (at most Config.MaxK); ef 0 means max(k, 64). A filter
+// is package meta's filter language. "exact": true raises ef to the number
+// of points, which makes the index's planner scan every allowed vector:
+// the exact k nearest (over the SQ8 codes for a quantized collection that
+// keeps no floats). Padding (fewer than k matches) is left out of results.
+//
+// # Errors
+//
+// Every error is {"error": {"code", "message"}}:
+//
+//	400 bad_request            not JSON of the route's shape: malformed, truncated, wrong types,
+//	                           unknown fields, a string (even "NaN") where a number belongs, bad names
+//	401 unauthorized           Config.APIKey set and the bearer token missing or wrong
+//	404 collection_not_found   no collection of that name
+//	404 point_not_found        GET points/{id} or metadata for an id that does not exist
+//	404 not_found              no such route
+//	405 method_not_allowed     the route exists, the method does not (Allow lists the methods)
+//	409 collection_exists      POST /collections over an existing name or directory
+//	413 payload_too_large      body over Config.MaxBodyBytes
+//	422 invalid_argument       JSON of the right shape the engine refuses: wrong dimension,
+//	                           non-finite or out-of-float32 values, negative or duplicate ids,
+//	                           k or ef out of range, invalid documents or filters
+//	503 collection_failed      the collection refuses writes after an I/O failure
+//	503 unavailable            the server is shutting down
+//	500 internal               a bug; nothing else is answered with 500
+//
+// A refused request changes nothing: bodies are decoded and checked whole
+// before the engine is called, and the engine validates a write whole
+// before logging it.
+//
+// # Decoding
+//
+// Vectors and ids are read straight from the JSON text by numberReader
+// (numbers.go), not by encoding/json's reflection: the request struct is
+// decoded with the vectors left as raw bytes, then each number is parsed
+// in place. See BenchmarkDecodeQuery for the difference.
+package server

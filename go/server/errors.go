@@ -1,0 +1,93 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+
+	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/collection"
+)
+
+var (
+	// ErrBadRequest marks a body that is not JSON of the route's shape:
+	// malformed or truncated JSON, a field of the wrong type, an unknown
+	// field. Answered with 400.
+	ErrBadRequest = errors.New("server: bad request")
+	// ErrUnknownCollection marks a collection name with no collection. 404.
+	ErrUnknownCollection = errors.New("server: no such collection")
+	// ErrBadName marks a collection name outside ^[A-Za-z0-9_-]{1,64}$. 400.
+	ErrBadName = fmt.Errorf("%w: collection names are 1-64 characters of A-Z a-z 0-9 _ -", ErrBadRequest)
+	// ErrUnauthorized marks a request without the right bearer token. 401.
+	ErrUnauthorized = errors.New("server: missing or wrong bearer token")
+	// ErrMethod marks a method the route does not serve. 405.
+	ErrMethod = errors.New("server: method not allowed")
+	// ErrNoRoute marks a path the server does not serve. 404.
+	ErrNoRoute = errors.New("server: no such route")
+	// ErrTooLarge marks a body over Config.MaxBodyBytes. 413.
+	ErrTooLarge = errors.New("server: request body too large")
+	// ErrClosing marks requests that arrive while the server shuts down. 503.
+	ErrClosing = errors.New("server: shutting down")
+)
+
+// Error codes, the "code" of every error body. Clients branch on these, so
+// do not change them.
+const (
+	CodeBadRequest         = "bad_request"
+	CodeInvalid            = "invalid_argument"
+	CodeUnauthorized       = "unauthorized"
+	CodeCollectionNotFound = "collection_not_found"
+	CodePointNotFound      = "point_not_found"
+	CodeNoRoute            = "not_found"
+	CodeMethod             = "method_not_allowed"
+	CodeExists             = "collection_exists"
+	CodeTooLarge           = "payload_too_large"
+	CodeFailed             = "collection_failed"
+	CodeUnavailable        = "unavailable"
+	CodeInternal           = "internal"
+)
+
+// classify maps an error to its HTTP status and code. The order matters:
+// ErrBadName wraps ErrBadRequest, and engine input errors wrap
+// batch.ErrInvalid; an error matching nothing is a bug in the server or
+// the engine, and the only thing answered with 500.
+func classify(err error) (int, string) {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge), errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, CodeTooLarge
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest, CodeBadRequest
+	case errors.Is(err, ErrUnauthorized):
+		return http.StatusUnauthorized, CodeUnauthorized
+	case errors.Is(err, ErrUnknownCollection), errors.Is(err, collection.ErrClosed):
+		// ErrClosed: the request raced with a DELETE of its collection.
+		return http.StatusNotFound, CodeCollectionNotFound
+	case errors.Is(err, ErrNoRoute):
+		return http.StatusNotFound, CodeNoRoute
+	case errors.Is(err, ErrMethod):
+		return http.StatusMethodNotAllowed, CodeMethod
+	case errors.Is(err, collection.ErrNotFound):
+		return http.StatusNotFound, CodePointNotFound
+	case errors.Is(err, collection.ErrExists), errors.Is(err, fs.ErrExist):
+		return http.StatusConflict, CodeExists
+	case errors.Is(err, collection.ErrLocked):
+		return http.StatusConflict, CodeExists
+	case errors.Is(err, ErrClosing):
+		return http.StatusServiceUnavailable, CodeUnavailable
+	case errors.Is(err, collection.ErrFailed):
+		return http.StatusServiceUnavailable, CodeFailed
+	case errors.Is(err, batch.ErrInvalid):
+		return http.StatusUnprocessableEntity, CodeInvalid
+	}
+	return http.StatusInternalServerError, CodeInternal
+}
+
+func badRequestf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", batch.ErrInvalid, fmt.Sprintf(format, args...))
+}

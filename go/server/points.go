@@ -1,0 +1,372 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
+)
+
+// include says which parts of each point an answer carries.
+type include struct{ metadata, distances, vectors bool }
+
+// parseInclude reads an "include" list; absent means def.
+func parseInclude(list []string, def include) (include, error) {
+	if list == nil {
+		return def, nil
+	}
+	var in include
+	for _, item := range list {
+		switch item {
+		case "metadata":
+			in.metadata = true
+		case "distances", "distance":
+			in.distances = true
+		case "vectors", "vector":
+			in.vectors = true
+		default:
+			return in, invalidf("include: unknown item %q (want metadata, distances, vectors)", item)
+		}
+	}
+	return in, nil
+}
+
+func parseFilter(raw json.RawMessage) (*meta.Filter, error) {
+	raw = rawJSON(raw)
+	if raw == nil {
+		return nil, nil
+	}
+	return meta.ParseFilter(raw)
+}
+
+type upsertRequest struct {
+	IDs      json.RawMessage `json:"ids"`
+	Vectors  json.RawMessage `json:"vectors"`
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+func (s *Server) upsert(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	body, release, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var req upsertRequest
+	err = eachField(body, func(key string, value []byte) error {
+		switch key {
+		case "ids":
+			req.IDs = value
+		case "vectors":
+			req.Vectors = value
+		case "metadata":
+			req.Metadata = value
+		default:
+			return badRequestf("unknown field %q", key)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rawJSON(req.IDs) == nil || rawJSON(req.Vectors) == nil {
+		return badRequestf("upsert needs \"ids\" and \"vectors\"")
+	}
+	ids, err := parseIDs(nil, req.IDs, "ids")
+	if err != nil {
+		return err
+	}
+	dim := c.Options().Dim
+	vectors, n, err := parseVectors(make([]float32, 0, len(ids)*dim), req.Vectors, dim, "vectors")
+	if err != nil {
+		return err
+	}
+	if n != len(ids) {
+		return invalidf("%d ids for %d vectors", len(ids), n)
+	}
+	var docs []meta.Document
+	if raw := rawJSON(req.Metadata); raw != nil {
+		if docs, err = meta.ParseDocuments(raw); err != nil {
+			return err
+		}
+		if len(docs) != n {
+			return invalidf("%d metadata documents for %d ids", len(docs), n)
+		}
+	}
+	if err := c.Upsert(ids, vectors, docs); err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, map[string]int{"upserted": n})
+}
+
+type idsOrFilter struct {
+	IDs    json.RawMessage `json:"ids"`
+	Filter json.RawMessage `json:"filter"`
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req idsOrFilter
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	hasIDs, hasFilter := rawJSON(req.IDs) != nil, rawJSON(req.Filter) != nil
+	if hasIDs == hasFilter {
+		return badRequestf("delete needs exactly one of \"ids\" and \"filter\"")
+	}
+	var deleted int
+	if hasIDs {
+		ids, err := parseIDs(nil, req.IDs, "ids")
+		if err != nil {
+			return err
+		}
+		deleted, err = c.Delete(ids)
+		if err != nil {
+			return err
+		}
+	} else {
+		f, err := parseFilter(req.Filter)
+		if err != nil {
+			return err
+		}
+		if deleted, err = c.DeleteWhere(f); err != nil {
+			return err
+		}
+	}
+	return writeValue(w, http.StatusOK, map[string]int{"deleted": deleted})
+}
+
+type metadataRequest struct {
+	IDs      json.RawMessage `json:"ids"`
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req metadataRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	if rawJSON(req.IDs) == nil || rawJSON(req.Metadata) == nil {
+		return badRequestf("metadata needs \"ids\" and \"metadata\"")
+	}
+	ids, err := parseIDs(nil, req.IDs, "ids")
+	if err != nil {
+		return err
+	}
+	docs, err := meta.ParseDocuments(req.Metadata)
+	if err != nil {
+		return err
+	}
+	n, err := c.UpdateMetadata(ids, docs)
+	if err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, map[string]int{"updated": n})
+}
+
+func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req struct{}
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	if err := c.Checkpoint(); err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, map[string]uint64{"checkpoint": c.Info().LastCheckpoint})
+}
+
+func (s *Server) count(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Filter json.RawMessage `json:"filter"`
+	}
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	f, err := parseFilter(req.Filter)
+	if err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, map[string]int{"count": c.Count(f)})
+}
+
+type getRequest struct {
+	IDs     json.RawMessage `json:"ids"`
+	Include []string        `json:"include"`
+}
+
+// get answers POST /collections/{name}/get: the points among ids that
+// exist, in request order.
+func (s *Server) get(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req getRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	if rawJSON(req.IDs) == nil {
+		return badRequestf("get needs \"ids\"")
+	}
+	ids, err := parseIDs(nil, req.IDs, "ids")
+	if err != nil {
+		return err
+	}
+	in, err := parseInclude(req.Include, include{metadata: true})
+	if err != nil {
+		return err
+	}
+	return s.writePoints(w, c, ids, in, false, nil)
+}
+
+type scanRequest struct {
+	Filter  json.RawMessage `json:"filter"`
+	After   *uint64         `json:"after"`
+	Limit   int             `json:"limit"`
+	Include []string        `json:"include"`
+}
+
+// scan answers a page of the points matching a filter, in id order, and
+// the "next_after" to pass for the next page (null after the last).
+func (s *Server) scan(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req scanRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	f, err := parseFilter(req.Filter)
+	if err != nil {
+		return err
+	}
+	if req.Limit == 0 {
+		req.Limit = 1000
+	}
+	if req.Limit < 0 || req.Limit > 100*s.cfg.MaxK {
+		return invalidf("limit must be between 1 and %d, got %d", 100*s.cfg.MaxK, req.Limit)
+	}
+	in, err := parseInclude(req.Include, include{metadata: true})
+	if err != nil {
+		return err
+	}
+	var after uint64
+	if req.After != nil {
+		after = *req.After
+	}
+	ids := c.ScanIDs(f, after, req.After != nil, req.Limit)
+	var next *uint64
+	if len(ids) == req.Limit {
+		next = &ids[len(ids)-1]
+	}
+	return s.writePoints(w, c, ids, in, true, next)
+}
+
+// writePoints answers {"points": [{"id", "metadata", "vector"}]} and, for
+// a scan, "next_after".
+func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, ids []uint64, in include, scan bool, next *uint64) error {
+	found, docs, vectors, err := c.Get(ids, in.vectors)
+	if err != nil {
+		return err
+	}
+	dim := c.Options().Dim
+	b := make([]byte, 0, 64+len(found)*(32+dim*12))
+	b = append(b, `{"points":[`...)
+	for i, id := range found {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendUint(b, id, 10)
+		if in.metadata {
+			b = append(b, `,"metadata":`...)
+			b = append(b, docs[i]...)
+		}
+		if in.vectors {
+			b = append(b, `,"vector":`...)
+			b = appendFloats(b, vectors[i*dim:(i+1)*dim])
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if next != nil {
+		b = append(b, `,"next_after":`...)
+		b = strconv.AppendUint(b, *next, 10)
+	} else if scan {
+		b = append(b, `,"next_after":null`...)
+	}
+	b = append(b, '}')
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
+// getPoint answers GET /collections/{name}/points/{id}[?include=vector].
+func (s *Server) getPoint(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	rd := numberReader{data: []byte(p.id), what: "point id", row: -1, col: -1}
+	id, err := rd.id()
+	if err == nil {
+		err = rd.end()
+	}
+	if err != nil {
+		return err
+	}
+	withVector := false
+	switch v := r.URL.Query().Get("include"); v {
+	case "", "metadata":
+	case "vector", "vectors":
+		withVector = true
+	default:
+		return invalidf("include must be \"vector\" or absent, got %q", truncateForMessage(v))
+	}
+	found, docs, vectors, err := c.Get([]uint64{id}, withVector)
+	if err != nil {
+		return err
+	}
+	if len(found) == 0 {
+		return fmt.Errorf("%w: no point %d in %q", collection.ErrNotFound, id, p.name)
+	}
+	b := strconv.AppendUint([]byte(`{"id":`), id, 10)
+	b = append(append(b, `,"metadata":`...), docs[0]...)
+	if withVector {
+		b = appendFloats(append(b, `,"vector":`...), vectors)
+	}
+	writeJSON(w, http.StatusOK, append(b, '}'))
+	return nil
+}
+
+func appendFloats(b []byte, fs []float32) []byte {
+	b = append(b, '[')
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+	}
+	return append(b, ']')
+}

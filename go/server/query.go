@@ -1,0 +1,237 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/hnsw"
+)
+
+// queryRequest is the body of POST /collections/{name}/query.
+type queryRequest struct {
+	Vector  json.RawMessage `json:"vector"`
+	Vectors json.RawMessage `json:"vectors"`
+	K       *int            `json:"k"`
+	Ef      int             `json:"ef"`
+	Filter  json.RawMessage `json:"filter"`
+	Include []string        `json:"include"`
+	// Exact asks for the exact k nearest: ef is raised to the number of
+	// points, which makes the planner scan every (allowed) vector instead
+	// of walking the graph (see hnsw's choosePlan: the scan wins whenever
+	// ef >= the number allowed). With SQ8 and no float copy kept, the scan
+	// compares codes, so "exact" is exact over the quantized vectors.
+	Exact bool `json:"exact"`
+}
+
+const defaultK = 10
+
+// decode reads a query body; see eachField for why not encoding/json.
+func (req *queryRequest) decode(body []byte) error {
+	return eachField(body, func(key string, value []byte) error {
+		switch key {
+		case "vector":
+			req.Vector = value
+		case "vectors":
+			req.Vectors = value
+		case "k":
+			k, err := smallInt(key, value)
+			req.K = &k
+			return err
+		case "ef":
+			var err error
+			req.Ef, err = smallInt(key, value)
+			return err
+		case "filter":
+			req.Filter = value
+		case "include":
+			return decodeField(key, value, &req.Include)
+		case "exact":
+			return decodeField(key, value, &req.Exact)
+		default:
+			return badRequestf("unknown field %q", key)
+		}
+		return nil
+	})
+}
+
+// queryScratch is reused across queries: the decoded query vectors, the
+// engine's outputs and the response bytes.
+type queryScratch struct {
+	vectors []float32
+	ids     []int64
+	dists   []float32
+	out     []byte
+}
+
+var queryPool = sync.Pool{New: func() any { return new(queryScratch) }}
+
+func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	body, release, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var req queryRequest
+	if err := req.decode(body); err != nil {
+		return err
+	}
+	sc := queryPool.Get().(*queryScratch)
+	defer queryPool.Put(sc)
+	dim := c.Options().Dim
+	batch := rawJSON(req.Vectors) != nil
+	if batch == (rawJSON(req.Vector) != nil) {
+		return badRequestf("query needs exactly one of \"vector\" (one query) and \"vectors\" (a batch)")
+	}
+	nq := 1
+	if batch {
+		sc.vectors, nq, err = parseVectors(sc.vectors[:0], req.Vectors, dim, "vectors")
+	} else {
+		sc.vectors, err = parseVector(sc.vectors[:0], req.Vector, "vector")
+		if err == nil && len(sc.vectors) != dim {
+			err = invalidf("vector holds %d numbers, the collection's dimension is %d", len(sc.vectors), dim)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	k := defaultK
+	if req.K != nil {
+		k = *req.K
+	}
+	if k < 1 || k > s.cfg.MaxK {
+		return invalidf("k must be between 1 and %d, got %d", s.cfg.MaxK, k)
+	}
+	if nq > 0 && k > s.cfg.MaxK*100/nq {
+		return invalidf("a batch may ask for at most %d results in all (%d queries × k=%d)", s.cfg.MaxK*100, nq, k)
+	}
+	if req.Ef < 0 || req.Ef > maxEf {
+		return invalidf("ef must be between 0 (default) and %d, got %d", maxEf, req.Ef)
+	}
+	in, err := parseInclude(req.Include, include{metadata: true, distances: true})
+	if err != nil {
+		return err
+	}
+	f, err := parseFilter(req.Filter)
+	if err != nil {
+		return err
+	}
+	ef := req.Ef
+	if req.Exact {
+		ef = max(c.Len()+1, k)
+	}
+	total := nq * k
+	sc.ids = grow(sc.ids, total)
+	sc.dists = grow(sc.dists, total)
+	threads := 1
+	if nq > 1 {
+		threads = 0
+	}
+	stats, err := c.Query(sc.vectors, k, ef, f, threads, sc.ids, sc.dists)
+	if err != nil {
+		return err
+	}
+	sc.out, err = appendResults(sc.out[:0], c, sc.ids, sc.dists, nq, k, in, batch, stats)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sc.out)
+	return nil
+}
+
+// maxEf bounds ef: its candidate list is allocated per query.
+const maxEf = 1 << 16
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// appendResults writes {"results": [...], "stats": {...}}: a list of
+// {"id", "distance", "metadata", "vector"} per query, the list itself for a
+// single query or a list of lists for a batch; padding (-1) is left out.
+func appendResults(b []byte, c *collection.Collection, ids []int64, dists []float32, nq, k int,
+	in include, batch bool, stats hnsw.SearchStats) ([]byte, error) {
+	var docs [][]byte
+	if in.metadata {
+		docs = c.Documents(ids)
+	}
+	dim := c.Options().Dim
+	var vec []float32
+	b = append(b, `{"results":[`...)
+	for q := range nq {
+		if batch {
+			if q > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '[')
+		}
+		for j := range k {
+			i := q*k + j
+			if ids[i] < 0 {
+				break
+			}
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = strconv.AppendInt(b, ids[i], 10)
+			if in.distances {
+				b = append(b, `,"distance":`...)
+				b = appendDistance(b, dists[i])
+			}
+			if in.metadata {
+				b = append(b, `,"metadata":`...)
+				if docs[i] == nil { // deleted between search and lookup
+					b = append(b, "null"...)
+				} else {
+					b = append(b, docs[i]...)
+				}
+			}
+			if in.vectors {
+				found, _, v, err := c.Get([]uint64{uint64(ids[i])}, true)
+				if err != nil {
+					return nil, err
+				}
+				b = append(b, `,"vector":`...)
+				if len(found) == 0 {
+					b = append(b, "null"...)
+				} else {
+					vec = append(vec[:0], v[:dim]...)
+					b = appendFloats(b, vec)
+				}
+			}
+			b = append(b, '}')
+		}
+		if batch {
+			b = append(b, ']')
+		}
+	}
+	b = append(b, `],"stats":{"plan":"`...)
+	b = append(b, stats.Plan.String()...)
+	b = append(b, `","distance_computations":`...)
+	b = strconv.AppendInt(b, stats.DistanceComputations, 10)
+	b = append(b, `,"allowed":`...)
+	b = strconv.AppendInt(b, int64(stats.Allowed), 10)
+	b = append(b, `,"ef":`...)
+	b = strconv.AppendInt(b, int64(stats.EfSearch), 10)
+	return append(b, "}}"...), nil
+}
+
+// appendDistance writes a distance; JSON has no infinities, and an
+// overflowing L2 distance is the only way to get one.
+func appendDistance(b []byte, d float32) []byte {
+	if math.IsInf(float64(d), 0) || math.IsNaN(float64(d)) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, float64(d), 'g', -1, 32)
+}

@@ -1,0 +1,410 @@
+"""strata.client: the same Collection API over HTTP, against strata-server.
+
+    >>> from strata.client import Client
+    >>> client = Client("http://127.0.0.1:8080")            # api_key=... if the server has one
+    >>> col = client.create_collection("docs", dim=384)     # or client.collection("docs")
+    >>> col.upsert([1, 2], vectors, metadata=[{"lang": "en"}, {"lang": "fr"}])
+    >>> col.query(vectors[0], k=5, where={"lang": "en"}).ids
+
+``client.collection(name)`` has the methods and result types of
+``strata.Collection`` (NumPy in, ``QueryResult``/``GetResult`` out), so code
+moves between embedded and served mode by changing the line that opens the
+collection.
+
+Only the standard library talks to the server (http.client, one keep-alive
+connection per thread, re-opened after a fork), and nothing here opens the
+native engine: ``import strata.client`` is safe in a process that forks.
+
+Errors raise what the embedded library raises for the same mistake:
+
+    400 bad_request, 413, 422 invalid_argument  ValueError
+    401 unauthorized                            PermissionError
+    404 collection_not_found                    FileNotFoundError
+    404 point_not_found                         KeyError
+    409 collection_exists                       FileExistsError
+    503 collection_failed                       strata.CollectionFailedError (an OSError)
+    anything else (404 route, 405, 500, 503)    RuntimeError
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import threading
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from strata._collection import GetResult, QueryResult, _json_arg
+from strata._index import _as_rows, _id_list, _int
+from strata._lib import CollectionFailedError
+
+__all__ = ["Client", "RemoteCollection", "ServerError"]
+
+
+class ServerError(RuntimeError):
+    """A server answer no standard exception describes (a 5xx, an unknown route)."""
+
+
+_BY_CODE: dict[str, type[Exception]] = {
+    "bad_request": ValueError,
+    "invalid_argument": ValueError,
+    "payload_too_large": ValueError,
+    "unauthorized": PermissionError,
+    "collection_not_found": FileNotFoundError,
+    "point_not_found": KeyError,
+    "collection_exists": FileExistsError,
+    "collection_failed": CollectionFailedError,
+}
+
+
+class Client:
+    """A connection to a strata-server at url (``http://host:port``).
+
+    timeout (seconds) bounds each request; api_key is sent as a bearer token.
+    Safe to share between threads: each thread keeps its own connection."""
+
+    def __init__(self, url: str = "http://127.0.0.1:8080", api_key: str | None = None,
+                 timeout: float = 30.0) -> None:  # fmt: skip
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"url must be http://host:port or https://host:port, got {url!r}")
+        self.url = url.rstrip("/")
+        self._https = parsed.scheme == "https"
+        self._host = parsed.hostname
+        self._port = parsed.port
+        self._prefix = parsed.path.rstrip("/")
+        self._timeout = timeout
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key is None:
+            api_key = os.environ.get("STRATA_API_KEY") or None
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"strata.client.Client({self.url!r})"
+
+    # --- transport ----------------------------------------------------------
+
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection and whether it was used before."""
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is not None and local.pid == os.getpid():
+            return conn, True
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        conn = cls(self._host, self._port, timeout=self._timeout)
+        local.conn, local.pid = conn, os.getpid()
+        return conn, False
+
+    def _drop_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            conn.close()
+        self._local.conn = None
+
+    def close(self) -> None:
+        """Closes this thread's connection (others close when their threads end)."""
+        self._drop_connection()
+
+    def __enter__(self) -> Client:  # noqa: PYI034 (Self needs 3.11 typing)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def request(self, method: str, path: str, body: object = None) -> Any:
+        """Sends one request and returns the decoded JSON answer, raising on errors."""
+        payload = (
+            None if body is None else (body if isinstance(body, bytes) else _json_arg(body, "body"))
+        )
+        while True:
+            conn, reused = self._connection()
+            try:
+                conn.request(method, self._prefix + path, body=payload, headers=self._headers)
+                response = conn.getresponse()
+                data = response.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self._drop_connection()
+                if reused:
+                    continue  # the server closed an idle keep-alive connection: once more, fresh
+                raise
+            except BaseException:
+                self._drop_connection()
+                raise
+            if response.will_close:
+                self._drop_connection()
+            break
+        if response.status >= 400:
+            _raise(response.status, data)
+        if response.getheader("Content-Type", "").startswith("application/json"):
+            return json.loads(data)
+        return data.decode("utf-8", "replace")
+
+    # --- collections ----------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("GET", "/health")
+        return result
+
+    def list_collections(self) -> list[dict[str, Any]]:
+        """Every collection's info (name, dim, metric, count, ...)."""
+        result: list[dict[str, Any]] = self.request("GET", "/collections")["collections"]
+        return result
+
+    def create_collection(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        fsync: str = "always",
+        seed: int | None = None,
+    ) -> RemoteCollection:
+        """Creates a collection on the server; FileExistsError if the name is taken."""
+        body: dict[str, Any] = {"name": name, "dim": dim, "metric": metric, "M": M,
+                                "ef_construction": ef_construction, "quantization": quantization,
+                                "fsync": fsync}  # fmt: skip
+        if seed is not None:
+            body["seed"] = seed
+        info = self.request("POST", "/collections", body)
+        return RemoteCollection(self, info)
+
+    def collection(self, name: str) -> RemoteCollection:
+        """The collection called name; FileNotFoundError if there is none."""
+        return RemoteCollection(self, self.request("GET", f"/collections/{_quote(name)}"))
+
+    def drop_collection(self, name: str) -> None:
+        """Deletes the collection and its files."""
+        self.request("DELETE", f"/collections/{_quote(name)}")
+
+
+def _quote(name: str) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"a collection name is a str, got {type(name).__name__}")
+    return urllib.parse.quote(name, safe="")
+
+
+def _raise(status: int, data: bytes) -> None:
+    try:
+        error = json.loads(data)["error"]
+        code, message = str(error["code"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        code, message = "", data[:500].decode("utf-8", "replace")
+    exc = _BY_CODE.get(code, ServerError)
+    raise exc(f"{message} (HTTP {status})")
+
+
+def _where(where: object) -> Any:
+    if where is not None and not isinstance(where, dict):
+        raise TypeError(f"where must be a dict (a Mongo-style filter), got {type(where).__name__}")
+    return where
+
+
+def _metadata(metadata: object, n: int) -> list[Any] | None:
+    if metadata is None:
+        return None
+    if isinstance(metadata, dict):
+        metadata = [metadata]
+    if not isinstance(metadata, Sequence) or isinstance(metadata, (str, bytes)):
+        raise TypeError(f"metadata must be a list of dicts, got {type(metadata).__name__}")
+    if len(metadata) != n:
+        raise ValueError(f"got {len(metadata)} metadata documents for {n} ids")
+    for i, doc in enumerate(metadata):
+        if doc is not None and not isinstance(doc, dict):
+            raise TypeError(f"metadata[{i}] must be a dict or None, got {type(doc).__name__}")
+    return list(metadata)
+
+
+class RemoteCollection:
+    """A collection on a strata-server, with strata.Collection's methods."""
+
+    def __init__(self, client: Client, info: dict[str, Any]) -> None:
+        self._client = client
+        self._name = str(info["name"])
+        self._dim = int(info["dim"])
+        self._metric = str(info["metric"])
+        self._base = f"/collections/{_quote(self._name)}"
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def metric(self) -> str:
+        return self._metric
+
+    @property
+    def path(self) -> str:
+        """The collection's URL (where strata.Collection has a directory)."""
+        return self._client.url + self._base
+
+    def __repr__(self) -> str:
+        return (
+            f"strata.client.RemoteCollection({self.path!r}, dim={self._dim}, "
+            f"metric={self._metric!r})"
+        )
+
+    def _post(self, op: str, body: object) -> Any:
+        if self._closed:
+            raise ValueError("collection is closed")
+        return self._client.request("POST", f"{self._base}/{op}", body)
+
+    def close(self) -> None:
+        """Marks this handle closed (the server keeps the collection open for others)."""
+        self._closed = True
+
+    def __enter__(self) -> RemoteCollection:  # noqa: PYI034 (Self needs 3.11 typing)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- writes -------------------------------------------------------------
+
+    def upsert(self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None) -> None:
+        """Inserts or replaces entries: ids (n non-negative integers below 2**63),
+        vectors [n, dim] (or one [dim] vector), metadata a list of n dicts (or None)."""
+        vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
+        id_arr = _id_list(ids, "ids")
+        if id_arr.shape[0] != n:
+            raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
+        body: dict[str, Any] = {
+            "ids": id_arr.tolist(),
+            "vectors": vecs.reshape(n, self._dim).tolist(),
+        }
+        docs = _metadata(metadata, n)
+        if docs is not None:
+            body["metadata"] = docs
+        self._post("upsert", body)
+
+    def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
+        """Replaces the metadata of existing ids; KeyError if one does not exist."""
+        id_arr = _id_list(ids, "ids")
+        docs = _metadata(metadata, id_arr.shape[0])
+        if docs is None:
+            raise TypeError("metadata must be a list of dicts, got None")
+        return int(self._post("metadata", {"ids": id_arr.tolist(), "metadata": docs})["updated"])
+
+    def delete(self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None) -> int:
+        """Deletes the given ids (unknown ones are ignored) or every entry matching where."""
+        if (ids is None) == (where is None):
+            raise ValueError("delete needs exactly one of ids= or where=")
+        if ids is not None:
+            body: dict[str, Any] = {"ids": _id_list(ids, "ids").tolist()}
+        else:
+            body = {"filter": _where(where)}
+        return int(self._post("delete", body)["deleted"])
+
+    # --- reads --------------------------------------------------------------
+
+    def query(
+        self,
+        queries: npt.ArrayLike,
+        k: int = 10,
+        where: dict[str, Any] | None = None,
+        ef: int | None = None,
+        *,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+        return_stats: bool = False,
+        exact: bool = False,
+    ) -> QueryResult:
+        """The k nearest entries to each query among those matching where.
+
+        num_threads is accepted for compatibility; the server picks its own.
+        exact=True scans every allowed vector instead of walking the graph."""
+        del num_threads
+        qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+        k = _int(k, "k", 1, 1 << 20)
+        include = ["distances", "metadata"] if include_metadata else ["distances"]
+        body: dict[str, Any] = {"vectors": qs.reshape(nq, self._dim).tolist(), "k": k,
+                                "include": include}  # fmt: skip
+        if ef is not None:
+            body["ef"] = _int(ef, "ef", 1, 1 << 24)
+        if where is not None:
+            body["filter"] = _where(where)
+        if exact:
+            body["exact"] = True
+        answer = self._post("query", body)
+        ids = np.full((nq, k), -1, dtype=np.int64)
+        dists = np.full((nq, k), np.inf, dtype=np.float32)
+        rows: list[list[dict[str, Any] | None]] = []
+        for q, hits in enumerate(answer["results"]):
+            row: list[dict[str, Any] | None] = [None] * k
+            for j, hit in enumerate(hits):
+                ids[q, j] = hit["id"]
+                distance = hit.get("distance")
+                dists[q, j] = np.inf if distance is None else distance
+                row[j] = hit.get("metadata") if include_metadata else None
+            rows.append(row)
+        stats = None
+        if return_stats:
+            st = answer["stats"]
+            stats = {"plan": st["plan"], "ndis": int(st["distance_computations"]),
+                     "allowed": int(st["allowed"]), "ef": int(st["ef"])}  # fmt: skip
+        return QueryResult(ids, dists, rows, stats)
+
+    def _points(self, points: list[dict[str, Any]], include_vectors: bool) -> GetResult:
+        ids = np.array([p["id"] for p in points], dtype=np.int64)
+        docs = [p.get("metadata") or {} for p in points]
+        vectors = None
+        if include_vectors:
+            vectors = np.array([p["vector"] for p in points], dtype=np.float32).reshape(
+                len(points), self._dim
+            )
+        return GetResult(ids, docs, vectors)
+
+    def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+        """Looks up ids; those that do not exist are left out of the result."""
+        include = ["metadata", "vectors"] if include_vectors else ["metadata"]
+        answer = self._post("get", {"ids": _id_list(ids, "ids").tolist(), "include": include})
+        return self._points(answer["points"], include_vectors)
+
+    def count(self, where: dict[str, Any] | None = None) -> int:
+        """How many entries match where (all of them without it)."""
+        return int(self._post("count", {"filter": _where(where)})["count"])
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def scan(
+        self,
+        where: dict[str, Any] | None = None,
+        batch_size: int = 1000,
+        include_vectors: bool = False,
+    ) -> Iterator[GetResult]:
+        """Yields every entry matching where, in ascending id order, batch_size at a time."""
+        batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
+        include = ["metadata", "vectors"] if include_vectors else ["metadata"]
+        body: dict[str, Any] = {"filter": _where(where), "limit": batch_size, "include": include}
+        while True:
+            answer = self._post("scan", body)
+            if answer["points"]:
+                yield self._points(answer["points"], include_vectors)
+            if answer["next_after"] is None:
+                return
+            body["after"] = answer["next_after"]
+
+    def checkpoint(self) -> None:
+        """Asks the server to write a snapshot and trim the log."""
+        self._post("checkpoint", {})
+
+    def info(self) -> dict[str, Any]:
+        """The server's description of the collection (count, seq, wal_bytes, ...)."""
+        if self._closed:
+            raise ValueError("collection is closed")
+        result: dict[str, Any] = self._client.request("GET", self._base)
+        return result

@@ -1,0 +1,167 @@
+"""strata-server and strata.client: the real binary on a loopback port."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+
+import numpy as np
+import pytest
+from helpers import clustered
+from server_process import BINARY, ServerProcess, running_server
+
+import strata
+from strata.client import Client, RemoteCollection
+
+pytestmark = pytest.mark.skipif(
+    not BINARY.is_file(), reason="strata-server binary not in the package"
+)
+
+DIM = 16
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(tmp_path_factory.mktemp("srv") / "data") as srv:
+        yield srv
+
+
+@pytest.fixture
+def client(server):
+    with Client(server.url, timeout=30) as c:
+        yield c
+
+
+def _fill(col, n=500, seed=0):
+    data, queries = clustered(n, DIM, centres=20, queries=5, seed=seed)
+    docs = [{"i": i, "even": i % 2 == 0, "text": f"doc {i}"} for i in range(n)]
+    col.upsert(np.arange(n), data, metadata=docs)
+    return data, queries
+
+
+def _workload(col):
+    """The same calls on an embedded or a remote collection."""
+    _, queries = _fill(col)
+    exact = col.query(queries, k=5, ef=600)
+    filtered = col.query(queries, k=5, where={"even": True}, ef=600)
+    got = col.get([3, 99999, 7], include_vectors=True)
+    col.update_metadata([3], [{"i": 3, "text": "changed"}])
+    deleted = col.delete(where={"i": {"$gte": 490}})
+    pages = list(col.scan(where={"even": False}, batch_size=64))
+    return {
+        "ids": exact.ids, "dists": exact.distances, "meta": exact.metadata,
+        "filtered": filtered.ids, "get_ids": got.ids, "get_vecs": got.vectors,
+        "get_meta": got.metadata,
+        "after_update": col.get([3]).metadata, "deleted": deleted, "count": col.count(),
+        "count_even": col.count(where={"even": True}), "len": len(col),
+        "scan": np.concatenate([p.ids for p in pages]), "pages": [len(p) for p in pages],
+    }  # fmt: skip
+
+
+def test_remote_collection_answers_like_the_embedded_one(client, tmp_path):
+    embedded = strata.Collection.create(tmp_path / "emb", dim=DIM, metric="l2", seed=1)
+    remote = client.create_collection("same", dim=DIM, metric="l2", seed=1)
+    assert isinstance(remote, RemoteCollection)
+    a, b = _workload(embedded), _workload(remote)
+    embedded.close()
+    for key in a:
+        if key in ("dists", "get_vecs"):
+            np.testing.assert_allclose(a[key], b[key], rtol=1e-5, err_msg=key)
+        elif isinstance(a[key], np.ndarray):
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        else:
+            assert a[key] == b[key], key
+    assert isinstance(remote.query(np.zeros(DIM) + 1, k=3), strata.QueryResult)
+    stats = remote.query(np.ones(DIM), k=3, exact=True, return_stats=True).stats
+    assert stats is not None and stats["plan"] == "exact"
+
+
+def test_server_errors_raise_the_embedded_exception_types(client):
+    col = client.create_collection("errs", dim=4, metric="l2")
+    col.upsert([1], np.ones((1, 4)))
+    with pytest.raises(FileExistsError, match=r"already|exists"):
+        client.create_collection("errs", dim=4)
+    with pytest.raises(FileNotFoundError):
+        client.collection("nope")
+    with pytest.raises(ValueError, match="collection names"):
+        client.create_collection("../up", dim=4)
+    with pytest.raises(KeyError):
+        col.update_metadata([42], [{"a": 1}])
+    with pytest.raises(ValueError, match=r"NaN|finite"):
+        col.upsert([2], np.array([[np.nan, 1, 1, 1]]))
+    with pytest.raises(ValueError):
+        col.query(np.ones(4), where={"a": {"$bogus": 1}})
+    with pytest.raises(ValueError):
+        col.upsert([-1], np.ones((1, 4)))
+    assert col.count() == 1
+    client.drop_collection("errs")
+    with pytest.raises(FileNotFoundError):
+        col.count()
+
+
+def test_api_key_is_required_and_checked(tmp_path):
+    with running_server(tmp_path / "data", env={"STRATA_API_KEY": "k3y"}) as srv:
+        with pytest.raises(PermissionError):
+            Client(srv.url, api_key="wrong").list_collections()
+        with pytest.raises(PermissionError):
+            Client(srv.url, api_key="").list_collections()
+        assert Client(srv.url, api_key="").health()["status"] == "ok"
+        Client(srv.url, api_key="k3y").create_collection("a", dim=3)
+        assert [c["name"] for c in Client(srv.url, api_key="k3y").list_collections()] == ["a"]
+
+
+def test_sigterm_finishes_in_flight_requests_checkpoints_and_exits_0(tmp_path):
+    data_dir = tmp_path / "data"
+    srv = ServerProcess(data_dir)
+    client = Client(srv.url)
+    col = client.create_collection("c", dim=DIM, metric="l2", fsync="never")
+    errors: list[BaseException] = []
+    acked: list[int] = []
+
+    def writer(base: int) -> None:
+        c = Client(srv.url)
+        try:
+            for i in range(10_000):
+                rng = np.random.default_rng(base + i)
+                c.collection("c").upsert([base + i], rng.normal(size=(1, DIM)))
+                acked.append(base + i)
+        except (ConnectionError, OSError, RuntimeError) as exc:  # refused after shutdown began
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(b,)) for b in (0, 100_000)]
+    for t in threads:
+        t.start()
+    while len(acked) < 200:
+        threads[0].join(0.01)
+    assert srv.stop(signal.SIGTERM) == 0
+    for t in threads:
+        t.join()
+    log = srv.log.read_text()
+    assert "stopped: collections checkpointed and closed" in log, log
+    reopened = strata.Collection.open(data_dir / "c")
+    info = reopened.info()
+    assert info["seq"] == info["last_checkpoint_seq"], info
+    assert info["recovery"]["replayed_records"] == 0, info
+    stored = set(np.concatenate([p.ids for p in reopened.scan(batch_size=100_000)]).tolist())
+    assert set(acked) <= stored
+    reopened.close()
+    del col
+
+
+def test_import_of_the_client_does_not_start_the_engine():
+    code = "import strata.client, strata._lib; assert not strata._lib.loaded(); print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
+
+
+def test_playground_and_metrics_are_served(server, client):
+    with urllib.request.urlopen(server.url + "/") as r:
+        page = r.read().decode()
+    assert "<html" in page and "strata" in page
+    client.create_collection("m", dim=3).upsert([1, 2], np.eye(2, 3))
+    metrics = client.request("GET", "/metrics")
+    assert 'strata_collection_points{collection="m"} 2' in metrics
+    assert "strata_http_request_duration_seconds_bucket" in metrics
