@@ -9,9 +9,18 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Real embeddings for the demo, if a copy of the shared data sits beside the repo.
 STRATA_DATA ?= $(firstword $(wildcard ../shared/data/pypi-use512))
 
-.PHONY: test demo wheel install go-check go-test crash-ci fuzz-ci soak py-lint py-test annb server serve clean
+.PHONY: test demo wheel install system-deps go-check go-test crash-ci fuzz-ci soak py-lint py-test annb server serve clean
 
-test: go-check go-test crash-ci fuzz-ci install py-lint py-test
+test: system-deps go-check go-test crash-ci fuzz-ci install py-lint py-test
+
+# The browser test of the playground needs Debian's Chromium and its driver.
+# Installed when missing and this is a Debian machine where we are root (as
+# CI is); elsewhere tests/test_playground.py skips with a message.
+system-deps:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; \
+	else echo "system-deps: chromium/chromedriver missing and not root: the browser test will skip"; fi
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
