@@ -34,6 +34,19 @@ func lookupCollection(h C.strata_handle) (c *collection.Collection, err error) {
 	return c, nil
 }
 
+// withCollection is call for an export that works on the collection
+// behind h.
+func withCollection(op string, h C.strata_handle, errBuf *C.char, errLen C.size_t,
+	fn func(c *collection.Collection) error) C.int {
+	return call(op, errBuf, errLen, func() error {
+		c, err := lookupCollection(h)
+		if err != nil {
+			return err
+		}
+		return fn(c)
+	})
+}
+
 // goString copies a NUL-terminated path argument.
 func goString(p *C.char, what string) (string, error) {
 	if p == nil {
@@ -203,11 +216,7 @@ func documentsArg(p *C.char, n C.size_t, count int) ([]meta.Document, error) {
 //export strata_col_upsert
 func strata_col_upsert(h C.strata_handle, ids *C.uint64_t, n C.int64_t, vectors *C.float,
 	metaJSON *C.char, metaLen C.size_t, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_upsert", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_upsert", h, errBuf, errLen, func(c *collection.Collection) error {
 		idv, err := idList(ids, int64(n), "ids")
 		if err != nil {
 			return err
@@ -227,11 +236,7 @@ func strata_col_upsert(h C.strata_handle, ids *C.uint64_t, n C.int64_t, vectors 
 //export strata_col_update_metadata
 func strata_col_update_metadata(h C.strata_handle, ids *C.uint64_t, n C.int64_t, metaJSON *C.char, metaLen C.size_t,
 	outCount *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_update_metadata", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_update_metadata", h, errBuf, errLen, func(c *collection.Collection) error {
 		idv, err := idList(ids, int64(n), "ids")
 		if err != nil {
 			return err
@@ -254,11 +259,7 @@ func strata_col_update_metadata(h C.strata_handle, ids *C.uint64_t, n C.int64_t,
 //export strata_col_delete
 func strata_col_delete(h C.strata_handle, ids *C.uint64_t, n C.int64_t, where *C.char, whereLen C.size_t,
 	outCount *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_delete", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_delete", h, errBuf, errLen, func(c *collection.Collection) error {
 		var count int
 		if n < 0 {
 			f, err := filterArg(where, whereLen)
@@ -313,11 +314,7 @@ func documentsJSON(docs [][]byte) []byte {
 func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int64_t, ef C.int64_t, numThreads C.int,
 	where *C.char, whereLen C.size_t, outIDs *C.int64_t, outDists *C.float, outMeta *C.strata_buffer,
 	stats *C.strata_search_stats, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_query", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_query", h, errBuf, errLen, func(c *collection.Collection) error {
 		qs, err := floatRows(queries, int64(nq), c.Options().Dim, "queries")
 		if err != nil {
 			return err
@@ -355,11 +352,7 @@ func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int
 //export strata_col_get
 func strata_col_get(h C.strata_handle, ids *C.uint64_t, n C.int64_t, outFound *C.uint64_t, outN *C.int64_t,
 	outVectors *C.float, outMeta *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_get", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_get", h, errBuf, errLen, func(c *collection.Collection) error {
 		idv, err := idList(ids, int64(n), "ids")
 		if err != nil {
 			return err
@@ -383,11 +376,7 @@ func strata_col_get(h C.strata_handle, ids *C.uint64_t, n C.int64_t, outFound *C
 
 //export strata_col_count
 func strata_col_count(h C.strata_handle, where *C.char, whereLen C.size_t, out *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_count", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_count", h, errBuf, errLen, func(c *collection.Collection) error {
 		if out == nil {
 			return invalidf("output pointer is NULL")
 		}
@@ -403,11 +392,7 @@ func strata_col_count(h C.strata_handle, where *C.char, whereLen C.size_t, out *
 //export strata_col_scan_ids
 func strata_col_scan_ids(h C.strata_handle, where *C.char, whereLen C.size_t, after C.uint64_t, hasAfter C.int,
 	limit C.int64_t, out *C.uint64_t, outN *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_scan_ids", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_scan_ids", h, errBuf, errLen, func(c *collection.Collection) error {
 		if limit <= 0 || limit > 1<<30 {
 			return invalidf("limit must be in [1, 2^30], got %d", limit)
 		}
@@ -427,22 +412,14 @@ func strata_col_scan_ids(h C.strata_handle, where *C.char, whereLen C.size_t, af
 
 //export strata_col_checkpoint
 func strata_col_checkpoint(h C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_checkpoint", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_checkpoint", h, errBuf, errLen, func(c *collection.Collection) error {
 		return c.Checkpoint()
 	})
 }
 
 //export strata_col_check_integrity
 func strata_col_check_integrity(h C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_check_integrity", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_check_integrity", h, errBuf, errLen, func(c *collection.Collection) error {
 		if err := c.CheckIntegrity(); err != nil {
 			return fmt.Errorf("%w: %w", errCorrupt, err)
 		}
@@ -475,11 +452,7 @@ func infoJSON(in collection.Info, textFields []collection.TextField) ([]byte, er
 
 //export strata_col_info
 func strata_col_info(h C.strata_handle, out *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_info", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_info", h, errBuf, errLen, func(c *collection.Collection) error {
 		if out == nil {
 			return invalidf("output pointer is NULL")
 		}

@@ -29,11 +29,7 @@ func optString(p *C.char) string {
 
 //export strata_col_create_text_index
 func strata_col_create_text_index(h C.strata_handle, field *C.char, analyzer *C.char, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_create_text_index", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_create_text_index", h, errBuf, errLen, func(c *collection.Collection) error {
 		name, err := goString(field, "field")
 		if err != nil {
 			return err
@@ -47,11 +43,7 @@ func strata_col_query_text(h C.strata_handle, vector *C.float, textArg *C.char, 
 	k C.int64_t, ef C.int64_t, numThreads C.int, where *C.char, whereLen C.size_t, fusion C.int, alpha C.double,
 	k1 C.double, b C.double, outIDs *C.int64_t, outScores *C.float, outDists *C.float, outSources *C.uint8_t,
 	outN *C.int64_t, outMeta *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_col_query_text", errBuf, errLen, func() error {
-		c, err := lookupCollection(h)
-		if err != nil {
-			return err
-		}
+	return withCollection("strata_col_query_text", h, errBuf, errLen, func(c *collection.Collection) error {
 		if k <= 0 || k > 1<<20 {
 			return invalidf("k must be in [1, 2^20], got %d", k)
 		}
