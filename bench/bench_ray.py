@@ -93,7 +93,7 @@ def per_query_costs(train: np.ndarray, queries: np.ndarray, args: argparse.Names
         index = strata.Index(train.shape[1], metric="cosine", M=16, ef_construction=200, seed=1)
         index.add(train[:n])
         secs = best_time(lambda i=index: i.search(queries, k=args.k, ef=args.ef,
-                                                    num_threads=1), args.repeats)
+                                                  num_threads=1), 2 * args.repeats)
         out[str(n)] = 1e6 * secs / len(queries)
         index.close()
     return out
@@ -115,44 +115,48 @@ def merge_costs(k: int, nq: int) -> dict:
 def model(results: dict, args: argparse.Namespace) -> dict:
     """Throughput and latency of 1B vectors on 10-100 machines, from the measured costs.
 
-    t(n): per-query single-thread shard cost, fitted as a + b*ln(n) to the measured sizes and
-    multiplied by args.dram_factor (shards of 10M-100M vectors do not fit in cache, the
-    measured ones mostly do). Every query visits every shard, so one machine's share of a
-    query costs t(N/M) core-seconds, and the cluster answers C / t(N/M) queries/s per
-    replica set (C cores per machine): adding machines to a fixed data set shrinks t only
-    logarithmically; QPS grows with replicas, data size with shards.
+    Per-query shard cost: the measured single-thread cost t0 at the largest measured size n0,
+    grown like the number of HNSW hops, ln(n)/ln(n0), times args.dram_factor (shards of
+    10M-100M vectors do not fit in cache; the measured ones mostly do) and args.ef_factor (the
+    larger ef such shards need for the same recall). Every query visits every shard, so one
+    machine's share of a query costs t(N/M) core-seconds and a set of M machines answers
+    C / t(N/M) queries/s (C cores each): adding machines to a fixed data set shrinks t only
+    logarithmically. QPS grows with replicas, data size with shards. The driver pays
+    ray_submit_us per shard per call and merge_us per query, so it is the limit for single
+    queries; batches of B queries pay the submit cost once per B.
     """
     costs = {int(n): us for n, us in results["shard_query_us"].items()}
-    ns = np.log(np.array(sorted(costs)))
-    ts = np.array([costs[n] for n in sorted(costs)])
-    b, a = np.polyfit(ns, ts, 1) if len(ns) > 1 else (0.0, ts[0])
+    n0 = max(costs)
+    t0 = costs[n0]
     merge = results["merge_us"]
+    submit = results["ray_submit_us"]
     graph = 4 * 2 * 16 + 8  # level-0 links (2M ids of 4 bytes, M=16) and the id
+    batch = args.model_batch
     rows = []
     for machines in (10, 20, 50, 100):
         per_machine = args.model_vectors / machines
-        t_us = (a + b * math.log(per_machine)) * args.dram_factor
-        merge_us = np.interp(machines, [int(s) for s in merge], list(merge.values()))
-        qps = args.model_cores * 1e6 / t_us  # every machine works on every query
-        driver_qps = 1e6 / merge_us          # one driver core merging
-        latency_ms = (t_us * args.model_ef_factor + args.model_rtt_us + merge_us
-                      + results["ray_call_us"]) / 1e3
+        t_us = t0 * math.log(per_machine) / math.log(n0) * args.dram_factor * args.model_ef_factor
+        merge_us = float(np.interp(machines, [int(m) for m in merge], list(merge.values())))
         rows.append({
             "machines": machines, "vectors_per_machine": per_machine,
-            "shard_query_us": round(t_us * args.model_ef_factor, 1),
-            "merge_us_per_query": round(float(merge_us), 2),
-            "cluster_qps_per_replica_set": round(qps / args.model_ef_factor),
-            "driver_merge_qps_per_core": round(driver_qps),
-            "single_query_latency_ms": round(latency_ms, 2),
+            "shard_query_us": round(t_us, 1),
+            "merge_us_per_query": round(merge_us, 2),
+            "cluster_qps": round(args.model_cores * 1e6 / t_us),
+            "single_query_latency_ms": round(
+                (t_us + args.model_rtt_us + merge_us + machines * submit) / 1e3, 2),
+            "driver_qps_single_queries": round(1e6 / (machines * submit + merge_us)),
+            f"driver_qps_batches_of_{batch}": round(
+                1e6 * batch / (machines * submit + batch * merge_us)),
+            f"batch_of_{batch}_latency_ms": round(
+                (batch * t_us / args.model_cores + args.model_rtt_us + machines * submit
+                 + batch * merge_us) / 1e3, 1),
             "memory_per_machine_gib_sq8": round(per_machine * (args.dim + graph) / 2**30, 1),
             "memory_per_machine_gib_f32": round(per_machine * (4 * args.dim + graph) / 2**30, 1),
-            "driver_single_query_qps": round(1e6 / (machines * results["ray_submit_us"]
-                                                    + merge_us)),
         })
-    return {"fit_us": {"a": a, "b_per_ln_n": b}, "assumptions": {
+    return {"t0_us": t0, "n0": n0, "assumptions": {
         "vectors": args.model_vectors, "dim": args.dim, "cores_per_machine": args.model_cores,
         "dram_factor": args.dram_factor, "ef_factor": args.model_ef_factor,
-        "network_rtt_us": args.model_rtt_us}, "rows": rows}
+        "network_rtt_us": args.model_rtt_us, "batch": batch}, "rows": rows}
 
 
 def main() -> None:
@@ -168,12 +172,24 @@ def main() -> None:
     ap.add_argument("--model-vectors", type=float, default=1e9)
     ap.add_argument("--model-cores", type=int, default=32)
     ap.add_argument("--model-rtt-us", type=float, default=200.0)
+    ap.add_argument("--model-batch", type=int, default=100, help="queries per search() call")
     ap.add_argument("--model-ef-factor", type=float, default=2.0,
                     help="ef multiplier assumed to keep recall on 10M-100M vector shards")
     ap.add_argument("--dram-factor", type=float, default=2.0,
                     help="slow-down assumed for shards far larger than the CPU caches")
+    ap.add_argument("--model-only", metavar="JSON",
+                    help="recompute the model of an earlier result file (rewritten in place)")
     ap.add_argument("--out", help="result JSON (default bench/results/ray/ray-<time>.json)")
     args = ap.parse_args()
+
+    if args.model_only:
+        results = json.loads(Path(args.model_only).read_text())
+        args.dim = 512
+        results["model"] = model(results, args)
+        for row in results["model"]["rows"]:
+            print(json.dumps(row))
+        Path(args.model_only).write_text(json.dumps(results, indent=1))
+        return
 
     import ray
 

@@ -326,3 +326,11 @@ def test_a_killed_collection_shard_is_named_and_recovered_from_its_wal(tmp_path)
         sray.ShardedCollection(path, shards=4)
     with pytest.raises(FileNotFoundError, match="pass dim="):
         sray.ShardedCollection(tmp_path / "none")
+
+
+def test_import_strata_ray_without_ray_says_what_to_install():
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "try:\n    import strata.ray\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parent)
+    assert "pip install 'strata[ray]'" in out.stdout
