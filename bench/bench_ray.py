@@ -207,14 +207,17 @@ def main() -> None:
         "load_average_start": list(os.getloadavg()), "runs": [],
     }
 
-    start = time.perf_counter()
-    local = strata.Index(args.dim, metric="cosine", M=16, ef_construction=200, seed=1)
-    local.add(train)
-    run = {"config": "in-process", "shards": 0, "start_s": 0.0,
-           "build_s": time.perf_counter() - start, **measure(local, queries, truth, args)}
-    results["runs"].append(run)
-    print(json.dumps(run), flush=True)
-    local.close()
+    def in_process(label: str) -> None:
+        local = strata.Index(args.dim, metric="cosine", M=16, ef_construction=200, seed=1)
+        start = time.perf_counter()
+        local.add(train)
+        run = {"config": label, "shards": 0, "start_s": 0.0,
+               "build_s": time.perf_counter() - start, **measure(local, queries, truth, args)}
+        results["runs"].append(run)
+        print(json.dumps(run), flush=True)
+        local.close()
+
+    in_process("in-process")
 
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
     for shards in [int(s) for s in args.shards.split(",")]:
@@ -243,14 +246,7 @@ def main() -> None:
 
     # The in-process index again, after the Ray runs: the machine is shared, and the two
     # in-process runs bracket the sharded ones.
-    local = strata.Index(args.dim, metric="cosine", M=16, ef_construction=200, seed=1)
-    start = time.perf_counter()
-    local.add(train)
-    run = {"config": "in-process-again", "shards": 0, "start_s": 0.0,
-           "build_s": time.perf_counter() - start, **measure(local, queries, truth, args)}
-    results["runs"].append(run)
-    print(json.dumps(run), flush=True)
-    local.close()
+    in_process("in-process-again")
 
     results["shard_query_us"] = per_query_costs(train, queries, args)
     results["merge_us"] = merge_costs(args.k, len(queries))
