@@ -135,6 +135,10 @@ def model(results: dict, args: argparse.Namespace) -> dict:
     submit = results["ray_submit_us"]
     graph = 4 * 2 * 16 + 8  # level-0 links (2M ids of 4 bytes, M=16) and the id
     batch = args.model_batch
+    # Build: core-seconds per insert measured in-process, grown like search (an insert is a
+    # search with ef_construction plus linking).
+    local = results["best"]["in-process"]
+    insert_core_s = local["build_s"] * results["ray_cpus"] / results["n"]
     rows = []
     for machines in (10, 20, 50, 100):
         per_machine = args.model_vectors / machines
@@ -153,10 +157,13 @@ def model(results: dict, args: argparse.Namespace) -> dict:
             f"batch_of_{batch}_latency_ms": round(
                 (batch * t_us / args.model_cores + args.model_rtt_us + machines * submit
                  + batch * merge_us) / 1e3, 1),
+            "build_hours_per_machine": round(
+                per_machine * insert_core_s * math.log(per_machine) / math.log(results["n"])
+                * args.dram_factor / args.model_cores / 3600, 2),
             "memory_per_machine_gib_sq8": round(per_machine * (args.dim + graph) / 2**30, 1),
             "memory_per_machine_gib_f32": round(per_machine * (4 * args.dim + graph) / 2**30, 1),
         })
-    return {"t0_us": t0, "n0": n0, "assumptions": {
+    return {"t0_us": t0, "n0": n0, "insert_core_s": insert_core_s, "assumptions": {
         "vectors": args.model_vectors, "dim": args.dim, "cores_per_machine": args.model_cores,
         "dram_factor": args.dram_factor, "ef_factor": args.model_ef_factor,
         "network_rtt_us": args.model_rtt_us, "batch": batch}, "rows": rows}
