@@ -198,6 +198,21 @@ def test_remove_contains_and_next_id():
         assert sorted(index.ids().tolist()) == list(range(102, 310))
 
 
+def test_sq8_shards_train_alike_compact_and_stay_intact():
+    data, queries = clustered(800, 16, queries=10, seed=9)
+    with sray.ShardedIndex(16, shards=2, quantization="sq8", seed=1) as index:
+        index.train(data)
+        assert all(info["trained"] for info in index.info())
+        index.add(data)
+        index.remove(np.arange(0, 800, 2))
+        assert sum(info["tombstones"] for info in index.info()) == 400
+        index.compact()
+        assert sum(info["tombstones"] for info in index.info()) == 0
+        index.check_integrity()
+        ids, _ = index.search(queries, k=5, ef=100)
+        assert (ids % 2 == 1).all() and len(index) == 400
+
+
 def test_save_then_load_gives_the_same_answers_and_drops_old_generations(tmp_path, hnsw_index):
     index, _, queries = hnsw_index
     index.save(tmp_path)

@@ -289,6 +289,28 @@ class ShardedIndex:
         parts = self._pool.run("ids")
         return np.concatenate(parts) if parts else np.empty(0, dtype=_U64)
 
+    def compact(self, *, num_threads: int | None = None) -> None:
+        """Rebuilds every shard's graph without its removed vectors (shards in parallel)."""
+        self._live()
+        self._pool.run("compact", num_threads=num_threads)
+
+    def train(self, sample: npt.ArrayLike) -> None:
+        """Learns the SQ8 ranges of every shard from the same sample; call before the first add,
+        so that all shards quantize alike."""
+        self._live()
+        rows, _ = _as_rows(sample, self._dim, "sample", "index")
+        self._pool.run("train", put_if_large(rows))
+
+    def check_integrity(self) -> None:
+        """Checks every shard; raises strata.IntegrityError noting the first broken shard."""
+        self._live()
+        self._pool.run("check_integrity")
+
+    def info(self) -> list[dict[str, Any]]:
+        """Each shard's strata.Index.info(), in shard order."""
+        self._live()
+        return self._pool.run("info")
+
     # --- persistence and recovery -------------------------------------------
 
     def save(self, directory: str | os.PathLike[str]) -> None:
