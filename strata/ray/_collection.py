@@ -1,0 +1,383 @@
+"""ShardedCollection: one strata.Collection per Ray actor, queried as one.
+
+    path/
+      manifest.json     format "strata-sharded-collection", shards, dim, metric
+      shard-0000/       a complete strata.Collection: its own snapshot and WAL
+      shard-0001/
+      ...
+
+Durability is per shard: an upsert returns once every shard that received
+rows has logged them (and, with fsync="always", fsynced them). There is no
+cross-shard transaction: a batch spanning shards can be half applied if a
+shard dies during it; upserts are idempotent, so retry after restart_shards().
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+import numpy.typing as npt
+
+from strata._collection import GetResult, QueryResult
+from strata._index import _as_rows, _id_list, _int
+from strata.ray import _manifest
+from strata.ray._actors import COLLECTION_SHARD, ShardPool, connect, put_if_large
+from strata.ray._index import _check_finite
+from strata.ray._routing import ROUTING, group, merge_stats, merge_topk
+
+FORMAT = "strata-sharded-collection"
+_ID_LIMIT = 2**63
+
+
+def _local_path(path_or_uri: str | os.PathLike[str]) -> Path:
+    """A directory path; file:// URIs are accepted, other schemes are not (yet)."""
+    text = os.fspath(path_or_uri)
+    if isinstance(text, str) and "://" in text:
+        parsed = urlparse(text)
+        if parsed.scheme != "file":
+            raise ValueError(
+                f"unsupported URI scheme {parsed.scheme!r} in {text!r}: shards live in directories "
+                "(a path or file:// URI on a filesystem every Ray node sees)"
+            )
+        text = parsed.path
+    return Path(text).resolve()
+
+
+def _check_metadata(metadata: object, n: int) -> list[Any] | None:
+    """The checks strata.Collection makes, done before any shard is written to."""
+    if metadata is None:
+        return None
+    if isinstance(metadata, dict):
+        metadata = [metadata]
+    if not isinstance(metadata, Sequence) or isinstance(metadata, (str, bytes)):
+        raise TypeError(f"metadata must be a list of dicts, got {type(metadata).__name__}")
+    if len(metadata) != n:
+        raise ValueError(f"got {len(metadata)} metadata documents for {n} ids")
+    for i, doc in enumerate(metadata):
+        if doc is not None and not isinstance(doc, dict):
+            raise TypeError(f"metadata[{i}] must be a dict or None, got {type(doc).__name__}")
+    return list(metadata)
+
+
+class ShardedCollection:
+    """A strata.Collection split over `shards` Ray actors, each with its own directory and WAL.
+
+    ShardedCollection(path) opens the sharded collection at path;
+    ShardedCollection(path, shards=N, dim=D, ...) creates it if path holds
+    none (create() and open() say which one you mean). The directory must be
+    on a filesystem every node running a shard sees. Metadata filters
+    (where=) run on every shard before the merge, so a filtered query returns
+    the global top-k of the matching entries.
+    """
+
+    def __init__(
+        self,
+        path_or_uri: str | os.PathLike[str],
+        shards: int | None = None,
+        *,
+        dim: int | None = None,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (strata.Collection's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        fsync: str | None = None,
+        seed: int | None = None,
+        repair: bool = False,
+        address: str | None = None,
+        actor_options: dict[str, Any] | None = None,
+    ) -> None:
+        path = _local_path(path_or_uri)
+        if _manifest.exists(path):
+            self._open(path, shards, dim, fsync, repair, address, actor_options)
+            return
+        if dim is None:
+            raise FileNotFoundError(
+                f"{path}: no sharded collection there; pass dim= (and shards=) to create one")
+        options = {"metric": metric, "M": M, "ef_construction": ef_construction,
+                   "quantization": quantization, "fsync": fsync or "always", "seed": seed}
+        self._create(path, 2 if shards is None else shards, dim, options, address, actor_options)
+
+    @classmethod
+    def create(cls, path_or_uri: str | os.PathLike[str], dim: int, shards: int = 2,
+               **options: Any) -> ShardedCollection:
+        """Creates a sharded collection; FileExistsError if path already holds one."""
+        path = _local_path(path_or_uri)
+        if _manifest.exists(path):
+            raise FileExistsError(f"{path}: a sharded collection already exists there")
+        return cls(path, shards, dim=dim, **options)
+
+    @classmethod
+    def open(cls, path_or_uri: str | os.PathLike[str], **options: Any) -> ShardedCollection:
+        """Opens (and recovers every shard of) the sharded collection at path."""
+        path = _local_path(path_or_uri)
+        _manifest.read(path, FORMAT)  # FileNotFoundError / ManifestError with the path
+        return cls(path, **options)
+
+    def _create(self, path: Path, shards: int, dim: int, options: dict[str, Any],
+                address: str | None, actor_options: dict[str, Any] | None) -> None:
+        shards = _int(shards, "shards", 1, 1 << 16)
+        dim = _int(dim, "dim", 1, 1 << 16)
+        path.mkdir(parents=True, exist_ok=True)
+        dirs = [path / f"shard-{s:04d}" for s in range(shards)]
+        fresh = [not d.exists() for d in dirs]
+        connect(address)
+        self._init(path, dirs, actor_options)
+        try:
+            self._pool.call("open", [("Collection.create", (str(d), dim), options) for d in dirs])
+        except BaseException:
+            self._pool.shutdown()
+            for d, new in zip(dirs, fresh, strict=True):
+                if new:  # ours, half made: leave nothing behind
+                    shutil.rmtree(d, ignore_errors=True)
+            raise
+        self._dim, self._metric = dim, options["metric"]
+        _manifest.write(path, {
+            "format": FORMAT, "version": _manifest.VERSION, "routing": ROUTING,
+            "shards": shards, "dim": dim, "metric": options["metric"],
+            "dirs": [d.name for d in dirs],
+        })  # fmt: skip
+
+    def _open(self, path: Path, shards: int | None, dim: int | None, fsync: str | None,
+              repair: bool, address: str | None, actor_options: dict[str, Any] | None) -> None:
+        m = _manifest.read(path, FORMAT)
+        if shards is not None and shards != m["shards"]:
+            raise ValueError(f"{path} has {m['shards']} shards, not {shards} (resharding is not "
+                             "supported: create a new collection and upsert into it)")
+        if dim is not None and dim != m["dim"]:
+            raise ValueError(f"{path} has dim {m['dim']}, not {dim}")
+        names = m.get("dirs")
+        if not isinstance(names, list) or len(names) != m["shards"]:
+            raise _manifest.ManifestError(f"{path / _manifest.NAME}: lists {names!r} as shard "
+                                          f"directories for {m['shards']} shards")
+        connect(address)
+        self._init(path, [path / name for name in names], actor_options)
+        self._open_options = {"fsync": fsync, "repair": repair}
+        try:
+            answers = self._pool.call("open", [self._open_args(s) for s in range(m["shards"])])
+        except BaseException:
+            self._pool.shutdown()
+            raise
+        self._dim, self._metric = answers[0]
+        for s, (d, metric) in enumerate(answers):
+            if (d, metric) != (m["dim"], m["metric"]):
+                self._pool.shutdown()
+                raise _manifest.ManifestError(
+                    f"{self._dirs[s]}: dim {d}, metric {metric!r}, but the manifest says "
+                    f"dim {m['dim']}, metric {m['metric']!r}")
+
+    def _init(self, path: Path, dirs: list[Path], actor_options: dict[str, Any] | None) -> None:
+        self._path, self._dirs, self._closed = path, dirs, False
+        self._open_options: dict[str, Any] = {"fsync": None, "repair": False}
+        self._pool = ShardPool(COLLECTION_SHARD, len(dirs), actor_options,
+                               lambda s: str(self._dirs[s]), self._hint)
+
+    def _open_args(self, shard: int) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+        return ("Collection.open", (str(self._dirs[shard]),), self._open_options)
+
+    @staticmethod
+    def _hint(shard: int) -> str:
+        return ("restart_shards() reopens it from its directory "
+                "(its WAL has every acknowledged write)")
+
+    # --- properties and lifecycle -------------------------------------------
+
+    @property
+    def path(self) -> str:
+        return str(self._path)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def metric(self) -> str:
+        return self._metric
+
+    @property
+    def shards(self) -> int:
+        return len(self._dirs)
+
+    def _live(self) -> None:
+        if self._closed:
+            raise ValueError("collection is closed")
+
+    def close(self) -> None:
+        """Closes every shard (finishing queued writes) and ends the actors."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.shutdown()
+
+    def __enter__(self) -> ShardedCollection:  # noqa: PYI034 (Self needs 3.11 typing)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return f"<strata.ray.ShardedCollection({self.path!r}) closed>"
+        return (f"strata.ray.ShardedCollection({self.path!r}, shards={self.shards}, "
+                f"dim={self._dim}, metric={self._metric!r}, len={len(self)})")
+
+    def restart_shards(self) -> list[int]:
+        """Restarts every shard whose actor died, reopening (recovering) it from its
+        directory; returns their numbers."""
+        self._live()
+        dead = self._pool.dead()
+        for shard in dead:
+            self._pool.respawn(shard)
+            self._pool.call("open", [self._open_args(shard)], [shard])
+        return dead
+
+    # --- routing helpers ----------------------------------------------------
+
+    def _route(self, ids: npt.NDArray[np.uint64]) -> tuple[Any, list[slice], Any, list[int]]:
+        order, spans = group(ids, self.shards)
+        targets = [s for s, span in enumerate(spans) if span.stop > span.start]
+        return order, spans, ids[order], targets
+
+    def _check_present(self, ids: npt.NDArray[np.uint64]) -> None:
+        _, spans, routed, targets = self._route(ids)
+        found = self._pool.call("missing", [(routed[spans[s]],) for s in targets], targets)
+        missing = {i for part in found for i in part}
+        if missing:
+            pos = next(p for p, i in enumerate(ids.tolist()) if i in missing)
+            raise KeyError(f"id not found: ids[{pos}] = {ids[pos]}")
+
+    # --- writes -------------------------------------------------------------
+
+    def upsert(self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None) -> None:
+        """Inserts or replaces entries on the shards that own their ids; see strata.Collection."""
+        self._live()
+        vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
+        id_arr = _id_list(ids, "ids")
+        if id_arr.shape[0] != n:
+            raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
+        if n == 0:
+            return
+        if int(id_arr.max()) >= _ID_LIMIT:
+            pos = int(np.argmax(id_arr >= _ID_LIMIT))
+            raise ValueError(f"ids[{pos}] = {id_arr[pos]} is not below 2**63")
+        docs = _check_metadata(metadata, n)
+        _check_finite(vecs)
+        order, spans, routed, targets = self._route(id_arr)
+        vecs = vecs.reshape(n, self._dim)[order] if self.shards > 1 else vecs
+        per_shard = []
+        for s in targets:
+            part = None if docs is None else [docs[i] for i in order[spans[s]].tolist()]
+            per_shard.append(("upsert", routed[spans[s]], put_if_large(vecs[spans[s]]), part))
+        self._pool.call("run", per_shard, targets)
+
+    def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
+        """Replaces the metadata of existing ids; KeyError (and no change) if one is missing."""
+        self._live()
+        id_arr = _id_list(ids, "ids")
+        docs = _check_metadata(metadata, id_arr.shape[0])
+        if docs is None:
+            raise TypeError("metadata must be a list of dicts, got None")
+        self._check_present(id_arr)
+        order, spans, routed, targets = self._route(id_arr)
+        per_shard = [("update_metadata", routed[spans[s]],
+                      [docs[i] for i in order[spans[s]].tolist()]) for s in targets]
+        return sum(self._pool.call("run", per_shard, targets))
+
+    def delete(self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None) -> int:
+        """Deletes ids (unknown ones ignored) or every entry matching where, on every shard."""
+        self._live()
+        if (ids is None) == (where is None):
+            raise ValueError("delete needs exactly one of ids= or where=")
+        if where is not None:
+            if not isinstance(where, dict):
+                raise TypeError(f"where must be a dict (a Mongo-style filter), got "
+                                f"{type(where).__name__}")
+            return sum(self._pool.run("delete", where=where))
+        _, spans, routed, targets = self._route(_id_list(ids, "ids"))
+        return sum(self._pool.call("run", [("delete", routed[spans[s]]) for s in targets],
+                                   targets))
+
+    def checkpoint(self) -> None:
+        """Checkpoints every shard (each writes a snapshot and trims its own log)."""
+        self._live()
+        self._pool.run("checkpoint")
+
+    # --- reads --------------------------------------------------------------
+
+    def query(
+        self,
+        queries: npt.ArrayLike,
+        k: int = 10,
+        where: dict[str, Any] | None = None,
+        ef: int | None = None,
+        *,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+        return_stats: bool = False,
+    ) -> QueryResult:
+        """The global k nearest entries matching where: every shard filters and searches,
+        then the per-shard lists are merged by distance (ties by id)."""
+        self._live()
+        q, nq = _as_rows(queries, self._dim, "queries", "collection")
+        k = _int(k, "k", 1, 1 << 20)
+        if where is not None and not isinstance(where, dict):
+            raise TypeError(f"where must be a dict (a Mongo-style filter), got "
+                            f"{type(where).__name__}")
+        shared = put_if_large(q.reshape(nq, self._dim)) if self.shards > 1 else q
+        results = self._pool.call(
+            "query", [(shared, k, where, ef)] * self.shards, num_threads=num_threads,
+            include_metadata=include_metadata, return_stats=return_stats,
+        )  # fmt: skip
+        ids, dists, picked = merge_topk([r[0] for r in results], [r[1] for r in results], k)
+        docs: list[list[Any]] = []
+        for row in range(nq):
+            candidates = [doc for r in results for doc in r[2][row]]
+            docs.append([candidates[j] for j in picked[row].tolist()])
+        stats = merge_stats([r[3] for r in results]) if return_stats else None
+        return QueryResult(ids, dists, docs, stats)
+
+    def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+        """Looks ids up on their shards; missing ids are left out, the rest keep request order."""
+        self._live()
+        id_arr = _id_list(ids, "ids")
+        _, spans, routed, targets = self._route(id_arr)
+        parts = self._pool.call(
+            "run", [("get", routed[spans[s]], include_vectors) for s in targets], targets)
+        where: dict[int, tuple[int, int]] = {}
+        for p, part in enumerate(parts):
+            for j, found in enumerate(part.ids.tolist()):
+                where.setdefault(found, (p, j))
+        hits = [where[i] for i in id_arr.tolist() if i in where]
+        out_ids = np.array([parts[p].ids[j] for p, j in hits], dtype=np.int64)
+        docs = [parts[p].metadata[j] for p, j in hits]
+        vectors = None
+        if include_vectors:
+            vectors = np.empty((len(hits), self._dim), dtype=np.float32)
+            for row, (p, j) in enumerate(hits):
+                vectors[row] = parts[p].vectors[j]
+        return GetResult(out_ids, docs, vectors)
+
+    def count(self, where: dict[str, Any] | None = None) -> int:
+        """How many entries match where, summed over shards."""
+        self._live()
+        return sum(self._pool.run("count", where))
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def check_integrity(self) -> None:
+        """Checks every shard; raises strata.IntegrityError naming the first broken one."""
+        self._live()
+        self._pool.run("check_integrity")
+
+    def info(self) -> dict[str, Any]:
+        """{"path", "shards", "len", "shard_info": [each shard's Collection.info()]}."""
+        self._live()
+        per_shard = self._pool.run("info")
+        return {"path": self.path, "shards": self.shards,
+                "len": sum(int(i.get("len", 0)) for i in per_shard), "shard_info": per_shard}
