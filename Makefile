@@ -39,7 +39,7 @@ wheel: $(PY)
 # --force-reinstall: the version does not change between builds.
 install: wheel
 	$(PIP) install --force-reinstall --no-deps $(WHEEL_DIR)/strata-*.whl
-	$(PIP) install "$$(ls $(WHEEL_DIR)/strata-*.whl)[test]"
+	$(PIP) install "$$(ls $(WHEEL_DIR)/strata-*.whl)[test,ray]"
 
 go-check:
 	@unformatted=$$(gofmt -l go capi); \
