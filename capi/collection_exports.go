@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/cgo"
-	"time"
 	"unsafe"
 
 	"github.com/strata-db/strata/go/collection"
@@ -427,36 +426,15 @@ func strata_col_check_integrity(h C.strata_handle, errBuf *C.char, errLen C.size
 	})
 }
 
-// infoJSON is Info with the field names the Python side sees.
-func infoJSON(in collection.Info, textFields []collection.TextField) ([]byte, error) {
-	var checkpointTime any
-	if !in.CheckpointTime.IsZero() {
-		checkpointTime = in.CheckpointTime.UTC().Format(time.RFC3339Nano)
-	}
-	r := in.Recovery
-	return json.Marshal(map[string]any{
-		"path": in.Dir, "count": in.Count, "dim": in.Dim, "metric": in.Metric, "M": in.M,
-		"ef_construction": in.EfConstruction, "quantization": in.Quantization, "fsync": in.Fsync,
-		"seq": in.Seq, "last_checkpoint_seq": in.LastCheckpoint, "last_checkpoint_time": checkpointTime,
-		"wal_bytes": in.WALBytes, "tombstones": in.Tombstones, "group_commits": in.Groups,
-		"writes_logged": in.Records, "fsyncs": in.Syncs, "fsync_seconds": in.SyncSeconds,
-		"checkpoints": in.Checkpoints, "checkpoint_seconds": in.CheckpointSecs, "failed": in.Failed,
-		"text_fields": textFieldsJSON(textFields),
-		"recovery": map[string]any{
-			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
-			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},
-			"repaired":  map[string]any{"dropped_records": r.Dropped, "file": r.DroppedFile, "offset": r.DroppedOffset},
-		},
-	})
-}
-
 //export strata_col_info
 func strata_col_info(h C.strata_handle, out *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_info", h, errBuf, errLen, func(c *collection.Collection) error {
 		if out == nil {
 			return invalidf("output pointer is NULL")
 		}
-		data, err := infoJSON(c.Info(), c.TextFields())
+		info := c.Describe()
+		info["path"] = c.Dir()
+		data, err := json.Marshal(info)
 		if err != nil {
 			return err
 		}

@@ -11,14 +11,6 @@ import (
 )
 
 // textFieldsJSON is the "text_fields" entry of strata_col_info.
-func textFieldsJSON(fields []collection.TextField) []map[string]any {
-	out := make([]map[string]any, len(fields))
-	for i, f := range fields {
-		out[i] = map[string]any{"field": f.Field, "analyzer": f.Analyzer, "docs": f.Docs, "terms": f.Terms}
-	}
-	return out
-}
-
 // optString copies an optional NUL-terminated argument ("" for NULL).
 func optString(p *C.char) string {
 	if p == nil {

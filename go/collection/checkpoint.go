@@ -107,6 +107,11 @@ func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.
 		}
 		m.Files = append(m.Files, snapshot.File{Name: name, Size: info.Size()})
 	}
+	var total int64
+	for _, f := range m.Files {
+		total += f.Size
+	}
+	c.snapshotBytes.Store(total)
 	if err := snapshot.WriteManifest(c.fs, dir, m); err != nil {
 		return err
 	}

@@ -63,6 +63,7 @@ type Collection struct {
 	lastCheckpoint atomic.Uint64 // sequence number of the live snapshot
 	checkpointAt   atomic.Int64  // unix nanoseconds of the last checkpoint, or 0
 	walAtSnapshot  atomic.Int64  // log bytes when the last checkpoint started
+	snapshotBytes  atomic.Int64  // size of the live snapshot's files
 
 	stats    Stats
 	recovery Recovery
@@ -259,6 +260,9 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	c := newCollection(dir, opts, tuning, lock, index, docs)
 	if err := c.rebuildText(manifest, stored); err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
+	}
+	for _, f := range manifest.Files {
+		c.snapshotBytes.Add(f.Size)
 	}
 	c.lastCheckpoint.Store(seq)
 	c.applied.Store(seq)

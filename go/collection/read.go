@@ -110,6 +110,7 @@ type Info struct {
 	LastCheckpoint uint64 // sequence number of the live snapshot
 	CheckpointTime time.Time
 	WALBytes       int64
+	SnapshotBytes  int64 // files of the live snapshot
 	Tombstones     int
 	Recovery       Recovery
 	Groups         int64 // group commits since open
@@ -126,7 +127,7 @@ func (c *Collection) Info() Info {
 	in := Info{Dir: c.dir, Count: c.meta.Len(), Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
 		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
 		Fsync: c.tuning.Fsync.String(), Seq: c.applied.Load(), LastCheckpoint: c.lastCheckpoint.Load(),
-		WALBytes: c.log.Bytes(), Tombstones: c.index.Tombstones(), Recovery: c.recovery,
+		WALBytes: c.log.Bytes(), SnapshotBytes: c.snapshotBytes.Load(), Tombstones: c.index.Tombstones(), Recovery: c.recovery,
 		Groups: c.stats.Groups.Load(), Records: c.stats.Records.Load(), Syncs: c.stats.Syncs.Load(),
 		SyncSeconds: float64(c.stats.SyncNanos.Load()) / 1e9, Checkpoints: c.stats.Checkpoints.Load(),
 		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/hnsw"
@@ -25,28 +24,12 @@ type createRequest struct {
 }
 
 // describe is the answer of GET /collections/{name}: the keys of the
-// embedded library's Collection.info() (capi's infoJSON), with "name" for
-// "path" (a client has no business with the server's directories).
+// embedded library's Collection.info(), with "name" for "path" (a client
+// has no business with the server's directories).
 func describe(name string, c *collection.Collection) map[string]any {
-	in := c.Info()
-	var checkpointTime any
-	if !in.CheckpointTime.IsZero() {
-		checkpointTime = in.CheckpointTime.UTC().Format(time.RFC3339Nano)
-	}
-	r := in.Recovery
-	return map[string]any{
-		"name": name, "count": in.Count, "dim": in.Dim, "metric": in.Metric, "M": in.M,
-		"ef_construction": in.EfConstruction, "quantization": in.Quantization, "fsync": in.Fsync,
-		"seq": in.Seq, "last_checkpoint_seq": in.LastCheckpoint, "last_checkpoint_time": checkpointTime,
-		"wal_bytes": in.WALBytes, "tombstones": in.Tombstones, "group_commits": in.Groups,
-		"writes_logged": in.Records, "fsyncs": in.Syncs, "fsync_seconds": in.SyncSeconds,
-		"checkpoints": in.Checkpoints, "checkpoint_seconds": in.CheckpointSecs, "failed": in.Failed,
-		"recovery": map[string]any{
-			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
-			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},
-			"repaired":  map[string]any{"dropped_records": r.Dropped, "file": r.DroppedFile, "offset": r.DroppedOffset},
-		},
-	}
+	info := c.Describe()
+	info["name"] = name
+	return info
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ params) error {

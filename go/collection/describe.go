@@ -1,0 +1,35 @@
+package collection
+
+import "time"
+
+// Describe returns Info (and the text indexes) in the shape both doors
+// show users: the keys of the Python Collection.info() and of the server's
+// GET /collections/{name}. Each door adds how it names the collection
+// ("path" or "name").
+func (c *Collection) Describe() map[string]any {
+	in := c.Info()
+	var checkpointTime any
+	if !in.CheckpointTime.IsZero() {
+		checkpointTime = in.CheckpointTime.UTC().Format(time.RFC3339Nano)
+	}
+	fields := c.TextFields()
+	text := make([]map[string]any, len(fields))
+	for i, f := range fields {
+		text[i] = map[string]any{"field": f.Field, "analyzer": f.Analyzer, "docs": f.Docs, "terms": f.Terms}
+	}
+	r := in.Recovery
+	return map[string]any{
+		"count": in.Count, "dim": in.Dim, "metric": in.Metric, "M": in.M,
+		"ef_construction": in.EfConstruction, "quantization": in.Quantization, "fsync": in.Fsync,
+		"seq": in.Seq, "last_checkpoint_seq": in.LastCheckpoint, "last_checkpoint_time": checkpointTime,
+		"wal_bytes": in.WALBytes, "snapshot_bytes": in.SnapshotBytes, "tombstones": in.Tombstones,
+		"group_commits": in.Groups, "writes_logged": in.Records, "fsyncs": in.Syncs,
+		"fsync_seconds": in.SyncSeconds, "checkpoints": in.Checkpoints,
+		"checkpoint_seconds": in.CheckpointSecs, "failed": in.Failed, "text_fields": text,
+		"recovery": map[string]any{
+			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
+			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},
+			"repaired":  map[string]any{"dropped_records": r.Dropped, "file": r.DroppedFile, "offset": r.DroppedOffset},
+		},
+	}
+}
