@@ -11,13 +11,16 @@ Every library runs with its durable default in a fresh directory on the same dis
 Data: ../shared/data/pypi-demo/vectors.f16.npy (real 512-d sentence embeddings; the first --n rows)
 and, as queries, ../shared/data/pypi-use512/test.f16.npy (the same model, other texts). Metadata:
 {"bucket": b} with b uniform in 0..999 (fixed seed), so {"bucket": {"$lt": c}} selects c/10 % of
-the rows: 50 %, 10 %, 1 %, 0.1 %; plus the real {"year": ...} of each package. Recall@10 of a
-filtered query is measured against exact search over the allowed rows (float64 NumPy).
+the rows: 50 %, 10 %, 1 %, 0.1 % (random filters); {"near": r}, the per-mille rank of a row's
+closeness to one fixed row, so {"near": {"$lt": c}} selects the rows around one point (correlated
+filters, where graph walks lose recall); plus the real {"year": ...} of each package. Recall@10
+of a filtered query is measured against exact search over the allowed rows (float64 NumPy).
 
 Sections (--only to pick some):
   ingest     batches of 500 vectors with metadata: vectors/s
   single     --singles single-row upserts of new ids: latency p50/p99
-  filtered   one query per call, k=10, unfiltered and the 4 selectivities: QPS, recall@10
+  filtered   one query per call, k=10, unfiltered and the 4 selectivities, random and
+             correlated: QPS, recall@10
   contended  query latency p50/p99 while another thread upserts 500-row batches, versus idle
   reopen     strata: 100k rows (pypi-use512 train) checkpointed plus a 10k-record log tail left by a
              SIGKILLed writer: open() time; peers: reopen of their persisted 100k + first query
@@ -66,7 +69,17 @@ def load_data(n: int, nq: int) -> tuple[np.ndarray, np.ndarray, list[dict]]:
             years.append(json.loads(line)["year"])
     rng = np.random.default_rng(12345)
     buckets = rng.integers(0, 1000, size=n)
-    metas = [{"bucket": int(b), "year": int(y)} for b, y in zip(buckets, years, strict=True)]
+    # "near": per-mille rank of closeness to one row (fixed seed), so near < c selects the
+    # c/10 % of rows around one point: a filter correlated with the vectors.
+    centre = vecs[rng.integers(n)]
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    order = np.argsort(-(unit @ (centre / np.linalg.norm(centre))))
+    near = np.empty(n, dtype=np.int64)
+    near[order] = np.arange(n) * 1000 // n
+    metas = [
+        {"bucket": int(b), "near": int(c), "year": int(y)}
+        for b, c, y in zip(buckets, near, years, strict=True)
+    ]
     return vecs, queries, metas
 
 
@@ -156,6 +169,7 @@ class LanceLib:
                 "id": pa.array(ids.astype(np.int64)),
                 "vector": pa.FixedSizeListArray.from_arrays(flat, self.dim),
                 "bucket": pa.array([m["bucket"] for m in metas], type=pa.int64()),
+                "near": pa.array([m["near"] for m in metas], type=pa.int64()),
                 "year": pa.array([m["year"] for m in metas], type=pa.int64()),
             }
         )
@@ -175,7 +189,8 @@ class LanceLib:
     def query(self, q: np.ndarray, where: dict | None) -> list[int]:
         search = self.table.search(q).metric("cosine").limit(K).select(["id"])
         if where is not None:
-            search = search.where(f"bucket < {where['bucket']['$lt']}", prefilter=True)
+            ((field, cond),) = where.items()
+            search = search.where(f"{field} < {cond['$lt']}", prefilter=True)
         return [int(r["id"]) for r in search.to_list()]
 
     def close(self) -> None:
@@ -214,11 +229,15 @@ def singles(lib: Any, vecs: np.ndarray, metas: list[dict], count: int, base: int
 def filtered(
     lib: Any, vecs: np.ndarray, queries: np.ndarray, metas: list[dict], budget: float
 ) -> list:
-    buckets = np.array([m["bucket"] for m in metas])
     out = []
-    for cut in [None, *CUTS]:
-        where = None if cut is None else {"bucket": {"$lt": cut}}
-        allowed = np.arange(len(vecs)) if cut is None else np.flatnonzero(buckets < cut)
+    rows = [(None, None)] + [(field, cut) for field in ("bucket", "near") for cut in CUTS]
+    for field, cut in rows:
+        where = None if cut is None else {field: {"$lt": cut}}
+        if field is None:
+            allowed = np.arange(len(vecs))
+        else:
+            values = np.array([m[field] for m in metas])
+            allowed = np.flatnonzero(values < cut)
         truth = exact_filtered(vecs, queries, allowed)
         hits = total = 0
         lat = []
@@ -234,6 +253,7 @@ def filtered(
                 break
         out.append(
             {
+                "filter": {None: "none", "bucket": "random", "near": "correlated"}[field],
                 "selectivity": 1.0 if cut is None else cut / 1000,
                 "allowed": int(allowed.size),
                 "queries": len(lat),
@@ -244,7 +264,8 @@ def filtered(
             }
         )
         print(
-            f"  {lib.name} filtered sel={out[-1]['selectivity']}: {out[-1]['qps']:.0f} QPS, "
+            f"  {lib.name} {out[-1]['filter']} sel={out[-1]['selectivity']}: "
+            f"{out[-1]['qps']:.0f} QPS, "
             f"recall {out[-1]['recall']:.4f}",
             flush=True,
         )
