@@ -8,20 +8,23 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/text"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
 )
 
 // createRequest is the body of POST /collections.
 type createRequest struct {
-	Name           string  `json:"name"`
-	Dim            int     `json:"dim"`
-	Metric         string  `json:"metric"`
-	M              int     `json:"M"`
-	EfConstruction int     `json:"ef_construction"`
-	Quantization   *string `json:"quantization"`
-	Fsync          string  `json:"fsync"`
-	Seed           *uint64 `json:"seed"`
+	Name           string   `json:"name"`
+	Dim            int      `json:"dim"`
+	Metric         string   `json:"metric"`
+	M              int      `json:"M"`
+	EfConstruction int      `json:"ef_construction"`
+	Quantization   *string  `json:"quantization"`
+	Fsync          string   `json:"fsync"`
+	Seed           *uint64  `json:"seed"`
+	TextFields     []string `json:"text_fields"`
+	TextAnalyzer   string   `json:"text_analyzer"`
 }
 
 // describe is the answer of GET /collections/{name}: the keys of the
@@ -41,6 +44,7 @@ func describe(name string, c *collection.Collection) map[string]any {
 		"wal_bytes": in.WALBytes, "tombstones": in.Tombstones, "group_commits": in.Groups,
 		"writes_logged": in.Records, "fsyncs": in.Syncs, "fsync_seconds": in.SyncSeconds,
 		"checkpoints": in.Checkpoints, "checkpoint_seconds": in.CheckpointSecs, "failed": in.Failed,
+		"text_fields": textFields(c.TextFields()),
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
 			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},
@@ -108,8 +112,20 @@ func (req *createRequest) options() (collection.Options, error) {
 		rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
+	if _, err := text.ParseAnalyzer(req.TextAnalyzer); err != nil {
+		return collection.Options{}, invalidf("text_analyzer: %v", err)
+	}
 	return collection.Options{Dim: req.Dim, Metric: mtr, M: req.M, EfConstruction: req.EfConstruction,
-		Quantization: q, Seed: seed, Fsync: fsync}, nil
+		Quantization: q, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}, nil
+}
+
+// textFields describes the text indexes as strata.Collection.info() does.
+func textFields(fields []collection.TextField) []map[string]any {
+	out := make([]map[string]any, len(fields))
+	for i, f := range fields {
+		out[i] = map[string]any{"field": f.Field, "analyzer": f.Analyzer, "docs": f.Docs, "terms": f.Terms}
+	}
+	return out
 }
 
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, _ params) error {
