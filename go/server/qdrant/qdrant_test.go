@@ -101,6 +101,23 @@ func TestListConditionsFollowQdrantNotMeta(t *testing.T) {
 	}
 }
 
+// TestSearchRoutesAnswerAsQuery guards the older search API (qdrant-client
+// 1.20 no longer calls it) against drifting from the query API.
+func TestSearchRoutesAnswerAsQuery(t *testing.T) {
+	hs := newTestDoor(t, "")
+	call(t, hs, "PUT", "/collections/e", `{"vectors":{"size":2,"distance":"Euclid"}}`)
+	call(t, hs, "PUT", "/collections/e/points", `{"batch":{"ids":[1,2,3],"vectors":[[0,0],[3,4],[6,8]],"payloads":[{"k":1},{"k":2},{"k":3}]}}`)
+	st, out := call(t, hs, "POST", "/collections/e/points/search", `{"vector":[0,0],"limit":2,"offset":1,"with_payload":["k"]}`)
+	hits, _ := out["result"].([]any)
+	if st != 200 || len(hits) != 2 || fmt.Sprint(hits[0]) != "map[id:2 payload:map[k:2] score:5 vector:<nil> version:0]" {
+		t.Fatalf("search: %d %v", st, out)
+	}
+	st, out = call(t, hs, "POST", "/collections/e/points/search/batch", `{"searches":[{"vector":{"name":"","vector":[6,8]},"limit":1,"score_threshold":1}]}`)
+	if batch, _ := out["result"].([]any); st != 200 || len(batch) != 1 || fmt.Sprint(batch[0]) != "[map[id:3 payload:<nil> score:0 vector:<nil> version:0]]" {
+		t.Fatalf("search batch: %d %v", st, out)
+	}
+}
+
 func join(parts []string) string {
 	var b bytes.Buffer
 	for i, p := range parts {
