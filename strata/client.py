@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from strata._collection import GetResult, QueryResult, _json_arg
+from strata._collection import ANALYZERS, GetResult, QueryResult, _json_arg, _text_fields_arg
 from strata._index import _as_rows, _id_list, _int
 from strata._lib import CollectionFailedError
 
@@ -167,13 +167,24 @@ class Client:
         quantization: str | None = None,
         fsync: str = "always",
         seed: int | None = None,
+        *,
+        text_fields: Sequence[str] | None = None,
+        text_analyzer: str = "english",
     ) -> RemoteCollection:
-        """Creates a collection on the server; FileExistsError if the name is taken."""
+        """Creates a collection on the server; FileExistsError if the name is taken.
+
+        text_fields and text_analyzer are strata.Collection.create's: BM25 indexes over
+        those metadata fields."""
+        fields = _text_fields_arg(text_fields)
+        if text_analyzer not in ANALYZERS:
+            raise ValueError(f"text_analyzer must be one of {ANALYZERS}, got {text_analyzer!r}")
         body: dict[str, Any] = {"name": name, "dim": dim, "metric": metric, "M": M,
                                 "ef_construction": ef_construction, "quantization": quantization,
                                 "fsync": fsync}  # fmt: skip
         if seed is not None:
             body["seed"] = seed
+        if fields:
+            body["text_fields"], body["text_analyzer"] = fields, text_analyzer
         info = self.request("POST", "/collections", body)
         return RemoteCollection(self, info)
 
@@ -312,11 +323,17 @@ class RemoteCollection:
 
     def query(
         self,
-        queries: npt.ArrayLike,
+        queries: npt.ArrayLike | None = None,
         k: int = 10,
         where: dict[str, Any] | None = None,
         ef: int | None = None,
         *,
+        vector: npt.ArrayLike | None = None,
+        text: str | None = None,
+        fusion: str | dict[str, float] = "rrf",
+        text_field: str | None = None,
+        k1: float | None = None,
+        b: float | None = None,
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
@@ -324,20 +341,30 @@ class RemoteCollection:
     ) -> QueryResult:
         """The k nearest entries to each query among those matching where.
 
+        text=, vector=, fusion, text_field, k1 and b are strata.Collection.query's: a
+        BM25 or hybrid query, answered with scores and sources (see QueryResult).
         num_threads is accepted for compatibility; the server picks its own.
         exact=True scans every allowed vector instead of walking the graph."""
         del num_threads
-        qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+        if vector is not None:
+            if queries is not None:
+                raise ValueError("pass the query vector as queries or as vector=, not both")
+            queries = vector
         k = _int(k, "k", 1, 1 << 20)
         include = ["distances", "metadata"] if include_metadata else ["distances"]
-        body: dict[str, Any] = {"vectors": qs.reshape(nq, self._dim).tolist(), "k": k,
-                                "include": include}  # fmt: skip
+        body: dict[str, Any] = {"k": k, "include": include}
         if ef is not None:
             body["ef"] = _int(ef, "ef", 1, 1 << 24)
         if where is not None:
             body["filter"] = _where(where)
         if exact:
             body["exact"] = True
+        if text is not None:
+            return self._query_text(queries, text, body, fusion, text_field, k1, b)
+        if queries is None:
+            raise ValueError("query needs a query vector (queries or vector=), text=, or both")
+        qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+        body["vectors"] = qs.reshape(nq, self._dim).tolist()
         answer = self._post("query", body)
         ids = np.full((nq, k), -1, dtype=np.int64)
         dists = np.full((nq, k), np.inf, dtype=np.float32)
@@ -356,6 +383,50 @@ class RemoteCollection:
             stats = {"plan": st["plan"], "ndis": int(st["distance_computations"]),
                      "allowed": int(st["allowed"]), "ef": int(st["ef"])}  # fmt: skip
         return QueryResult(ids, dists, rows, stats)
+
+    def _query_text(
+        self,
+        queries: npt.ArrayLike | None,
+        text: object,
+        body: dict[str, Any],
+        fusion: object,
+        text_field: object,
+        k1: float | None,
+        b: float | None,
+    ) -> QueryResult:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if text_field is not None and not isinstance(text_field, str):
+            raise TypeError(f"text_field must be a str, got {type(text_field).__name__}")
+        body["text"], body["fusion"] = text, fusion
+        if text_field is not None:
+            body["text_field"] = text_field
+        for name, value, high in (("k1", k1, 1000), ("b", b, 1)):
+            if value is None:
+                continue
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not 0 <= value <= high:
+                raise ValueError(f"{name} must be a number in [0, {high:g}], got {value!r}")
+            body[name] = float(value)
+        if queries is not None:
+            qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+            if nq != 1:
+                raise ValueError(f"a hybrid query takes one query vector, got {nq}")
+            body["vector"] = qs.reshape(self._dim).tolist()
+        k, include_metadata = body["k"], "metadata" in body["include"]
+        hits = self._post("query", body)["results"]
+        ids = np.full((1, k), -1, dtype=np.int64)
+        scores = np.full((1, k), np.nan, dtype=np.float32)
+        dists = np.full((1, k), np.inf, dtype=np.float32)
+        docs: list[dict[str, Any] | None] = [None] * k
+        sources: list[str | None] = [None] * k
+        for j, hit in enumerate(hits):
+            ids[0, j], scores[0, j] = hit["id"], hit["score"]
+            distance = hit.get("distance")
+            dists[0, j] = np.nan if distance is None else distance
+            sources[j] = hit["sources"]
+            docs[j] = hit.get("metadata") if include_metadata else None
+        return QueryResult(ids, dists, [docs], None, scores, [sources])
 
     def _points(self, points: list[dict[str, Any]], include_vectors: bool) -> GetResult:
         ids = np.array([p["id"] for p in points], dtype=np.int64)

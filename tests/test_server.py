@@ -165,3 +165,40 @@ def test_playground_and_metrics_are_served(server, client):
     metrics = client.request("GET", "/metrics")
     assert 'strata_collection_points{collection="m"} 2' in metrics
     assert "strata_http_request_duration_seconds_bucket" in metrics
+
+
+def test_remote_text_and_hybrid_queries_answer_like_the_embedded_ones(client, tmp_path):
+    words = ["red", "green", "blue", "cats", "dogs", "running", "quick", "brown"]
+    n = 300
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(n, DIM)).astype(np.float32)
+    docs = [{"i": i, "body": f"{words[i % 8]} {words[(i // 8) % 8]} {words[(i * 7) % 8]}"}
+            for i in range(n)]  # fmt: skip
+    embedded = strata.Collection.create(tmp_path / "emb", dim=DIM, metric="cosine", seed=2,
+                                        text_fields=["body"], text_analyzer="stop")  # fmt: skip
+    remote = client.create_collection("texts", dim=DIM, metric="cosine", seed=2,
+                                      text_fields=["body"], text_analyzer="stop")  # fmt: skip
+    for col in (embedded, remote):
+        col.upsert(np.arange(n), vecs, metadata=docs)
+    assert remote.info()["text_fields"][0]["field"] == "body"
+    calls = [
+        {"text": "quick brown dogs"},
+        {"text": "cats", "k1": 0.4, "b": 0.2, "where": {"i": {"$lt": 150}}},
+        {"text": "blue running", "vector": vecs[3]},
+        {"text": "red", "vector": vecs[7], "fusion": {"alpha": 0.7}, "text_field": "body"},
+        {"text": "zebra", "vector": vecs[9], "include_metadata": False},
+        {"text": "zebra"},
+    ]
+    for call in calls:
+        a, b = embedded.query(k=12, ef=400, **call), remote.query(k=12, ef=400, **call)
+        np.testing.assert_array_equal(a.ids, b.ids, err_msg=str(call))
+        np.testing.assert_allclose(a.scores, b.scores, rtol=1e-6, err_msg=str(call))
+        np.testing.assert_allclose(a.distances, b.distances, rtol=1e-5, err_msg=str(call))
+        assert a.sources == b.sources, call
+        assert a.metadata == b.metadata, call
+    assert remote.query(text="zebra").sources == [[None] * 10]
+    with pytest.raises(ValueError, match="alpha"):
+        remote.query(text="red", vector=vecs[0], fusion={"alpha": 3})
+    with pytest.raises(ValueError, match="one query vector"):
+        remote.query(vecs[:2], text="red")
+    embedded.close()

@@ -16,6 +16,15 @@ import (
 // max(k, 64).
 func (c *Collection) Query(queries []float32, k, ef int, f *meta.Filter, threads int,
 	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
+	return c.QueryAmong(queries, k, ef, f, nil, threads, outIDs, outDists)
+}
+
+// QueryAmong is Query restricted further to the ids in among, when among
+// is not nil (an empty, non-nil list allows nothing; ids that do not exist
+// are ignored). It serves callers whose filters name ids, which documents
+// do not hold (the Qdrant door's has_id).
+func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, among []uint64, threads int,
+	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
 	if _, err := batch.CheckSearch(queries, c.opts.Dim, k, outIDs, outDists); err != nil {
 		return hnsw.SearchStats{}, fmt.Errorf("collection: %w", err)
 	}
@@ -30,11 +39,34 @@ func (c *Collection) Query(queries []float32, k, ef int, f *meta.Filter, threads
 		}
 		filter = &hnsw.Filter{Allow: allow}
 	}
+	if among != nil {
+		if filter == nil {
+			filter = &hnsw.Filter{Allow: among}
+		} else {
+			filter.Allow = intersectSorted(filter.Allow, among)
+		}
+	}
 	stats, err := c.index.SearchFiltered(queries, k, ef, threads, filter, outIDs, outDists)
 	if err != nil {
 		return stats, fmt.Errorf("collection: %w", err)
 	}
 	return stats, nil
+}
+
+// intersectSorted returns the ids of ascending (Select's order) that are
+// in among (any order), ascending and never nil.
+func intersectSorted(ascending, among []uint64) []uint64 {
+	in := make(map[uint64]struct{}, len(among))
+	for _, id := range among {
+		in[id] = struct{}{}
+	}
+	out := []uint64{}
+	for _, id := range ascending {
+		if _, ok := in[id]; ok {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // Documents returns the JSON document of each id (nil where the id is

@@ -7,20 +7,23 @@ import (
 	"net/http"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/text"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
 )
 
 // createRequest is the body of POST /collections.
 type createRequest struct {
-	Name           string  `json:"name"`
-	Dim            int     `json:"dim"`
-	Metric         string  `json:"metric"`
-	M              int     `json:"M"`
-	EfConstruction int     `json:"ef_construction"`
-	Quantization   *string `json:"quantization"`
-	Fsync          string  `json:"fsync"`
-	Seed           *uint64 `json:"seed"`
+	Name           string   `json:"name"`
+	Dim            int      `json:"dim"`
+	Metric         string   `json:"metric"`
+	M              int      `json:"M"`
+	EfConstruction int      `json:"ef_construction"`
+	Quantization   *string  `json:"quantization"`
+	Fsync          string   `json:"fsync"`
+	Seed           *uint64  `json:"seed"`
+	TextFields     []string `json:"text_fields"`
+	TextAnalyzer   string   `json:"text_analyzer"`
 }
 
 // describe is the answer of GET /collections/{name}: the keys of the
@@ -91,8 +94,11 @@ func (req *createRequest) options() (collection.Options, error) {
 		rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
+	if _, err := text.ParseAnalyzer(req.TextAnalyzer); err != nil {
+		return collection.Options{}, invalidf("text_analyzer: %v", err)
+	}
 	return collection.Options{Dim: req.Dim, Metric: mtr, M: req.M, EfConstruction: req.EfConstruction,
-		Quantization: q, Seed: seed, Fsync: fsync}, nil
+		Quantization: q, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}, nil
 }
 
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, _ params) error {

@@ -16,12 +16,15 @@
 //	GET    /health                              {"status": "ok", "collections": n}   (no auth)
 //	GET    /metrics                             Prometheus text format
 //	GET    /collections                         {"collections": [info, ...]}
-//	POST   /collections                         {name, dim, metric, M, ef_construction, quantization, fsync, seed} → 201 info
+//	POST   /collections                         {name, dim, metric, M, ef_construction, quantization, fsync, seed,
+//	                                             text_fields, text_analyzer} → 201 info
 //	GET    /collections/{name}                  info
 //	DELETE /collections/{name}                  {"dropped": name}
 //	POST   /collections/{name}/upsert           {ids: [u64], vectors: [[f32]], metadata: [doc|null]} → {"upserted": n}
 //	POST   /collections/{name}/query            {vector: [f32] | vectors: [[f32]], k, ef, filter, include, exact}
 //	                                            → {"results": [hit] | [[hit]], "stats": {plan, distance_computations, allowed, ef}}
+//	                                            {text, vector?, text_field, fusion, k1, b, k, ef, filter, include, exact}
+//	                                            → {"results": [texthit]}   (BM25, or hybrid with vector)
 //	POST   /collections/{name}/delete           {ids} | {filter} → {"deleted": n}
 //	POST   /collections/{name}/metadata         {ids, metadata} → {"updated": n}   (404 if an id is missing)
 //	POST   /collections/{name}/get              {ids, include} → {"points": [point]}   (missing ids left out)
@@ -32,6 +35,7 @@
 //	GET    /                                    the playground (and its files beside it)
 //
 //	hit   = {"id", "distance", "metadata", "vector"}   as include asks; default metadata+distances
+//	texthit = {"id", "score", "distance", "sources", "metadata", "vector"}
 //	point = {"id", "metadata", "vector"}               default metadata
 //	info  = the keys of strata.Collection.info() with "name" for "path": "count", "dim",
 //	        "metric", "M", "ef_construction", "quantization", "fsync", "seq",
@@ -42,6 +46,15 @@
 // of points, which makes the index's planner scan every allowed vector:
 // the exact k nearest (over the SQ8 codes for a quantized collection that
 // keeps no floats). Padding (fewer than k matches) is left out of results.
+//
+// A query with "text" runs collection.QueryText over the text index named
+// by text_field (needed only when there are several): BM25 alone, or, with
+// one "vector", hybrid, fused by "fusion": "rrf" (default) or {"alpha": a}.
+// k1 and b are BM25's parameters (default 1.2 and 0.75). A texthit's score
+// is BM25 or the fused score (higher is better), its distance is null where
+// the vector side did not find it, and sources is "vector", "text" or
+// "both". Text indexes are made at creation by text_fields (dotted paths,
+// analyzed by text_analyzer: "simple", "stop" or "english", the default).
 //
 // # Errors
 //

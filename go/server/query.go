@@ -25,6 +25,12 @@ type queryRequest struct {
 	// ef >= the number allowed). With SQ8 and no float copy kept, the scan
 	// compares codes, so "exact" is exact over the quantized vectors.
 	Exact bool `json:"exact"`
+	// The text side (textquery.go): a BM25 query, hybrid with Vector.
+	Text      *string         `json:"text"`
+	TextField string          `json:"text_field"`
+	Fusion    json.RawMessage `json:"fusion"`
+	K1        *float64        `json:"k1"`
+	B         *float64        `json:"b"`
 }
 
 const defaultK = 10
@@ -51,6 +57,16 @@ func (req *queryRequest) decode(body []byte) error {
 			return decodeField(key, value, &req.Include)
 		case "exact":
 			return decodeField(key, value, &req.Exact)
+		case "text":
+			return decodeField(key, value, &req.Text)
+		case "text_field":
+			return decodeField(key, value, &req.TextField)
+		case "fusion":
+			req.Fusion = value
+		case "k1":
+			return decodeField(key, value, &req.K1)
+		case "b":
+			return decodeField(key, value, &req.B)
 		default:
 			return badRequestf("unknown field %q", key)
 		}
@@ -82,6 +98,12 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	var req queryRequest
 	if err := req.decode(body); err != nil {
 		return err
+	}
+	if req.Text != nil {
+		return s.queryText(w, c, &req)
+	}
+	if req.Fusion != nil || req.K1 != nil || req.B != nil || req.TextField != "" {
+		return badRequestf("fusion, text_field, k1 and b belong to a text query: add \"text\"")
 	}
 	sc := queryPool.Get().(*queryScratch)
 	defer queryPool.Put(sc)

@@ -3,7 +3,10 @@
 // /. It holds flags, signals and wiring only; package server does the
 // work.
 //
-//	strata-server --data-dir DIR [--addr 127.0.0.1:8080] [--api-key KEY]
+//	strata-server --data-dir DIR [--addr 127.0.0.1:8080] [--api-key KEY] [--qdrant-addr 127.0.0.1:6333]
+//
+// --qdrant-addr (off by default) also serves Qdrant's REST API (package
+// qdrant) on its own listener, over the same collections and API key.
 //
 // SIGTERM or SIGINT stops accepting connections, lets in-flight requests
 // finish, checkpoints every collection and exits 0.
@@ -16,12 +19,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/strata-db/strata/go/server"
+	"github.com/strata-db/strata/go/server/qdrant"
 )
 
 func main() {
@@ -43,6 +48,7 @@ func run() error {
 	headerTimeout := fl.Duration("header-timeout", 5*time.Second, "longest time to read a request's headers")
 	readTimeout := fl.Duration("read-timeout", 30*time.Second, "longest time to read a request, body included")
 	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
+	qdrantAddr := fl.String("qdrant-addr", "", "also serve the Qdrant REST API on this address (off when empty)")
 	shutdownTimeout := fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	if err := fl.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -85,14 +91,35 @@ func run() error {
 		srv.Close()
 		return err
 	}
-	hs := srv.HTTPServer(server.Timeouts{ReadHeader: *headerTimeout, Read: *readTimeout, Write: *writeTimeout})
+	timeouts := server.Timeouts{ReadHeader: *headerTimeout, Read: *readTimeout, Write: *writeTimeout}
+	hs := srv.HTTPServer(timeouts)
+	var qs *http.Server
+	var qln net.Listener
+	if *qdrantAddr != "" {
+		qh, err := qdrant.New(qdrant.Config{Collections: srv, APIKey: *apiKey, MaxBodyBytes: *maxBody, Logger: log})
+		if err == nil {
+			qln, err = net.Listen("tcp", *qdrantAddr)
+		}
+		if err != nil {
+			ln.Close()
+			srv.Close()
+			return fmt.Errorf("--qdrant-addr: %w", err)
+		}
+		// The native server's timeouts and limits, with the Qdrant handler.
+		qs = srv.HTTPServer(timeouts)
+		qs.Handler = qh
+		log.Info("serving the Qdrant REST API", "addr", qln.Addr().String())
+	}
 	log.Info("listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "auth", *apiKey != "",
 		"collections", srv.Collections())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- hs.Serve(ln) }()
+	if qs != nil {
+		go func() { served <- qs.Serve(qln) }()
+	}
 	select {
 	case err := <-served:
 		srv.Close()
@@ -104,6 +131,9 @@ func run() error {
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
 	shutdownErr := hs.Shutdown(sctx)
+	if qs != nil {
+		shutdownErr = errors.Join(shutdownErr, qs.Shutdown(sctx))
+	}
 	if shutdownErr != nil {
 		log.Warn("in-flight requests did not finish in time", "error", shutdownErr)
 	}

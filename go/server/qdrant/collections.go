@@ -1,0 +1,230 @@
+package qdrant
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// Distances: Qdrant's name for each strata metric.
+var distances = map[string]metric.Metric{"Cosine": metric.Cosine, "Euclid": metric.L2, "Dot": metric.IP}
+
+func distanceName(m metric.Metric) string {
+	for name, mm := range distances {
+		if mm == m {
+			return name
+		}
+	}
+	return m.String()
+}
+
+type hnswConfig struct {
+	M                  *int            `json:"m"`
+	EfConstruct        *int            `json:"ef_construct"`
+	FullScanThreshold  json.RawMessage `json:"full_scan_threshold"`
+	MaxIndexingThreads json.RawMessage `json:"max_indexing_threads"`
+	OnDisk             json.RawMessage `json:"on_disk"`
+	PayloadM           json.RawMessage `json:"payload_m"`
+}
+
+type vectorParams struct {
+	Size               int             `json:"size"`
+	Distance           string          `json:"distance"`
+	HNSW               *hnswConfig     `json:"hnsw_config"`
+	QuantizationConfig json.RawMessage `json:"quantization_config"`
+	OnDisk             json.RawMessage `json:"on_disk"`
+	Datatype           *string         `json:"datatype"`
+	MultivectorConfig  json.RawMessage `json:"multivector_config"`
+}
+
+// createRequest is Qdrant's CreateCollection. Operational settings with no
+// bearing on answers (shards, WAL, optimizers, on_disk) are accepted and
+// ignored; settings that would change answers are refused by name.
+type createRequest struct {
+	Vectors                json.RawMessage `json:"vectors"`
+	ShardNumber            json.RawMessage `json:"shard_number"`
+	ShardingMethod         json.RawMessage `json:"sharding_method"`
+	ReplicationFactor      json.RawMessage `json:"replication_factor"`
+	WriteConsistencyFactor json.RawMessage `json:"write_consistency_factor"`
+	OnDiskPayload          json.RawMessage `json:"on_disk_payload"`
+	HNSW                   *hnswConfig     `json:"hnsw_config"`
+	WalConfig              json.RawMessage `json:"wal_config"`
+	OptimizersConfig       json.RawMessage `json:"optimizers_config"`
+	InitFrom               json.RawMessage `json:"init_from"`
+	QuantizationConfig     json.RawMessage `json:"quantization_config"`
+	SparseVectors          json.RawMessage `json:"sparse_vectors"`
+	StrictModeConfig       json.RawMessage `json:"strict_mode_config"`
+	Metadata               json.RawMessage `json:"metadata"`
+}
+
+func present(raw json.RawMessage) bool { return len(raw) != 0 && string(raw) != "null" }
+
+func (req *createRequest) options() (collection.Options, error) {
+	for name, raw := range map[string]json.RawMessage{"init_from": req.InitFrom, "sparse_vectors": req.SparseVectors} {
+		if present(raw) {
+			return collection.Options{}, unsupportedf("%s", name)
+		}
+	}
+	if !present(req.Vectors) {
+		return collection.Options{}, badRequestf("vectors: the vector parameters (size, distance) are required")
+	}
+	var vp vectorParams
+	if err := strictUnmarshal(req.Vectors, &vp); err != nil || vp.Size == 0 {
+		return collection.Options{}, unsupportedf("vectors: only one unnamed vector {size, distance, hnsw_config} per collection (named vectors are not supported)")
+	}
+	if vp.Size < 0 || vp.Size > 65536 {
+		return collection.Options{}, badRequestf("vectors.size must be in [1, 65536], got %d", vp.Size)
+	}
+	mtr, ok := distances[vp.Distance]
+	if !ok {
+		return collection.Options{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot)", vp.Distance)
+	}
+	if present(vp.MultivectorConfig) {
+		return collection.Options{}, unsupportedf("multivector_config")
+	}
+	if vp.Datatype != nil && *vp.Datatype != "float32" {
+		return collection.Options{}, unsupportedf("datatype %q (vectors are float32)", *vp.Datatype)
+	}
+	opts := collection.Options{Dim: vp.Size, Metric: mtr, Quantization: hnsw.QuantNone}
+	for _, hc := range []*hnswConfig{req.HNSW, vp.HNSW} { // the vector's own config wins
+		if hc == nil {
+			continue
+		}
+		if hc.M != nil {
+			if *hc.M < 2 || *hc.M > 256 {
+				return collection.Options{}, unsupportedf("hnsw_config.m = %d (strata takes 2..256)", *hc.M)
+			}
+			opts.M = *hc.M
+		}
+		if hc.EfConstruct != nil {
+			if *hc.EfConstruct < 1 || *hc.EfConstruct > 1<<20 {
+				return collection.Options{}, badRequestf("hnsw_config.ef_construct must be in [1, 2^20], got %d", *hc.EfConstruct)
+			}
+			opts.EfConstruction = *hc.EfConstruct
+		}
+	}
+	for _, raw := range []json.RawMessage{req.QuantizationConfig, vp.QuantizationConfig} {
+		if !present(raw) {
+			continue
+		}
+		var q struct {
+			Scalar *struct {
+				Type      string          `json:"type"`
+				Quantile  json.RawMessage `json:"quantile"`
+				AlwaysRAM json.RawMessage `json:"always_ram"`
+			} `json:"scalar"`
+		}
+		if err := strictUnmarshal(raw, &q); err != nil || q.Scalar == nil || q.Scalar.Type != "int8" {
+			return collection.Options{}, unsupportedf("quantization_config %s (only scalar int8, strata's sq8)", raw)
+		}
+		opts.Quantization = hnsw.QuantSQ8
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	opts.Seed = binary.LittleEndian.Uint64(b[:])
+	return opts, nil
+}
+
+func strictUnmarshal(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func (h *Handler) createCollection(r *http.Request) (any, error) {
+	var req createRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	opts, err := req.options()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.cfg.Collections.CreateCollection(r.PathValue("name"), opts); err != nil {
+		return nil, err
+	}
+	return true, nil
+}
+
+func (h *Handler) deleteCollection(r *http.Request) (any, error) {
+	if err := h.cfg.Collections.DropCollection(r.PathValue("name")); err != nil {
+		return nil, err
+	}
+	return true, nil
+}
+
+func (h *Handler) listCollections(*http.Request) (any, error) {
+	list := []map[string]string{}
+	for _, name := range h.cfg.Collections.Collections() {
+		list = append(list, map[string]string{"name": name})
+	}
+	return map[string]any{"collections": list}, nil
+}
+
+func (h *Handler) collectionExists(r *http.Request) (any, error) {
+	_, err := h.collection(r)
+	if err != nil && status(err) == http.StatusNotFound {
+		return map[string]bool{"exists": false}, nil
+	}
+	return map[string]bool{"exists": err == nil}, err
+}
+
+// getCollection answers Qdrant's CollectionInfo: the required fields
+// filled with strata's values where it has them and Qdrant's defaults
+// where the setting does not exist here (one segment, one shard).
+func (h *Handler) getCollection(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	in := c.Info()
+	opts := c.Options()
+	state := "green"
+	if in.Failed != "" {
+		state = "red"
+	}
+	var quantization any
+	if opts.Quantization == hnsw.QuantSQ8 {
+		quantization = map[string]any{"scalar": map[string]any{"type": "int8"}}
+	}
+	return map[string]any{
+		"status": state, "optimizer_status": "ok", "segments_count": 1,
+		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": map[string]any{},
+		"config": map[string]any{
+			"params": map[string]any{
+				"vectors":      map[string]any{"size": opts.Dim, "distance": distanceName(opts.Metric)},
+				"shard_number": 1, "replication_factor": 1, "write_consistency_factor": 1, "on_disk_payload": false,
+			},
+			"hnsw_config":         map[string]any{"m": in.M, "ef_construct": in.EfConstruction, "full_scan_threshold": 0},
+			"optimizer_config":    map[string]any{"deleted_threshold": 0.2, "vacuum_min_vector_number": 1000, "default_segment_number": 1, "flush_interval_sec": 0},
+			"wal_config":          map[string]any{"wal_capacity_mb": in.WALBytes >> 20, "wal_segments_ahead": 0},
+			"quantization_config": quantization,
+		},
+	}, nil
+}
+
+// createIndex accepts a payload index: strata indexes every payload field
+// already, so there is nothing to build.
+func (h *Handler) createIndex(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		FieldName   string          `json:"field_name"`
+		FieldSchema json.RawMessage `json:"field_schema"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if req.FieldName == "" {
+		return nil, badRequestf("field_name is required")
+	}
+	return updateResult(c), nil
+}

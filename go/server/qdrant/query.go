@@ -1,0 +1,270 @@
+package qdrant
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/metric"
+)
+
+type searchParams struct {
+	HnswEf       *int            `json:"hnsw_ef"`
+	Exact        bool            `json:"exact"`
+	Quantization json.RawMessage `json:"quantization"`
+	IndexedOnly  json.RawMessage `json:"indexed_only"`
+	Acorn        json.RawMessage `json:"acorn"`
+}
+
+// queryRequest is Qdrant's QueryRequest and, with Vector, SearchRequest.
+type queryRequest struct {
+	Query          json.RawMessage `json:"query"`
+	Vector         json.RawMessage `json:"vector"` // search API
+	Prefetch       json.RawMessage `json:"prefetch"`
+	Using          *string         `json:"using"`
+	Filter         json.RawMessage `json:"filter"`
+	Params         *searchParams   `json:"params"`
+	ScoreThreshold *float64        `json:"score_threshold"`
+	Limit          *int            `json:"limit"`
+	Offset         *int            `json:"offset"`
+	WithVector     json.RawMessage `json:"with_vector"`
+	WithPayload    json.RawMessage `json:"with_payload"`
+	LookupFrom     json.RawMessage `json:"lookup_from"`
+	ShardKey       json.RawMessage `json:"shard_key"`
+}
+
+// queryVector reads "query": a vector, or {"nearest": vector}; every other
+// form of Qdrant's universal query is refused by name.
+func queryVector(raw json.RawMessage, dim int) ([]float32, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == '[' {
+		return parseVector(raw, dim)
+	}
+	if raw[0] != '{' {
+		return nil, unsupportedf("query by point id %s (pass the vector)", truncate(string(raw)))
+	}
+	var q map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &q); err != nil {
+		return nil, badRequestf("query: %v", err)
+	}
+	for name := range q {
+		if name != "nearest" {
+			return nil, unsupportedf("query %q (only nearest-vector queries)", name)
+		}
+	}
+	nearest := bytes.TrimSpace(q["nearest"])
+	if len(nearest) > 0 && nearest[0] != '[' && nearest[0] != '{' {
+		return nil, unsupportedf("query by point id %s (pass the vector)", truncate(string(nearest)))
+	}
+	return parseVector(nearest, dim)
+}
+
+// search answers one query or search request.
+func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI bool) ([]record, error) {
+	for name, raw := range map[string]json.RawMessage{"prefetch": req.Prefetch, "lookup_from": req.LookupFrom} {
+		if present(raw) {
+			return nil, unsupportedf("%s", name)
+		}
+	}
+	if req.Using != nil && *req.Using != "" {
+		return nil, unsupportedf("using %q: collections hold one unnamed vector", *req.Using)
+	}
+	limit, offset := 10, 0
+	if req.Limit != nil {
+		limit = *req.Limit
+	}
+	if req.Offset != nil {
+		offset = *req.Offset
+	}
+	if limit < 0 || offset < 0 || limit+offset > h.cfg.MaxLimit {
+		return nil, badRequestf("limit and offset must be non-negative with limit+offset at most %d", h.cfg.MaxLimit)
+	}
+	sel, err := parsePayloadSelector(req.WithPayload, false)
+	if err != nil {
+		return nil, err
+	}
+	withVector, err := parseWithVector(req.WithVector, false)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compileFilter(req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	dim := c.Options().Dim
+	var vec []float32
+	switch {
+	case searchAPI:
+		raw := bytes.TrimSpace(req.Vector)
+		if len(raw) > 0 && raw[0] == '{' {
+			var named struct {
+				Name   string          `json:"name"`
+				Vector json.RawMessage `json:"vector"`
+			}
+			if err := strictUnmarshal(raw, &named); err != nil || named.Name != "" {
+				return nil, unsupportedf("named or sparse vectors: a collection holds one unnamed vector")
+			}
+			raw = named.Vector
+		}
+		vec, err = parseVector(raw, dim)
+	case present(req.Vector):
+		return nil, badRequestf("unknown field \"vector\" (the query API takes \"query\")")
+	case !present(req.Query):
+		return h.firstPoints(c, p, limit, offset, sel, withVector)
+	default:
+		vec, err = queryVector(req.Query, dim)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if limit == 0 {
+		return []record{}, nil
+	}
+	k := limit + offset
+	ef := 0
+	if req.Params != nil {
+		if req.Params.HnswEf != nil {
+			ef = max(*req.Params.HnswEf, k)
+		}
+		if req.Params.Exact {
+			ef = max(c.Len()+1, k)
+		}
+	}
+	f, among, err := p.forQuery(c)
+	if err != nil {
+		return nil, err
+	}
+	ids, dists := make([]int64, k), make([]float32, k)
+	if _, err := c.QueryAmong(vec, k, ef, f, among, 1, ids, dists); err != nil {
+		return nil, err
+	}
+	euclid := c.Options().Metric == metric.L2
+	var hitIDs []uint64
+	var scores []float64
+	for i := offset; i < k; i++ {
+		if ids[i] < 0 {
+			break
+		}
+		score := qdrantScore(dists[i], euclid)
+		if t := req.ScoreThreshold; t != nil && ((euclid && score > *t) || (!euclid && score < *t)) {
+			break // scores are in ranking order: the rest are beyond too
+		}
+		hitIDs, scores = append(hitIDs, uint64(ids[i])), append(scores, score)
+	}
+	return scoredRecords(c, hitIDs, scores, sel, withVector)
+}
+
+// qdrantScore is Qdrant's score for a strata distance: the similarity for
+// cosine (1 - cos) and dot (1 - dot), the (unsquared) distance for Euclid.
+func qdrantScore(d float32, euclid bool) float64 {
+	if euclid {
+		return math.Sqrt(math.Max(float64(d), 0))
+	}
+	return 1 - float64(d)
+}
+
+func scoredRecords(c *collection.Collection, ids []uint64, scores []float64, sel payloadSelector, withVector bool) ([]record, error) {
+	recs, err := records(c, ids, sel, withVector)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[uint64]float64, len(ids))
+	for i, id := range ids {
+		byID[id] = scores[i]
+	}
+	for i := range recs {
+		score := byID[recs[i].ID]
+		recs[i].Score, recs[i].Version = &score, new(uint64)
+	}
+	return recs, nil
+}
+
+// firstPoints answers a query without a vector: the matching points in
+// id order, score 0, as Qdrant does.
+func (h *Handler) firstPoints(c *collection.Collection, p *plan, limit, offset int, sel payloadSelector, withVector bool) ([]record, error) {
+	ids, err := p.ids(c)
+	if err != nil {
+		return nil, err
+	}
+	ids = ids[min(offset, len(ids)):]
+	ids = ids[:min(limit, len(ids))]
+	return scoredRecords(c, ids, make([]float64, len(ids)), sel, withVector)
+}
+
+func (h *Handler) query(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req queryRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	points, err := h.search1(c, &req, false)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"points": points}, nil
+}
+
+func (h *Handler) queryBatch(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		Searches []queryRequest `json:"searches"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, len(req.Searches))
+	for i := range req.Searches {
+		points, err := h.search1(c, &req.Searches[i], false)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = map[string]any{"points": points}
+	}
+	return out, nil
+}
+
+func (h *Handler) search(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req queryRequest
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if present(req.Query) {
+		return nil, badRequestf("unknown field \"query\" (the search API takes \"vector\")")
+	}
+	return h.search1(c, &req, true)
+}
+
+func (h *Handler) searchBatch(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		Searches []queryRequest `json:"searches"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	out := make([][]record, len(req.Searches))
+	for i := range req.Searches {
+		if present(req.Searches[i].Query) {
+			return nil, badRequestf("searches[%d]: unknown field \"query\" (the search API takes \"vector\")", i)
+		}
+		if out[i], err = h.search1(c, &req.Searches[i], true); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,215 @@
+package qdrant
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/strata-db/strata/go/collection"
+)
+
+type orderBy struct {
+	Key       string   `json:"key"`
+	Direction string   `json:"direction"`
+	StartFrom *float64 `json:"start_from"`
+}
+
+func (h *Handler) scroll(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		Offset      json.RawMessage `json:"offset"`
+		Limit       *int            `json:"limit"`
+		Filter      json.RawMessage `json:"filter"`
+		WithPayload json.RawMessage `json:"with_payload"`
+		WithVector  json.RawMessage `json:"with_vector"`
+		OrderBy     json.RawMessage `json:"order_by"`
+		ShardKey    json.RawMessage `json:"shard_key"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	limit := 10
+	if req.Limit != nil {
+		limit = *req.Limit
+	}
+	if limit < 0 || limit > h.cfg.MaxLimit {
+		return nil, badRequestf("limit must be in [0, %d], got %d", h.cfg.MaxLimit, limit)
+	}
+	sel, err := parsePayloadSelector(req.WithPayload, true)
+	if err != nil {
+		return nil, err
+	}
+	withVector, err := parseWithVector(req.WithVector, false)
+	if err != nil {
+		return nil, err
+	}
+	p, err := compileFilter(req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if present(req.OrderBy) {
+		if present(req.Offset) {
+			return nil, badRequestf("offset cannot be used with order_by (use order_by.start_from)")
+		}
+		var ob orderBy
+		raw := bytes.TrimSpace(req.OrderBy)
+		if raw[0] == '"' {
+			err = json.Unmarshal(raw, &ob.Key)
+		} else {
+			err = strictUnmarshal(raw, &ob)
+		}
+		if err != nil {
+			return nil, badRequestf("order_by: a key or {key, direction, start_from}: %v", err)
+		}
+		points, err := ordered(c, p, ob, limit, sel, withVector)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"points": points, "next_page_offset": nil}, nil
+	}
+	var from uint64
+	hasFrom := present(req.Offset)
+	if hasFrom {
+		if from, err = parseID(req.Offset); err != nil {
+			return nil, err
+		}
+	}
+	var ids []uint64
+	f, among, err := p.forQuery(c)
+	if err != nil {
+		return nil, err
+	}
+	if among == nil {
+		// offset is inclusive, ScanIDs' after exclusive.
+		ids = c.ScanIDs(f, from-1, hasFrom && from > 0, limit+1)
+	} else {
+		at, _ := slices.BinarySearch(among, from)
+		ids = among[at:min(at+limit+1, len(among))]
+	}
+	var next any
+	if len(ids) > limit {
+		next, ids = ids[limit], ids[:limit]
+	}
+	points, err := records(c, ids, sel, withVector)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"points": points, "next_page_offset": next}, nil
+}
+
+type orderedPoint struct {
+	id    uint64
+	value float64
+}
+
+// ordered answers a scroll with order_by: the matching points that hold
+// a number at the key, by that number (then by id), from start_from on.
+func ordered(c *collection.Collection, p *plan, ob orderBy, limit int, sel payloadSelector, withVector bool) ([]record, error) {
+	if err := checkKey(ob.Key, "order_by.key"); err != nil {
+		return nil, err
+	}
+	desc := false
+	switch ob.Direction {
+	case "", "asc":
+	case "desc":
+		desc = true
+	default:
+		return nil, badRequestf("order_by.direction must be \"asc\" or \"desc\", got %q", ob.Direction)
+	}
+	ids, err := p.ids(c)
+	if err != nil {
+		return nil, err
+	}
+	signed := make([]int64, len(ids))
+	for i, id := range ids {
+		signed[i] = int64(id)
+	}
+	var pts []orderedPoint
+	for i, raw := range c.Documents(signed) {
+		if raw == nil {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var doc any
+		if err := dec.Decode(&doc); err != nil {
+			return nil, err
+		}
+		v, ok := valueAt(doc, ob.Key)
+		if !ok {
+			continue
+		}
+		if isList(v) {
+			return nil, unsupportedf("order_by over a list value (point %d, key %q)", ids[i], ob.Key)
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			continue // not a number: not in Qdrant's numeric index either
+		}
+		x, err := n.Float64()
+		if err != nil {
+			continue
+		}
+		if s := ob.StartFrom; s != nil && ((!desc && x < *s) || (desc && x > *s)) {
+			continue
+		}
+		pts = append(pts, orderedPoint{ids[i], x})
+	}
+	slices.SortFunc(pts, func(a, b orderedPoint) int {
+		if a.value != b.value {
+			if (a.value < b.value) != desc {
+				return -1
+			}
+			return 1
+		}
+		if a.id < b.id {
+			return -1
+		}
+		return 1
+	})
+	pts = pts[:min(limit, len(pts))]
+	out := make([]record, 0, len(pts))
+	for _, pt := range pts {
+		recs, err := records(c, []uint64{pt.id}, sel, withVector)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			v := pt.value
+			rec.OrderValue = &v
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+func (h *Handler) count(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		Filter   json.RawMessage `json:"filter"`
+		Exact    *bool           `json:"exact"`
+		ShardKey json.RawMessage `json:"shard_key"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	p, err := compileFilter(req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	f, among, err := p.forQuery(c)
+	if err != nil {
+		return nil, err
+	}
+	if among != nil {
+		return map[string]int{"count": len(among)}, nil
+	}
+	return map[string]int{"count": c.Count(f)}, nil
+}

@@ -1,0 +1,394 @@
+"""The real qdrant-client against strata-server --qdrant-addr, compared with strata.Collection."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+import warnings
+
+import numpy as np
+import pytest
+from server_process import BINARY, free_port, running_server
+
+import strata
+
+qdrant_client = pytest.importorskip("qdrant_client")
+from qdrant_client import QdrantClient  # noqa: E402
+from qdrant_client import models as m  # noqa: E402
+from qdrant_client.http.exceptions import UnexpectedResponse  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not BINARY.is_file(), reason="strata-server binary not in the package"
+)
+
+DIM = 8
+N = 400
+METRICS = {"cosine": m.Distance.COSINE, "l2": m.Distance.EUCLID, "ip": m.Distance.DOT}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    data = tmp_path_factory.mktemp("qdrant") / "data"
+    with running_server(data, "--qdrant-addr", f"127.0.0.1:{port}") as srv:
+        srv.qdrant_url = f"http://127.0.0.1:{port}"
+        yield srv
+
+
+@pytest.fixture
+def client(server):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the version check must pass quietly
+        c = QdrantClient(url=server.qdrant_url, timeout=30)
+    yield c
+    c.close()
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(N, DIM)).astype(np.float32)
+    payloads = [
+        {
+            "i": i,
+            "group": ["a", "b", "c"][i % 3],
+            "tags": [f"t{i % 5}", f"t{i % 7}"],
+            "nested": {"score": i % 10},
+            "opt": None if i % 4 == 0 else i,
+            "text": f"doc number {i}",
+        }
+        for i in range(N)
+    ]
+    return vectors, payloads
+
+
+def _exact_scores(vectors, query, metric):
+    if metric == "cosine":
+        v = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        return v @ (query / np.linalg.norm(query))
+    if metric == "ip":
+        return vectors @ query
+    return np.sqrt(((vectors - query) ** 2).sum(axis=1))
+
+
+def _create(client, name, metric, tmp_path, vectors, payloads, batch=False):
+    client.create_collection(
+        name,
+        vectors_config=m.VectorParams(
+            size=DIM, distance=METRICS[metric], hnsw_config=m.HnswConfigDiff(m=12, ef_construct=80)
+        ),
+    )
+    if batch:
+        client.upsert(
+            name,
+            points=m.Batch(ids=list(range(N)), vectors=vectors.tolist(), payloads=payloads),
+            wait=True,
+        )
+    else:
+        points = [
+            m.PointStruct(id=i, vector=vectors[i].tolist(), payload=payloads[i]) for i in range(N)
+        ]
+        client.upsert(name, points=points, wait=True)
+    embedded = strata.Collection.create(
+        tmp_path / name, dim=DIM, metric=metric, M=12, ef_construction=80, seed=1
+    )
+    embedded.upsert(np.arange(N), vectors, metadata=payloads)
+    return embedded
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2", "ip"])
+def test_collection_calls_and_scores_match_qdrant_semantics(client, tmp_path, metric):
+    vectors, payloads = _data(1)
+    name = f"c_{metric}"
+    assert not client.collection_exists(name)
+    embedded = _create(client, name, metric, tmp_path, vectors, payloads, batch=metric == "l2")
+    assert client.collection_exists(name)
+    assert name in [c.name for c in client.get_collections().collections]
+    info = client.get_collection(name)
+    assert info.points_count == N and info.status == m.CollectionStatus.GREEN
+    assert info.config.params.vectors.size == DIM
+    assert info.config.params.vectors.distance == METRICS[metric]
+    assert (info.config.hnsw_config.m, info.config.hnsw_config.ef_construct) == (12, 80)
+
+    query = np.random.default_rng(9).normal(size=DIM).astype(np.float32)
+    exact = _exact_scores(vectors, query, metric)
+    order = np.argsort(exact) if metric == "l2" else np.argsort(-exact)
+    res = client.query_points(
+        name,
+        query=query.tolist(),
+        limit=10,
+        with_payload=True,
+        with_vectors=True,
+        search_params=m.SearchParams(exact=True),
+    ).points
+    assert [p.id for p in res] == order[:10].tolist()
+    np.testing.assert_allclose([p.score for p in res], exact[order[:10]], rtol=1e-4, atol=1e-5)
+    assert res[0].payload == payloads[res[0].id]
+    stored = vectors[res[0].id]
+    if metric == "cosine":
+        stored = stored / np.linalg.norm(stored)
+    np.testing.assert_allclose(res[0].vector, stored, rtol=1e-5)
+
+    # The same query on the embedded collection: the same ids.
+    emb = embedded.query(query, k=10, ef=N + 1)
+    assert emb.ids[0].tolist() == [p.id for p in res]
+
+    # offset, hnsw_ef, score_threshold.
+    paged = client.query_points(
+        name, query=query.tolist(), limit=5, offset=5, search_params=m.SearchParams(hnsw_ef=400)
+    ).points
+    assert [p.id for p in paged] == order[5:10].tolist()
+    threshold = float(exact[order[6]])
+    cut = client.query_points(
+        name,
+        query=query.tolist(),
+        limit=20,
+        score_threshold=threshold,
+        search_params=m.SearchParams(exact=True),
+    ).points
+    assert [p.id for p in cut] == order[:7].tolist()
+
+    # query_batch_points with filters, against the embedded collection.
+    flt = m.Filter(
+        must=[m.FieldCondition(key="group", match=m.MatchValue(value="b"))],
+        must_not=[m.FieldCondition(key="nested.score", range=m.Range(gte=7))],
+    )
+    batch = client.query_batch_points(
+        name,
+        requests=[
+            m.QueryRequest(query=query.tolist(), limit=4, params=m.SearchParams(exact=True)),
+            m.QueryRequest(
+                query=vectors[3].tolist(), limit=6, filter=flt, params=m.SearchParams(exact=True)
+            ),
+        ],
+    )
+    assert [p.id for p in batch[0].points] == order[:4].tolist()
+    where = {"group": "b", "$nor": [{"nested.score": {"$gte": 7}}]}
+    want = embedded.query(vectors[3], k=6, where=where, ef=N + 1).ids[0].tolist()
+    assert [p.id for p in batch[1].points] == want
+    embedded.close()
+    client.delete_collection(name)
+    assert not client.collection_exists(name)
+
+
+FILTERS = [
+    (
+        m.Filter(must=[m.FieldCondition(key="i", range=m.Range(gt=10, lte=50))]),
+        lambda p: 10 < p["i"] <= 50,
+    ),
+    (
+        m.Filter(
+            should=[
+                m.FieldCondition(key="group", match=m.MatchValue(value="a")),
+                m.FieldCondition(key="tags", match=m.MatchAny(any=["t3"])),
+            ]
+        ),
+        lambda p: p["group"] == "a" or "t3" in p["tags"],
+    ),
+    (
+        m.Filter(
+            must_not=[m.FieldCondition(key="tags", match=m.MatchExcept(**{"except": ["t1", "t2"]}))]
+        ),
+        lambda p: all(t in ("t1", "t2") for t in p["tags"]),
+    ),
+    (m.Filter(must=[m.FieldCondition(key="tags", range=m.Range(gte=1, lte=2))]), lambda p: False),
+    (
+        m.Filter(
+            must=[
+                m.HasIdCondition(has_id=[1, 5, 9, 2000]),
+                m.FieldCondition(key="group", match=m.MatchValue(value="c")),
+            ]
+        ),
+        lambda p: p["i"] in (1, 5, 9) and p["group"] == "c",
+    ),
+    (
+        m.Filter(
+            should=[
+                m.HasIdCondition(has_id=[7]),
+                m.IsNullCondition(is_null=m.PayloadField(key="opt")),
+            ]
+        ),
+        lambda p: p["i"] == 7 or p["opt"] is None,
+    ),
+    (
+        m.Filter(
+            must=[m.IsEmptyCondition(is_empty=m.PayloadField(key="missing"))],
+            must_not=[m.IsEmptyCondition(is_empty=m.PayloadField(key="opt"))],
+        ),
+        lambda p: p["opt"] is not None,
+    ),
+    (
+        m.Filter(
+            must=[m.FieldCondition(key="tags", values_count=m.ValuesCount(gte=2))],
+            min_should=m.MinShould(
+                min_count=2,
+                conditions=[
+                    m.FieldCondition(key="group", match=m.MatchValue(value="a")),
+                    m.FieldCondition(key="nested.score", range=m.Range(lt=5)),
+                    m.FieldCondition(key="i", range=m.Range(gte=200)),
+                ],
+            ),
+        ),
+        lambda p: sum([p["group"] == "a", p["nested"]["score"] < 5, p["i"] >= 200]) >= 2,
+    ),
+    (
+        m.Filter(must=[m.FieldCondition(key="text", match=m.MatchText(text="Number 12"))]),
+        lambda p: p["i"] == 12,
+    ),
+    (
+        m.Filter(must=[m.Filter(must_not=[m.HasIdCondition(has_id=list(range(100)))])]),
+        lambda p: p["i"] >= 100,
+    ),
+]
+
+
+def test_filters_scroll_count_and_search_agree_with_a_python_model(client, tmp_path):
+    vectors, payloads = _data(2)
+    embedded = _create(client, "filters", "l2", tmp_path, vectors, payloads)
+    query = vectors[17]
+    exact = _exact_scores(vectors, query, "l2")
+    for flt, model in FILTERS:
+        want = sorted(i for i in range(N) if model(payloads[i]))
+        assert client.count("filters", count_filter=flt, exact=True).count == len(want), flt
+        got, offset = [], None
+        while True:
+            page, offset = client.scroll("filters", scroll_filter=flt, limit=37, offset=offset)
+            got += [p.id for p in page]
+            if offset is None:
+                break
+        assert got == want, flt
+        res = client.query_points(
+            "filters",
+            query=query.tolist(),
+            query_filter=flt,
+            limit=8,
+            search_params=m.SearchParams(exact=True),
+        ).points
+        best = sorted(want, key=lambda i: (exact[i], i))[:8]
+        assert sorted(p.id for p in res) == sorted(best), flt
+    # A filter that maps onto strata's directly: the embedded collection agrees.
+    where = {"$or": [{"group": "a"}, {"tags": {"$in": ["t3"]}}]}
+    assert client.count("filters", count_filter=FILTERS[1][0]).count == embedded.count(where)
+    embedded.close()
+
+
+def test_retrieve_scroll_order_and_payload_updates(client, tmp_path):
+    vectors, payloads = _data(3)
+    embedded = _create(client, "edits", "cosine", tmp_path, vectors, payloads)
+    got = client.retrieve("edits", ids=[5, 3, 100000], with_vectors=True)
+    assert [r.id for r in got] == [5, 3] and got[0].payload == payloads[5]
+    emb = embedded.get([5, 3], include_vectors=True)
+    np.testing.assert_allclose([r.vector for r in got], emb.vectors, rtol=1e-6)
+    page, _ = client.scroll(
+        "edits", limit=5, order_by=m.OrderBy(key="nested.score", direction="desc")
+    )
+    assert [p.order_value for p in page] == [9] * 5
+    assert [p.id for p in page] == [9, 19, 29, 39, 49]
+    page, _ = client.scroll("edits", limit=3, order_by=m.OrderBy(key="i", start_from=390))
+    assert [p.id for p in page] == [390, 391, 392]
+
+    client.set_payload("edits", payload={"flag": True, "i": -1}, points=[1, 2])
+    client.overwrite_payload(
+        "edits", payload={"only": 1}, points=m.Filter(must=[m.HasIdCondition(has_id=[3])])
+    )
+    client.delete_payload("edits", keys=["tags", "flag"], points=[2])
+    embedded.update_metadata(
+        [1, 2, 3],
+        [
+            {**payloads[1], "flag": True, "i": -1},
+            {k: v for k, v in payloads[2].items() if k != "tags"} | {"i": -1},
+            {"only": 1},
+        ],
+    )
+    remote = {r.id: r.payload for r in client.retrieve("edits", ids=[1, 2, 3])}
+    assert remote == dict(zip([1, 2, 3], embedded.get([1, 2, 3]).metadata, strict=True))
+    client.create_payload_index("edits", field_name="group", field_schema="keyword")
+
+    client.delete("edits", points_selector=m.PointIdsList(points=[1, 2]))
+    client.delete(
+        "edits",
+        points_selector=m.FilterSelector(
+            filter=m.Filter(must=[m.FieldCondition(key="group", match=m.MatchValue(value="a"))])
+        ),
+    )
+    embedded.delete([1, 2])
+    embedded.delete(where={"group": "a"})
+    assert (
+        client.count("edits").count
+        == len(embedded)
+        == N - 2 - sum(1 for i in range(N) if i % 3 == 0 and i not in (1, 2, 3))
+    )  # 3 lost its group
+    embedded.close()
+
+
+def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
+    client.create_collection("refuse", vectors_config=m.VectorParams(size=3, distance="Cosine"))
+    client.upsert("refuse", points=[m.PointStruct(id=1, vector=[1, 2, 3], payload={"a": 1})])
+    cases = {
+        "UUID": lambda: client.upsert(
+            "refuse",
+            points=[m.PointStruct(id="5c56c793-69f3-4fbf-87e6-c4bf54c28c26", vector=[1, 2, 3])],
+        ),
+        "lists may only hold scalars": lambda: client.upsert(
+            "refuse", points=[m.PointStruct(id=2, vector=[1, 2, 3], payload={"l": [{"x": 1}]})]
+        ),
+        "geo_radius": lambda: client.query_points(
+            "refuse",
+            query=[1, 2, 3],
+            query_filter=m.Filter(
+                must=[
+                    m.FieldCondition(
+                        key="g", geo_radius=m.GeoRadius(center=m.GeoPoint(lon=1, lat=2), radius=3)
+                    )
+                ]
+            ),
+        ),
+        "nested": lambda: client.count(
+            "refuse",
+            count_filter=m.Filter(
+                must=[m.NestedCondition(nested=m.Nested(key="n", filter=m.Filter()))]
+            ),
+        ),
+        "Manhattan": lambda: client.create_collection(
+            "man", vectors_config=m.VectorParams(size=3, distance="Manhattan")
+        ),
+        "named": lambda: client.create_collection(
+            "named", vectors_config={"img": m.VectorParams(size=3, distance="Dot")}
+        ),
+        "point id": lambda: client.query_points("refuse", query=1),
+        "prefetch": lambda: client.query_points(
+            "refuse", query=[1, 2, 3], prefetch=m.Prefetch(query=[1, 2, 3])
+        ),
+        "datetime": lambda: client.count(
+            "refuse",
+            count_filter=m.Filter(
+                must=[m.FieldCondition(key="a", range=m.DatetimeRange(gte="2024-01-01T00:00:00Z"))]
+            ),
+        ),
+    }
+    for needle, call in cases.items():
+        with pytest.raises(UnexpectedResponse) as info:
+            call()
+        assert info.value.status_code == 400, needle
+        body = json.loads(info.value.content)
+        assert needle in body["status"]["error"], (needle, body)
+    with pytest.raises(UnexpectedResponse) as info:
+        client.get_collection("nope")
+    assert info.value.status_code == 404
+    assert client.count("refuse").count == 1
+
+
+def test_version_route_and_api_key(tmp_path):
+    port = free_port()
+    key_env = {"STRATA_API_KEY": "s3cret"}
+    with running_server(tmp_path / "d", "--qdrant-addr", f"127.0.0.1:{port}", env=key_env):
+        url = f"http://127.0.0.1:{port}"
+        request = urllib.request.Request(url + "/", headers={"api-key": "s3cret"})
+        with urllib.request.urlopen(request) as r:
+            assert json.loads(r.read())["title"] == "qdrant - vector search engine"
+        with pytest.raises(UnexpectedResponse) as info:
+            QdrantClient(url=url, api_key="wrong", check_compatibility=False).get_collections()
+        assert info.value.status_code == 401
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # api_key over plain http warns
+            good = QdrantClient(url=url, api_key="s3cret", check_compatibility=False)
+        assert good.get_collections().collections == []
