@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs every fuzz target of the storage formats for a fixed number of
+# Runs every fuzz target (storage formats, filters, the server's request
+# reader, the text analyzer) for a fixed number of
 # executions each: ./go/collection/crashtest/fuzzall.sh [COUNT] (default 50000).
 # Targets whose single execution builds and checks a whole index file run a
 # tenth of COUNT (SLOW_DIVISOR), so that the CI tier stays within minutes.
@@ -17,7 +18,9 @@ for target in \
 	./go/collection/snapshot:FuzzDecodeManifest \
 	./go/collection/snapshot:FuzzReadMetadata \
 	./go/indexfile:FuzzRead \
-	./go/hnsw:FuzzLoadValidSections
+	./go/hnsw:FuzzLoadValidSections \
+	./go/server:FuzzDecodeRequest \
+	./go/collection/text:FuzzAnalyzer
 do
 	pkg="${target%%:*}" name="${target##*:}"
 	n="$count"

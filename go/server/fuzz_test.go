@@ -1,0 +1,53 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+// FuzzDecodeRequest feeds arbitrary bodies to the hand-written request
+// readers (eachField, queryRequest.decode, parseVector, parseVectors,
+// parseIDs): they must never panic, and whatever they accept must agree
+// with encoding/json on the same bytes.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"vector": [1, 2.5, -3e-2], "k": 3, "ef": 16}`,
+		`{"vectors": [[1, 2], [3, 4]], "k": 1, "filter": {"a": {"$gt": 1}}}`,
+		`{"ids": [1, 2, 9007199254740993], "vectors": [[0, 0]]}`,
+		`{"vector": [1e39]}`, `{"vector": ["NaN"]}`, `{"vector": [1,]}`, `{"k": -1}`,
+		`{"vector": [1, 2`, `[]`, `{"a": "\u00e9\ud800"}`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req queryRequest
+		_ = req.decode(body)
+		_ = eachField(body, func(key string, value []byte) error {
+			if vec, err := parseVector(nil, value, key); err == nil {
+				var ref []float64
+				if json.Unmarshal(value, &ref) != nil || len(ref) != len(vec) {
+					t.Fatalf("parseVector accepted %q as %v; encoding/json disagrees", value, vec)
+				}
+				for i := range vec {
+					if math.IsNaN(float64(vec[i])) || math.IsInf(float64(vec[i]), 0) {
+						t.Fatalf("parseVector accepted a non-finite value from %q", value)
+					}
+				}
+			}
+			_, _, _ = parseVectors(nil, value, 2, key)
+			if ids, err := parseIDs(nil, value, key); err == nil {
+				var ref []uint64
+				if json.Unmarshal(value, &ref) != nil || len(ref) != len(ids) {
+					t.Fatalf("parseIDs accepted %q as %v; encoding/json disagrees", value, ids)
+				}
+				for i := range ids {
+					if ids[i] != ref[i] {
+						t.Fatalf("parseIDs read %d where encoding/json reads %d in %q", ids[i], ref[i], value)
+					}
+				}
+			}
+			return nil
+		})
+	})
+}
