@@ -304,7 +304,11 @@ func (x *Index) forceConnect(g *graph, s *searcher, from, to uint32) {
 		}
 		cands = append(cands[:evict], cands[evict+1:]...)
 	}
-	cands = append(cands, candidate{s.pairDist(g, x.l2, from, to), to})
+	// to goes first: if replaceLinks must give up a new link to keep a
+	// neighbour reachable, it gives up the farthest new one, so this last.
+	cands = append(cands, candidate{})
+	copy(cands[1:], cands)
+	cands[0] = candidate{s.pairDist(g, x.l2, from, to), to}
 	s.pruned = cands
 	x.replaceLinks(g, s, links, 0, cands)
 }
@@ -312,42 +316,85 @@ func (x *Index) forceConnect(g *graph, s *searcher, from, to uint32) {
 // replaceLinks publishes sel as the neighbour list links (held under its
 // node's lock). At level 0 it keeps in-degrees current and refuses to strand
 // a node: a dropped neighbour whose only in-link this was is kept, taking a
-// free slot or the place of the farthest kept neighbour that has other
-// in-links.
+// free slot, the place of the farthest kept neighbour that has other
+// in-links, or that of the farthest new link. If every neighbour depends on
+// this list, the list stays as it was.
+//
+// Dropping a neighbour releases one of its in-links with a compare-and-swap
+// that refuses to take the last one (releaseInLink): two insertions pruning
+// the same node from two different lists at once (under two different node
+// locks) could otherwise both see "it has another in-link" and strand it,
+// which the crash soak caught as an unreachable node.
 func (x *Index) replaceLinks(g *graph, s *searcher, links []uint32, level int, sel []candidate) {
 	old := links[1 : 1+int(links[0])]
 	if level == 0 {
 		sel = append(s.final[:0], sel...) // edited below; the caller's list stays intact
-		s.final = sel
 		limit := g.maxLinks(0)
+		dropped := s.dropped[:0]
 		for _, nb := range old {
-			if containsNode(sel, nb) || atomic.LoadInt32(&g.inDegree[nb]) > 1 {
+			if containsNode(sel, nb) {
+				continue
+			}
+			if releaseInLink(g, nb) {
+				dropped = append(dropped, nb)
 				continue
 			}
 			if len(sel) < limit {
 				sel = append(sel, candidate{node: nb})
-				s.final = sel
 				continue
 			}
-			for j := len(sel) - 1; j >= 0; j-- {
-				if atomic.LoadInt32(&g.inDegree[sel[j].node]) > 1 {
-					sel[j] = candidate{node: nb}
+			j := -1
+			for k := len(sel) - 1; k >= 0; k-- {
+				if containsLink(old, sel[k].node) && releaseInLink(g, sel[k].node) {
+					dropped, j = append(dropped, sel[k].node), k
 					break
 				}
 			}
+			if j < 0 {
+				j = farthestNew(sel, old)
+			}
+			if j < 0 {
+				for _, d := range dropped {
+					atomic.AddInt32(&g.inDegree[d], 1)
+				}
+				s.final, s.dropped = sel, dropped
+				return
+			}
+			sel[j] = candidate{node: nb}
 		}
+		s.final, s.dropped = sel, dropped
 		for _, c := range sel {
 			if !containsLink(old, c.node) {
 				atomic.AddInt32(&g.inDegree[c.node], 1)
 			}
 		}
-		for _, nb := range old {
-			if !containsNode(sel, nb) {
-				atomic.AddInt32(&g.inDegree[nb], -1)
-			}
-		}
 	}
 	writeLinks(links, sel)
+}
+
+// releaseInLink takes one in-link away from node unless it is the last.
+func releaseInLink(g *graph, node uint32) bool {
+	p := &g.inDegree[node]
+	for {
+		v := atomic.LoadInt32(p)
+		if v <= 1 {
+			return false
+		}
+		if atomic.CompareAndSwapInt32(p, v, v-1) {
+			return true
+		}
+	}
+}
+
+// farthestNew returns the last entry of sel that is not in old (dropping it
+// costs nobody an in-link), or -1.
+func farthestNew(sel []candidate, old []uint32) int {
+	for j := len(sel) - 1; j >= 0; j-- {
+		if !containsLink(old, sel[j].node) {
+			return j
+		}
+	}
+	return -1
 }
 
 func containsLink(links []uint32, node uint32) bool {

@@ -18,6 +18,7 @@ type searcher struct {
 	selected []candidate
 	chosen   []candidate // neighbours picked for the node being inserted
 	final    []candidate // a neighbour list being published
+	dropped  []uint32    // neighbours whose in-link replaceLinks released
 	pending  []uint32    // unvisited neighbours of the node being expanded
 	next     [1]uint32   // the candidate whose links are being prefetched
 	ndis     int64       // distance computations since the searcher was taken
