@@ -73,8 +73,12 @@ func (c *Collection) checkpoint() error {
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint cleanup: %w", err))
 	}
+	took := time.Since(began)
 	c.stats.Checkpoints.Add(1)
-	c.stats.CheckpointNanos.Add(int64(time.Since(began)))
+	c.stats.CheckpointNanos.Add(int64(took))
+	if o := c.tuning.Observer; o != nil {
+		o.Checkpoint(took)
+	}
 	return nil
 }
 

@@ -170,14 +170,21 @@ func (c *Collection) logGroup(group []*request) error {
 	}
 	c.stats.Groups.Add(1)
 	c.stats.Records.Add(int64(len(group)))
+	if o := c.tuning.Observer; o != nil {
+		o.Group(len(group))
+	}
 	return nil
 }
 
 func (c *Collection) syncLocked() error {
 	began := time.Now()
 	err := c.log.Sync()
+	took := time.Since(began)
 	c.stats.Syncs.Add(1)
-	c.stats.SyncNanos.Add(int64(time.Since(began)))
+	c.stats.SyncNanos.Add(int64(took))
+	if o := c.tuning.Observer; o != nil {
+		o.Fsync(took)
+	}
 	return err
 }
 

@@ -82,6 +82,18 @@ type Tuning struct {
 	Repair bool
 	// Threads bounds the goroutines of index builds; 0 uses every core.
 	Threads int
+	// Observer, if not nil, is told how long each fsync and checkpoint took
+	// and how many writes each group commit carried (for metrics).
+	Observer Observer
+}
+
+// Observer receives measurements of the write path. Its methods are called
+// from the collection's own goroutines, once per fsync, group or
+// checkpoint (never per row), and must not block.
+type Observer interface {
+	Fsync(d time.Duration)
+	Group(writes int)
+	Checkpoint(d time.Duration)
 }
 
 const (

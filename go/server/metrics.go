@@ -13,24 +13,66 @@ import (
 
 // metrics are the server's Prometheus series. Request series are labelled
 // by route pattern ("/collections/{name}/query"), never by raw path, so
-// their number stays fixed. Collection series are read from
-// collection.Info at scrape time; the engine counts fsyncs, checkpoints and
-// group commits as running totals, so those are exported as summaries
-// without quantiles (_count and _sum: rate(_sum)/rate(_count) is the mean).
+// their number stays fixed. Gauges of each collection are read from
+// collection.Info at scrape time; fsync and checkpoint durations and
+// group-commit sizes are histograms fed by each collection's
+// collection.Observer as they happen.
 type metrics struct {
 	registry *prometheus.Registry
 	handler  http.Handler
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	engine   *engineMetrics
 }
 
-func newMetrics(registry *prometheus.Registry, reg *registry) (*metrics, error) {
+// engineMetrics are the write-path histograms, labelled by collection.
+// They exist before any collection is opened, so that the registry can
+// hand each collection its observer.
+type engineMetrics struct {
+	fsync      *prometheus.HistogramVec
+	checkpoint *prometheus.HistogramVec
+	group      *prometheus.HistogramVec
+}
+
+func newEngineMetrics() *engineMetrics {
+	return &engineMetrics{
+		fsync: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "strata_wal_fsync_duration_seconds",
+			Help:    "Duration of each fsync of a collection's write-ahead log.",
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .5},
+		}, []string{"collection"}),
+		checkpoint: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "strata_checkpoint_duration_seconds",
+			Help:    "Duration of each checkpoint (snapshot written, CURRENT switched, log trimmed).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"collection"}),
+		group: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "strata_group_commit_writes",
+			Help:    "Writes carried by each group commit (one log append and at most one fsync).",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 1024},
+		}, []string{"collection"}),
+	}
+}
+
+// observer returns the collection.Observer of the collection named name.
+func (e *engineMetrics) observer(name string) collection.Observer {
+	return &collectionObserver{fsync: e.fsync.WithLabelValues(name),
+		checkpoint: e.checkpoint.WithLabelValues(name), group: e.group.WithLabelValues(name)}
+}
+
+type collectionObserver struct{ fsync, checkpoint, group prometheus.Observer }
+
+func (o *collectionObserver) Fsync(d time.Duration)      { o.fsync.Observe(d.Seconds()) }
+func (o *collectionObserver) Checkpoint(d time.Duration) { o.checkpoint.Observe(d.Seconds()) }
+func (o *collectionObserver) Group(writes int)           { o.group.Observe(float64(writes)) }
+
+func newMetrics(registry *prometheus.Registry, reg *registry, engine *engineMetrics) (*metrics, error) {
 	if registry == nil {
 		registry = prometheus.NewRegistry()
 		registry.MustRegister(collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	m := &metrics{registry: registry,
+	m := &metrics{registry: registry, engine: engine,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_http_requests_total",
 			Help: "HTTP requests answered, by method, route pattern and status code.",
@@ -41,7 +83,8 @@ func newMetrics(registry *prometheus.Registry, reg *registry) (*metrics, error) 
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"method", "route", "status"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, &collectionCollector{reg: reg}} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, &collectionCollector{reg: reg},
+		engine.fsync, engine.checkpoint, engine.group} {
 		if err := registry.Register(c); err != nil {
 			return nil, err
 		}
@@ -97,12 +140,6 @@ var (
 		"Bytes in the collection's write-ahead log since its last checkpoint.", []string{"collection"}, nil)
 	descTombstones = prometheus.NewDesc("strata_collection_tombstones",
 		"Deleted index slots not yet reused.", []string{"collection"}, nil)
-	descFsync = prometheus.NewDesc("strata_wal_fsync_duration_seconds",
-		"Time spent in fsyncs of the write-ahead log since the collection was opened.", []string{"collection"}, nil)
-	descCheckpoint = prometheus.NewDesc("strata_checkpoint_duration_seconds",
-		"Time spent in checkpoints since the collection was opened.", []string{"collection"}, nil)
-	descGroup = prometheus.NewDesc("strata_group_commit_records",
-		"Writes per group commit (count: groups, sum: writes) since the collection was opened.", []string{"collection"}, nil)
 	descFailed = prometheus.NewDesc("strata_collection_failed",
 		"1 if the collection refuses writes after an I/O failure.", []string{"collection"}, nil)
 )
@@ -111,7 +148,7 @@ var (
 type collectionCollector struct{ reg *registry }
 
 func (cc *collectionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descFsync, descCheckpoint, descGroup, descFailed} {
+	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descFailed} {
 		ch <- d
 	}
 }
@@ -127,8 +164,5 @@ func (cc *collectionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descWAL, prometheus.GaugeValue, float64(in.WALBytes), name)
 		ch <- prometheus.MustNewConstMetric(descTombstones, prometheus.GaugeValue, float64(in.Tombstones), name)
 		ch <- prometheus.MustNewConstMetric(descFailed, prometheus.GaugeValue, failed, name)
-		ch <- prometheus.MustNewConstSummary(descFsync, uint64(in.Syncs), in.SyncSeconds, nil, name)
-		ch <- prometheus.MustNewConstSummary(descCheckpoint, uint64(in.Checkpoints), in.CheckpointSecs, nil, name)
-		ch <- prometheus.MustNewConstSummary(descGroup, uint64(in.Groups), float64(in.Records), nil, name)
 	})
 }

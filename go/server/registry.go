@@ -36,13 +36,16 @@ func truncateForMessage(s string) string {
 type registry struct {
 	dataDir string
 	tuning  collection.Tuning
+	// observer, if set, makes the collection named name report its write
+	// path (fsyncs, group commits, checkpoints) to the server's metrics.
+	observer func(name string) collection.Observer
 
 	mu   sync.RWMutex
 	open map[string]*collection.Collection
 }
 
 // openRegistry opens every collection under dataDir (created if missing).
-func openRegistry(dataDir string, tuning collection.Tuning) (*registry, error) {
+func openRegistry(dataDir string, tuning collection.Tuning, observer func(string) collection.Observer) (*registry, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
@@ -50,13 +53,13 @@ func openRegistry(dataDir string, tuning collection.Tuning) (*registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
-	r := &registry{dataDir: dataDir, tuning: tuning, open: map[string]*collection.Collection{}}
+	r := &registry{dataDir: dataDir, tuning: tuning, observer: observer, open: map[string]*collection.Collection{}}
 	for _, e := range entries {
 		dir := filepath.Join(dataDir, e.Name())
 		if !e.IsDir() || !validName.MatchString(e.Name()) || !collection.Exists(nil, dir) {
 			continue
 		}
-		c, err := collection.Open(dir, tuning)
+		c, err := collection.Open(dir, r.tuningFor(e.Name()))
 		if err != nil {
 			r.closeAll()
 			return nil, fmt.Errorf("server: open collection %q: %w", e.Name(), err)
@@ -64,6 +67,15 @@ func openRegistry(dataDir string, tuning collection.Tuning) (*registry, error) {
 		r.open[e.Name()] = c
 	}
 	return r, nil
+}
+
+// tuningFor is the tuning of the collection named name.
+func (r *registry) tuningFor(name string) collection.Tuning {
+	t := r.tuning
+	if r.observer != nil {
+		t.Observer = r.observer(name)
+	}
+	return t
 }
 
 func (r *registry) get(name string) (*collection.Collection, error) {
@@ -117,7 +129,7 @@ func (r *registry) create(name string, opts collection.Options) (*collection.Col
 		// failed to open, or something else. Never write into it.
 		return nil, fmt.Errorf("%w: %s exists and is not an open collection", collection.ErrExists, dir)
 	}
-	c, err := collection.Create(dir, opts, r.tuning)
+	c, err := collection.Create(dir, opts, r.tuningFor(name))
 	if err != nil {
 		return nil, err
 	}

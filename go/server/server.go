@@ -85,7 +85,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	reg, err := openRegistry(cfg.DataDir, cfg.Tuning)
+	engine := newEngineMetrics()
+	reg, err := openRegistry(cfg.DataDir, cfg.Tuning, engine.observer)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 	s.keyHash = sha256.Sum256([]byte(cfg.APIKey))
 	s.bodyPool.New = func() any { return new(bytes.Buffer) }
 	s.buildRoutes()
-	if s.metrics, err = newMetrics(cfg.Registry, reg); err != nil {
+	if s.metrics, err = newMetrics(cfg.Registry, reg, engine); err != nil {
 		reg.closeAll()
 		return nil, err
 	}

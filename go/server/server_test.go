@@ -221,7 +221,7 @@ func TestEveryRouteAnswersThroughASocket(t *testing.T) {
 	metrics := ts.get(t, "/metrics")
 	for _, want := range []string{`strata_collection_points{collection="books"} 38`,
 		`strata_http_requests_total{method="POST",route="/collections/{name}/query",status="200"} 3`,
-		"strata_wal_fsync_duration_seconds_count", "strata_group_commit_records_sum", "go_goroutines",
+		"strata_wal_fsync_duration_seconds_bucket", "strata_group_commit_writes_count", "strata_checkpoint_duration_seconds_bucket", "go_goroutines",
 		"process_cpu_seconds_total", `strata_http_request_duration_seconds_bucket{method="POST",route="/collections/{name}/upsert"`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
