@@ -126,3 +126,49 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchOneKernels is an A/B of the distance kernels inside one
+// process: the same queries on the same index, each query searched once
+// with one kernel call per row ("one") and once with the multi-row kernels
+// ("rows"), in alternating order. It reports both times per query and
+// their ratio.
+func BenchmarkSearchOneKernels(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func() { oneRowKernels = false }()
+	benchAlternating(b, [2]string{"one", "rows"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		oneRowKernels = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}
+
+// benchAlternating times single-query searches of two variants: every
+// iteration searches the next query with both, in an order that alternates
+// between iterations, so machine noise falls on both alike. It reports each
+// side's ns and distances per query and the time ratio side 1 / side 0.
+func benchAlternating(b *testing.B, names [2]string, search func(side int, q []float32, ids []int64, dists []float32) int64) {
+	ids := make([]int64, benchK)
+	dists := make([]float32, benchK)
+	nq := len(benchQueries) / benchDim
+	var ns [2]time.Duration
+	var ndis [2]int64
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := benchQueries[(i%nq)*benchDim : (i%nq+1)*benchDim]
+		for j := range 2 {
+			side := (i + j) % 2
+			start := time.Now()
+			ndis[side] += search(side, q, ids, dists)
+			ns[side] += time.Since(start)
+		}
+	}
+	for side, name := range names {
+		b.ReportMetric(float64(ns[side].Nanoseconds())/float64(b.N), name+"-ns/q")
+		b.ReportMetric(float64(ndis[side])/float64(b.N), name+"-dist/q")
+	}
+	b.ReportMetric(float64(ns[1])/float64(ns[0]), names[1]+"/"+names[0])
+}
