@@ -47,6 +47,8 @@ func l2Generic(a, b []float32) float32 {
 
 // l2RowsLoop is the reference multi-row kernel: one L2Squared call per id,
 // on whichever one-row path is selected.
+//
+//lint:ignore U1000 on amd64 it is called only from the dispatch stub in rows_amd64.s
 func l2RowsLoop(q, rows []float32, ids []uint32, out []float32) {
 	d := len(q)
 	out = out[:len(ids)]
@@ -57,6 +59,8 @@ func l2RowsLoop(q, rows []float32, ids []uint32, out []float32) {
 }
 
 // dotRowsLoop is the reference multi-row dot product, like l2RowsLoop.
+//
+//lint:ignore U1000 on amd64 it is called only from the dispatch stub in rows_amd64.s
 func dotRowsLoop(q, rows []float32, ids []uint32, out []float32) {
 	d := len(q)
 	out = out[:len(ids)]
