@@ -172,3 +172,38 @@ func benchAlternating(b *testing.B, names [2]string, search func(side int, q []f
 	}
 	b.ReportMetric(float64(ns[1])/float64(ns[0]), names[1]+"/"+names[0])
 }
+
+// BenchmarkSearchOneReorder is an A/B of the node numbering inside one
+// process: two copies of the benchmark index, one numbered in insertion
+// order ("insertion", the layout before renumbering), one in the
+// breadth-first order Add leaves large graphs in ("bfs"), searched
+// alternately with the same queries.
+func BenchmarkSearchOneReorder(b *testing.B) {
+	benchSetup(b)
+	g := benchIndex.graph.Load()
+	copies := [2]*Index{numberedCopy(b, benchIndex, g.insertionOrder()), numberedCopy(b, benchIndex, g.bfsOrder())}
+	benchAlternating(b, [2]string{"insertion", "bfs"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		st, err := copies[side].SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}
+
+// numberedCopy returns a search-only copy of x whose node i is x's node
+// order[i].
+func numberedCopy(b *testing.B, x *Index, order []uint32) *Index {
+	y, err := New(x.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, _ := x.graph.Load().permuted(order)
+	for node := range g.count {
+		if g.isReady(uint32(node)) {
+			y.byID.set(g.labels[node], uint32(node))
+		}
+	}
+	y.graph.Store(g)
+	return y
+}

@@ -57,6 +57,9 @@ type graph struct {
 	// that no node loses its last in-link and drops out of reach (the
 	// heuristic alone strands a few nodes per thousand at small M).
 	inDegree []int32
+	// rank is each node's position in insertion order once the graph has
+	// been renumbered (reorder.go); nil means node order is insertion order.
+	rank []uint32
 
 	// entry packs the top level (high 32 bits) and entry node (low 32);
 	// noEntry when the graph is empty.
@@ -123,6 +126,12 @@ func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
 	ng.levels = growCopy(g.levels[:g.count], capNodes)
 	ng.labels = growCopy(g.labels[:g.count], capNodes)
 	ng.flags = growCopyAtomic(g.flags[:g.count], capNodes)
+	if g.rank != nil {
+		ng.rank = growCopy(g.rank[:g.count], capNodes)
+		for i := g.count; i < capNodes; i++ {
+			ng.rank[i] = uint32(i)
+		}
+	}
 	ng.inDegree = make([]int32, capNodes)
 	adviseHugePages(ng.inDegree)
 	for i := range g.count {

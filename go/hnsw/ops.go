@@ -78,8 +78,8 @@ func (x *Index) IDs() ([]uint64, error) {
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
 	out := make([]uint64, 0, x.byID.len())
-	for node := 0; node < g.count; node++ {
-		if g.isReady(uint32(node)) {
+	for _, node := range g.insertionOrder() {
+		if g.isReady(node) {
 			out = append(out, g.labels[node])
 		}
 	}
@@ -109,9 +109,9 @@ func (x *Index) Compact(threads int) error {
 	defer x.writeMu.Unlock()
 	old := x.graph.Load()
 	live := make([]uint32, 0, old.count)
-	for node := 0; node < old.count; node++ {
-		if old.isReady(uint32(node)) {
-			live = append(live, uint32(node))
+	for _, node := range old.insertionOrder() {
+		if old.isReady(node) {
+			live = append(live, node)
 		}
 	}
 	n := len(live)
@@ -139,6 +139,9 @@ func (x *Index) Compact(threads int) error {
 		g.setFlag(uint32(i), flagReady)
 		x.progress.Add(1)
 	})
+	if n >= reorderMinNodes {
+		g, _ = g.permuted(g.bfsOrder())
+	}
 	byID := newIDTable()
 	for i := range n {
 		byID.set(g.labels[i], uint32(i))
