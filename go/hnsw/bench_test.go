@@ -207,3 +207,21 @@ func numberedCopy(b *testing.B, x *Index, order []uint32) *Index {
 	y.graph.Store(g)
 	return y
 }
+
+// BenchmarkSearchOneSettled is an A/B of the settled prefix inside one
+// process: the same index and queries, searched alternately with every
+// node's flags checked ("flags") and with the check skipped below the
+// settled count ("settled").
+func BenchmarkSearchOneSettled(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func() { ignoreSettled = false }()
+	benchAlternating(b, [2]string{"flags", "settled"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		ignoreSettled = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}

@@ -61,6 +61,12 @@ type graph struct {
 	// been renumbered (reorder.go); nil means node order is insertion order.
 	rank []uint32
 
+	// settled is a node count such that every node below it is ready and
+	// not deleted: searches skip the flag check (a load from a large,
+	// randomly accessed array) for those. Raised when an Add completes
+	// with no tombstone below it, lowered before a node becomes one.
+	settled atomic.Uint32
+
 	// entry packs the top level (high 32 bits) and entry node (low 32);
 	// noEntry when the graph is empty.
 	entry atomic.Uint64
@@ -110,6 +116,7 @@ func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
 		sq: sq, floats: g.floats}
 	ng.setRowGeometry()
 	ng.entry.Store(g.entry.Load())
+	ng.settled.Store(g.settled.Load())
 	capNodes := g.capacity()
 	if nodes > capNodes {
 		capNodes = max(nodes, capNodes+capNodes/2, 1024)
@@ -219,6 +226,27 @@ func (g *graph) maxLinks(level int) int {
 
 func (g *graph) isReady(node uint32) bool {
 	return atomic.LoadUint32(&g.flags[node])&(flagReady|flagDeleted) == flagReady
+}
+
+// lowerSettled makes sure node is not below settled; call it before node
+// stops being ready-and-undeleted.
+func (g *graph) lowerSettled(node uint32) {
+	for {
+		cur := g.settled.Load()
+		if node >= cur || g.settled.CompareAndSwap(cur, node) {
+			return
+		}
+	}
+}
+
+// computeSettled sets settled to the length of the prefix of nodes that
+// are ready and not deleted (after a load or a renumbering).
+func (g *graph) computeSettled() {
+	n := 0
+	for n < g.count && g.flags[n]&(flagReady|flagDeleted) == flagReady {
+		n++
+	}
+	g.settled.Store(uint32(n))
 }
 
 func (g *graph) setFlag(node uint32, f uint32) {

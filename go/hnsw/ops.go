@@ -33,6 +33,7 @@ func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
 		if !ok {
 			continue // missingOK, or repeated in ids
 		}
+		g.lowerSettled(node)
 		g.setFlag(node, flagDeleted)
 		x.byID.del(id)
 		removed++
@@ -139,6 +140,7 @@ func (x *Index) Compact(threads int) error {
 		g.setFlag(uint32(i), flagReady)
 		x.progress.Add(1)
 	})
+	g.settled.Store(uint32(n))
 	if n >= reorderMinNodes {
 		g, _ = g.permuted(g.bfsOrder())
 	}

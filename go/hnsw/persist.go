@@ -305,6 +305,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	adviseHugePages(g.level0)
 	g.count, g.upperUsed = n, int(p.UpperUsed)
 	g.entry.Store(p.Entry)
+	g.computeSettled()
 	if err := g.checkStructure(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}

@@ -107,6 +107,7 @@ func (g *graph) permuted(order []uint32) (ng *graph, newOf []uint32) {
 		}
 	}
 	ng.count = n
+	ng.computeSettled()
 	if e := g.entry.Load(); e != noEntry {
 		top, ep := unpackEntry(e)
 		ng.entry.Store(packEntry(top, newOf[ep]))

@@ -136,12 +136,13 @@ func (s *searcher) greedy(g *graph, l2 bool, q []float32, cur candidate, level i
 type admission struct {
 	readyOnly bool
 	allow     bitset // nil means no filter
+	settled   uint32 // nodes below are known ready (graph.settled at the start)
 }
 
 func (a *admission) filtering() bool { return a.readyOnly || a.allow != nil }
 
 func (a *admission) admits(g *graph, node uint32) bool {
-	if a.readyOnly && !g.isReady(node) {
+	if a.readyOnly && node >= a.settled && !g.isReady(node) {
 		return false
 	}
 	if a.allow != nil && !a.allow.has(node) {
