@@ -225,3 +225,20 @@ func BenchmarkSearchOneSettled(b *testing.B) {
 		return st.DistanceComputations
 	})
 }
+
+// BenchmarkSearchOneSmallNoPrefetch is an A/B of skipping prefetches on
+// graphs whose rows fit in L2 (prefetchMinBytes), inside one process:
+// "prefetch" forces them, "skip" is the default; alternating per query.
+func BenchmarkSearchOneSmallNoPrefetch(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func() { alwaysPrefetch = false }()
+	benchAlternating(b, [2]string{"prefetch", "skip"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		alwaysPrefetch = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}

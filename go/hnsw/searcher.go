@@ -69,6 +69,14 @@ func (s *searcher) distRows(g *graph, l2 bool, q []float32, nodes []uint32) []fl
 	return out
 }
 
+// prefetchMinBytes is the size of the searched rows (capacity × row
+// bytes) from which searchLayer prefetches: about one core's L2 cache.
+const prefetchMinBytes = 1 << 20
+
+// alwaysPrefetch makes searchLayer prefetch whatever the graph's size: a
+// test hook, so benchmarks can compare both in one process.
+var alwaysPrefetch = false
+
 // oneRowKernels makes distRows call the one-row kernel per node: a test
 // hook, so benchmarks can compare both in one process.
 var oneRowKernels = false
@@ -159,6 +167,9 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 	s.frontier = s.frontier[:0]
 	s.results = s.results[:0]
 	filtering := adm.filtering()
+	// Rows of a graph this small stay in cache between queries: issuing
+	// prefetches would only cost instructions.
+	prefetch := alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
 
 	s.visited.visit(ep.node)
 	s.frontier.push(ep)
@@ -173,7 +184,7 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 			break
 		}
 		s.frontier.pop()
-		if level == 0 && len(s.frontier) > 0 {
+		if prefetch && level == 0 && len(s.frontier) > 0 {
 			// The best remaining candidate is usually the next to expand:
 			// start loading its link list now, while this node's
 			// neighbours are measured.
@@ -192,7 +203,7 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 			}
 		}
 		s.pending = pending
-		if len(pending) > 0 {
+		if prefetch && len(pending) > 0 {
 			kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
 		}
 		for i, d := range s.distRows(g, l2, q, pending) {
