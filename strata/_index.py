@@ -536,16 +536,18 @@ class Index(_BaseIndex):
         all queries), "allowed" (live vectors the filter lets through) and "ef"
         (the candidate list size used: filtered graph searches widen it).
         """
-        # The single-query latency floor: one C-contiguous float32 row and
-        # plain int arguments go straight to strata_search_one, with no error
-        # buffer (a failure is redone through the full path, which reports
-        # it); anything else takes the full path below or _BaseIndex.search.
+        # The single-query latency floor: one C-contiguous float32 row, shape
+        # (dim,) or (1, dim), and plain int arguments go straight to
+        # strata_search_one, with no error buffer (a failure is redone through
+        # the full path, which reports it); anything else takes the full path
+        # below or _BaseIndex.search.
         q = queries
         if (
             type(q) is np.ndarray
             and q.dtype is _F32
-            and q.ndim == 1
-            and q.shape[0] == self._dim
+            and 0 < q.ndim < 3
+            and q.shape[-1] == self._dim
+            and q.size == self._dim
             and type(k) is int
             and 0 < k <= _INT32_MAX
             and (ef is None or (type(ef) is int and 0 < ef <= _INT64_MAX))

@@ -89,7 +89,8 @@ def test_single_row_fast_path_answers_like_the_batch_path_and_reports_errors():
         index.add(data)
         batch_ids, batch_dists = index.search(queries, k=7, ef=20)
         for i, q in enumerate(queries):
-            for row in (q, np.repeat(q, 2)[::2], q.astype(np.float64)):  # fast, strided, cast
+            # fast (1-D and one-row 2-D), strided, cast
+            for row in (q, q[None, :], np.repeat(q, 2)[::2], q.astype(np.float64)):
                 ids, dists = index.search(row, k=7, ef=20, num_threads=1)
                 assert ids.shape == (1, 7) and ids.flags.writeable
                 np.testing.assert_array_equal(ids[0], batch_ids[i])
@@ -102,6 +103,8 @@ def test_single_row_fast_path_answers_like_the_batch_path_and_reports_errors():
             index.search(queries[0], k=3, num_threads=0)
         with pytest.raises(TypeError, match="k must be an integer"):
             index.search(queries[0], k=True)
+        with pytest.raises(ValueError):  # a (dim, 1) column is dim queries of dimension 1
+            index.search(np.ascontiguousarray(queries[0][:, None]), k=3)
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
