@@ -84,6 +84,56 @@ class PythonSide:
         return (time.perf_counter_ns() - t0) / calls
 
 
+class PeerSide:
+    """The same single-query calls through a peer library's Python API (hnswlib knn_query on a
+    1-D row, FAISS IndexHNSWFlat.search on a (1, dim) row), same M, ef_construction and ef,
+    one query thread; its rounds alternate with strata's."""
+
+    def __init__(self, lib: str, train: np.ndarray, queries: np.ndarray, metric: str, k: int,
+                 ef: int, build_threads: int) -> None:
+        n, dim = train.shape
+        self.k = k
+        if lib == "hnswlib":
+            import hnswlib
+
+            index = hnswlib.Index(space={"l2": "l2", "ip": "ip", "cosine": "cosine"}[metric],
+                                  dim=dim)
+            index.init_index(max_elements=n, M=16, ef_construction=200, random_seed=1)
+            index.set_num_threads(build_threads)
+            index.add_items(train)
+            index.set_num_threads(1)
+            index.set_ef(ef)
+            self.views = [queries[i] for i in range(queries.shape[0])]
+            self.search = index.knn_query
+        elif lib == "faiss":
+            import faiss
+
+            faiss.omp_set_num_threads(build_threads)
+            if metric == "l2":
+                index = faiss.IndexHNSWFlat(dim, 16)
+            else:  # cosine: normalised rows and queries, inner product (prepared before timing)
+                index = faiss.IndexHNSWFlat(dim, 16, faiss.METRIC_INNER_PRODUCT)
+                if metric == "cosine":
+                    train = train / np.linalg.norm(train, axis=1, keepdims=True)
+                    queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+            index.hnsw.efConstruction = 200
+            index.add(np.ascontiguousarray(train, dtype=np.float32))
+            index.hnsw.efSearch = ef
+            faiss.omp_set_num_threads(1)
+            queries = np.ascontiguousarray(queries, dtype=np.float32)
+            self.views = [queries[i:i + 1] for i in range(queries.shape[0])]
+            self.search = index.search
+        else:
+            raise ValueError(f"unknown peer {lib!r}")
+
+    def round_ns(self, calls: int) -> float:
+        views, nq, search, k = self.views, len(self.views), self.search, self.k
+        t0 = time.perf_counter_ns()
+        for i in range(calls):
+            search(views[i % nq], k)
+        return (time.perf_counter_ns() - t0) / calls
+
+
 class CSide:
     """overhead_c/search_one.c: the same searches through the C ABI, in a child process that
     runs one round per request, so that its rounds alternate with Python's."""
@@ -180,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--go-package", default="./go/hnsw")
     ap.add_argument("--skip-go", action="store_true", help="do not run the Go benchmark")
     ap.add_argument("--skip-c", action="store_true", help="do not run the C-ABI timing")
+    ap.add_argument("--peers", default="",
+                    help="comma-separated peers timed the same way, alternating with strata "
+                         "(hnswlib, faiss)")
     ap.add_argument("--out", help="result JSON (default bench/results/overhead-<time>.json)")
     args = ap.parse_args(argv)
 
@@ -223,20 +276,37 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_c and not standin:
             c_side = CSide(engine_library(strata), train_path, query_path, dim, metric, args.k,
                            args.ef, 1, args.build_threads, Path(tmp))
-        # Warm-up, then rounds alternating Python and C so that both see the same machine load.
+        peers = {name: PeerSide(name, train, queries, metric, args.k, args.ef, args.build_threads)
+                 for name in filter(None, args.peers.split(","))}
+        # Warm-up, then rounds alternating Python, C and the peers so that all see the same
+        # machine load.
         py_side.round_ns(min(args.calls, 2000))
         if c_side:
             c_side.round_ns(min(args.calls, 2000))
+        for peer in peers.values():
+            peer.round_ns(min(args.calls, 2000))
         py_rounds, c_rounds = [], []
+        peer_rounds: dict[str, list[float]] = {name: [] for name in peers}
         for _ in range(args.rounds):
             py_rounds.append(py_side.round_ns(args.calls))
             if c_side:
                 c_rounds.append(c_side.round_ns(args.calls))
+            for name, peer in peers.items():
+                peer_rounds[name].append(peer.round_ns(args.calls))
         py_ns = statistics.median(py_rounds)
         result.update({"python_ns_per_call": py_ns, "python_rounds_ns": py_rounds})
         log(f"python: {py_ns / 1000:.2f} us per call (rounds: {us(py_rounds)}); "
             f"len(index) {result['python_len_call_ns'] / 1000:.3f} us")
         summary.append(f"python {py_ns / 1000:.2f} us per single-query search call")
+        for name, rounds in peer_rounds.items():
+            ratio = statistics.median(p / q for p, q in zip(py_rounds, rounds, strict=True))
+            result.setdefault("peers", {})[name] = {
+                "ns_per_call": statistics.median(rounds), "rounds_ns": rounds,
+                "strata_time_ratio_median": ratio}
+            log(f"{name}: {statistics.median(rounds) / 1000:.2f} us per call "
+                f"(rounds: {us(rounds)})")
+            summary.append(f"{name} {statistics.median(rounds) / 1000:.2f} us  ->  strata/{name} "
+                           f"time {ratio:.3f} (median of paired rounds)")
         if c_side:
             c_side.close()
             c_ns = statistics.median(c_rounds)

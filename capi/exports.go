@@ -125,6 +125,38 @@ func strata_search(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int64_
 	})
 }
 
+//export strata_search_one
+func strata_search_one(h C.strata_handle, query *C.float, k C.int64_t, ef C.int64_t,
+	outIDs *C.int64_t, outDists *C.float, errBuf *C.char, errLen C.size_t) (status C.int) {
+	// The single-query latency floor: same checks as strata_search, without
+	// the closure of call (written out here so nothing escapes to the heap)
+	// and without a thread count (one query always runs on the caller's
+	// thread).
+	defer func() {
+		if r := recover(); r != nil {
+			status = C.STRATA_ERR_INTERNAL
+			writeString(errBuf, errLen, fmt.Sprintf("strata_search_one: internal error (please report): %v", r))
+		}
+	}()
+	if err := searchOne(h, query, k, ef, outIDs, outDists); err != nil {
+		writeString(errBuf, errLen, err.Error())
+		return classify(err)
+	}
+	return C.STRATA_OK
+}
+
+func searchOne(h C.strata_handle, query *C.float, k, ef C.int64_t, outIDs *C.int64_t, outDists *C.float) error {
+	x, err := lookup(h)
+	if err != nil {
+		return err
+	}
+	a, err := searchViews(x, query, 1, k, ef, outIDs, outDists)
+	if err != nil {
+		return err
+	}
+	return x.Search(a.queries, a.k, a.ef, 1, a.ids, a.dists)
+}
+
 //export strata_len
 func strata_len(h C.strata_handle, out *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
 	return call("strata_len", errBuf, errLen, func() error {

@@ -87,6 +87,12 @@ int strata_search(strata_handle h, float *queries, int64_t nq, int64_t k,
                   int64_t ef, int num_threads, int64_t *out_ids,
                   float *out_dists, char *err, size_t errlen);
 
+/* strata_search_one is strata_search for one query (dim floats) on the
+ * caller's thread: out_ids and out_dists hold k values. It is the shortest
+ * path through the ABI, for latency-bound callers. */
+int strata_search_one(strata_handle h, float *query, int64_t k, int64_t ef,
+                      int64_t *out_ids, float *out_dists, char *err, size_t errlen);
+
 int strata_len(strata_handle h, int64_t *out, char *err, size_t errlen);
 int strata_dim(strata_handle h, int64_t *out, char *err, size_t errlen);
 int strata_metric(strata_handle h, int *out, char *err, size_t errlen);

@@ -53,6 +53,8 @@ _native: Any = None
 _strata_search: Any = None
 _strata_add: Any = None
 _strata_search_filtered: Any = None
+_strata_search_one: Any = None
+_NULL = ffi.NULL
 
 
 def _engine() -> Any:
@@ -61,11 +63,12 @@ def _engine() -> Any:
     Every constructor (and Index.load) calls it before anything else, so a
     child forked after the engine started gets the fork RuntimeError here.
     """
-    global _native, _strata_search, _strata_add, _strata_search_filtered
+    global _native, _strata_search, _strata_add, _strata_search_filtered, _strata_search_one
     lib = _lib.load()
     if _native is None:
         _strata_search, _strata_add = lib.strata_search, lib.strata_add
         _strata_search_filtered = lib.strata_search_filtered
+        _strata_search_one = lib.strata_search_one
         _native = lib
     return lib
 
@@ -533,6 +536,39 @@ class Index(_BaseIndex):
         all queries), "allowed" (live vectors the filter lets through) and "ef"
         (the candidate list size used: filtered graph searches widen it).
         """
+        # The single-query latency floor: one C-contiguous float32 row, shape
+        # (dim,) or (1, dim), and plain int arguments go straight to
+        # strata_search_one, with no error buffer (a failure is redone through
+        # the full path, which reports it); anything else takes the full path
+        # below or _BaseIndex.search.
+        q = queries
+        if (
+            type(q) is np.ndarray
+            and q.dtype is _F32
+            and 0 < q.ndim < 3
+            and q.shape[-1] == self._dim
+            and q.size == self._dim
+            and type(k) is int
+            and 0 < k <= _INT32_MAX
+            and (ef is None or (type(ef) is int and 0 < ef <= _INT64_MAX))
+            and (num_threads is None or (type(num_threads) is int and 0 < num_threads < 2**31))
+            and filter_ids is None
+            and exclude_ids is None
+            and not return_stats
+            and self._dead is None
+        ):
+            try:
+                query = _from_buffer("float[]", q)
+            except ValueError:  # not C-contiguous
+                pass
+            else:
+                ids = _empty((1, k), _I64)
+                dists = _empty((1, k), _F32)
+                if not _strata_search_one(
+                    self._handle, query, k, ef or 0,
+                    _from_buffer("int64_t[]", ids), _from_buffer("float[]", dists), _NULL, 0,
+                ):  # fmt: skip
+                    return ids, dists
         if filter_ids is None and exclude_ids is None and not return_stats:
             return _BaseIndex.search(self, queries, k, ef, num_threads)  # no super(): hot path
         if self._dead is not None:

@@ -47,6 +47,9 @@ def test_stale_and_forged_handles_are_errors():
         assert call(lib.strata_len, h, out)[0] == lib.STRATA_ERR_HANDLE
         assert call(lib.strata_free, h)[0] == lib.STRATA_ERR_HANDLE
         assert call(lib.strata_check_integrity, h)[0] == lib.STRATA_ERR_HANDLE
+        assert call(lib.strata_search_one, h, ffi.NULL, 1, 0, ffi.NULL, ffi.NULL)[0] == (
+            lib.STRATA_ERR_HANDLE
+        )
 
 
 def test_null_pointers_and_bad_counts_are_errors():
@@ -61,6 +64,10 @@ def test_null_pointers_and_bad_counts_are_errors():
         (lib.strata_search, h, fb("float[]", q), 1, 2, 0, 0, ffi.NULL, ffi.NULL),
         (lib.strata_search, h, fb("float[]", q), 1, 2**62, 0, 0, ids, dists),
         (lib.strata_search, h, fb("float[]", q), 1, 2, -5, 0, ids, dists),
+        (lib.strata_search_one, h, ffi.NULL, 2, 0, ids, dists),
+        (lib.strata_search_one, h, fb("float[]", q), 0, 0, ids, dists),
+        (lib.strata_search_one, h, fb("float[]", q), 2, -5, ids, dists),
+        (lib.strata_search_one, h, fb("float[]", q), 2, 0, ffi.NULL, dists),
         (lib.strata_version, ffi.new("char[]", 2), 2),
     ]  # fmt: skip
     for fn, *args in cases:

@@ -80,6 +80,33 @@ def test_one_dimensional_query_returns_one_row(kind):
     assert ids.shape == dists.shape == (1, 1) and ids[0, 0] == 2 and dists[0, 0] == 0
 
 
+def test_single_row_fast_path_answers_like_the_batch_path_and_reports_errors():
+    # Index.search sends one float32 row straight to strata_search_one without an error
+    # buffer; it must give the batch path's answers, leave odd inputs to the full
+    # path, and still raise the engine's own message.
+    data, queries = clustered(800, 16, queries=20, seed=9)
+    with strata.Index(16, seed=1) as index:
+        index.add(data)
+        batch_ids, batch_dists = index.search(queries, k=7, ef=20)
+        for i, q in enumerate(queries):
+            # fast (1-D and one-row 2-D), strided, cast
+            for row in (q, q[None, :], np.repeat(q, 2)[::2], q.astype(np.float64)):
+                ids, dists = index.search(row, k=7, ef=20, num_threads=1)
+                assert ids.shape == (1, 7) and ids.flags.writeable
+                np.testing.assert_array_equal(ids[0], batch_ids[i])
+                np.testing.assert_array_equal(dists[0], batch_dists[i])
+        bad = queries[0].copy()
+        bad[3] = np.nan
+        with pytest.raises(ValueError, match="finite"):
+            index.search(bad, k=3)
+        with pytest.raises(ValueError, match="num_threads"):
+            index.search(queries[0], k=3, num_threads=0)
+        with pytest.raises(TypeError, match="k must be an integer"):
+            index.search(queries[0], k=True)
+        with pytest.raises(ValueError):  # a (dim, 1) column is dim queries of dimension 1
+            index.search(np.ascontiguousarray(queries[0][:, None]), k=3)
+
+
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
 def test_ids_sequential_explicit_and_upsert(kind):
     with make(kind, 2) as index:

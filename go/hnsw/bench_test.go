@@ -126,3 +126,119 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchOneKernels is an A/B of the distance kernels inside one
+// process: the same queries on the same index, each query searched once
+// with one kernel call per row ("one") and once with the multi-row kernels
+// ("rows"), in alternating order. It reports both times per query and
+// their ratio.
+func BenchmarkSearchOneKernels(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func() { oneRowKernels = false }()
+	benchAlternating(b, [2]string{"one", "rows"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		oneRowKernels = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}
+
+// benchAlternating times single-query searches of two variants: every
+// iteration searches the next query with both, in an order that alternates
+// between iterations, so machine noise falls on both alike. It reports each
+// side's ns and distances per query and the time ratio side 1 / side 0.
+func benchAlternating(b *testing.B, names [2]string, search func(side int, q []float32, ids []int64, dists []float32) int64) {
+	ids := make([]int64, benchK)
+	dists := make([]float32, benchK)
+	nq := len(benchQueries) / benchDim
+	var ns [2]time.Duration
+	var ndis [2]int64
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := benchQueries[(i%nq)*benchDim : (i%nq+1)*benchDim]
+		for j := range 2 {
+			side := (i + j) % 2
+			start := time.Now()
+			ndis[side] += search(side, q, ids, dists)
+			ns[side] += time.Since(start)
+		}
+	}
+	for side, name := range names {
+		b.ReportMetric(float64(ns[side].Nanoseconds())/float64(b.N), name+"-ns/q")
+		b.ReportMetric(float64(ndis[side])/float64(b.N), name+"-dist/q")
+	}
+	b.ReportMetric(float64(ns[1])/float64(ns[0]), names[1]+"/"+names[0])
+}
+
+// BenchmarkSearchOneReorder is an A/B of the node numbering inside one
+// process: two copies of the benchmark index, one numbered in insertion
+// order ("insertion", the layout before renumbering), one in the
+// breadth-first order Add leaves large graphs in ("bfs"), searched
+// alternately with the same queries.
+func BenchmarkSearchOneReorder(b *testing.B) {
+	benchSetup(b)
+	g := benchIndex.graph.Load()
+	copies := [2]*Index{numberedCopy(b, benchIndex, g.insertionOrder()), numberedCopy(b, benchIndex, g.bfsOrder())}
+	benchAlternating(b, [2]string{"insertion", "bfs"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		st, err := copies[side].SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}
+
+// numberedCopy returns a search-only copy of x whose node i is x's node
+// order[i].
+func numberedCopy(b *testing.B, x *Index, order []uint32) *Index {
+	y, err := New(x.cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, _ := x.graph.Load().permuted(order)
+	for node := range g.count {
+		if g.isReady(uint32(node)) {
+			y.byID.set(g.labels[node], uint32(node))
+		}
+	}
+	y.graph.Store(g)
+	return y
+}
+
+// BenchmarkSearchOneSettled is an A/B of the settled prefix inside one
+// process: the same index and queries, searched alternately with every
+// node's flags checked ("flags") and with the check skipped below the
+// settled count ("settled").
+func BenchmarkSearchOneSettled(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func() { ignoreSettled = false }()
+	benchAlternating(b, [2]string{"flags", "settled"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		ignoreSettled = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}
+
+// BenchmarkSearchOneSmallNoPrefetch is an A/B of skipping prefetches on
+// graphs whose rows fit in L2 (prefetchMinBytes), inside one process:
+// "prefetch" forces them, "skip" is the default; alternating per query.
+func BenchmarkSearchOneSmallNoPrefetch(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func() { alwaysPrefetch = false }()
+	benchAlternating(b, [2]string{"prefetch", "skip"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		alwaysPrefetch = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}

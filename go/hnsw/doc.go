@@ -18,6 +18,14 @@
 //	inDegree []int32    level-0 in-links, so pruning never strands a node
 //	codes    []uint8    SQ8 only: node i at [i*dim, (i+1)*dim)
 //	shares   []float32  SQ8 only: each code's inner-product term (package sq8)
+//	rank     []uint32   once renumbered: each node's position in insertion order
+//
+// Node numbers are internal. An Add of at least 16,384 nodes that is at
+// least half of the graph, and every Compact of that size, renumbers the
+// graph in breadth-first order of level 0 from the entry point, so nodes a
+// search reaches together sit together in memory (a copy swapped in like a
+// grown graph; ids, answers and the insertion order IDs reports do not
+// change). rank keeps that insertion order.
 //
 // Ids map to nodes through a dense slice for ids below about twice the
 // live count and a map above. Arrays of several MiB are advised onto
@@ -37,7 +45,8 @@
 // # Persistence
 //
 // Save writes the arrays as sections of a go/indexfile container (CRC-32C per
-// section, atomic replace); Load validates the graph's structure before use
+// section, atomic replace); a renumbered graph adds the optional section
+// RANK, which older files lack and Load then takes as identity. Load validates the graph's structure before use
 // and can leave the float vectors memory-mapped in the file.
 //
 // # Concurrency

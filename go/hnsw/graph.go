@@ -57,6 +57,15 @@ type graph struct {
 	// that no node loses its last in-link and drops out of reach (the
 	// heuristic alone strands a few nodes per thousand at small M).
 	inDegree []int32
+	// rank is each node's position in insertion order once the graph has
+	// been renumbered (reorder.go); nil means node order is insertion order.
+	rank []uint32
+
+	// settled is a node count such that every node below it is ready and
+	// not deleted: searches skip the flag check (a load from a large,
+	// randomly accessed array) for those. Raised when an Add completes
+	// with no tombstone below it, lowered before a node becomes one.
+	settled atomic.Uint32
 
 	// entry packs the top level (high 32 bits) and entry node (low 32);
 	// noEntry when the graph is empty.
@@ -107,6 +116,7 @@ func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
 		sq: sq, floats: g.floats}
 	ng.setRowGeometry()
 	ng.entry.Store(g.entry.Load())
+	ng.settled.Store(g.settled.Load())
 	capNodes := g.capacity()
 	if nodes > capNodes {
 		capNodes = max(nodes, capNodes+capNodes/2, 1024)
@@ -123,6 +133,12 @@ func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
 	ng.levels = growCopy(g.levels[:g.count], capNodes)
 	ng.labels = growCopy(g.labels[:g.count], capNodes)
 	ng.flags = growCopyAtomic(g.flags[:g.count], capNodes)
+	if g.rank != nil {
+		ng.rank = growCopy(g.rank[:g.count], capNodes)
+		for i := g.count; i < capNodes; i++ {
+			ng.rank[i] = uint32(i)
+		}
+	}
 	ng.inDegree = make([]int32, capNodes)
 	adviseHugePages(ng.inDegree)
 	for i := range g.count {
@@ -210,6 +226,27 @@ func (g *graph) maxLinks(level int) int {
 
 func (g *graph) isReady(node uint32) bool {
 	return atomic.LoadUint32(&g.flags[node])&(flagReady|flagDeleted) == flagReady
+}
+
+// lowerSettled makes sure node is not below settled; call it before node
+// stops being ready-and-undeleted.
+func (g *graph) lowerSettled(node uint32) {
+	for {
+		cur := g.settled.Load()
+		if node >= cur || g.settled.CompareAndSwap(cur, node) {
+			return
+		}
+	}
+}
+
+// computeSettled sets settled to the length of the prefix of nodes that
+// are ready and not deleted (after a load or a renumbering).
+func (g *graph) computeSettled() {
+	n := 0
+	for n < g.count && g.flags[n]&(flagReady|flagDeleted) == flagReady {
+		n++
+	}
+	g.settled.Store(uint32(n))
 }
 
 func (g *graph) setFlag(node uint32, f uint32) {

@@ -63,6 +63,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 		replaced[i] = -1
 		if old, ok := x.byID.get(id); ok {
 			replaced[i] = int64(old)
+			g.lowerSettled(old) // it becomes a tombstone below
 		}
 	}
 	x.mapMu.RUnlock()
@@ -102,9 +103,27 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 		x.progress.Add(1)
 	})
 
+	if g.settled.Load() == uint32(first) {
+		g.settled.Store(uint32(g.count)) // the whole batch is ready, no tombstone below it
+	}
+	// A large batch is renumbered for locality (reorder.go) before its ids
+	// are published; searches still running on the old numbering finish
+	// on the old graph, which keeps its own labels.
+	var newOf []uint32
+	if shouldReorder(n, g.count) {
+		g, newOf = g.permuted(g.bfsOrder())
+	}
 	x.mapMu.Lock()
+	if newOf != nil {
+		x.byID.remap(newOf)
+		x.graph.Store(g)
+	}
 	for i, id := range ids {
-		x.byID.set(id, uint32(first+i))
+		node := uint32(first + i)
+		if newOf != nil {
+			node = newOf[node]
+		}
+		x.byID.set(id, node)
 		if id >= x.nextID {
 			x.nextID = id + 1
 		}

@@ -5,8 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// CheckIntegrity verifies the graph's invariants (see checkStructure) and
-// that every node is reachable from the entry point at level 0. It returns
+// CheckIntegrity verifies the graph's invariants (see checkStructure), that
+// no node below the settled count is a tombstone or unfinished, and that
+// every node is reachable from the entry point at level 0. It returns
 // an error wrapping ErrCorrupt describing the first violation. It waits for
 // any running Add so that it sees a consistent graph.
 func (x *Index) CheckIntegrity() error {
@@ -19,6 +20,14 @@ func (x *Index) CheckIntegrity() error {
 	g := x.graph.Load()
 	if err := g.checkStructure(); err != nil {
 		return err
+	}
+	// Searches skip the flag check below settled: a tombstone or an
+	// unfinished node there would be returned.
+	for node := range min(int(g.settled.Load()), g.count) {
+		if !g.isReady(uint32(node)) {
+			return fmt.Errorf("%w: node %d (id %d) is below the settled count %d but deleted or not ready",
+				ErrCorrupt, node, g.labels[node], g.settled.Load())
+		}
 	}
 	if g.count == 0 {
 		return nil

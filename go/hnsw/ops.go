@@ -33,6 +33,7 @@ func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
 		if !ok {
 			continue // missingOK, or repeated in ids
 		}
+		g.lowerSettled(node)
 		g.setFlag(node, flagDeleted)
 		x.byID.del(id)
 		removed++
@@ -78,8 +79,8 @@ func (x *Index) IDs() ([]uint64, error) {
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
 	out := make([]uint64, 0, x.byID.len())
-	for node := 0; node < g.count; node++ {
-		if g.isReady(uint32(node)) {
+	for _, node := range g.insertionOrder() {
+		if g.isReady(node) {
 			out = append(out, g.labels[node])
 		}
 	}
@@ -109,9 +110,9 @@ func (x *Index) Compact(threads int) error {
 	defer x.writeMu.Unlock()
 	old := x.graph.Load()
 	live := make([]uint32, 0, old.count)
-	for node := 0; node < old.count; node++ {
-		if old.isReady(uint32(node)) {
-			live = append(live, uint32(node))
+	for _, node := range old.insertionOrder() {
+		if old.isReady(node) {
+			live = append(live, node)
 		}
 	}
 	n := len(live)
@@ -139,6 +140,10 @@ func (x *Index) Compact(threads int) error {
 		g.setFlag(uint32(i), flagReady)
 		x.progress.Add(1)
 	})
+	g.settled.Store(uint32(n))
+	if n >= reorderMinNodes {
+		g, _ = g.permuted(g.bfsOrder())
+	}
 	byID := newIDTable()
 	for i := range n {
 		byID.set(g.labels[i], uint32(i))

@@ -25,6 +25,7 @@ var (
 	tagLabels     = indexfile.FourCC("LABL") // []uint64, count
 	tagFlags      = indexfile.FourCC("FLAG") // []uint32, count
 	tagInDegree   = indexfile.FourCC("INDG") // []int32, count
+	tagRank       = indexfile.FourCC("RANK") // []uint32, count: insertion order of a renumbered graph (optional)
 )
 
 // fileParams is the fixed-size parameter block of a saved index.
@@ -147,6 +148,9 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 		indexfile.Section{Tag: tagFlags, Data: indexfile.BytesOf(g.flags[:n])},
 		indexfile.Section{Tag: tagInDegree, Data: indexfile.BytesOf(g.inDegree[:n])},
 	)
+	if g.rank != nil {
+		sections = append(sections, indexfile.Section{Tag: tagRank, Data: indexfile.BytesOf(g.rank[:n])})
+	}
 	if copied {
 		for i := range sections {
 			sections[i].Data = append([]byte(nil), sections[i].Data...)
@@ -286,6 +290,14 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	if g.inDegree, err = section[int32](f, tagInDegree, n); err != nil {
 		return nil, err
 	}
+	if _, ok := f.Section(tagRank); ok {
+		if g.rank, err = section[uint32](f, tagRank, n); err != nil {
+			return nil, err
+		}
+		if err := checkPermutation(g.rank); err != nil {
+			return nil, fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tagRank), err)
+		}
+	}
 	if !opts.MmapVectors {
 		adviseHugePages(g.vectors) // read into the heap: collapse into huge pages
 	}
@@ -293,6 +305,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	adviseHugePages(g.level0)
 	g.count, g.upperUsed = n, int(p.UpperUsed)
 	g.entry.Store(p.Entry)
+	g.computeSettled()
 	if err := g.checkStructure(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}

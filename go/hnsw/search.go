@@ -56,6 +56,9 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, ef)
 	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}}
+	if !ignoreSettled {
+		q.adm.settled = g.settled.Load()
+	}
 	if nq == 1 || threads == 1 {
 		s := x.getSearcher()
 		s.ndis = 0
@@ -69,6 +72,10 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.DistanceComputations = x.searchParallel(q, nq, threads, queries, outIDs, outDists)
 	return stats, nil
 }
+
+// ignoreSettled makes searches check every node's flags: a test hook, so
+// benchmarks can compare both in one process.
+var ignoreSettled = false
 
 // searchParallel answers nq queries on up to threads goroutines and returns
 // the distance computations. It is apart from SearchFiltered so that only

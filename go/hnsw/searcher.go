@@ -20,6 +20,7 @@ type searcher struct {
 	final    []candidate // a neighbour list being published
 	dropped  []uint32    // neighbours whose in-link replaceLinks released
 	pending  []uint32    // unvisited neighbours of the node being expanded
+	dists    []float32   // their distances to the query
 	next     [1]uint32   // the candidate whose links are being prefetched
 	ndis     int64       // distance computations since the searcher was taken
 
@@ -41,6 +42,45 @@ func (s *searcher) dist(g *graph, l2 bool, q []float32, node uint32) float32 {
 	}
 	return g.floatDist(l2, q, node)
 }
+
+// distRows sets s.dists[i] to the distance from the current query to
+// nodes[i] and returns s.dists[:len(nodes)]. On float graphs it is one
+// multi-row kernel call (bit-identical to dist per node), so several rows'
+// loads are in flight at once and the call overhead is paid once.
+func (s *searcher) distRows(g *graph, l2 bool, q []float32, nodes []uint32) []float32 {
+	if cap(s.dists) < len(nodes) {
+		s.dists = make([]float32, max(len(nodes), 2*g.m0))
+	}
+	out := s.dists[:len(nodes)]
+	if g.sq != nil || oneRowKernels {
+		for i, node := range nodes {
+			out[i] = s.dist(g, l2, q, node)
+		}
+		return out
+	}
+	s.ndis += int64(len(nodes))
+	if l2 {
+		kernels.L2SquaredRows(q, g.vectors, nodes, out)
+		return out
+	}
+	kernels.DotRows(q, g.vectors, nodes, out)
+	for i := range out {
+		out[i] = 1 - out[i]
+	}
+	return out
+}
+
+// prefetchMinBytes is the size of the searched rows (capacity × row
+// bytes) from which searchLayer prefetches: about one core's L2 cache.
+const prefetchMinBytes = 1 << 20
+
+// alwaysPrefetch makes searchLayer prefetch whatever the graph's size: a
+// test hook, so benchmarks can compare both in one process.
+var alwaysPrefetch = false
+
+// oneRowKernels makes distRows call the one-row kernel per node: a test
+// hook, so benchmarks can compare both in one process.
+var oneRowKernels = false
 
 // pairDist is the distance between two stored nodes, on codes when the
 // graph is quantized.
@@ -84,10 +124,14 @@ func (s *searcher) greedy(g *graph, l2 bool, q []float32, cur candidate, level i
 		changed = false
 		links := g.links(cur.node, level)
 		n := int(atomic.LoadUint32(&links[0]))
+		nbs := s.pending[:0]
 		for i := 1; i <= n; i++ {
-			nb := atomic.LoadUint32(&links[i])
-			if d := s.dist(g, l2, q, nb); d < cur.dist {
-				cur = candidate{d, nb}
+			nbs = append(nbs, atomic.LoadUint32(&links[i]))
+		}
+		s.pending = nbs
+		for i, d := range s.distRows(g, l2, q, nbs) {
+			if d < cur.dist {
+				cur = candidate{d, nbs[i]}
 				changed = true
 			}
 		}
@@ -101,12 +145,13 @@ func (s *searcher) greedy(g *graph, l2 bool, q []float32, cur candidate, level i
 type admission struct {
 	readyOnly bool
 	allow     bitset // nil means no filter
+	settled   uint32 // nodes below are known ready (graph.settled at the start)
 }
 
 func (a *admission) filtering() bool { return a.readyOnly || a.allow != nil }
 
 func (a *admission) admits(g *graph, node uint32) bool {
-	if a.readyOnly && !g.isReady(node) {
+	if a.readyOnly && node >= a.settled && !g.isReady(node) {
 		return false
 	}
 	if a.allow != nil && !a.allow.has(node) {
@@ -123,6 +168,9 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 	s.frontier = s.frontier[:0]
 	s.results = s.results[:0]
 	filtering := adm.filtering()
+	// Rows of a graph this small stay in cache between queries: issuing
+	// prefetches would only cost instructions.
+	prefetch := alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
 
 	s.visited.visit(ep.node)
 	s.frontier.push(ep)
@@ -137,7 +185,7 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 			break
 		}
 		s.frontier.pop()
-		if level == 0 && len(s.frontier) > 0 {
+		if prefetch && level == 0 && len(s.frontier) > 0 {
 			// The best remaining candidate is usually the next to expand:
 			// start loading its link list now, while this node's
 			// neighbours are measured.
@@ -156,11 +204,11 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 			}
 		}
 		s.pending = pending
-		if len(pending) > 0 {
+		if prefetch && len(pending) > 0 {
 			kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
 		}
-		for _, nb := range pending {
-			d := s.dist(g, l2, q, nb)
+		for i, d := range s.distRows(g, l2, q, pending) {
+			nb := pending[i]
 			if len(s.results) < ef || d < lowerBound {
 				s.frontier.push(candidate{d, nb})
 				if !filtering || adm.admits(g, nb) {

@@ -74,3 +74,51 @@ func BenchmarkL2U8(b *testing.B) {
 		_ = sink
 	})
 }
+
+// BenchmarkL2SquaredRows compares, per path, the distances from one query to
+// 16 rows scattered in a block too large for L2 (like an HNSW neighbour list):
+// "one" is one L2Squared call per row, "rows" one L2SquaredRows call.
+func BenchmarkL2SquaredRows(b *testing.B) {
+	benchRows(b, L2SquaredRows, L2Squared)
+}
+
+// BenchmarkDotRows is BenchmarkL2SquaredRows for Dot.
+func BenchmarkDotRows(b *testing.B) {
+	benchRows(b, DotRows, Dot)
+}
+
+func benchRows(b *testing.B, rowsKernel func(q, rows []float32, ids []uint32, out []float32), one func(a, b []float32) float32) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, p := range detectedPaths() {
+		restore := setPath(p)
+		for _, d := range []int{32, 100, 128, 512, 784, 1024} {
+			n := (64 << 20) / (4 * d) // 64 MiB of rows
+			rows := make([]float32, n*d)
+			for i := range rows {
+				rows[i] = rng.Float32()
+			}
+			q := rows[:d]
+			sets := make([][]uint32, 1024)
+			for i := range sets {
+				sets[i] = make([]uint32, 16)
+				for j := range sets[i] {
+					sets[i][j] = uint32(rng.IntN(n))
+				}
+			}
+			out := make([]float32, 16)
+			b.Run(fmt.Sprintf("%s/d=%d/one", p, d), func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					for j, id := range sets[i%len(sets)] {
+						out[j] = one(q, rows[int(id)*d:])
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/d=%d/rows", p, d), func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					rowsKernel(q, rows, sets[i%len(sets)], out)
+				}
+			})
+		}
+		restore()
+	}
+}

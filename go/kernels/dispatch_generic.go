@@ -15,3 +15,6 @@ func detectedPaths() []path { return []path{pathGeneric} }
 
 // setPath is the test hook of the amd64 build; here there is only one path.
 func setPath(path) (restore func()) { return func() {} }
+
+func l2Rows(q, rows []float32, ids []uint32, out []float32)  { l2RowsLoop(q, rows, ids, out) }
+func dotRows(q, rows []float32, ids []uint32, out []float32) { dotRowsLoop(q, rows, ids, out) }

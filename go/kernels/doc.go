@@ -50,6 +50,18 @@
 // Σx·y = Σx·(y−128) + 128·Σx, where y−128 is y XOR 0x80 read as a signed
 // byte.
 //
+// # Multi-row kernels
+//
+// DotRows and L2SquaredRows compute one query's distances to a list of rows
+// of a matrix (rows[id·len(q):], one id per neighbour being measured) in
+// one call. On the avx512 path four rows advance together
+// (rows_amd64.s, written by gen_rows_amd64.py): each query chunk is loaded
+// once per group, sixteen accumulators keep the FMA units busy, and four
+// rows' loads are in flight at once; each row still gets exactly the
+// instructions of the one-row kernel, so results are bit-identical to one
+// Dot/L2Squared call per row. The other paths loop over the one-row kernel.
+// The wrapper checks every id against len(rows) before the assembly runs.
+//
 // # Prefetch
 //
 // PrefetchRows issues PREFETCHT0 for the first cache lines of a list of

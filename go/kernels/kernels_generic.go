@@ -45,6 +45,31 @@ func l2Generic(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// l2RowsLoop is the reference multi-row kernel: one L2Squared call per id,
+// on whichever one-row path is selected.
+//
+//lint:ignore U1000 on amd64 it is called only from the dispatch stub in rows_amd64.s
+func l2RowsLoop(q, rows []float32, ids []uint32, out []float32) {
+	d := len(q)
+	out = out[:len(ids)]
+	for i, id := range ids {
+		off := int(id) * d
+		out[i] = l2(q, rows[off:off+d])
+	}
+}
+
+// dotRowsLoop is the reference multi-row dot product, like l2RowsLoop.
+//
+//lint:ignore U1000 on amd64 it is called only from the dispatch stub in rows_amd64.s
+func dotRowsLoop(q, rows []float32, ids []uint32, out []float32) {
+	d := len(q)
+	out = out[:len(ids)]
+	for i, id := range ids {
+		off := int(id) * d
+		out[i] = dot(q, rows[off:off+d])
+	}
+}
+
 // dotU8Generic is the reference SQ8 dot product. Arithmetic is modulo 2^32,
 // which is exact for len(a) <= 65536 (65536·255² < 2^32); every path wraps the
 // same way beyond that, so results stay bit-identical.

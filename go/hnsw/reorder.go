@@ -1,0 +1,179 @@
+package hnsw
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Graph reordering renumbers the nodes of a built graph so that nodes a
+// search visits together sit together in memory: a breadth-first order of
+// level 0 from the entry point (Coleman et al., "Graph Reordering for
+// Cache-Efficient Near Neighbor Search", NeurIPS 2022, measured BFS-like
+// orders close to Gorder for HNSW at a fraction of its cost). Ids stay the
+// caller's: only the internal node numbers change, and rank keeps the
+// insertion order that IDs reports.
+
+// reorderMinNodes is the smallest batch worth renumbering after: a graph
+// this small stays in cache whatever its order.
+var reorderMinNodes = 16384
+
+// shouldReorder says whether an Add of added nodes that left the graph
+// with count nodes renumbers it: when the batch is large and at least half
+// of the graph, so repeated small adds never pay for a full copy.
+func shouldReorder(added, count int) bool {
+	return added >= reorderMinNodes && 2*added >= count
+}
+
+// bfsOrder returns g's nodes in breadth-first order over level 0 from the
+// entry point, neighbours in link order; nodes not reached (none in a
+// healthy graph) follow in their current order. order[new] = old.
+func (g *graph) bfsOrder() []uint32 {
+	n := g.count
+	order := make([]uint32, 0, n)
+	seen := make([]bool, n)
+	if e := g.entry.Load(); e != noEntry {
+		_, ep := unpackEntry(e)
+		seen[ep] = true
+		order = append(order, ep)
+		for head := 0; head < len(order); head++ {
+			links := g.links(order[head], 0)
+			cnt := int(links[0])
+			for _, nb := range links[1 : 1+cnt] {
+				if !seen[nb] {
+					seen[nb] = true
+					order = append(order, nb)
+				}
+			}
+		}
+	}
+	for node := range n {
+		if !seen[node] {
+			order = append(order, uint32(node))
+		}
+	}
+	return order
+}
+
+// permuted returns a copy of g whose node i is g's node order[i], with
+// every link, the entry point and the insertion ranks renumbered, and
+// newOf[old] = new. The caller holds Index.writeMu and no insertion is
+// running; g stays valid for searches that still use it.
+func (g *graph) permuted(order []uint32) (ng *graph, newOf []uint32) {
+	n := g.count
+	newOf = make([]uint32, n)
+	for i, old := range order {
+		newOf[old] = uint32(i)
+	}
+	ng = newGraph(g.dim, g.m, g.sq, g.floats)
+	capNodes := g.capacity()
+	dim := g.dim
+	if g.floats {
+		ng.vectors = permuteRows(g.vectors, order, dim, capNodes)
+	}
+	if g.sq != nil {
+		ng.codes = permuteRows(g.codes, order, dim, capNodes)
+		ng.shares = permuteRows(g.shares, order, 1, capNodes)
+	}
+	ng.labels = permuteRows(g.labels, order, 1, capNodes)
+	ng.levels = permuteRows(g.levels, order, 1, capNodes)
+	ng.flags = permuteRows(g.flags, order, 1, capNodes)
+	ng.inDegree = permuteRows(g.inDegree, order, 1, capNodes)
+	ng.rank = make([]uint32, capNodes)
+	adviseHugePages(ng.rank)
+	for i, old := range order {
+		ng.rank[i] = g.rankOf(old)
+	}
+	for i := n; i < capNodes; i++ {
+		ng.rank[i] = uint32(i) // nodes added later rank after every earlier one
+	}
+
+	ng.level0 = make([]uint32, capNodes*g.stride0)
+	adviseHugePages(ng.level0)
+	for i, old := range order {
+		remapLinks(ng.links(uint32(i), 0), g.links(old, 0), newOf)
+	}
+	ng.upperStart = make([]uint32, capNodes)
+	ng.upper = make([]uint32, len(g.upper))
+	adviseHugePages(ng.upper)
+	for i, old := range order {
+		levels := int(g.levels[old])
+		if levels == 0 {
+			continue
+		}
+		ng.upperStart[i] = uint32(ng.upperUsed)
+		ng.upperUsed += levels * g.strideUp
+		for l := 1; l <= levels; l++ {
+			remapLinks(ng.links(uint32(i), l), g.links(old, l), newOf)
+		}
+	}
+	ng.count = n
+	ng.computeSettled()
+	if e := g.entry.Load(); e != noEntry {
+		top, ep := unpackEntry(e)
+		ng.entry.Store(packEntry(top, newOf[ep]))
+	}
+	return ng, newOf
+}
+
+// remapLinks writes src's neighbour record, renumbered by newOf, to dst.
+func remapLinks(dst, src []uint32, newOf []uint32) {
+	cnt := atomic.LoadUint32(&src[0])
+	dst[0] = cnt
+	for j := 1; j <= int(cnt); j++ {
+		dst[j] = newOf[atomic.LoadUint32(&src[j])]
+	}
+}
+
+// permuteRows returns a new array of capNodes rows of width elements whose
+// row i is src's row order[i].
+func permuteRows[T any](src []T, order []uint32, width, capNodes int) []T {
+	dst := make([]T, capNodes*width)
+	adviseHugePages(dst)
+	for i, old := range order {
+		copy(dst[i*width:(i+1)*width], src[int(old)*width:(int(old)+1)*width])
+	}
+	return dst
+}
+
+// rankOf is node's position in insertion order: rank[node], or node itself
+// for a graph that was never renumbered.
+func (g *graph) rankOf(node uint32) uint32 {
+	if g.rank == nil {
+		return node
+	}
+	return g.rank[node]
+}
+
+// remap renumbers every node in the table by newOf.
+func (t *idTable) remap(newOf []uint32) {
+	for i, v := range t.dense {
+		if v != 0 {
+			t.dense[i] = newOf[v-1] + 1
+		}
+	}
+	for id, node := range t.sparse {
+		t.sparse[id] = newOf[node]
+	}
+}
+
+// insertionOrder returns the allocated nodes in insertion order.
+func (g *graph) insertionOrder() []uint32 {
+	order := make([]uint32, g.count)
+	for node := range order {
+		order[g.rankOf(uint32(node))] = uint32(node)
+	}
+	return order
+}
+
+// checkPermutation verifies that rank holds every value of [0, len(rank))
+// once, as insertionOrder needs.
+func checkPermutation(rank []uint32) error {
+	seen := make([]bool, len(rank))
+	for node, r := range rank {
+		if int(r) >= len(rank) || seen[r] {
+			return fmt.Errorf("node %d has rank %d: not a permutation of [0, %d)", node, r, len(rank))
+		}
+		seen[r] = true
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package hnsw
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// withReorderAt makes batches of at least n nodes renumber the graph for
+// the duration of a test (0: never).
+func withReorderAt(t *testing.T, n int) {
+	saved := reorderMinNodes
+	reorderMinNodes = n
+	if n == 0 {
+		reorderMinNodes = 1 << 30
+	}
+	t.Cleanup(func() { reorderMinNodes = saved })
+}
+
+// TestReorderChangesNothingACallerSees guards the renumbering after a
+// large Add and in Compact: against the same index built without it, every
+// search answers the same ids and distances, IDs keeps insertion order, and
+// that still holds after a save/load round trip, more adds, upserts,
+// removals and a compaction.
+func TestReorderChangesNothingACallerSees(t *testing.T) {
+	for name, cfg := range persistConfigs {
+		t.Run(name, func(t *testing.T) {
+			const n = 1500
+			data := testdata.Clustered(n, cfg.Dim, 20, 0.2, 41)
+			queries := testdata.Clustered(100, cfg.Dim, 20, 0.2, 42)
+			ids := make([]uint64, n)
+			for i := range ids {
+				ids[i] = uint64(n-i) * 3 // insertion order differs from id order
+			}
+			build := func(reorderAt int) *Index {
+				withReorderAt(t, reorderAt)
+				x := mustNew(t, cfg)
+				if err := x.Add(data, ids, nil, 1); err != nil {
+					t.Fatal(err)
+				}
+				return x
+			}
+			plain, renumbered := build(0), build(1000)
+			if renumbered.graph.Load().rank == nil || plain.graph.Load().rank != nil {
+				t.Fatal("the large batch was not renumbered (or the small threshold leaked)")
+			}
+			// SQ8 distances tie often, and ties break by node number: once
+			// later inserts have run on both numberings the two graphs may
+			// differ, so from then on SQ8 answers need only agree closely.
+			exact := true
+			same := func(step string, a, b *Index) {
+				t.Helper()
+				for _, ef := range []int{10, 64} {
+					ia, da := search(t, a, queries, 10, ef, 1)
+					ib, db := search(t, b, queries, 10, ef, 1)
+					if exact && (!slices.Equal(ia, ib) || !slices.Equal(da, db)) {
+						t.Fatalf("%s, ef=%d: renumbered index answers differently", step, ef)
+					}
+					if common := overlap(ia, ib, 10); common < 0.95 {
+						t.Fatalf("%s, ef=%d: only %.3f of the answers agree", step, ef, common)
+					}
+				}
+				wa, errA := a.IDs()
+				wb, errB := b.IDs()
+				if errA != nil || errB != nil || !slices.Equal(wa, wb) {
+					t.Fatalf("%s: IDs differ (%v, %v)", step, errA, errB)
+				}
+				// A few SQ8 graphs strand a node whatever the numbering;
+				// renumbering must not add to that.
+				if a.CheckIntegrity() == nil {
+					if err := b.CheckIntegrity(); err != nil {
+						t.Fatalf("%s: %v", step, err)
+					}
+				}
+			}
+			same("after add", plain, renumbered)
+
+			path := filepath.Join(t.TempDir(), "r.idx")
+			if err := renumbered.Save(vfs.Default, path); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := Load(vfs.Default, path, LoadOptions{MmapVectors: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer loaded.Close()
+			same("after save and load", plain, loaded)
+
+			withReorderAt(t, 1000)
+			for _, x := range []*Index{plain, loaded} {
+				if err := x.Add(data[:50*cfg.Dim], []uint64{1, 2, 3, 6, 9}, nil, 1); err == nil {
+					t.Fatal("mismatched ids accepted")
+				}
+				if err := x.Add(data[:5*cfg.Dim], []uint64{7, 3, 6, 9000, 9001}, nil, 1); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := x.Remove([]uint64{30, 60, 90}, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exact = cfg.Quantization == QuantNone
+			same("after small add, upsert and remove", plain, loaded)
+			for _, x := range []*Index{plain, loaded} {
+				if err := x.Compact(1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			same("after compact", plain, loaded)
+		})
+	}
+}
+
+// TestBFSOrderIsAPermutationStartingAtTheEntry guards the renumbering's
+// input: every node exactly once, the entry point first.
+func TestBFSOrderIsAPermutationStartingAtTheEntry(t *testing.T) {
+	withReorderAt(t, 0)
+	x := mustNew(t, Config{Dim: 8, M: 4, Seed: 3})
+	if err := x.Add(testdata.Clustered(700, 8, 10, 0.2, 5), nil, nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	g := x.graph.Load()
+	order := g.bfsOrder()
+	if err := checkPermutation(order); err != nil || len(order) != g.count {
+		t.Fatalf("order of %d nodes: %v", len(order), err)
+	}
+	if _, ep := unpackEntry(g.entry.Load()); order[0] != ep {
+		t.Fatalf("order starts at %d, entry is %d", order[0], ep)
+	}
+}
+
+// overlap is the fraction of each row of a (k ids per row) also in b's row.
+func overlap(a, b []int64, k int) float64 {
+	common := 0
+	for r := 0; r < len(a); r += k {
+		for _, id := range a[r : r+k] {
+			if slices.Contains(b[r:r+k], id) {
+				common++
+			}
+		}
+	}
+	return float64(common) / float64(len(a))
+}
