@@ -72,6 +72,7 @@ FAKE = {
         def compute_metrics_all_runs(dataset, res, recompute=False):
             truth = dataset["neighbors"][:]
             for props, run in res:
+                print("Computing knn metrics")  # as the real metrics code does, on stdout
                 found = run["neighbors"][:]
                 k = found.shape[1]
                 hits = sum(len(set(f) & set(t[:k])) for f, t in zip(found, truth))
@@ -209,6 +210,7 @@ def test_prepare_registers_data_and_runs_strata_in_forked_worker(checkout: Path)
     assert '"tiny-16-euclidean"' in (checkout / "ann_benchmarks" / "datasets.py").read_text()
 
     table = (checkout / "results" / "tiny-16-euclidean-strata.md").read_text().splitlines()
+    assert all(line.startswith("|") for line in table), table  # no harness chatter in it
     rows = [line.split("|") for line in table[2:]]
     assert sorted({r[1].strip() for r in rows}) == ["batch", "single"], table
     assert max(float(r[4]) for r in rows) >= 0.95, table

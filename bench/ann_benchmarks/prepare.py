@@ -345,7 +345,10 @@ def run_harness(annb: Path, python: str, name: str, count: int, algorithms: list
 # ----------------------------------------------------------------------------- results
 
 # Run in the checkout by the harness's interpreter: its own metrics, both modes.
+# The harness's metrics code prints its progress ("Computing knn metrics", "Found cached
+# result") to stdout, which is where the table goes: that goes to stderr while it runs.
 TABLE = r"""
+import contextlib
 import sys
 from ann_benchmarks.datasets import get_dataset
 from ann_benchmarks.plotting.utils import compute_metrics_all_runs
@@ -353,11 +356,16 @@ from ann_benchmarks.results import load_all_results
 
 name, count, algorithms = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 dataset, _ = get_dataset(name)
+modes = {}
+with contextlib.redirect_stdout(sys.stderr):
+    for batch in (False, True):
+        modes[batch] = [r for r in compute_metrics_all_runs(dataset,
+                                                            load_all_results(name, count, batch))
+                        if r["algorithm"] in algorithms]
 print(f"| mode | algorithm | parameters | recall@{count} (k-nn) | QPS | build s | index kB |")
 print("|---|---|---|---:|---:|---:|---:|")
 for batch in (False, True):
-    rows = [r for r in compute_metrics_all_runs(dataset, load_all_results(name, count, batch))
-            if r["algorithm"] in algorithms]
+    rows = modes[batch]
     rows.sort(key=lambda r: (r["algorithm"], -r["qps"]))
     for r in rows:
         print(f"| {'batch' if batch else 'single'} | {r['algorithm']} | {r['parameters']} "
