@@ -236,7 +236,7 @@ def test_prepare_fails_when_the_worker_wrote_nothing(checkout: Path) -> None:
 def test_prepare_runs_again_when_the_worker_found_the_queue_empty(checkout: Path) -> None:
     # The real harness's worker loops `while not queue.empty()`: forked before the parent's
     # feeder thread wrote the definitions, it exits at once and run.py exits 0. Seen with
-    # the real ann-benchmarks here (hnswlib, --batch): two runs in four wrote nothing.
+    # the real ann-benchmarks here (hnswlib, --batch): two runs in five wrote nothing.
     data = _tiny_dataset(checkout.parent, "tiny-16-euclidean")
     steps = ("--steps", "wrapper,data,run", "--modes", "single")
     env = dict(os.environ, FAKE_ANNB_EMPTY_QUEUE_ONCE=str(checkout.parent / "raced"))
