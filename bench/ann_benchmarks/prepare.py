@@ -290,7 +290,7 @@ def result_files(annb: Path, name: str, count: int, algorithm: str, batch: bool)
 # What ann-benchmarks' instantiate_algorithm prints in the worker before each definition.
 INSTANTIATING = "Trying to instantiate"
 # Runs of one algorithm and mode when the worker found the definition queue empty at start.
-RACE_ATTEMPTS = 3
+RACE_ATTEMPTS = 8
 
 
 def run_teed(cmd: list[str], cwd: Path, env: dict, marker: str) -> bool:
