@@ -22,7 +22,11 @@ Steps (--steps picks some; each prints what it does):
            harness's Twitter glove of that name. --hdf5 FILE registers any file in that layout.
   run      run.py --local --force --dataset <name> --algorithm A [--batch], for every algorithm
            and mode. run.py exits 0 even when its worker died and skipped every definition, so
-           a run that wrote no result files is an error here.
+           a run that wrote no result files is an error here. One exception is retried: the
+           harness's worker loops `while not queue.empty()`, and a forked worker can find the
+           queue empty before the parent's feeder thread has written the definitions to it;
+           it then exits at once, having instantiated nothing. Such a run (no "Trying to
+           instantiate" in its output, no results) is run again, up to RACE_ATTEMPTS times.
   results  plot.py (results/<name>-strata[-batch].png), data_export.py
            (results/<name>-strata.csv, single-query mode only: that is what it exports), and a
            Markdown table of both modes computed by the harness's own metrics code
@@ -283,6 +287,29 @@ def result_files(annb: Path, name: str, count: int, algorithm: str, batch: bool)
     return {p: p.stat().st_mtime_ns for p in folder.glob("*.hdf5")}
 
 
+# What ann-benchmarks' instantiate_algorithm prints in the worker before each definition.
+INSTANTIATING = "Trying to instantiate"
+# Runs of one algorithm and mode when the worker found the definition queue empty at start.
+RACE_ATTEMPTS = 8
+
+
+def run_teed(cmd: list[str], cwd: Path, env: dict, marker: str) -> bool:
+    """Runs cmd like run(), its stdout passed through; returns whether a line held marker
+    (instantiate_algorithm prints to stdout; stderr, with any traceback, is left as it is)."""
+    log(" ".join(str(c) for c in cmd) + f"   (in {cwd})")
+    seen = False
+    with subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          text=True, bufsize=1) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            seen = seen or marker in line
+        sys.stdout.flush()
+    if proc.returncode != 0:
+        raise PrepareError(f"{Path(str(cmd[0])).name} {cmd[1]} ... exited with {proc.returncode}")
+    return seen
+
+
 def run_harness(annb: Path, python: str, name: str, count: int, algorithms: list[str],
                 modes: list[str], extra: list[str]) -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -292,9 +319,21 @@ def run_harness(annb: Path, python: str, name: str, count: int, algorithms: list
             cmd = [python, "run.py", "--local", "--force", "--dataset", name, "--count",
                    str(count), "--algorithm", algorithm, *(["--batch"] if mode == "batch" else []),
                    *extra]
-            run(cmd, cwd=annb, env=env)
-            after = result_files(annb, name, count, algorithm, mode == "batch")
-            written = [p for p, mtime in after.items() if before.get(p) != mtime]
+            for attempt in range(1, RACE_ATTEMPTS + 1):
+                instantiated = run_teed(cmd, annb, env, INSTANTIATING)
+                after = result_files(annb, name, count, algorithm, mode == "batch")
+                written = [p for p, mtime in after.items() if before.get(p) != mtime]
+                if written or instantiated or attempt == RACE_ATTEMPTS:
+                    break
+                # Not a failure of the algorithm: the worker never took a definition.
+                log(f"{algorithm} ({mode}): run.py's worker exited before taking a definition "
+                    "(it found the queue empty before the parent's feeder thread filled it); "
+                    f"running it again, attempt {attempt + 1} of {RACE_ATTEMPTS}")
+            if not written and not instantiated:
+                raise PrepareError(
+                    f"run.py exited 0 but wrote no results for {algorithm} ({mode}) in "
+                    f"{RACE_ATTEMPTS} runs: each time its worker exited before taking a "
+                    "definition (it found the queue empty, or no definition passed the filters)")
             if not written:
                 raise PrepareError(
                     f"run.py exited 0 but wrote no results for {algorithm} ({mode}) under "
@@ -306,7 +345,10 @@ def run_harness(annb: Path, python: str, name: str, count: int, algorithms: list
 # ----------------------------------------------------------------------------- results
 
 # Run in the checkout by the harness's interpreter: its own metrics, both modes.
+# The harness's metrics code prints its progress ("Computing knn metrics", "Found cached
+# result") to stdout, which is where the table goes: that goes to stderr while it runs.
 TABLE = r"""
+import contextlib
 import sys
 from ann_benchmarks.datasets import get_dataset
 from ann_benchmarks.plotting.utils import compute_metrics_all_runs
@@ -314,11 +356,16 @@ from ann_benchmarks.results import load_all_results
 
 name, count, algorithms = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 dataset, _ = get_dataset(name)
+modes = {}
+with contextlib.redirect_stdout(sys.stderr):
+    for batch in (False, True):
+        modes[batch] = [r for r in compute_metrics_all_runs(dataset,
+                                                            load_all_results(name, count, batch))
+                        if r["algorithm"] in algorithms]
 print(f"| mode | algorithm | parameters | recall@{count} (k-nn) | QPS | build s | index kB |")
 print("|---|---|---|---:|---:|---:|---:|")
 for batch in (False, True):
-    rows = [r for r in compute_metrics_all_runs(dataset, load_all_results(name, count, batch))
-            if r["algorithm"] in algorithms]
+    rows = modes[batch]
     rows.sort(key=lambda r: (r["algorithm"], -r["qps"]))
     for r in rows:
         print(f"| {'batch' if batch else 'single'} | {r['algorithm']} | {r['parameters']} "
