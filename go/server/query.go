@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/hnsw"
 )
 
@@ -85,6 +86,36 @@ type queryScratch struct {
 
 var queryPool = sync.Pool{New: func() any { return new(queryScratch) }}
 
+// queryOptions checks what every query takes (k, ef, include, filter) for a
+// call of nq queries, and returns the ef to search with: with "exact", one
+// past the collection's size, so the planner scans every allowed vector.
+func (s *Server) queryOptions(c *collection.Collection, req *queryRequest, nq int) (k, ef int, in include, f *meta.Filter, err error) {
+	k = defaultK
+	if req.K != nil {
+		k = *req.K
+	}
+	if k < 1 || k > s.cfg.MaxK {
+		return 0, 0, in, nil, invalidf("k must be between 1 and %d, got %d", s.cfg.MaxK, k)
+	}
+	if nq > 0 && k > s.cfg.MaxK*100/nq {
+		return 0, 0, in, nil, invalidf("a batch may ask for at most %d results in all (%d queries × k=%d)", s.cfg.MaxK*100, nq, k)
+	}
+	if req.Ef < 0 || req.Ef > maxEf {
+		return 0, 0, in, nil, invalidf("ef must be between 0 (default) and %d, got %d", maxEf, req.Ef)
+	}
+	if in, err = parseInclude(req.Include, include{metadata: true, distances: true}); err != nil {
+		return 0, 0, in, nil, err
+	}
+	if f, err = parseFilter(req.Filter); err != nil {
+		return 0, 0, in, nil, err
+	}
+	ef = req.Ef
+	if req.Exact {
+		ef = max(c.Len()+1, k)
+	}
+	return k, ef, in, f, nil
+}
+
 func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	c, err := s.reg.get(p.name)
 	if err != nil {
@@ -124,30 +155,9 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	if err != nil {
 		return err
 	}
-	k := defaultK
-	if req.K != nil {
-		k = *req.K
-	}
-	if k < 1 || k > s.cfg.MaxK {
-		return invalidf("k must be between 1 and %d, got %d", s.cfg.MaxK, k)
-	}
-	if nq > 0 && k > s.cfg.MaxK*100/nq {
-		return invalidf("a batch may ask for at most %d results in all (%d queries × k=%d)", s.cfg.MaxK*100, nq, k)
-	}
-	if req.Ef < 0 || req.Ef > maxEf {
-		return invalidf("ef must be between 0 (default) and %d, got %d", maxEf, req.Ef)
-	}
-	in, err := parseInclude(req.Include, include{metadata: true, distances: true})
+	k, ef, in, f, err := s.queryOptions(c, &req, nq)
 	if err != nil {
 		return err
-	}
-	f, err := parseFilter(req.Filter)
-	if err != nil {
-		return err
-	}
-	ef := req.Ef
-	if req.Exact {
-		ef = max(c.Len()+1, k)
 	}
 	total := nq * k
 	sc.ids = grow(sc.ids, total)

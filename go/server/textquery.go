@@ -42,27 +42,9 @@ func (s *Server) queryText(w http.ResponseWriter, c *collection.Collection, req 
 	if req.B != nil {
 		params.B, params.HasB = *req.B, true
 	}
-	k := defaultK
-	if req.K != nil {
-		k = *req.K
-	}
-	if k < 1 || k > s.cfg.MaxK {
-		return invalidf("k must be between 1 and %d, got %d", s.cfg.MaxK, k)
-	}
-	if req.Ef < 0 || req.Ef > maxEf {
-		return invalidf("ef must be between 0 (default) and %d, got %d", maxEf, req.Ef)
-	}
-	in, err := parseInclude(req.Include, include{metadata: true, distances: true})
+	k, ef, in, f, err := s.queryOptions(c, req, 1)
 	if err != nil {
 		return err
-	}
-	f, err := parseFilter(req.Filter)
-	if err != nil {
-		return err
-	}
-	ef := req.Ef
-	if req.Exact {
-		ef = max(c.Len()+1, k)
 	}
 	hits, err := c.QueryText(vec, collection.TextQuery{Text: *req.Text, Field: req.TextField, BM25: params},
 		k, ef, f, 1, fusion)
