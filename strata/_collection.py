@@ -92,18 +92,21 @@ def _json_arg(value: object, what: str) -> bytes:
         raise TypeError(f"{what}: {exc}") from None
 
 
-def _where_arg(where: object) -> tuple[Any, int]:
-    if where is None:
-        return ffi.NULL, 0
-    if not isinstance(where, dict):
+def check_where(where: object) -> dict[str, Any] | None:
+    """Checks a filter argument: None or a dict (the engine parses the rest).
+
+    Shared with strata.client and strata.ray, which validate the same way."""
+    if where is not None and not isinstance(where, dict):
         raise TypeError(f"where must be a dict (a Mongo-style filter), got {type(where).__name__}")
-    raw = _json_arg(where, "where")
-    return raw, len(raw)
+    return where
 
 
-def _metadata_arg(metadata: object, n: int) -> tuple[Any, int]:
+def check_metadata(metadata: object, n: int) -> list[Any] | None:
+    """Checks a metadata argument for n ids: None, one dict, or n dicts/None.
+
+    Shared with strata.client and strata.ray, which validate the same way."""
     if metadata is None:
-        return ffi.NULL, 0
+        return None
     if isinstance(metadata, dict):
         metadata = [metadata]
     if not isinstance(metadata, Sequence) or isinstance(metadata, (str, bytes)):
@@ -113,7 +116,21 @@ def _metadata_arg(metadata: object, n: int) -> tuple[Any, int]:
     for i, doc in enumerate(metadata):
         if doc is not None and not isinstance(doc, dict):
             raise TypeError(f"metadata[{i}] must be a dict or None, got {type(doc).__name__}")
-    raw = _json_arg(list(metadata), "metadata")
+    return list(metadata)
+
+
+def _where_arg(where: object) -> tuple[Any, int]:
+    if check_where(where) is None:
+        return ffi.NULL, 0
+    raw = _json_arg(where, "where")
+    return raw, len(raw)
+
+
+def _metadata_arg(metadata: object, n: int) -> tuple[Any, int]:
+    docs = check_metadata(metadata, n)
+    if docs is None:
+        return ffi.NULL, 0
+    raw = _json_arg(docs, "metadata")
     return raw, len(raw)
 
 

@@ -39,7 +39,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from strata._collection import ANALYZERS, GetResult, QueryResult, _json_arg, _text_fields_arg
+from strata._collection import (
+    ANALYZERS,
+    GetResult,
+    QueryResult,
+    _json_arg,
+    _text_fields_arg,
+    check_metadata,
+    check_where,
+)
 from strata._index import _as_rows, _id_list, _int
 from strata._lib import CollectionFailedError
 
@@ -213,27 +221,6 @@ def _raise(status: int, data: bytes) -> None:
     raise exc(f"{message} (HTTP {status})")
 
 
-def _where(where: object) -> Any:
-    if where is not None and not isinstance(where, dict):
-        raise TypeError(f"where must be a dict (a Mongo-style filter), got {type(where).__name__}")
-    return where
-
-
-def _metadata(metadata: object, n: int) -> list[Any] | None:
-    if metadata is None:
-        return None
-    if isinstance(metadata, dict):
-        metadata = [metadata]
-    if not isinstance(metadata, Sequence) or isinstance(metadata, (str, bytes)):
-        raise TypeError(f"metadata must be a list of dicts, got {type(metadata).__name__}")
-    if len(metadata) != n:
-        raise ValueError(f"got {len(metadata)} metadata documents for {n} ids")
-    for i, doc in enumerate(metadata):
-        if doc is not None and not isinstance(doc, dict):
-            raise TypeError(f"metadata[{i}] must be a dict or None, got {type(doc).__name__}")
-    return list(metadata)
-
-
 class RemoteCollection:
     """A collection on a strata-server, with strata.Collection's methods."""
 
@@ -296,7 +283,7 @@ class RemoteCollection:
             "ids": id_arr.tolist(),
             "vectors": vecs.reshape(n, self._dim).tolist(),
         }
-        docs = _metadata(metadata, n)
+        docs = check_metadata(metadata, n)
         if docs is not None:
             body["metadata"] = docs
         self._post("upsert", body)
@@ -304,7 +291,7 @@ class RemoteCollection:
     def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
         """Replaces the metadata of existing ids; KeyError if one does not exist."""
         id_arr = _id_list(ids, "ids")
-        docs = _metadata(metadata, id_arr.shape[0])
+        docs = check_metadata(metadata, id_arr.shape[0])
         if docs is None:
             raise TypeError("metadata must be a list of dicts, got None")
         return int(self._post("metadata", {"ids": id_arr.tolist(), "metadata": docs})["updated"])
@@ -316,7 +303,7 @@ class RemoteCollection:
         if ids is not None:
             body: dict[str, Any] = {"ids": _id_list(ids, "ids").tolist()}
         else:
-            body = {"filter": _where(where)}
+            body = {"filter": check_where(where)}
         return int(self._post("delete", body)["deleted"])
 
     # --- reads --------------------------------------------------------------
@@ -356,7 +343,7 @@ class RemoteCollection:
         if ef is not None:
             body["ef"] = _int(ef, "ef", 1, 1 << 24)
         if where is not None:
-            body["filter"] = _where(where)
+            body["filter"] = check_where(where)
         if exact:
             body["exact"] = True
         if text is not None:
@@ -446,7 +433,7 @@ class RemoteCollection:
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         """How many entries match where (all of them without it)."""
-        return int(self._post("count", {"filter": _where(where)})["count"])
+        return int(self._post("count", {"filter": check_where(where)})["count"])
 
     def __len__(self) -> int:
         return self.count()
@@ -460,7 +447,11 @@ class RemoteCollection:
         """Yields every entry matching where, in ascending id order, batch_size at a time."""
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
-        body: dict[str, Any] = {"filter": _where(where), "limit": batch_size, "include": include}
+        body: dict[str, Any] = {
+            "filter": check_where(where),
+            "limit": batch_size,
+            "include": include,
+        }
         while True:
             answer = self._post("scan", body)
             if answer["points"]:

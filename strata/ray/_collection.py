@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -24,7 +23,7 @@ from urllib.parse import urlparse
 import numpy as np
 import numpy.typing as npt
 
-from strata._collection import GetResult, QueryResult
+from strata._collection import GetResult, QueryResult, check_metadata, check_where
 from strata._index import _as_rows, _id_list, _int
 from strata.ray import _manifest
 from strata.ray._actors import COLLECTION_SHARD, ShardPool, connect, put_if_large
@@ -47,22 +46,6 @@ def _local_path(path_or_uri: str | os.PathLike[str]) -> Path:
             )
         text = parsed.path
     return Path(text).resolve()
-
-
-def _check_metadata(metadata: object, n: int) -> list[Any] | None:
-    """The checks strata.Collection makes, done before any shard is written to."""
-    if metadata is None:
-        return None
-    if isinstance(metadata, dict):
-        metadata = [metadata]
-    if not isinstance(metadata, Sequence) or isinstance(metadata, (str, bytes)):
-        raise TypeError(f"metadata must be a list of dicts, got {type(metadata).__name__}")
-    if len(metadata) != n:
-        raise ValueError(f"got {len(metadata)} metadata documents for {n} ids")
-    for i, doc in enumerate(metadata):
-        if doc is not None and not isinstance(doc, dict):
-            raise TypeError(f"metadata[{i}] must be a dict or None, got {type(doc).__name__}")
-    return list(metadata)
 
 
 class ShardedCollection:
@@ -265,7 +248,7 @@ class ShardedCollection:
         if int(id_arr.max()) >= _ID_LIMIT:
             pos = int(np.argmax(id_arr >= _ID_LIMIT))
             raise ValueError(f"ids[{pos}] = {id_arr[pos]} is not below 2**63")
-        docs = _check_metadata(metadata, n)
+        docs = check_metadata(metadata, n)
         _check_finite(vecs)
         order, spans, routed, targets = self._route(id_arr)
         vecs = vecs.reshape(n, self._dim)[order] if self.shards > 1 else vecs
@@ -279,7 +262,7 @@ class ShardedCollection:
         """Replaces the metadata of existing ids; KeyError (and no change) if one is missing."""
         self._live()
         id_arr = _id_list(ids, "ids")
-        docs = _check_metadata(metadata, id_arr.shape[0])
+        docs = check_metadata(metadata, id_arr.shape[0])
         if docs is None:
             raise TypeError("metadata must be a list of dicts, got None")
         self._check_present(id_arr)
@@ -293,10 +276,7 @@ class ShardedCollection:
         self._live()
         if (ids is None) == (where is None):
             raise ValueError("delete needs exactly one of ids= or where=")
-        if where is not None:
-            if not isinstance(where, dict):
-                raise TypeError(f"where must be a dict (a Mongo-style filter), got "
-                                f"{type(where).__name__}")
+        if check_where(where) is not None:
             return sum(self._pool.run("delete", where=where))
         _, spans, routed, targets = self._route(_id_list(ids, "ids"))
         return sum(self._pool.call("run", [("delete", routed[spans[s]]) for s in targets],
@@ -325,9 +305,7 @@ class ShardedCollection:
         self._live()
         q, nq = _as_rows(queries, self._dim, "queries", "collection")
         k = _int(k, "k", 1, 1 << 20)
-        if where is not None and not isinstance(where, dict):
-            raise TypeError(f"where must be a dict (a Mongo-style filter), got "
-                            f"{type(where).__name__}")
+        check_where(where)
         shared = put_if_large(q.reshape(nq, self._dim)) if self.shards > 1 else q
         results = self._pool.call(
             "query", [(shared, k, where, ef)] * self.shards, num_threads=num_threads,
