@@ -120,13 +120,8 @@ func (c *Collection) Len() int { return c.meta.Len() }
 // ScanIDs returns up to limit ids matching f (nil: all), ascending, after
 // the id after when hasAfter: a page of a scan.
 func (c *Collection) ScanIDs(f *meta.Filter, after uint64, hasAfter bool, limit int) []uint64 {
-	if f == nil {
-		f = matchAll
-	}
 	return c.meta.IDsAfter(f, after, hasAfter, limit)
 }
-
-var matchAll, _ = meta.ParseFilter(nil)
 
 // Info describes the collection's state.
 type Info struct {

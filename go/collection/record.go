@@ -28,13 +28,19 @@ type record struct {
 
 var le = binary.LittleEndian
 
-// encode lays out the record as described in the package doc.
-func (r *record) encode(dim int) []byte {
+// size is the length of the encoded record (at most 4 bytes more than
+// exact: the dim field only upserts carry).
+func (r *record) size() int {
 	size := 1 + 4 + 4 + 8*len(r.ids) + 4*len(r.vectors)
 	for _, d := range r.docs {
 		size += 4 + len(d)
 	}
-	b := make([]byte, 0, size)
+	return size
+}
+
+// encode lays out the record as described in the package doc.
+func (r *record) encode(dim int) []byte {
+	b := make([]byte, 0, r.size())
 	b = append(b, r.op)
 	b = le.AppendUint32(b, uint32(len(r.ids)))
 	if r.op == opUpsert {

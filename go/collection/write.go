@@ -106,10 +106,7 @@ func (c *Collection) DeleteWhere(f *meta.Filter) (int, error) {
 // empty documents.
 func prepareDocs(docs []meta.Document, n int) ([]meta.Document, [][]byte, error) {
 	if docs == nil {
-		docs = make([]meta.Document, n)
-		for i := range docs {
-			docs[i] = emptyDocument
-		}
+		docs = make([]meta.Document, n) // the zero Document is {}
 	}
 	if len(docs) != n {
 		return nil, nil, fmt.Errorf("%w: %d documents for %d ids", ErrInvalid, len(docs), n)
@@ -121,14 +118,8 @@ func prepareDocs(docs []meta.Document, n int) ([]meta.Document, [][]byte, error)
 	return docs, canonical, nil
 }
 
-var emptyDocument, _ = meta.ParseDocument([]byte("{}"))
-
 func checkSize(rec record) error {
-	size := 16 + 8*len(rec.ids) + 4*len(rec.vectors)
-	for _, d := range rec.docs {
-		size += 4 + len(d)
-	}
-	if size > maxBatchBytes || len(rec.ids) > math.MaxUint32 {
+	if size := rec.size(); size > maxBatchBytes || len(rec.ids) > math.MaxUint32 {
 		return fmt.Errorf("%w: one write of %d bytes exceeds the limit of %d; split the batch", ErrInvalid, size, maxBatchBytes)
 	}
 	return nil
