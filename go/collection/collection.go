@@ -107,7 +107,10 @@ func Exists(fsys vfs.FS, dir string) bool {
 // before writing CURRENT are cleared.
 func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	tuning.setDefaults()
-	if err := opts.validate(); err != nil {
+	// The index is made before anything touches the disk: invalid options
+	// must not leave a directory behind.
+	index, err := opts.newIndex()
+	if err != nil {
 		return nil, err
 	}
 	if !tuning.HasFsync {
@@ -124,7 +127,7 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := create(dir, opts, tuning, lock)
+	c, err := create(dir, opts, tuning, lock, index)
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -161,7 +164,7 @@ func makeDurableDir(fsys vfs.FS, dir string) error {
 	return nil
 }
 
-func create(dir string, opts Options, tuning Tuning, lock io.Closer) (*Collection, error) {
+func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index) (*Collection, error) {
 	fsys := tuning.FS
 	if Exists(fsys, dir) {
 		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)
@@ -170,10 +173,6 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer) (*Collectio
 		if err := fsys.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 		}
-	}
-	index, err := hnsw.New(opts.hnswConfig())
-	if err != nil {
-		return nil, fmt.Errorf("collection: %w", err)
 	}
 	c := newCollection(dir, opts, tuning, lock, index, meta.NewIndex())
 	if err := c.initText(opts.TextFields, opts.TextAnalyzer); err != nil {

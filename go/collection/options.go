@@ -118,7 +118,9 @@ func (o *Options) hnswConfig() hnsw.Config {
 		Seed: o.Seed, Quantization: o.Quantization}
 }
 
-func (o *Options) validate() error {
+// newIndex fills in defaults, checks the options and makes the collection's
+// empty index (hnsw.New is where the index parameters are checked).
+func (o *Options) newIndex() (*hnsw.Index, error) {
 	if o.M == 0 {
 		o.M = hnsw.DefaultM
 	}
@@ -126,11 +128,11 @@ func (o *Options) validate() error {
 		o.EfConstruction = hnsw.DefaultEfConstruction
 	}
 	if int(o.Fsync) >= len(fsyncNames) {
-		return fmt.Errorf("%w: unknown fsync policy %d", ErrInvalid, o.Fsync)
+		return nil, fmt.Errorf("%w: unknown fsync policy %d", ErrInvalid, o.Fsync)
 	}
-	cfg := o.hnswConfig()
-	if _, err := hnsw.New(cfg); err != nil {
-		return fmt.Errorf("collection: %w", err)
+	index, err := hnsw.New(o.hnswConfig())
+	if err != nil {
+		return nil, fmt.Errorf("collection: %w", err)
 	}
-	return nil
+	return index, nil
 }
