@@ -15,7 +15,7 @@
 //	levels   []uint8    top level of each node
 //	labels   []uint64   caller's id of each node
 //	flags    []uint32   flagReady | flagDeleted (atomic)
-//	inDegree []int32    level-0 in-links, so pruning never strands a node
+//	parent   []uint32   each node's pinned in-link of the level-0 spanning tree (tree.go)
 //	codes    []uint8    SQ8 only: node i at [i*dim, (i+1)*dim)
 //	shares   []float32  SQ8 only: each code's inner-product term (package sq8)
 //	rank     []uint32   once renumbered: each node's position in insertion order

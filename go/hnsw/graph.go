@@ -53,10 +53,9 @@ type graph struct {
 	levels     []uint8
 	labels     []uint64
 	flags      []uint32
-	// inDegree counts each node's level-0 in-links. Pruning consults it so
-	// that no node loses its last in-link and drops out of reach (the
-	// heuristic alone strands a few nodes per thousand at small M).
-	inDegree []int32
+	// parent is each node's link in the level-0 spanning tree that keeps
+	// every node reachable (tree.go); noParent for the root and orphans.
+	parent []uint32
 	// rank is each node's position in insertion order once the graph has
 	// been renumbered (reorder.go); nil means node order is insertion order.
 	rank []uint32
@@ -139,10 +138,9 @@ func (g *graph) regrown(nodes, upperWords int, sq *sq8.Quantizer) *graph {
 			ng.rank[i] = uint32(i)
 		}
 	}
-	ng.inDegree = make([]int32, capNodes)
-	adviseHugePages(ng.inDegree)
-	for i := range g.count {
-		ng.inDegree[i] = atomic.LoadInt32(&g.inDegree[i])
+	ng.parent = growCopyAtomic(g.parent[:g.count], capNodes)
+	for i := g.count; i < capNodes; i++ {
+		ng.parent[i] = noParent
 	}
 	needUpper := g.upperUsed + upperWords
 	capUpper := len(g.upper)

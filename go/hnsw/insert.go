@@ -214,7 +214,10 @@ func (x *Index) insert(g *graph, s *searcher, node uint32) {
 	for l := min(level, top); l >= 0; l-- {
 		s.searchLayer(g, x.l2, q, cur, x.cfg.EfConstruction, l, &build)
 		sortAscending(s.results)
-		cands := []candidate(s.results)
+		cands := withoutNode([]candidate(s.results), node)
+		if len(cands) == 0 {
+			continue // only the node itself was found (through a concurrent insertion's link)
+		}
 		cur = cands[0]
 		// Keep the choice in s.chosen: setLinks and connect reuse
 		// s.selected for their own pruning.
@@ -223,14 +226,14 @@ func (x *Index) insert(g *graph, s *searcher, node uint32) {
 		for _, nb := range s.chosen {
 			x.connect(g, s, nb.node, node, nb.dist, l)
 		}
-		if l == 0 && len(s.chosen) > 0 && atomic.LoadInt32(&g.inDegree[node]) == 0 {
-			// Every neighbour pruned the new node away: make the nearest
-			// one keep it, or nothing could ever reach it.
-			x.forceConnect(g, s, s.chosen[0].node, node)
-		}
 	}
+	// No neighbour that adopted the node while linking back: anchor it
+	// (tree.go), or nothing might ever reach it.
+	x.adoptOrphan(g, s, node)
 	if holdEntry {
+		x.reroot(g, s, node, ep)
 		g.entry.Store(packEntry(level, node))
+		atomic.StoreUint32(&g.parent[node], noParent) // the root has none
 		x.entryMu.Unlock()
 	}
 }
@@ -255,7 +258,7 @@ func (x *Index) setLinks(g *graph, s *searcher, node uint32, level int, selected
 		s.pruned = cands
 		selected = s.selectNeighbors(g, x.l2, cands, g.maxLinks(level))
 	}
-	x.replaceLinks(g, s, links, level, selected)
+	x.replaceLinks(g, s, node, links, level, selected)
 }
 
 // connect adds the link from -> to at level (distance d between them),
@@ -276,7 +279,7 @@ func (x *Index) connect(g *graph, s *searcher, from, to uint32, d float32, level
 		atomic.StoreUint32(&links[n+1], to)
 		atomic.StoreUint32(&links[0], uint32(n+1))
 		if level == 0 {
-			atomic.AddInt32(&g.inDegree[to], 1)
+			g.adopt(from, to)
 		}
 		return
 	}
@@ -289,131 +292,58 @@ func (x *Index) connect(g *graph, s *searcher, from, to uint32, d float32, level
 	sortByDist(cands)
 	s.pruned = cands
 	sel := s.selectNeighbors(g, x.l2, cands, limit)
-	x.replaceLinks(g, s, links, level, sel)
+	x.replaceLinks(g, s, from, links, level, sel)
 }
 
-// forceConnect adds the level-0 link from -> to even when from's list is
-// full, evicting the farthest neighbour that has other in-links.
-func (x *Index) forceConnect(g *graph, s *searcher, from, to uint32) {
-	mu := &x.locks[from%lockStripes]
-	mu.Lock()
-	defer mu.Unlock()
-	links := g.links(from, 0)
-	n := int(links[0])
-	if containsLink(links[1:1+n], to) {
+// replaceLinks publishes sel as from's neighbour list links at level (the
+// caller holds from's lock). At level 0 a pinned link (tree.go) is never
+// dropped: a pinned neighbour the heuristic left out is kept, taking a free
+// slot or the place of the farthest unpinned entry of sel; if every entry is
+// pinned the list stays as it was. Neighbours newly linked from a node in
+// the tree that have no parent are adopted.
+func (x *Index) replaceLinks(g *graph, s *searcher, from uint32, links []uint32, level int, sel []candidate) {
+	if level != 0 {
+		writeLinks(links, sel)
 		return
 	}
-	cands := s.pruned[:0]
-	for i := 1; i <= n; i++ {
-		nb := links[i]
-		cands = append(cands, candidate{s.pairDist(g, x.l2, from, nb), nb})
+	old := append(s.old[:0], links[1:1+int(links[0])]...)
+	s.old = old
+	sel = append(s.final[:0], sel...) // edited below; the caller's list stays intact
+	s.final = sel
+	limit := g.maxLinks(0)
+	for _, nb := range old {
+		if containsNode(sel, nb) || !g.pinned(from, nb) {
+			continue
+		}
+		if len(sel) < limit {
+			sel = append(sel, candidate{node: nb})
+			continue
+		}
+		j := lastUnpinned(g, from, sel)
+		if j < 0 {
+			return
+		}
+		sel[j] = candidate{node: nb}
 	}
-	sortByDist(cands)
-	s.pruned = cands
-	if n == g.maxLinks(0) {
-		evict := -1
-		for j := n - 1; j >= 0; j-- {
-			if atomic.LoadInt32(&g.inDegree[cands[j].node]) > 1 {
-				evict = j
-				break
-			}
-		}
-		if evict < 0 {
-			return // every neighbour depends on this node; leave it be
-		}
-		cands = append(cands[:evict], cands[evict+1:]...)
-	}
-	// to goes first: if replaceLinks must give up a new link to keep a
-	// neighbour reachable, it gives up the farthest new one, so this last.
-	cands = append(cands, candidate{})
-	copy(cands[1:], cands)
-	cands[0] = candidate{s.pairDist(g, x.l2, from, to), to}
-	s.pruned = cands
-	x.replaceLinks(g, s, links, 0, cands)
-}
-
-// replaceLinks publishes sel as the neighbour list links (held under its
-// node's lock). At level 0 it keeps in-degrees current and refuses to strand
-// a node: a dropped neighbour whose only in-link this was is kept, taking a
-// free slot, the place of the farthest kept neighbour that has other
-// in-links, or that of the farthest new link. If every neighbour depends on
-// this list, the list stays as it was.
-//
-// Dropping a neighbour releases one of its in-links with a compare-and-swap
-// that refuses to take the last one (releaseInLink): two insertions pruning
-// the same node from two different lists at once (under two different node
-// locks) could otherwise both see "it has another in-link" and strand it,
-// which the crash soak caught as an unreachable node.
-func (x *Index) replaceLinks(g *graph, s *searcher, links []uint32, level int, sel []candidate) {
-	old := links[1 : 1+int(links[0])]
-	if level == 0 {
-		sel = append(s.final[:0], sel...) // edited below; the caller's list stays intact
-		limit := g.maxLinks(0)
-		dropped := s.dropped[:0]
-		for _, nb := range old {
-			if containsNode(sel, nb) {
-				continue
-			}
-			if releaseInLink(g, nb) {
-				dropped = append(dropped, nb)
-				continue
-			}
-			if len(sel) < limit {
-				sel = append(sel, candidate{node: nb})
-				continue
-			}
-			j := -1
-			for k := len(sel) - 1; k >= 0; k-- {
-				if containsLink(old, sel[k].node) && releaseInLink(g, sel[k].node) {
-					dropped, j = append(dropped, sel[k].node), k
-					break
-				}
-			}
-			if j < 0 {
-				j = farthestNew(sel, old)
-			}
-			if j < 0 {
-				for _, d := range dropped {
-					atomic.AddInt32(&g.inDegree[d], 1)
-				}
-				s.final, s.dropped = sel, dropped
-				return
-			}
-			sel[j] = candidate{node: nb}
-		}
-		s.final, s.dropped = sel, dropped
-		for _, c := range sel {
-			if !containsLink(old, c.node) {
-				atomic.AddInt32(&g.inDegree[c.node], 1)
-			}
-		}
-	}
+	s.final = sel
 	writeLinks(links, sel)
-}
-
-// releaseInLink takes one in-link away from node unless it is the last.
-func releaseInLink(g *graph, node uint32) bool {
-	p := &g.inDegree[node]
-	for {
-		v := atomic.LoadInt32(p)
-		if v <= 1 {
-			return false
-		}
-		if atomic.CompareAndSwapInt32(p, v, v-1) {
-			return true
+	for _, c := range sel {
+		if !containsLink(old, c.node) {
+			g.adopt(from, c.node)
 		}
 	}
 }
 
-// farthestNew returns the last entry of sel that is not in old (dropping it
-// costs nobody an in-link), or -1.
-func farthestNew(sel []candidate, old []uint32) int {
-	for j := len(sel) - 1; j >= 0; j-- {
-		if !containsLink(old, sel[j].node) {
-			return j
+// withoutNode removes node from the sorted candidates c, in place: a node
+// being inserted can find itself when a concurrent insertion that started
+// from it at an upper level has already linked back to it.
+func withoutNode(c []candidate, node uint32) []candidate {
+	for i := range c {
+		if c[i].node == node {
+			return append(c[:i], c[i+1:]...)
 		}
 	}
-	return -1
+	return c
 }
 
 func containsLink(links []uint32, node uint32) bool {

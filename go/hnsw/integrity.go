@@ -21,6 +21,9 @@ func (x *Index) CheckIntegrity() error {
 	if err := g.checkStructure(); err != nil {
 		return err
 	}
+	if err := g.checkTree(); err != nil {
+		return err
+	}
 	// Searches skip the flag check below settled: a tombstone or an
 	// unfinished node there would be returned.
 	for node := range min(int(g.settled.Load()), g.count) {

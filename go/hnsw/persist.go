@@ -24,8 +24,9 @@ var (
 	tagLevels     = indexfile.FourCC("LEVL") // []uint8, count
 	tagLabels     = indexfile.FourCC("LABL") // []uint64, count
 	tagFlags      = indexfile.FourCC("FLAG") // []uint32, count
-	tagInDegree   = indexfile.FourCC("INDG") // []int32, count
-	tagRank       = indexfile.FourCC("RANK") // []uint32, count: insertion order of a renumbered graph (optional)
+	tagParent     = indexfile.FourCC("PRNT") // []uint32, count: level-0 tree (tree.go); absent in older files
+	// "INDG" ([]int32 in-degrees) was written before PRNT and is ignored.
+	tagRank = indexfile.FourCC("RANK") // []uint32, count: insertion order of a renumbered graph (optional)
 )
 
 // fileParams is the fixed-size parameter block of a saved index.
@@ -146,7 +147,7 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 		indexfile.Section{Tag: tagLevels, Data: indexfile.BytesOf(g.levels[:n])},
 		indexfile.Section{Tag: tagLabels, Data: indexfile.BytesOf(g.labels[:n])},
 		indexfile.Section{Tag: tagFlags, Data: indexfile.BytesOf(g.flags[:n])},
-		indexfile.Section{Tag: tagInDegree, Data: indexfile.BytesOf(g.inDegree[:n])},
+		indexfile.Section{Tag: tagParent, Data: indexfile.BytesOf(g.parent[:n])},
 	)
 	if g.rank != nil {
 		sections = append(sections, indexfile.Section{Tag: tagRank, Data: indexfile.BytesOf(g.rank[:n])})
@@ -287,9 +288,6 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	if g.flags, err = section[uint32](f, tagFlags, n); err != nil {
 		return nil, err
 	}
-	if g.inDegree, err = section[int32](f, tagInDegree, n); err != nil {
-		return nil, err
-	}
 	if _, ok := f.Section(tagRank); ok {
 		if g.rank, err = section[uint32](f, tagRank, n); err != nil {
 			return nil, err
@@ -308,6 +306,16 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	g.computeSettled()
 	if err := g.checkStructure(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if _, ok := f.Section(tagParent); ok {
+		if g.parent, err = section[uint32](f, tagParent, n); err != nil {
+			return nil, err
+		}
+		if err := g.checkTree(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+	} else {
+		g.buildTree() // saved before the tree was kept
 	}
 	for node := 0; node < n; node++ {
 		if g.flags[node]&^(flagReady|flagDeleted) != 0 || g.flags[node]&flagReady == 0 {

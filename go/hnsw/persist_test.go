@@ -154,3 +154,50 @@ func TestLoadRejectsDamagedFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadsFilesWithoutTree loads a file written before the level-0 tree
+// was saved (an INDG section of in-degrees, no PRNT): the tree is rebuilt
+// from the links, and the index checks, answers and grows as before.
+func TestLoadsFilesWithoutTree(t *testing.T) {
+	x, data := builtIndex(t, persistConfigs["float"])
+	dir := t.TempDir()
+	cur, old := filepath.Join(dir, "cur.idx"), filepath.Join(dir, "old.idx")
+	if err := x.Save(vfs.Default, cur); err != nil {
+		t.Fatal(err)
+	}
+	f, err := indexfile.Read(vfs.Default, cur, indexfile.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sections []indexfile.Section
+	for _, tag := range f.Tags() {
+		b, _ := f.Section(tag)
+		if tag == tagParent {
+			tag, b = indexfile.FourCC("INDG"), make([]byte, len(b))
+		}
+		sections = append(sections, indexfile.Section{Tag: tag, Data: append([]byte(nil), b...)})
+	}
+	f.Close()
+	if err := indexfile.Write(vfs.Default, old, sections); err != nil {
+		t.Fatal(err)
+	}
+	y, err := Load(vfs.Default, old, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := y.CheckIntegrity(); err != nil {
+		t.Fatal(err)
+	}
+	q := data[:50*16]
+	wantIDs, _ := search(t, x, q, 10, 64, 1)
+	gotIDs, _ := search(t, y, q, 10, 64, 1)
+	if !slices.Equal(wantIDs, gotIDs) {
+		t.Fatal("a file without the tree answers differently")
+	}
+	if err := y.Add(data[:300*16], nil, nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := y.CheckIntegrity(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -77,7 +77,15 @@ func (g *graph) permuted(order []uint32) (ng *graph, newOf []uint32) {
 	ng.labels = permuteRows(g.labels, order, 1, capNodes)
 	ng.levels = permuteRows(g.levels, order, 1, capNodes)
 	ng.flags = permuteRows(g.flags, order, 1, capNodes)
-	ng.inDegree = permuteRows(g.inDegree, order, 1, capNodes)
+	ng.parent = make([]uint32, capNodes)
+	for i := range ng.parent {
+		ng.parent[i] = noParent
+	}
+	for i, old := range order {
+		if p := atomic.LoadUint32(&g.parent[old]); p != noParent {
+			ng.parent[i] = newOf[p]
+		}
+	}
 	ng.rank = make([]uint32, capNodes)
 	adviseHugePages(ng.rank)
 	for i, old := range order {

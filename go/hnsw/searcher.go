@@ -18,7 +18,7 @@ type searcher struct {
 	selected []candidate
 	chosen   []candidate // neighbours picked for the node being inserted
 	final    []candidate // a neighbour list being published
-	dropped  []uint32    // neighbours whose in-link replaceLinks released
+	old      []uint32    // a neighbour list before replaceLinks rewrites it
 	pending  []uint32    // unvisited neighbours of the node being expanded
 	dists    []float32   // their distances to the query
 	next     [1]uint32   // the candidate whose links are being prefetched
