@@ -242,3 +242,22 @@ func BenchmarkSearchOneSmallNoPrefetch(b *testing.B) {
 		return st.DistanceComputations
 	})
 }
+
+// BenchmarkSearchLayerList is an A/B of the layer search's candidate
+// structures inside one process: the same index and queries, searched
+// alternately with two heaps ("heaps") and with the sorted list
+// ("list"). Run it at several STRATA_BENCH_EF values to place listMaxEF.
+func BenchmarkSearchLayerList(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func(m int) { heapsOnly, listMaxEF = false, m }(listMaxEF)
+	listMaxEF = 1 << 30
+	benchAlternating(b, [2]string{"heaps", "list"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		heapsOnly = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}

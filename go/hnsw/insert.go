@@ -213,7 +213,6 @@ func (x *Index) insert(g *graph, s *searcher, node uint32) {
 	build := admission{}
 	for l := min(level, top); l >= 0; l-- {
 		s.searchLayer(g, x.l2, q, cur, x.cfg.EfConstruction, l, &build)
-		sortAscending(s.results)
 		cands := withoutNode([]candidate(s.results), node)
 		if len(cands) == 0 {
 			continue // only the node itself was found (through a concurrent insertion's link)

@@ -148,12 +148,9 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef int, adm *a
 			s.results[i].dist = g.floatDist(x.l2, q, s.results[i].node)
 		}
 		heapify(s.results)
+		sortAscending(s.results)
 	}
-	for len(s.results) > k {
-		s.results.pop()
-	}
-	sortAscending(s.results)
-	return s.results
+	return s.results[:min(k, len(s.results))]
 }
 
 // scan returns the k admitted nodes nearest to q by computing every
