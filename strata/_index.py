@@ -45,6 +45,12 @@ _CLOSED = (ValueError, "index is closed")
 # Bound once: attribute lookups are a measurable share of a single-query search.
 _from_buffer = ffi.from_buffer
 _empty = np.empty
+_NDARRAY = np.ndarray
+# C array types resolved once: from_buffer given a type object skips the
+# parse-and-cache lookup of a type string (about 20 ns per buffer).
+_FLOATS = ffi.typeof("float[]")
+_INT64S = ffi.typeof("int64_t[]")
+_UINT64S = ffi.typeof("uint64_t[]")
 _errors = _lib._errors
 
 # Bound by _engine() when the first index is created or loaded. Methods of a
@@ -306,10 +312,10 @@ class _BaseIndex:
             return out
         args = (
             self._handle,
-            _from_buffer("float[]", vecs),
+            _from_buffer(_FLOATS, vecs),
             n,
-            ffi.NULL if id_array is None else _from_buffer("uint64_t[]", id_array),
-            _from_buffer("uint64_t[]", out, require_writable=True),
+            ffi.NULL if id_array is None else _from_buffer(_UINT64S, id_array),
+            _from_buffer(_UINT64S, out, require_writable=True),
             threads,
         )
         if progress:
@@ -401,8 +407,8 @@ class _BaseIndex:
         dists = _empty((nq, k), dtype=_F32)
         err = _errors.buf
         rc = _strata_search(
-            self._handle, _from_buffer("float[]", q), nq, k, ef_value, threads,
-            _from_buffer("int64_t[]", ids), _from_buffer("float[]", dists), err, ERRLEN,
+            self._handle, _from_buffer(_FLOATS, q), nq, k, ef_value, threads,
+            _from_buffer(_INT64S, ids), _from_buffer(_FLOATS, dists), err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
@@ -421,7 +427,7 @@ _PLANS = {
 
 
 def _ids_pointer(ids: npt.NDArray[np.uint64]) -> Any:
-    return _from_buffer("uint64_t[]", ids) if ids.size else ffi.NULL
+    return _from_buffer(_UINT64S, ids) if ids.size else ffi.NULL
 
 
 class Index(_BaseIndex):
@@ -542,23 +548,24 @@ class Index(_BaseIndex):
         # the full path, which reports it); anything else takes the full path
         # below or _BaseIndex.search.
         q = queries
+        dim = self._dim
         if (
-            type(q) is np.ndarray
+            type(q) is _NDARRAY
             and q.dtype is _F32
+            and q.size == dim
             and 0 < q.ndim < 3
-            and q.shape[-1] == self._dim
-            and q.size == self._dim
+            and q.shape[-1] == dim
             and type(k) is int
             and 0 < k <= _INT32_MAX
             and (ef is None or (type(ef) is int and 0 < ef <= _INT64_MAX))
-            and (num_threads is None or (type(num_threads) is int and 0 < num_threads < 2**31))
             and filter_ids is None
             and exclude_ids is None
             and not return_stats
             and self._dead is None
+            and (num_threads is None or (type(num_threads) is int and 0 < num_threads < 2**31))
         ):
             try:
-                query = _from_buffer("float[]", q)
+                query = _from_buffer(_FLOATS, q)
             except ValueError:  # not C-contiguous
                 pass
             else:
@@ -566,7 +573,7 @@ class Index(_BaseIndex):
                 dists = _empty((1, k), _F32)
                 if not _strata_search_one(
                     self._handle, query, k, ef or 0,
-                    _from_buffer("int64_t[]", ids), _from_buffer("float[]", dists), _NULL, 0,
+                    _from_buffer(_INT64S, ids), _from_buffer(_FLOATS, dists), _NULL, 0,
                 ):  # fmt: skip
                     return ids, dists
         if filter_ids is None and exclude_ids is None and not return_stats:
@@ -583,10 +590,10 @@ class Index(_BaseIndex):
         dists = _empty((nq, k), dtype=_F32)
         stats, err = ffi.new("strata_search_stats *"), _errors.buf
         rc = _strata_search_filtered(
-            self._handle, _from_buffer("float[]", q), nq, k, ef_value, threads,
+            self._handle, _from_buffer(_FLOATS, q), nq, k, ef_value, threads,
             ffi.NULL if allow is None else _ids_pointer(allow), -1 if allow is None else allow.size,
             _ids_pointer(deny), deny.size,
-            _from_buffer("int64_t[]", ids), _from_buffer("float[]", dists), stats, err, ERRLEN,
+            _from_buffer(_INT64S, ids), _from_buffer(_FLOATS, dists), stats, err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
@@ -653,7 +660,7 @@ class Index(_BaseIndex):
             return out
         err = _errors.buf
         rc = _native.strata_get_vectors(
-            self._handle, _ids_pointer(arr), arr.size, _from_buffer("float[]", out), err, ERRLEN
+            self._handle, _ids_pointer(arr), arr.size, _from_buffer(_FLOATS, out), err, ERRLEN
         )
         if rc:
             check(rc, err)
@@ -668,7 +675,7 @@ class Index(_BaseIndex):
         while True:
             out = _empty(capacity, dtype=_U64)
             rc = _native.strata_ids(
-                self._handle, _from_buffer("uint64_t[]", out), capacity, n, err, ERRLEN
+                self._handle, _from_buffer(_UINT64S, out), capacity, n, err, ERRLEN
             )
             if rc:
                 check(rc, err)
@@ -696,7 +703,7 @@ class Index(_BaseIndex):
             self._raise_dead()
         rows, n = self._rows(sample, "sample")
         err = _errors.buf
-        rc = _native.strata_train(self._handle, _from_buffer("float[]", rows), n, err, ERRLEN)
+        rc = _native.strata_train(self._handle, _from_buffer(_FLOATS, rows), n, err, ERRLEN)
         if rc:
             check(rc, err)
 
