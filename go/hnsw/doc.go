@@ -35,7 +35,9 @@
 //
 // A search descends the upper levels greedily and runs the ef-bounded best-first
 // search on level 0, prefetching the rows of a node's unvisited neighbours
-// before measuring them. Filters (allow/deny id lists) are compiled once per
+// before measuring them (on graphs too large for L2). Without an id filter
+// and for ef up to 512 the candidates live in one sorted list instead of a
+// frontier heap beside a result heap (searchList). Filters (allow/deny id lists) are compiled once per
 // call into a bitset; non-admitted nodes still route the search. A planner
 // scans the admitted vectors exactly instead when that is cheaper
 // (selected² < ef·2M·n, with ef widened by 1/p² for a filter admitting a
@@ -46,8 +48,18 @@
 //
 // Save writes the arrays as sections of a go/indexfile container (CRC-32C per
 // section, atomic replace); a renumbered graph adds the optional section
-// RANK, which older files lack and Load then takes as identity. Load validates the graph's structure before use
+// RANK, which older files lack and Load then takes as identity. The
+// level-0 spanning tree is the section PRNT; files written before it (with
+// an ignored INDG section of in-degrees instead) get the tree rebuilt from
+// their links on load. Load validates the graph's structure before use
 // and can leave the float vectors memory-mapped in the file.
+//
+// # Reachability
+//
+// Every node stays reachable from the entry point at level 0, whatever
+// pruning does: a pinned spanning tree of level-0 links (tree.go) is never
+// pruned, and an insertion whose node no neighbour adopted forces a link
+// from its nearest neighbour in the tree. CheckIntegrity verifies both.
 //
 // # Concurrency
 //
