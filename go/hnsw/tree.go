@@ -79,6 +79,9 @@ func (x *Index) anchor(g *graph, s *searcher, from, to uint32) bool {
 		atomic.CompareAndSwapUint32(&g.parent[to], noParent, from)
 		return true
 	}
+	if n == g.maxLinks(0) && allPinned(g, from, links[1:1+n]) {
+		return false // checked before measuring anything: the common refusal
+	}
 	// to goes first, the rest by distance: if the list is full, the
 	// farthest unpinned neighbour makes room, never to.
 	cands := append(s.pruned[:0], candidate{s.pairDist(g, x.l2, from, to), to})
@@ -105,8 +108,12 @@ func (x *Index) anchor(g *graph, s *searcher, from, to uint32) bool {
 }
 
 // adoptOrphan makes sure node, just linked at level 0, is in the tree: if
-// no neighbour adopted it while linking back, the nearest neighbour in the
-// tree (or else the root) anchors it.
+// no neighbour adopted it while linking back, the nearest node in the tree
+// with a slot that is not pinned anchors it, looked for among its chosen
+// neighbours, then the rest of the level-0 search's candidates (s.results),
+// then the root. A tree has fewer pins than nodes, so one of those has room
+// unless every candidate is a hub of pinned children (small M on tight
+// clusters); only then are all nodes tried, in order.
 func (x *Index) adoptOrphan(g *graph, s *searcher, node uint32) {
 	if g.inTree(node) {
 		return
@@ -116,7 +123,19 @@ func (x *Index) adoptOrphan(g *graph, s *searcher, node uint32) {
 			return
 		}
 	}
-	x.anchor(g, s, g.root(), node)
+	for _, c := range s.results {
+		if c.node != node && g.inTree(c.node) && x.anchor(g, s, c.node, node) {
+			return
+		}
+	}
+	if x.anchor(g, s, g.root(), node) {
+		return
+	}
+	for u := range uint32(g.count) {
+		if u != node && g.inTree(u) && x.anchor(g, s, u, node) {
+			return
+		}
+	}
 }
 
 // reroot hangs the tree of the old root below node, which is about to
@@ -139,6 +158,16 @@ func (x *Index) reroot(g *graph, s *searcher, node, oldRoot uint32) {
 	}
 	// Unreachable in practice (node and each of its 2·M children would
 	// need all their slots pinned); CheckIntegrity reports it.
+}
+
+// allPinned reports whether every link of from in links is pinned.
+func allPinned(g *graph, from uint32, links []uint32) bool {
+	for i := range links {
+		if !g.pinned(from, atomic.LoadUint32(&links[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // lastUnpinned returns the index of the last candidate whose link from
