@@ -180,6 +180,34 @@ func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef,
 	sortAscending(s.results)
 }
 
+// prefetchLinks starts loading node's level-0 link list: the best
+// remaining candidate is usually the next to expand, so its links load
+// while the current node's neighbours are measured.
+func (s *searcher) prefetchLinks(g *graph, node uint32) {
+	s.next[0] = node
+	kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, s.next[:], (g.stride0*4+63)/64)
+}
+
+// unvisitedNeighbours marks node's neighbours at level visited and returns
+// those that were not (in s.pending), prefetching their rows first when
+// prefetch is set, so the loads overlap before any distance is computed.
+func (s *searcher) unvisitedNeighbours(g *graph, node uint32, level int, prefetch bool) []uint32 {
+	links := g.links(node, level)
+	n := int(atomic.LoadUint32(&links[0]))
+	pending := s.pending[:0]
+	for i := 1; i <= n; i++ {
+		nb := atomic.LoadUint32(&links[i])
+		if !s.visited.visit(nb) {
+			pending = append(pending, nb)
+		}
+	}
+	s.pending = pending
+	if prefetch && len(pending) > 0 {
+		kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
+	}
+	return pending
+}
+
 // listMaxEF is the largest ef searched with the sorted list: inserting
 // shifts up to ef entries, which beats two heaps' sifts only while the list
 // is short. BenchmarkSearchLayerList (20k x 128): the list takes 0.84x the
@@ -225,25 +253,12 @@ func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, 
 		if prefetch && level == 0 {
 			for j := cur + 1; j < len(list); j++ {
 				if !list[j].expanded {
-					s.next[0] = list[j].node
-					kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, s.next[:], (g.stride0*4+63)/64)
+					s.prefetchLinks(g, list[j].node)
 					break
 				}
 			}
 		}
-		links := g.links(c, level)
-		n := int(atomic.LoadUint32(&links[0]))
-		pending := s.pending[:0]
-		for i := 1; i <= n; i++ {
-			nb := atomic.LoadUint32(&links[i])
-			if !s.visited.visit(nb) {
-				pending = append(pending, nb)
-			}
-		}
-		s.pending = pending
-		if prefetch && len(pending) > 0 {
-			kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
-		}
+		pending := s.unvisitedNeighbours(g, c, level, prefetch)
 		next := cur + 1
 		for i, d := range s.distRows(g, l2, q, pending) {
 			// With ef admitted entries, the list ends with the farthest
@@ -342,27 +357,9 @@ func (s *searcher) searchHeaps(g *graph, l2 bool, q []float32, ep candidate, ef,
 		}
 		s.frontier.pop()
 		if prefetch && level == 0 && len(s.frontier) > 0 {
-			// The best remaining candidate is usually the next to expand:
-			// start loading its link list now, while this node's
-			// neighbours are measured.
-			s.next[0] = s.frontier[0].node
-			kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, s.next[:], (g.stride0*4+63)/64)
+			s.prefetchLinks(g, s.frontier[0].node)
 		}
-		// Gather the unvisited neighbours and prefetch their vectors
-		// before computing any distance, so the memory loads overlap.
-		links := g.links(c.node, level)
-		n := int(atomic.LoadUint32(&links[0]))
-		pending := s.pending[:0]
-		for i := 1; i <= n; i++ {
-			nb := atomic.LoadUint32(&links[i])
-			if !s.visited.visit(nb) {
-				pending = append(pending, nb)
-			}
-		}
-		s.pending = pending
-		if prefetch && len(pending) > 0 {
-			kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
-		}
+		pending := s.unvisitedNeighbours(g, c.node, level, prefetch)
 		for i, d := range s.distRows(g, l2, q, pending) {
 			nb := pending[i]
 			if len(s.results) < ef || d < lowerBound {
