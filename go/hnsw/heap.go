@@ -25,16 +25,6 @@ func (h *maxHeap) push(c candidate) {
 	}
 }
 
-func (h *maxHeap) pop() candidate {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	*h = s[:n]
-	siftDownMax(s[:n], 0)
-	return top
-}
-
 func siftDownMax(s []candidate, i int) {
 	n := len(s)
 	for {
