@@ -22,7 +22,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +42,12 @@ type cell struct {
 	ReqPerSec   float64 `json:"req_per_s"`
 	P50ms       float64 `json:"p50_ms"`
 	P99ms       float64 `json:"p99_ms"`
+	// CPU time (user+system) each process spent during the cell: the
+	// generator shares the server's cores, so its cost is the server's loss.
+	ServerCPUs         float64 `json:"server_cpu_s"`
+	LoadgenCPUs        float64 `json:"loadgen_cpu_s"`
+	ServerCPUPerReqUs  float64 `json:"server_cpu_us_per_req"`
+	LoadgenCPUPerReqUs float64 `json:"loadgen_cpu_us_per_req"`
 }
 
 func main() {
@@ -51,6 +59,7 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "time per scenario and connection count")
 	conns := flag.String("conns", "1,8,32", "connection counts")
 	out := flag.String("out", "", "JSON results file (default: stdout only)")
+	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "strata-load-")
@@ -58,7 +67,15 @@ func main() {
 	defer os.RemoveAll(dir)
 	port := freePort()
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	srv := exec.Command(*serverBin, "--data-dir", dir, "--addr", "127.0.0.1:"+strconv.Itoa(port), "--log-level", "warn")
+	args := []string{"--data-dir", dir, "--addr", "127.0.0.1:" + strconv.Itoa(port), "--log-level", "error"}
+	debugURL := ""
+	if *profile != "" {
+		check(os.MkdirAll(*profile, 0o755))
+		debugPort := freePort()
+		debugURL = "http://127.0.0.1:" + strconv.Itoa(debugPort)
+		args = append(args, "--debug-addr", "127.0.0.1:"+strconv.Itoa(debugPort))
+	}
+	srv := exec.Command(*serverBin, args...)
 	srv.Stderr = os.Stderr
 	check(srv.Start())
 	defer func() {
@@ -86,6 +103,7 @@ func main() {
 		return v
 	}
 	// Ingest: batches of vectors with a small document each, 2 writers.
+	ingestCPU := startCPU(srv.Process.Pid)
 	start := time.Now()
 	var wg sync.WaitGroup
 	bodies := make(chan []byte, 4)
@@ -130,7 +148,9 @@ func main() {
 	}
 	wg.Wait()
 	ingest := time.Since(start).Seconds()
-	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s\n", *n, ingest, float64(*n)/ingest)
+	ingestServerCPU, ingestLoadgenCPU := ingestCPU.stop()
+	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s (cpu: server %.1f s, loadgen %.1f s)\n",
+		*n, ingest, float64(*n)/ingest, ingestServerCPU, ingestLoadgenCPU)
 
 	queries := make([][]byte, 2000)
 	filtered := make([][]byte, 2000)
@@ -159,10 +179,21 @@ func main() {
 		}{{"query", "/collections/bench/query", queries},
 			{"filtered-query-10pct", "/collections/bench/query", filtered},
 			{"upsert-1", "/collections/bench/upsert", upserts}} {
+			var prof *profiler
+			if *profile != "" {
+				prof = startProfiles(debugURL, filepath.Join(*profile, fmt.Sprintf("%s-c%d", sc.name, nc)), *duration)
+			}
+			cpu := startCPU(srv.Process.Pid)
 			r := run(client, url+sc.path, sc.bodies, nc, *duration)
+			r.ServerCPUs, r.LoadgenCPUs = cpu.stop()
+			prof.stop()
 			r.Scenario = sc.name
-			fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n",
-				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors)
+			if r.Requests > 0 {
+				r.ServerCPUPerReqUs = r.ServerCPUs / float64(r.Requests) * 1e6
+				r.LoadgenCPUPerReqUs = r.LoadgenCPUs / float64(r.Requests) * 1e6
+			}
+			fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  cpu/req: server %4.0f us, loadgen %4.0f us\n",
+				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors, r.ServerCPUPerReqUs, r.LoadgenCPUPerReqUs)
 			cells = append(cells, r)
 		}
 	}
@@ -174,6 +205,7 @@ func main() {
 			"cpu": cpuModel(), "loadavg_at_end": loadAvg(), "n": *n, "dim": *dim, "ef": *ef, "metric": "l2", "fsync": "batch",
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
 			"ingest_batch": *batch, "ingest_writers": 2,
+			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU,
 			"note": "load generator and server share the machine's cores", "cells": cells,
 		}
 		data, _ := json.MarshalIndent(result, "", "  ")
@@ -282,6 +314,83 @@ func cpuModel() string {
 func loadAvg() string {
 	data, _ := os.ReadFile("/proc/loadavg")
 	return strings.TrimSpace(string(data))
+}
+
+// cpuMark is the CPU time both processes had used at a cell's start.
+type cpuMark struct {
+	pid             int
+	server, loadgen float64
+}
+
+func startCPU(pid int) cpuMark {
+	return cpuMark{pid: pid, server: processCPU(pid), loadgen: selfCPU()}
+}
+
+// stop returns the CPU seconds each process used since the mark.
+func (m cpuMark) stop() (server, loadgen float64) {
+	return processCPU(m.pid) - m.server, selfCPU() - m.loadgen
+}
+
+// processCPU reads utime+stime of pid from /proc/pid/stat, in seconds.
+func processCPU(pid int) float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	check(err)
+	// The command name (field 2) may hold spaces: count from after its ')'.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, err := strconv.ParseFloat(fields[11], 64)
+	check(err)
+	stime, err := strconv.ParseFloat(fields[12], 64)
+	check(err)
+	return (utime + stime) / 100 // USER_HZ is 100 on Linux
+}
+
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// profiler records a cell's CPU profiles: the server's, fetched from its
+// pprof listener, and the generator's own.
+type profiler struct {
+	base    string
+	self    *os.File
+	fetched chan error
+}
+
+func startProfiles(debugURL, base string, d time.Duration) *profiler {
+	p := &profiler{base: base, fetched: make(chan error, 1)}
+	seconds := max(1, int(d.Seconds())-1) // pprof takes whole seconds; end inside the cell
+	go func() {
+		resp, err := http.Get(debugURL + "/debug/pprof/profile?seconds=" + strconv.Itoa(seconds))
+		if err != nil {
+			p.fetched <- err
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != 200 {
+			err = fmt.Errorf("server profile: %d %s", resp.StatusCode, data)
+		}
+		if err == nil {
+			err = os.WriteFile(base+"-server.pprof", data, 0o644)
+		}
+		p.fetched <- err
+	}()
+	var err error
+	p.self, err = os.Create(base + "-loadgen.pprof")
+	check(err)
+	check(pprof.StartCPUProfile(p.self))
+	return p
+}
+
+func (p *profiler) stop() {
+	if p == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	check(p.self.Close())
+	check(<-p.fetched)
 }
 
 func check(err error) {
