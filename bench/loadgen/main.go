@@ -2,17 +2,27 @@
 // server binary on a free 127.0.0.1 port with a fresh data directory,
 // loads n points of dimension d over HTTP (the ingest rate), then runs
 // query, filtered query and upsert at each connection count for a fixed
-// time, and writes req/s and latency percentiles as JSON.
+// time, and writes req/s, latency percentiles and each process's CPU time
+// as JSON.
 //
 //	go run ./bench/loadgen --server bin/strata-server --out bench/results/server-load.json
 //
 // The load generator and the server share the machine's cores, so the
-// figures are lower bounds for a server with the machine to itself.
+// figures are lower bounds for a server with the machine to itself; the
+// CPU time each side used per request is reported so that the generator's
+// share can be read off. The generator is made cheap for that reason:
+// requests are encoded before the clock starts and sent over one raw
+// keep-alive HTTP/1.1 connection per worker (client.go); latencies go into
+// a fixed histogram (latency.go). --client net/http sends through
+// net/http's client instead, for comparison.
+//
+// A request counts when its answer has status 200 and a body of the
+// expected shape ({"results":[{"id":... for queries, {"upserted":... for
+// upserts); anything else counts as an error and is not in the latencies.
 package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -24,11 +34,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -42,6 +51,11 @@ type cell struct {
 	ReqPerSec   float64 `json:"req_per_s"`
 	P50ms       float64 `json:"p50_ms"`
 	P99ms       float64 `json:"p99_ms"`
+	P90ms       float64 `json:"p90_ms"`
+	P999ms      float64 `json:"p999_ms"`
+	MaxMs       float64 `json:"max_ms"`
+	MeanMs      float64 `json:"mean_ms"`
+	FirstError  string  `json:"first_error,omitempty"`
 	// CPU time (user+system) each process spent during the cell: the
 	// generator shares the server's cores, so its cost is the server's loss.
 	ServerCPUs         float64 `json:"server_cpu_s"`
@@ -50,30 +64,71 @@ type cell struct {
 	LoadgenCPUPerReqUs float64 `json:"loadgen_cpu_us_per_req"`
 }
 
+// request is one POST, encoded once: wire is the whole HTTP request for
+// the raw client, path and body serve net/http's.
+type request struct {
+	path       string
+	body, wire []byte
+}
+
+// roundTripper sends one request on one connection and returns the
+// answer's status and body (valid until its next call).
+type roundTripper interface {
+	roundTrip(r *request) (status int, body []byte, err error)
+}
+
+type rawConn struct{ httpConn }
+
+func (c *rawConn) roundTrip(r *request) (int, []byte, error) { return c.httpConn.roundTrip(r.wire) }
+
+// netHTTPConn sends through net/http's client (its pool picks the socket).
+type netHTTPConn struct {
+	client *http.Client
+	url    string
+	buf    bytes.Buffer
+}
+
+func (c *netHTTPConn) roundTrip(r *request) (int, []byte, error) {
+	resp, err := c.client.Post(c.url+r.path, "application/json", bytes.NewReader(r.body))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	c.buf.Reset()
+	_, err = c.buf.ReadFrom(resp.Body)
+	return resp.StatusCode, c.buf.Bytes(), err
+}
+
 func main() {
 	serverBin := flag.String("server", "bin/strata-server", "strata-server binary")
 	n := flag.Int("n", 100_000, "points to load")
 	dim := flag.Int("dim", 128, "dimension")
 	ef := flag.Int("ef", 64, "query ef")
 	batch := flag.Int("batch", 1000, "vectors per ingest request")
+	writers := flag.Int("writers", 2, "concurrent ingest requests")
 	duration := flag.Duration("duration", 5*time.Second, "time per scenario and connection count")
 	conns := flag.String("conns", "1,8,32", "connection counts")
+	scenarios := flag.String("scenarios", "query,filtered-query-10pct,upsert-1", "scenarios to run, in order")
+	clientKind := flag.String("client", "raw", "raw (one HTTP/1.1 socket per worker, pre-encoded requests) or net/http")
 	out := flag.String("out", "", "JSON results file (default: stdout only)")
 	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
 	flag.Parse()
+	if *clientKind != "raw" && *clientKind != "net/http" {
+		check(fmt.Errorf("--client must be raw or net/http, got %q", *clientKind))
+	}
 
 	dir, err := os.MkdirTemp("", "strata-load-")
 	check(err)
 	defer os.RemoveAll(dir)
-	port := freePort()
-	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	args := []string{"--data-dir", dir, "--addr", "127.0.0.1:" + strconv.Itoa(port), "--log-level", "error"}
+	host := "127.0.0.1:" + strconv.Itoa(freePort())
+	url := "http://" + host
+	args := []string{"--data-dir", dir, "--addr", host, "--log-level", "error"}
 	debugURL := ""
 	if *profile != "" {
 		check(os.MkdirAll(*profile, 0o755))
-		debugPort := freePort()
-		debugURL = "http://127.0.0.1:" + strconv.Itoa(debugPort)
-		args = append(args, "--debug-addr", "127.0.0.1:"+strconv.Itoa(debugPort))
+		debugHost := "127.0.0.1:" + strconv.Itoa(freePort())
+		debugURL = "http://" + debugHost
+		args = append(args, "--debug-addr", debugHost)
 	}
 	srv := exec.Command(*serverBin, args...)
 	srv.Stderr = os.Stderr
@@ -84,6 +139,12 @@ func main() {
 	}()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 	waitHealthy(client, url)
+	newConn := func() roundTripper {
+		if *clientKind == "net/http" {
+			return &netHTTPConn{client: client, url: url}
+		}
+		return &rawConn{httpConn{addr: host}}
+	}
 
 	post(client, url+"/collections", fmt.Sprintf(`{"name":"bench","dim":%d,"metric":"l2","fsync":"batch","seed":1}`, *dim))
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -102,98 +163,119 @@ func main() {
 		}
 		return v
 	}
-	// Ingest: batches of vectors with a small document each, 2 writers.
+	newRequest := func(path string, body []byte) request {
+		return request{path: path, body: body, wire: requestBytes(host, path, body)}
+	}
+
+	// Ingest: batches of vectors with a small document each, encoded
+	// before the clock starts (formatting the floats would otherwise take
+	// the server's CPU), sent by `writers` connections.
+	var ingestBodies []request
+	for at := 0; at < *n; at += *batch {
+		var b bytes.Buffer
+		b.WriteString(`{"ids":[`)
+		end := min(at+*batch, *n)
+		for i := at; i < end; i++ {
+			if i > at {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(i))
+		}
+		b.WriteString(`],"vectors":[`)
+		for i := at; i < end; i++ {
+			if i > at {
+				b.WriteByte(',')
+			}
+			writeVector(&b, point(rng))
+		}
+		b.WriteString(`],"metadata":[`)
+		for i := at; i < end; i++ {
+			if i > at {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"bucket":%d}`, i%100)
+		}
+		b.WriteString(`]}`)
+		ingestBodies = append(ingestBodies, newRequest("/collections/bench/upsert", b.Bytes()))
+	}
 	ingestCPU := startCPU(srv.Process.Pid)
 	start := time.Now()
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	bodies := make(chan []byte, 4)
-	go func() {
-		for at := 0; at < *n; at += *batch {
-			var b bytes.Buffer
-			b.WriteString(`{"ids":[`)
-			end := min(at+*batch, *n)
-			for i := at; i < end; i++ {
-				if i > at {
-					b.WriteByte(',')
-				}
-				b.WriteString(strconv.Itoa(i))
-			}
-			b.WriteString(`],"vectors":[`)
-			for i := at; i < end; i++ {
-				if i > at {
-					b.WriteByte(',')
-				}
-				writeVector(&b, point(rng))
-			}
-			b.WriteString(`],"metadata":[`)
-			for i := at; i < end; i++ {
-				if i > at {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, `{"bucket":%d}`, i%100)
-			}
-			b.WriteString(`]}`)
-			bodies <- b.Bytes()
-		}
-		close(bodies)
-	}()
-	for range 2 {
+	for range *writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for body := range bodies {
-				post(client, url+"/collections/bench/upsert", string(body))
+			rt := newConn()
+			for i := next.Add(1) - 1; i < int64(len(ingestBodies)); i = next.Add(1) - 1 {
+				status, body, err := rt.roundTrip(&ingestBodies[i])
+				if err == nil {
+					err = answerError(status, body, `{"upserted":`)
+				}
+				check(err)
 			}
 		}()
 	}
 	wg.Wait()
 	ingest := time.Since(start).Seconds()
 	ingestServerCPU, ingestLoadgenCPU := ingestCPU.stop()
+	ingestBodies = nil
 	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s (cpu: server %.1f s, loadgen %.1f s)\n",
 		*n, ingest, float64(*n)/ingest, ingestServerCPU, ingestLoadgenCPU)
 
-	queries := make([][]byte, 2000)
-	filtered := make([][]byte, 2000)
-	upserts := make([][]byte, 2000)
+	queries := make([]request, 2000)
+	filtered := make([]request, 2000)
+	upserts := make([]request, 2000)
 	for i := range queries {
 		var b bytes.Buffer
 		b.WriteString(`{"vector":`)
 		writeVector(&b, point(rng))
 		fmt.Fprintf(&b, `,"k":10,"ef":%d,"include":["distances"]}`, *ef)
-		queries[i] = b.Bytes()
-		f := bytes.TrimSuffix(append([]byte(nil), queries[i]...), []byte("}"))
-		filtered[i] = append(f, `,"filter":{"bucket":{"$lt":10}}}`...)
+		queries[i] = newRequest("/collections/bench/query", b.Bytes())
+		f := bytes.TrimSuffix(append([]byte(nil), b.Bytes()...), []byte("}"))
+		filtered[i] = newRequest("/collections/bench/query", append(f, `,"filter":{"bucket":{"$lt":10}}}`...))
 		var u bytes.Buffer
 		fmt.Fprintf(&u, `{"ids":[%d],"vectors":[`, *n+i)
 		writeVector(&u, point(rng))
 		u.WriteString(`],"metadata":[{"bucket":1}]}`)
-		upserts[i] = u.Bytes()
+		upserts[i] = newRequest("/collections/bench/upsert", u.Bytes())
+	}
+	type scenario struct {
+		reqs []request
+		want string // the answer's prefix
+	}
+	known := map[string]scenario{
+		"query":                {queries, `{"results":[{"id":`},
+		"filtered-query-10pct": {filtered, `{"results":[{"id":`},
+		"upsert-1":             {upserts, `{"upserted":1}`},
 	}
 	var cells []cell
 	for _, c := range strings.Split(*conns, ",") {
 		nc, err := strconv.Atoi(c)
 		check(err)
-		for _, sc := range []struct {
-			name, path string
-			bodies     [][]byte
-		}{{"query", "/collections/bench/query", queries},
-			{"filtered-query-10pct", "/collections/bench/query", filtered},
-			{"upsert-1", "/collections/bench/upsert", upserts}} {
+		for _, name := range strings.Split(*scenarios, ",") {
+			sc, ok := known[name]
+			if !ok {
+				check(fmt.Errorf("unknown scenario %q", name))
+			}
 			var prof *profiler
 			if *profile != "" {
-				prof = startProfiles(debugURL, filepath.Join(*profile, fmt.Sprintf("%s-c%d", sc.name, nc)), *duration)
+				prof = startProfiles(debugURL, filepath.Join(*profile, fmt.Sprintf("%s-c%d", name, nc)), *duration)
 			}
 			cpu := startCPU(srv.Process.Pid)
-			r := run(client, url+sc.path, sc.bodies, nc, *duration)
+			r := run(newConn, sc.reqs, sc.want, nc, *duration)
 			r.ServerCPUs, r.LoadgenCPUs = cpu.stop()
 			prof.stop()
-			r.Scenario = sc.name
+			r.Scenario = name
 			if r.Requests > 0 {
 				r.ServerCPUPerReqUs = r.ServerCPUs / float64(r.Requests) * 1e6
 				r.LoadgenCPUPerReqUs = r.LoadgenCPUs / float64(r.Requests) * 1e6
 			}
 			fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  cpu/req: server %4.0f us, loadgen %4.0f us\n",
 				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors, r.ServerCPUPerReqUs, r.LoadgenCPUPerReqUs)
+			if r.FirstError != "" {
+				fmt.Printf("  first error: %s\n", r.FirstError)
+			}
 			cells = append(cells, r)
 		}
 	}
@@ -204,60 +286,85 @@ func main() {
 			"commit": strings.TrimSpace(string(commit)), "go": runtime.Version(), "cpus": runtime.NumCPU(),
 			"cpu": cpuModel(), "loadavg_at_end": loadAvg(), "n": *n, "dim": *dim, "ef": *ef, "metric": "l2", "fsync": "batch",
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
-			"ingest_batch": *batch, "ingest_writers": 2,
+			"ingest_batch": *batch, "ingest_writers": *writers,
 			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU,
-			"note": "load generator and server share the machine's cores", "cells": cells,
+			"client": *clientKind,
+			"note":   "load generator and server share the machine's cores", "cells": cells,
 		}
 		data, _ := json.MarshalIndent(result, "", "  ")
 		check(os.WriteFile(*out, append(data, '\n'), 0o644))
 	}
 }
 
-// run sends bodies round-robin from conns goroutines for d.
-func run(client *http.Client, url string, bodies [][]byte, conns int, d time.Duration) cell {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	lat := make([][]time.Duration, conns)
+// answerError says what is wrong with an answer, or nil if it has status
+// 200 and a body starting with want.
+func answerError(status int, body []byte, want string) error {
+	if status != http.StatusOK {
+		return fmt.Errorf("status %d: %.200s", status, body)
+	}
+	if !bytes.HasPrefix(body, []byte(want)) {
+		return fmt.Errorf("answer does not start with %s: %.200s", want, body)
+	}
+	return nil
+}
+
+// run sends reqs round-robin from conns workers, one connection each, for
+// d; requests in flight at the end are waited for and counted.
+func run(newConn func() roundTripper, reqs []request, want string, conns int, d time.Duration) cell {
+	var stop atomic.Bool
+	lat := make([]latencies, conns)
 	errs := make([]int, conns)
+	firstErr := make([]error, conns)
 	var wg sync.WaitGroup
 	start := time.Now()
+	timer := time.AfterFunc(d, func() { stop.Store(true) })
+	defer timer.Stop()
 	for w := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; ctx.Err() == nil; i += conns {
+			rt := newConn()
+			if c, ok := rt.(*rawConn); ok {
+				defer c.close()
+			}
+			for i := w; !stop.Load(); i += conns {
 				t := time.Now()
-				resp, err := client.Post(url, "application/json", bytes.NewReader(bodies[i%len(bodies)]))
+				status, body, err := rt.roundTrip(&reqs[i%len(reqs)])
+				elapsed := time.Since(t)
+				if err == nil {
+					err = answerError(status, body, want)
+				}
 				if err != nil {
+					if firstErr[w] == nil {
+						firstErr[w] = err
+					}
 					errs[w]++
+					if status == 0 { // the connection failed: do not spin
+						time.Sleep(time.Millisecond)
+					}
 					continue
 				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					errs[w]++
-				}
-				lat[w] = append(lat[w], time.Since(t))
+				lat[w].record(elapsed)
 			}
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
-	var all []time.Duration
-	nerr := 0
+	var all latencies
+	r := cell{Connections: conns, Seconds: elapsed}
 	for w := range conns {
-		all = append(all, lat[w]...)
-		nerr += errs[w]
-	}
-	slices.Sort(all)
-	pct := func(p float64) float64 {
-		if len(all) == 0 {
-			return 0
+		all.merge(&lat[w])
+		r.Errors += errs[w]
+		if firstErr[w] != nil && r.FirstError == "" {
+			r.FirstError = firstErr[w].Error()
 		}
-		return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000
 	}
-	return cell{Connections: conns, Requests: len(all), Errors: nerr, Seconds: elapsed,
-		ReqPerSec: float64(len(all)) / elapsed, P50ms: pct(0.50), P99ms: pct(0.99)}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	r.Requests = int(all.n)
+	r.ReqPerSec = float64(all.n) / elapsed
+	r.P50ms, r.P90ms, r.P99ms, r.P999ms = ms(all.quantile(0.50)), ms(all.quantile(0.90)), ms(all.quantile(0.99)), ms(all.quantile(0.999))
+	r.MaxMs, r.MeanMs = ms(all.max), ms(all.mean())
+	return r
 }
 
 func writeVector(b *bytes.Buffer, v []float32) {
@@ -314,83 +421,6 @@ func cpuModel() string {
 func loadAvg() string {
 	data, _ := os.ReadFile("/proc/loadavg")
 	return strings.TrimSpace(string(data))
-}
-
-// cpuMark is the CPU time both processes had used at a cell's start.
-type cpuMark struct {
-	pid             int
-	server, loadgen float64
-}
-
-func startCPU(pid int) cpuMark {
-	return cpuMark{pid: pid, server: processCPU(pid), loadgen: selfCPU()}
-}
-
-// stop returns the CPU seconds each process used since the mark.
-func (m cpuMark) stop() (server, loadgen float64) {
-	return processCPU(m.pid) - m.server, selfCPU() - m.loadgen
-}
-
-// processCPU reads utime+stime of pid from /proc/pid/stat, in seconds.
-func processCPU(pid int) float64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	check(err)
-	// The command name (field 2) may hold spaces: count from after its ')'.
-	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-	utime, err := strconv.ParseFloat(fields[11], 64)
-	check(err)
-	stime, err := strconv.ParseFloat(fields[12], 64)
-	check(err)
-	return (utime + stime) / 100 // USER_HZ is 100 on Linux
-}
-
-func selfCPU() float64 {
-	var ru syscall.Rusage
-	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-// profiler records a cell's CPU profiles: the server's, fetched from its
-// pprof listener, and the generator's own.
-type profiler struct {
-	base    string
-	self    *os.File
-	fetched chan error
-}
-
-func startProfiles(debugURL, base string, d time.Duration) *profiler {
-	p := &profiler{base: base, fetched: make(chan error, 1)}
-	seconds := max(1, int(d.Seconds())-1) // pprof takes whole seconds; end inside the cell
-	go func() {
-		resp, err := http.Get(debugURL + "/debug/pprof/profile?seconds=" + strconv.Itoa(seconds))
-		if err != nil {
-			p.fetched <- err
-			return
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != 200 {
-			err = fmt.Errorf("server profile: %d %s", resp.StatusCode, data)
-		}
-		if err == nil {
-			err = os.WriteFile(base+"-server.pprof", data, 0o644)
-		}
-		p.fetched <- err
-	}()
-	var err error
-	p.self, err = os.Create(base + "-loadgen.pprof")
-	check(err)
-	check(pprof.StartCPUProfile(p.self))
-	return p
-}
-
-func (p *profiler) stop() {
-	if p == nil {
-		return
-	}
-	pprof.StopCPUProfile()
-	check(p.self.Close())
-	check(<-p.fetched)
 }
 
 func check(err error) {
