@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -16,6 +17,8 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"vectors": [[1, 2], [3, 4]], "k": 1, "filter": {"a": {"$gt": 1}}}`,
 		`{"ids": [1, 2, 9007199254740993], "vectors": [[0, 0]]}`,
 		`{"vector": [1e39]}`, `{"vector": [-0, 0.1, 838860.7, 8388607, 1.0000001, 0.0000000001, 12.5e1]}`, `{"vector": ["NaN"]}`, `{"vector": [1,]}`, `{"k": -1}`,
+		`{"include": ["distances", "metadata"]}`, `{"include": [ ]}`, `{"include": ["a\"b", "é"]}`,
+		`{"include": null}`, `{"include": ["x",]}`,
 		`{"vector": [1, 2`, `[]`, `{"a": "\u00e9\ud800"}`, ``,
 	} {
 		f.Add([]byte(seed))
@@ -39,6 +42,12 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 			}
 			_, _, _ = parseVectors(nil, value, 2, key)
+			if list, ok := plainStrings(value); ok {
+				var ref []string
+				if err := json.Unmarshal(value, &ref); err != nil || !slices.Equal(list, ref) || ref == nil {
+					t.Fatalf("plainStrings read %q as %q; encoding/json reads %q (%v)", value, list, ref, err)
+				}
+			}
 			if ids, err := parseIDs(nil, value, key); err == nil {
 				var ref []uint64
 				if json.Unmarshal(value, &ref) != nil || len(ref) != len(ids) {

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -59,6 +61,20 @@ func TestShortFloatDeclinesWhatItCannotRead(t *testing.T) {
 		"8388608", "123456789", "0.12345678901", "NaN", "Infinity", "\"1\""} {
 		if f, _, ok := shortFloat([]byte(text), 0); ok {
 			t.Errorf("%q: fast path read %v, want it declined", text, f)
+		}
+	}
+}
+
+// TestIncludeListsReadAsEncodingJSONReadsThem: the reflection-free reader
+// of "include" lists gives encoding/json's answer, or leaves the list to it.
+func TestIncludeListsReadAsEncodingJSONReadsThem(t *testing.T) {
+	for _, text := range []string{`["distances"]`, ` [ "metadata" , "vectors" ] `, `[]`, `["x"]`,
+		`["a\"b"]`, `["é"]`, `null`, `["x",]`, `["x"`, `[1]`, `"x"`, `["x"] 1`, `["\u0041"]`} {
+		got, err := decodeStrings("include", []byte(text))
+		var want []string
+		wantErr := json.Unmarshal([]byte(text), &want)
+		if (err != nil) != (wantErr != nil) || err == nil && (!slices.Equal(got, want) || (got == nil) != (want == nil)) {
+			t.Errorf("%s: got %q, %v; encoding/json %q, %v", text, got, err, want, wantErr)
 		}
 	}
 }
