@@ -111,6 +111,7 @@ func main() {
 	scenarios := flag.String("scenarios", "query,filtered-query-10pct,upsert-1", "scenarios to run, in order")
 	clientKind := flag.String("client", "raw", "raw (one HTTP/1.1 socket per worker, pre-encoded requests) or net/http")
 	out := flag.String("out", "", "JSON results file (default: stdout only)")
+	wrk := flag.String("wrk", "", "also run each cell through this wrk binary (a cross-check; off when empty)")
 	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
 	flag.Parse()
 	if *clientKind != "raw" && *clientKind != "net/http" {
@@ -198,6 +199,10 @@ func main() {
 		b.WriteString(`]}`)
 		ingestBodies = append(ingestBodies, newRequest("/collections/bench/upsert", b.Bytes()))
 	}
+	var ingestProf *profiler
+	if *profile != "" { // the first `duration` of the ingest
+		ingestProf = startProfiles(debugURL, filepath.Join(*profile, "ingest"), *duration+time.Second)
+	}
 	ingestCPU := startCPU(srv.Process.Pid)
 	start := time.Now()
 	var next atomic.Int64
@@ -219,6 +224,7 @@ func main() {
 	wg.Wait()
 	ingest := time.Since(start).Seconds()
 	ingestServerCPU, ingestLoadgenCPU := ingestCPU.stop()
+	ingestProf.stop()
 	ingestBodies = nil
 	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s (cpu: server %.1f s, loadgen %.1f s)\n",
 		*n, ingest, float64(*n)/ingest, ingestServerCPU, ingestLoadgenCPU)
@@ -277,6 +283,20 @@ func main() {
 				fmt.Printf("  first error: %s\n", r.FirstError)
 			}
 			cells = append(cells, r)
+			if *wrk != "" {
+				cpu := startCPU(srv.Process.Pid)
+				w, err := runWrk(*wrk, url, dir, sc.reqs, nc, *duration)
+				check(err)
+				w.ServerCPUs, _ = cpu.stop()
+				w.Scenario = name + " (wrk)"
+				if w.Requests > 0 {
+					w.ServerCPUPerReqUs = w.ServerCPUs / float64(w.Requests) * 1e6
+					w.LoadgenCPUPerReqUs = w.LoadgenCPUs / float64(w.Requests) * 1e6
+				}
+				fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  cpu/req: server %4.0f us, wrk     %4.0f us\n",
+					w.Scenario, w.Connections, w.ReqPerSec, w.P50ms, w.P99ms, w.Errors, w.ServerCPUPerReqUs, w.LoadgenCPUPerReqUs)
+				cells = append(cells, w)
+			}
 		}
 	}
 	if *out != "" {
