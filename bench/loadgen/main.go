@@ -111,6 +111,7 @@ func main() {
 	scenarios := flag.String("scenarios", "query,filtered-query-10pct,upsert-1", "scenarios to run, in order")
 	clientKind := flag.String("client", "raw", "raw (one HTTP/1.1 socket per worker, pre-encoded requests) or net/http")
 	out := flag.String("out", "", "JSON results file (default: stdout only)")
+	engine := flag.Bool("engine", false, "also build the same collection in this process and time collection.Query alone (no HTTP, no JSON) from 1 and 2 goroutines: the ceiling for the query cells")
 	wrk := flag.String("wrk", "", "also run each cell through this wrk binary (a cross-check; off when empty)")
 	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
 	flag.Parse()
@@ -164,6 +165,10 @@ func main() {
 		}
 		return v
 	}
+	var data *engineData
+	if *engine {
+		data = &engineData{dim: *dim}
+	}
 	newRequest := func(path string, body []byte) request {
 		return request{path: path, body: body, wire: requestBytes(host, path, body)}
 	}
@@ -187,7 +192,11 @@ func main() {
 			if i > at {
 				b.WriteByte(',')
 			}
-			writeVector(&b, point(rng))
+			v := point(rng)
+			writeVector(&b, v)
+			if data != nil {
+				data.vectors = append(data.vectors, round6(v)...)
+			}
 		}
 		b.WriteString(`],"metadata":[`)
 		for i := at; i < end; i++ {
@@ -235,7 +244,11 @@ func main() {
 	for i := range queries {
 		var b bytes.Buffer
 		b.WriteString(`{"vector":`)
-		writeVector(&b, point(rng))
+		v := point(rng)
+		writeVector(&b, v)
+		if data != nil {
+			data.queries = append(data.queries, round6(v)...)
+		}
 		fmt.Fprintf(&b, `,"k":10,"ef":%d,"include":["distances"]}`, *ef)
 		queries[i] = newRequest("/collections/bench/query", b.Bytes())
 		f := bytes.TrimSuffix(append([]byte(nil), b.Bytes()...), []byte("}"))
@@ -299,6 +312,18 @@ func main() {
 			}
 		}
 	}
+	engineBuild := 0.0
+	if data != nil {
+		var engineCells []cell
+		engineCells, engineBuild, err = runEngine(dir, data, *batch, *ef, *duration)
+		check(err)
+		fmt.Printf("engine: %d vectors upserted in process at %.0f vectors/s\n", len(data.vectors) / *dim, engineBuild)
+		for _, r := range engineCells {
+			fmt.Printf("%-22s threads=%d %8.0f q/s    p50 %6.2f ms  p99 %6.2f ms  cpu/query %4.0f us\n",
+				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.LoadgenCPUPerReqUs)
+		}
+		cells = append(cells, engineCells...)
+	}
 	if *out != "" {
 		commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 		result := map[string]any{
@@ -308,8 +333,8 @@ func main() {
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
 			"ingest_batch": *batch, "ingest_writers": *writers,
 			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU,
-			"client": *clientKind,
-			"note":   "load generator and server share the machine's cores", "cells": cells,
+			"client": *clientKind, "engine_upsert_vectors_per_s": engineBuild,
+			"note": "load generator and server share the machine's cores", "cells": cells,
 		}
 		data, _ := json.MarshalIndent(result, "", "  ")
 		check(os.WriteFile(*out, append(data, '\n'), 0o644))
