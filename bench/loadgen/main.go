@@ -56,6 +56,13 @@ type cell struct {
 	MaxMs       float64 `json:"max_ms"`
 	MeanMs      float64 `json:"mean_ms"`
 	FirstError  string  `json:"first_error,omitempty"`
+	// Checkpoints the collection completed during the cell: each writes a
+	// snapshot in the background, on the cores the cell is measured on.
+	Checkpoints int `json:"checkpoints"`
+	// Tombstones in the index when the cell started: upsert-1 overwrites
+	// the same 2,000 ids, and every overwrite leaves a deleted node that
+	// searches still walk through until its slot is reused.
+	Tombstones int `json:"tombstones_at_start"`
 	// CPU time (user+system) each process spent during the cell: the
 	// generator shares the server's cores, so its cost is the server's loss.
 	ServerCPUs         float64 `json:"server_cpu_s"`
@@ -233,10 +240,11 @@ func main() {
 	wg.Wait()
 	ingest := time.Since(start).Seconds()
 	ingestServerCPU, ingestLoadgenCPU := ingestCPU.stop()
+	ingestCheckpoints, _ := collectionInfo(client, url)
 	ingestProf.stop()
 	ingestBodies = nil
-	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s (cpu: server %.1f s, loadgen %.1f s)\n",
-		*n, ingest, float64(*n)/ingest, ingestServerCPU, ingestLoadgenCPU)
+	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s (cpu: server %.1f s, loadgen %.1f s; checkpoints %d)\n",
+		*n, ingest, float64(*n)/ingest, ingestServerCPU, ingestLoadgenCPU, ingestCheckpoints)
 
 	queries := make([]request, 2000)
 	filtered := make([]request, 2000)
@@ -281,17 +289,20 @@ func main() {
 			if *profile != "" {
 				prof = startProfiles(debugURL, filepath.Join(*profile, fmt.Sprintf("%s-c%d", name, nc)), *duration)
 			}
+			checkpoints, tombstones := collectionInfo(client, url)
 			cpu := startCPU(srv.Process.Pid)
 			r := run(newConn, sc.reqs, sc.want, nc, *duration)
 			r.ServerCPUs, r.LoadgenCPUs = cpu.stop()
+			checkpointsAfter, _ := collectionInfo(client, url)
+			r.Checkpoints, r.Tombstones = checkpointsAfter-checkpoints, tombstones
 			prof.stop()
 			r.Scenario = name
 			if r.Requests > 0 {
 				r.ServerCPUPerReqUs = r.ServerCPUs / float64(r.Requests) * 1e6
 				r.LoadgenCPUPerReqUs = r.LoadgenCPUs / float64(r.Requests) * 1e6
 			}
-			fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  cpu/req: server %4.0f us, loadgen %4.0f us\n",
-				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors, r.ServerCPUPerReqUs, r.LoadgenCPUPerReqUs)
+			fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  cpu/req: server %4.0f us, loadgen %4.0f us  checkpoints %d tombstones %d\n",
+				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors, r.ServerCPUPerReqUs, r.LoadgenCPUPerReqUs, r.Checkpoints, r.Tombstones)
 			if r.FirstError != "" {
 				fmt.Printf("  first error: %s\n", r.FirstError)
 			}
@@ -332,7 +343,7 @@ func main() {
 			"cpu": cpuModel(), "loadavg_at_end": loadAvg(), "n": *n, "dim": *dim, "ef": *ef, "metric": "l2", "fsync": "batch",
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
 			"ingest_batch": *batch, "ingest_writers": *writers,
-			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU,
+			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU, "ingest_checkpoints": ingestCheckpoints,
 			"client": *clientKind, "engine_upsert_vectors_per_s": engineBuild,
 			"note": "load generator and server share the machine's cores", "cells": cells,
 		}
@@ -431,6 +442,23 @@ func post(client *http.Client, url, body string) {
 	if resp.StatusCode/100 != 2 {
 		check(fmt.Errorf("POST %s: %d %s", url, resp.StatusCode, data))
 	}
+}
+
+// collectionInfo reads the collection's completed checkpoints and its
+// index's tombstones.
+func collectionInfo(client *http.Client, url string) (checkpoints, tombstones int) {
+	resp, err := client.Get(url + "/collections/bench")
+	check(err)
+	defer resp.Body.Close()
+	var info struct {
+		Checkpoints *int `json:"checkpoints"`
+		Tombstones  *int `json:"tombstones"`
+	}
+	check(json.NewDecoder(resp.Body).Decode(&info))
+	if info.Checkpoints == nil || info.Tombstones == nil {
+		check(fmt.Errorf("GET /collections/bench: no \"checkpoints\" or \"tombstones\" in the answer"))
+	}
+	return *info.Checkpoints, *info.Tombstones
 }
 
 func waitHealthy(client *http.Client, url string) {
