@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,47 +87,29 @@ func runEngine(dir string, data *engineData, batch, ef int, d time.Duration) ([]
 func engineCell(c *collection.Collection, data *engineData, f *meta.Filter, threads, ef int, d time.Duration) (cell, error) {
 	const k = 10
 	nq := len(data.queries) / data.dim
-	var stop atomic.Bool
-	lat := make([]latencies, threads)
 	errs := make([]error, threads)
-	var wg sync.WaitGroup
 	cpuStart := selfCPU()
-	start := time.Now()
-	timer := time.AfterFunc(d, func() { stop.Store(true) })
-	defer timer.Stop()
-	for w := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ids := make([]int64, k)
-			dists := make([]float32, k)
-			for i := w; !stop.Load(); i += threads {
-				q := data.queries[(i%nq)*data.dim : (i%nq+1)*data.dim]
-				t := time.Now()
-				if _, err := c.Query(q, k, ef, f, 1, ids, dists); err != nil {
-					errs[w] = err
-					return
-				}
-				lat[w].record(time.Since(t))
+	r := timed(threads, d, func(w int, stop *atomic.Bool, lat *latencies) {
+		ids := make([]int64, k)
+		dists := make([]float32, k)
+		for i := w; !stop.Load(); i += threads {
+			q := data.queries[(i%nq)*data.dim : (i%nq+1)*data.dim]
+			t := time.Now()
+			if _, err := c.Query(q, k, ef, f, 1, ids, dists); err != nil {
+				errs[w] = err
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start).Seconds()
-	self := selfCPU() - cpuStart
-	var all latencies
-	for w := range threads {
-		if errs[w] != nil {
-			return cell{}, errs[w]
+			lat.record(time.Since(t))
 		}
-		all.merge(&lat[w])
+	})
+	for _, err := range errs {
+		if err != nil {
+			return cell{}, err
+		}
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	r := cell{Connections: threads, Requests: int(all.n), Seconds: elapsed, ReqPerSec: float64(all.n) / elapsed,
-		P50ms: ms(all.quantile(0.5)), P90ms: ms(all.quantile(0.9)), P99ms: ms(all.quantile(0.99)),
-		P999ms: ms(all.quantile(0.999)), MaxMs: ms(all.max), MeanMs: ms(all.mean()), LoadgenCPUs: self}
-	if all.n > 0 {
-		r.LoadgenCPUPerReqUs = self / float64(all.n) * 1e6
+	r.LoadgenCPUs = selfCPU() - cpuStart
+	if r.Requests > 0 {
+		r.LoadgenCPUPerReqUs = r.LoadgenCPUs / float64(r.Requests) * 1e6
 	}
 	return r, nil
 }

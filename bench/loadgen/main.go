@@ -367,60 +367,64 @@ func answerError(status int, body []byte, want string) error {
 // run sends reqs round-robin from conns workers, one connection each, for
 // d; requests in flight at the end are waited for and counted.
 func run(newConn func() roundTripper, reqs []request, want string, conns int, d time.Duration) cell {
-	var stop atomic.Bool
-	lat := make([]latencies, conns)
 	errs := make([]int, conns)
 	firstErr := make([]error, conns)
-	var wg sync.WaitGroup
-	start := time.Now()
-	timer := time.AfterFunc(d, func() { stop.Store(true) })
-	defer timer.Stop()
-	for w := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rt := newConn()
-			if c, ok := rt.(*rawConn); ok {
-				defer c.close()
+	r := timed(conns, d, func(w int, stop *atomic.Bool, lat *latencies) {
+		rt := newConn()
+		if c, ok := rt.(*rawConn); ok {
+			defer c.close()
+		}
+		for i := w; !stop.Load(); i += conns {
+			t := time.Now()
+			status, body, err := rt.roundTrip(&reqs[i%len(reqs)])
+			elapsed := time.Since(t)
+			if err == nil {
+				err = answerError(status, body, want)
 			}
-			for i := w; !stop.Load(); i += conns {
-				t := time.Now()
-				status, body, err := rt.roundTrip(&reqs[i%len(reqs)])
-				elapsed := time.Since(t)
-				if err == nil {
-					err = answerError(status, body, want)
+			if err != nil {
+				if firstErr[w] == nil {
+					firstErr[w] = err
 				}
-				if err != nil {
-					if firstErr[w] == nil {
-						firstErr[w] = err
-					}
-					errs[w]++
-					if status == 0 { // the connection failed: do not spin
-						time.Sleep(time.Millisecond)
-					}
-					continue
+				errs[w]++
+				if status == 0 { // the connection failed: do not spin
+					time.Sleep(time.Millisecond)
 				}
-				lat[w].record(elapsed)
+				continue
 			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start).Seconds()
-	var all latencies
-	r := cell{Connections: conns, Seconds: elapsed}
+			lat.record(elapsed)
+		}
+	})
 	for w := range conns {
-		all.merge(&lat[w])
 		r.Errors += errs[w]
 		if firstErr[w] != nil && r.FirstError == "" {
 			r.FirstError = firstErr[w].Error()
 		}
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	r.Requests = int(all.n)
-	r.ReqPerSec = float64(all.n) / elapsed
-	r.P50ms, r.P90ms, r.P99ms, r.P999ms = ms(all.quantile(0.50)), ms(all.quantile(0.90)), ms(all.quantile(0.99)), ms(all.quantile(0.999))
-	r.MaxMs, r.MeanMs = ms(all.max), ms(all.mean())
 	return r
+}
+
+// timed runs work(w, stop, latencies of w) on n goroutines; stop is set
+// after d, and the cell holds the merged latencies and the rate.
+func timed(n int, d time.Duration, work func(w int, stop *atomic.Bool, lat *latencies)) cell {
+	var stop atomic.Bool
+	lat := make([]latencies, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	timer := time.AfterFunc(d, func() { stop.Store(true) })
+	defer timer.Stop()
+	for w := range n {
+		wg.Go(func() { work(w, &stop, &lat[w]) })
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	var all latencies
+	for w := range n {
+		all.merge(&lat[w])
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return cell{Connections: n, Requests: int(all.n), Seconds: elapsed, ReqPerSec: float64(all.n) / elapsed,
+		P50ms: ms(all.quantile(0.50)), P90ms: ms(all.quantile(0.90)), P99ms: ms(all.quantile(0.99)),
+		P999ms: ms(all.quantile(0.999)), MaxMs: ms(all.max), MeanMs: ms(all.mean())}
 }
 
 func writeVector(b *bytes.Buffer, v []float32) {
