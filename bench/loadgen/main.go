@@ -2,17 +2,27 @@
 // server binary on a free 127.0.0.1 port with a fresh data directory,
 // loads n points of dimension d over HTTP (the ingest rate), then runs
 // query, filtered query and upsert at each connection count for a fixed
-// time, and writes req/s and latency percentiles as JSON.
+// time, and writes req/s, latency percentiles and each process's CPU time
+// as JSON.
 //
 //	go run ./bench/loadgen --server bin/strata-server --out bench/results/server-load.json
 //
 // The load generator and the server share the machine's cores, so the
-// figures are lower bounds for a server with the machine to itself.
+// figures are lower bounds for a server with the machine to itself; the
+// CPU time each side used per request is reported so that the generator's
+// share can be read off. The generator is made cheap for that reason:
+// requests are encoded before the clock starts and sent over one raw
+// keep-alive HTTP/1.1 connection per worker (client.go); latencies go into
+// a fixed histogram (latency.go). --client net/http sends through
+// net/http's client instead, for comparison.
+//
+// A request counts when its answer has status 200 and a body of the
+// expected shape ({"results":[{"id":... for queries, {"upserted":... for
+// upserts); anything else counts as an error and is not in the latencies.
 package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -22,11 +32,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -40,6 +51,59 @@ type cell struct {
 	ReqPerSec   float64 `json:"req_per_s"`
 	P50ms       float64 `json:"p50_ms"`
 	P99ms       float64 `json:"p99_ms"`
+	P90ms       float64 `json:"p90_ms"`
+	P999ms      float64 `json:"p999_ms"`
+	MaxMs       float64 `json:"max_ms"`
+	MeanMs      float64 `json:"mean_ms"`
+	FirstError  string  `json:"first_error,omitempty"`
+	// Checkpoints the collection completed during the cell: each writes a
+	// snapshot in the background, on the cores the cell is measured on.
+	Checkpoints int `json:"checkpoints"`
+	// Tombstones in the index when the cell started: upsert-1 overwrites
+	// the same 2,000 ids, and every overwrite leaves a deleted node that
+	// searches still walk through until its slot is reused.
+	Tombstones int `json:"tombstones_at_start"`
+	// CPU time (user+system) each process spent during the cell: the
+	// generator shares the server's cores, so its cost is the server's loss.
+	ServerCPUs         float64 `json:"server_cpu_s"`
+	LoadgenCPUs        float64 `json:"loadgen_cpu_s"`
+	ServerCPUPerReqUs  float64 `json:"server_cpu_us_per_req"`
+	LoadgenCPUPerReqUs float64 `json:"loadgen_cpu_us_per_req"`
+}
+
+// request is one POST, encoded once: wire is the whole HTTP request for
+// the raw client, path and body serve net/http's.
+type request struct {
+	path       string
+	body, wire []byte
+}
+
+// roundTripper sends one request on one connection and returns the
+// answer's status and body (valid until its next call).
+type roundTripper interface {
+	roundTrip(r *request) (status int, body []byte, err error)
+}
+
+type rawConn struct{ httpConn }
+
+func (c *rawConn) roundTrip(r *request) (int, []byte, error) { return c.httpConn.roundTrip(r.wire) }
+
+// netHTTPConn sends through net/http's client (its pool picks the socket).
+type netHTTPConn struct {
+	client *http.Client
+	url    string
+	buf    bytes.Buffer
+}
+
+func (c *netHTTPConn) roundTrip(r *request) (int, []byte, error) {
+	resp, err := c.client.Post(c.url+r.path, "application/json", bytes.NewReader(r.body))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	c.buf.Reset()
+	_, err = c.buf.ReadFrom(resp.Body)
+	return resp.StatusCode, c.buf.Bytes(), err
 }
 
 func main() {
@@ -48,17 +112,34 @@ func main() {
 	dim := flag.Int("dim", 128, "dimension")
 	ef := flag.Int("ef", 64, "query ef")
 	batch := flag.Int("batch", 1000, "vectors per ingest request")
+	writers := flag.Int("writers", 2, "concurrent ingest requests")
 	duration := flag.Duration("duration", 5*time.Second, "time per scenario and connection count")
 	conns := flag.String("conns", "1,8,32", "connection counts")
+	scenarios := flag.String("scenarios", "query,filtered-query-10pct,upsert-1", "scenarios to run, in order")
+	clientKind := flag.String("client", "raw", "raw (one HTTP/1.1 socket per worker, pre-encoded requests) or net/http")
 	out := flag.String("out", "", "JSON results file (default: stdout only)")
+	engine := flag.Bool("engine", false, "also build the same collection in this process and time collection.Query alone (no HTTP, no JSON) from 1 and 2 goroutines: the ceiling for the query cells")
+	wrk := flag.String("wrk", "", "also run each cell through this wrk binary (a cross-check; off when empty)")
+	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
 	flag.Parse()
+	if *clientKind != "raw" && *clientKind != "net/http" {
+		check(fmt.Errorf("--client must be raw or net/http, got %q", *clientKind))
+	}
 
 	dir, err := os.MkdirTemp("", "strata-load-")
 	check(err)
 	defer os.RemoveAll(dir)
-	port := freePort()
-	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	srv := exec.Command(*serverBin, "--data-dir", dir, "--addr", "127.0.0.1:"+strconv.Itoa(port), "--log-level", "warn")
+	host := "127.0.0.1:" + strconv.Itoa(freePort())
+	url := "http://" + host
+	args := []string{"--data-dir", dir, "--addr", host, "--log-level", "error"}
+	debugURL := ""
+	if *profile != "" {
+		check(os.MkdirAll(*profile, 0o755))
+		debugHost := "127.0.0.1:" + strconv.Itoa(freePort())
+		debugURL = "http://" + debugHost
+		args = append(args, "--debug-addr", debugHost)
+	}
+	srv := exec.Command(*serverBin, args...)
 	srv.Stderr = os.Stderr
 	check(srv.Start())
 	defer func() {
@@ -67,6 +148,12 @@ func main() {
 	}()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 	waitHealthy(client, url)
+	newConn := func() roundTripper {
+		if *clientKind == "net/http" {
+			return &netHTTPConn{client: client, url: url}
+		}
+		return &rawConn{httpConn{addr: host}}
+	}
 
 	post(client, url+"/collections", fmt.Sprintf(`{"name":"bench","dim":%d,"metric":"l2","fsync":"batch","seed":1}`, *dim))
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -85,86 +172,168 @@ func main() {
 		}
 		return v
 	}
-	// Ingest: batches of vectors with a small document each, 2 writers.
-	start := time.Now()
-	var wg sync.WaitGroup
-	bodies := make(chan []byte, 4)
-	go func() {
-		for at := 0; at < *n; at += *batch {
-			var b bytes.Buffer
-			b.WriteString(`{"ids":[`)
-			end := min(at+*batch, *n)
-			for i := at; i < end; i++ {
-				if i > at {
-					b.WriteByte(',')
-				}
-				b.WriteString(strconv.Itoa(i))
+	var data *engineData
+	if *engine {
+		data = &engineData{dim: *dim}
+	}
+	newRequest := func(path string, body []byte) request {
+		return request{path: path, body: body, wire: requestBytes(host, path, body)}
+	}
+
+	// Ingest: batches of vectors with a small document each, encoded
+	// before the clock starts (formatting the floats would otherwise take
+	// the server's CPU), sent by `writers` connections.
+	var ingestBodies []request
+	for at := 0; at < *n; at += *batch {
+		var b bytes.Buffer
+		b.WriteString(`{"ids":[`)
+		end := min(at+*batch, *n)
+		for i := at; i < end; i++ {
+			if i > at {
+				b.WriteByte(',')
 			}
-			b.WriteString(`],"vectors":[`)
-			for i := at; i < end; i++ {
-				if i > at {
-					b.WriteByte(',')
-				}
-				writeVector(&b, point(rng))
-			}
-			b.WriteString(`],"metadata":[`)
-			for i := at; i < end; i++ {
-				if i > at {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, `{"bucket":%d}`, i%100)
-			}
-			b.WriteString(`]}`)
-			bodies <- b.Bytes()
+			b.WriteString(strconv.Itoa(i))
 		}
-		close(bodies)
-	}()
-	for range 2 {
+		b.WriteString(`],"vectors":[`)
+		for i := at; i < end; i++ {
+			if i > at {
+				b.WriteByte(',')
+			}
+			v := point(rng)
+			writeVector(&b, v)
+			if data != nil {
+				data.vectors = append(data.vectors, round6(v)...)
+			}
+		}
+		b.WriteString(`],"metadata":[`)
+		for i := at; i < end; i++ {
+			if i > at {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"bucket":%d}`, i%100)
+		}
+		b.WriteString(`]}`)
+		ingestBodies = append(ingestBodies, newRequest("/collections/bench/upsert", b.Bytes()))
+	}
+	var ingestProf *profiler
+	if *profile != "" { // the first `duration` of the ingest
+		ingestProf = startProfiles(debugURL, filepath.Join(*profile, "ingest"), *duration+time.Second)
+	}
+	ingestCPU := startCPU(srv.Process.Pid)
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range *writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for body := range bodies {
-				post(client, url+"/collections/bench/upsert", string(body))
+			rt := newConn()
+			for i := next.Add(1) - 1; i < int64(len(ingestBodies)); i = next.Add(1) - 1 {
+				status, body, err := rt.roundTrip(&ingestBodies[i])
+				if err == nil {
+					err = answerError(status, body, `{"upserted":`)
+				}
+				check(err)
 			}
 		}()
 	}
 	wg.Wait()
 	ingest := time.Since(start).Seconds()
-	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s\n", *n, ingest, float64(*n)/ingest)
+	ingestServerCPU, ingestLoadgenCPU := ingestCPU.stop()
+	ingestCheckpoints, _ := collectionInfo(client, url)
+	ingestProf.stop()
+	ingestBodies = nil
+	fmt.Printf("ingest: %d vectors in %.1f s = %.0f vectors/s (cpu: server %.1f s, loadgen %.1f s; checkpoints %d)\n",
+		*n, ingest, float64(*n)/ingest, ingestServerCPU, ingestLoadgenCPU, ingestCheckpoints)
 
-	queries := make([][]byte, 2000)
-	filtered := make([][]byte, 2000)
-	upserts := make([][]byte, 2000)
+	queries := make([]request, 2000)
+	filtered := make([]request, 2000)
+	upserts := make([]request, 2000)
 	for i := range queries {
 		var b bytes.Buffer
 		b.WriteString(`{"vector":`)
-		writeVector(&b, point(rng))
+		v := point(rng)
+		writeVector(&b, v)
+		if data != nil {
+			data.queries = append(data.queries, round6(v)...)
+		}
 		fmt.Fprintf(&b, `,"k":10,"ef":%d,"include":["distances"]}`, *ef)
-		queries[i] = b.Bytes()
-		f := bytes.TrimSuffix(append([]byte(nil), queries[i]...), []byte("}"))
-		filtered[i] = append(f, `,"filter":{"bucket":{"$lt":10}}}`...)
+		queries[i] = newRequest("/collections/bench/query", b.Bytes())
+		f := bytes.TrimSuffix(append([]byte(nil), b.Bytes()...), []byte("}"))
+		filtered[i] = newRequest("/collections/bench/query", append(f, `,"filter":{"bucket":{"$lt":10}}}`...))
 		var u bytes.Buffer
 		fmt.Fprintf(&u, `{"ids":[%d],"vectors":[`, *n+i)
 		writeVector(&u, point(rng))
 		u.WriteString(`],"metadata":[{"bucket":1}]}`)
-		upserts[i] = u.Bytes()
+		upserts[i] = newRequest("/collections/bench/upsert", u.Bytes())
+	}
+	type scenario struct {
+		reqs []request
+		want string // the answer's prefix
+	}
+	known := map[string]scenario{
+		"query":                {queries, `{"results":[{"id":`},
+		"filtered-query-10pct": {filtered, `{"results":[{"id":`},
+		"upsert-1":             {upserts, `{"upserted":1}`},
 	}
 	var cells []cell
 	for _, c := range strings.Split(*conns, ",") {
 		nc, err := strconv.Atoi(c)
 		check(err)
-		for _, sc := range []struct {
-			name, path string
-			bodies     [][]byte
-		}{{"query", "/collections/bench/query", queries},
-			{"filtered-query-10pct", "/collections/bench/query", filtered},
-			{"upsert-1", "/collections/bench/upsert", upserts}} {
-			r := run(client, url+sc.path, sc.bodies, nc, *duration)
-			r.Scenario = sc.name
-			fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n",
-				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors)
+		for _, name := range strings.Split(*scenarios, ",") {
+			sc, ok := known[name]
+			if !ok {
+				check(fmt.Errorf("unknown scenario %q", name))
+			}
+			var prof *profiler
+			if *profile != "" {
+				prof = startProfiles(debugURL, filepath.Join(*profile, fmt.Sprintf("%s-c%d", name, nc)), *duration)
+			}
+			checkpoints, tombstones := collectionInfo(client, url)
+			cpu := startCPU(srv.Process.Pid)
+			r := run(newConn, sc.reqs, sc.want, nc, *duration)
+			r.ServerCPUs, r.LoadgenCPUs = cpu.stop()
+			checkpointsAfter, _ := collectionInfo(client, url)
+			r.Checkpoints, r.Tombstones = checkpointsAfter-checkpoints, tombstones
+			prof.stop()
+			r.Scenario = name
+			if r.Requests > 0 {
+				r.ServerCPUPerReqUs = r.ServerCPUs / float64(r.Requests) * 1e6
+				r.LoadgenCPUPerReqUs = r.LoadgenCPUs / float64(r.Requests) * 1e6
+			}
+			fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  cpu/req: server %4.0f us, loadgen %4.0f us  checkpoints %d tombstones %d\n",
+				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors, r.ServerCPUPerReqUs, r.LoadgenCPUPerReqUs, r.Checkpoints, r.Tombstones)
+			if r.FirstError != "" {
+				fmt.Printf("  first error: %s\n", r.FirstError)
+			}
 			cells = append(cells, r)
+			if *wrk != "" {
+				cpu := startCPU(srv.Process.Pid)
+				w, err := runWrk(*wrk, url, dir, sc.reqs, nc, *duration)
+				check(err)
+				w.ServerCPUs, _ = cpu.stop()
+				w.Scenario = name + " (wrk)"
+				if w.Requests > 0 {
+					w.ServerCPUPerReqUs = w.ServerCPUs / float64(w.Requests) * 1e6
+					w.LoadgenCPUPerReqUs = w.LoadgenCPUs / float64(w.Requests) * 1e6
+				}
+				fmt.Printf("%-22s conns=%-3d %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d  cpu/req: server %4.0f us, wrk     %4.0f us\n",
+					w.Scenario, w.Connections, w.ReqPerSec, w.P50ms, w.P99ms, w.Errors, w.ServerCPUPerReqUs, w.LoadgenCPUPerReqUs)
+				cells = append(cells, w)
+			}
 		}
+	}
+	engineBuild := 0.0
+	if data != nil {
+		var engineCells []cell
+		engineCells, engineBuild, err = runEngine(dir, data, *batch, *ef, *duration)
+		check(err)
+		fmt.Printf("engine: %d vectors upserted in process at %.0f vectors/s\n", len(data.vectors) / *dim, engineBuild)
+		for _, r := range engineCells {
+			fmt.Printf("%-22s threads=%d %8.0f q/s    p50 %6.2f ms  p99 %6.2f ms  cpu/query %4.0f us\n",
+				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.LoadgenCPUPerReqUs)
+		}
+		cells = append(cells, engineCells...)
 	}
 	if *out != "" {
 		commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
@@ -173,7 +342,9 @@ func main() {
 			"commit": strings.TrimSpace(string(commit)), "go": runtime.Version(), "cpus": runtime.NumCPU(),
 			"cpu": cpuModel(), "loadavg_at_end": loadAvg(), "n": *n, "dim": *dim, "ef": *ef, "metric": "l2", "fsync": "batch",
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
-			"ingest_batch": *batch, "ingest_writers": 2,
+			"ingest_batch": *batch, "ingest_writers": *writers,
+			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU, "ingest_checkpoints": ingestCheckpoints,
+			"client": *clientKind, "engine_upsert_vectors_per_s": engineBuild,
 			"note": "load generator and server share the machine's cores", "cells": cells,
 		}
 		data, _ := json.MarshalIndent(result, "", "  ")
@@ -181,51 +352,79 @@ func main() {
 	}
 }
 
-// run sends bodies round-robin from conns goroutines for d.
-func run(client *http.Client, url string, bodies [][]byte, conns int, d time.Duration) cell {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	lat := make([][]time.Duration, conns)
+// answerError says what is wrong with an answer, or nil if it has status
+// 200 and a body starting with want.
+func answerError(status int, body []byte, want string) error {
+	if status != http.StatusOK {
+		return fmt.Errorf("status %d: %.200s", status, body)
+	}
+	if !bytes.HasPrefix(body, []byte(want)) {
+		return fmt.Errorf("answer does not start with %s: %.200s", want, body)
+	}
+	return nil
+}
+
+// run sends reqs round-robin from conns workers, one connection each, for
+// d; requests in flight at the end are waited for and counted.
+func run(newConn func() roundTripper, reqs []request, want string, conns int, d time.Duration) cell {
 	errs := make([]int, conns)
+	firstErr := make([]error, conns)
+	r := timed(conns, d, func(w int, stop *atomic.Bool, lat *latencies) {
+		rt := newConn()
+		if c, ok := rt.(*rawConn); ok {
+			defer c.close()
+		}
+		for i := w; !stop.Load(); i += conns {
+			t := time.Now()
+			status, body, err := rt.roundTrip(&reqs[i%len(reqs)])
+			elapsed := time.Since(t)
+			if err == nil {
+				err = answerError(status, body, want)
+			}
+			if err != nil {
+				if firstErr[w] == nil {
+					firstErr[w] = err
+				}
+				errs[w]++
+				if status == 0 { // the connection failed: do not spin
+					time.Sleep(time.Millisecond)
+				}
+				continue
+			}
+			lat.record(elapsed)
+		}
+	})
+	for w := range conns {
+		r.Errors += errs[w]
+		if firstErr[w] != nil && r.FirstError == "" {
+			r.FirstError = firstErr[w].Error()
+		}
+	}
+	return r
+}
+
+// timed runs work(w, stop, latencies of w) on n goroutines; stop is set
+// after d, and the cell holds the merged latencies and the rate.
+func timed(n int, d time.Duration, work func(w int, stop *atomic.Bool, lat *latencies)) cell {
+	var stop atomic.Bool
+	lat := make([]latencies, n)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; ctx.Err() == nil; i += conns {
-				t := time.Now()
-				resp, err := client.Post(url, "application/json", bytes.NewReader(bodies[i%len(bodies)]))
-				if err != nil {
-					errs[w]++
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					errs[w]++
-				}
-				lat[w] = append(lat[w], time.Since(t))
-			}
-		}()
+	timer := time.AfterFunc(d, func() { stop.Store(true) })
+	defer timer.Stop()
+	for w := range n {
+		wg.Go(func() { work(w, &stop, &lat[w]) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
-	var all []time.Duration
-	nerr := 0
-	for w := range conns {
-		all = append(all, lat[w]...)
-		nerr += errs[w]
+	var all latencies
+	for w := range n {
+		all.merge(&lat[w])
 	}
-	slices.Sort(all)
-	pct := func(p float64) float64 {
-		if len(all) == 0 {
-			return 0
-		}
-		return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000
-	}
-	return cell{Connections: conns, Requests: len(all), Errors: nerr, Seconds: elapsed,
-		ReqPerSec: float64(len(all)) / elapsed, P50ms: pct(0.50), P99ms: pct(0.99)}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return cell{Connections: n, Requests: int(all.n), Seconds: elapsed, ReqPerSec: float64(all.n) / elapsed,
+		P50ms: ms(all.quantile(0.50)), P90ms: ms(all.quantile(0.90)), P99ms: ms(all.quantile(0.99)),
+		P999ms: ms(all.quantile(0.999)), MaxMs: ms(all.max), MeanMs: ms(all.mean())}
 }
 
 func writeVector(b *bytes.Buffer, v []float32) {
@@ -247,6 +446,23 @@ func post(client *http.Client, url, body string) {
 	if resp.StatusCode/100 != 2 {
 		check(fmt.Errorf("POST %s: %d %s", url, resp.StatusCode, data))
 	}
+}
+
+// collectionInfo reads the collection's completed checkpoints and its
+// index's tombstones.
+func collectionInfo(client *http.Client, url string) (checkpoints, tombstones int) {
+	resp, err := client.Get(url + "/collections/bench")
+	check(err)
+	defer resp.Body.Close()
+	var info struct {
+		Checkpoints *int `json:"checkpoints"`
+		Tombstones  *int `json:"tombstones"`
+	}
+	check(json.NewDecoder(resp.Body).Decode(&info))
+	if info.Checkpoints == nil || info.Tombstones == nil {
+		check(fmt.Errorf("GET /collections/bench: no \"checkpoints\" or \"tombstones\" in the answer"))
+	}
+	return *info.Checkpoints, *info.Tombstones
 }
 
 func waitHealthy(client *http.Client, url string) {

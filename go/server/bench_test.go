@@ -13,13 +13,15 @@ import (
 	"testing"
 )
 
-func queryBody(rng *rand.Rand, dim int) []byte {
+// queryBody is a query of dim numbers with digits significant digits
+// (-1: as many as float32 needs, 6-9).
+func queryBody(rng *rand.Rand, dim, digits int) []byte {
 	b := []byte(`{"vector":[`)
 	for j := range dim {
 		if j > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendFloat(b, rng.NormFloat64(), 'g', -1, 32)
+		b = strconv.AppendFloat(b, rng.NormFloat64(), 'g', digits, 32)
 	}
 	return append(b, `],"k":10,"ef":64}`...)
 }
@@ -28,7 +30,7 @@ func queryBody(rng *rand.Rand, dim int) []byte {
 // encoding/json into []float32 (reflection per element) and with the
 // server's path (struct with raw vector, then numberReader).
 func BenchmarkDecodeQuery(b *testing.B) {
-	body := queryBody(rand.New(rand.NewPCG(1, 1)), 128)
+	body := queryBody(rand.New(rand.NewPCG(1, 1)), 128, -1)
 	b.Run("encoding-json", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
@@ -42,20 +44,25 @@ func BenchmarkDecodeQuery(b *testing.B) {
 			}
 		}
 	})
-	b.Run("server", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		var vec []float32
-		for b.Loop() {
-			var req queryRequest
-			if err := req.decode(body); err != nil {
-				b.Fatal(err)
+	// Shortest round-trip digits (6-9, strconv's general parse) and 6
+	// digits (shortFloat's fast path).
+	for _, digits := range []int{-1, 6} {
+		body := queryBody(rand.New(rand.NewPCG(1, 1)), 128, digits)
+		b.Run(fmt.Sprintf("server/digits=%d", digits), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			var vec []float32
+			for b.Loop() {
+				var req queryRequest
+				if err := req.decode(body); err != nil {
+					b.Fatal(err)
+				}
+				var err error
+				if vec, err = parseVector(vec[:0], req.Vector, "vector"); err != nil {
+					b.Fatal(err)
+				}
 			}
-			var err error
-			if vec, err = parseVector(vec[:0], req.Vector, "vector"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkQueryHandler is one query through ServeHTTP (no socket) on
@@ -88,7 +95,7 @@ func BenchmarkQueryHandler(b *testing.B) {
 	}
 	bodies := make([][]byte, 256)
 	for i := range bodies {
-		bodies[i] = queryBody(rng, dim)
+		bodies[i] = queryBody(rng, dim, -1)
 	}
 	w := &discardWriter{h: http.Header{}}
 	b.ResetTimer()

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -15,7 +16,9 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"vector": [1, 2.5, -3e-2], "k": 3, "ef": 16}`,
 		`{"vectors": [[1, 2], [3, 4]], "k": 1, "filter": {"a": {"$gt": 1}}}`,
 		`{"ids": [1, 2, 9007199254740993], "vectors": [[0, 0]]}`,
-		`{"vector": [1e39]}`, `{"vector": ["NaN"]}`, `{"vector": [1,]}`, `{"k": -1}`,
+		`{"vector": [1e39]}`, `{"vector": [-0, 0.1, 838860.7, 8388607, 1.0000001, 0.0000000001, 12.5e1]}`, `{"vector": ["NaN"]}`, `{"vector": [1,]}`, `{"k": -1}`,
+		`{"include": ["distances", "metadata"]}`, `{"include": [ ]}`, `{"include": ["a\"b", "é"]}`,
+		`{"include": null}`, `{"include": ["x",]}`,
 		`{"vector": [1, 2`, `[]`, `{"a": "\u00e9\ud800"}`, ``,
 	} {
 		f.Add([]byte(seed))
@@ -25,7 +28,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		_ = req.decode(body)
 		_ = eachField(body, func(key string, value []byte) error {
 			if vec, err := parseVector(nil, value, key); err == nil {
-				var ref []float64
+				var ref []float32 // encoding/json rounds with strconv.ParseFloat(s, 32)
 				if json.Unmarshal(value, &ref) != nil || len(ref) != len(vec) {
 					t.Fatalf("parseVector accepted %q as %v; encoding/json disagrees", value, vec)
 				}
@@ -33,9 +36,18 @@ func FuzzDecodeRequest(f *testing.F) {
 					if math.IsNaN(float64(vec[i])) || math.IsInf(float64(vec[i]), 0) {
 						t.Fatalf("parseVector accepted a non-finite value from %q", value)
 					}
+					if math.Float32bits(vec[i]) != math.Float32bits(ref[i]) {
+						t.Fatalf("parseVector read %v where encoding/json reads %v in %q", vec[i], ref[i], value)
+					}
 				}
 			}
 			_, _, _ = parseVectors(nil, value, 2, key)
+			if list, ok := plainStrings(value); ok {
+				var ref []string
+				if err := json.Unmarshal(value, &ref); err != nil || !slices.Equal(list, ref) || ref == nil {
+					t.Fatalf("plainStrings read %q as %q; encoding/json reads %q (%v)", value, list, ref, err)
+				}
+			}
 			if ids, err := parseIDs(nil, value, key); err == nil {
 				var ref []uint64
 				if json.Unmarshal(value, &ref) != nil || len(ref) != len(ids) {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,7 @@ type metrics struct {
 	handler  http.Handler
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	series   sync.Map // seriesKey → *requestSeries
 	engine   *engineMetrics
 }
 
@@ -94,9 +96,43 @@ func newMetrics(registry *prometheus.Registry, reg *registry, engine *engineMetr
 }
 
 func (m *metrics) observe(method, route string, status int, elapsed time.Duration) {
+	method = methodLabel(method)
 	code := statusText(status)
-	m.requests.WithLabelValues(method, route, code).Inc()
-	m.latency.WithLabelValues(method, route, code).Observe(elapsed.Seconds())
+	key := seriesKey{method, route, code}
+	if s, ok := m.series.Load(key); ok {
+		s := s.(*requestSeries)
+		s.requests.Inc()
+		s.latency.Observe(elapsed.Seconds())
+		return
+	}
+	s := &requestSeries{requests: m.requests.WithLabelValues(method, route, code),
+		latency: m.latency.WithLabelValues(method, route, code)}
+	m.series.Store(key, s)
+	s.requests.Inc()
+	s.latency.Observe(elapsed.Seconds())
+}
+
+// seriesKey names one request series; their number is bounded: methods
+// outside HTTP's own are "other", routes outside the table are "other",
+// and statuses are the server's own.
+type seriesKey struct{ method, route, status string }
+
+// requestSeries are the children of the request vectors for one key,
+// found once: WithLabelValues hashes three labels and takes a lock on
+// every call.
+type requestSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// methodLabel keeps the method label to a fixed set: net/http accepts any
+// token as a method, and each would otherwise make series of its own.
+func methodLabel(method string) string {
+	switch method {
+	case "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS", "CONNECT", "TRACE":
+		return method
+	}
+	return "other"
 }
 
 // statusText avoids strconv's allocation for the common codes.

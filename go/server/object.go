@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"unsafe"
 )
 
 // eachField walks the top-level JSON object in body and calls fn with each
@@ -41,7 +42,10 @@ func eachField(body []byte, fn func(key string, value []byte) error) error {
 		}
 		var key string
 		if raw := body[r.pos+1 : keyEnd-1]; bytes.IndexByte(raw, '\\') < 0 {
-			key = string(raw) // the usual case: no escapes to undo
+			// The usual case, no escapes to undo: the key aliases the body,
+			// which outlives this call; fn gets it only for the call
+			// (messages that name it copy it).
+			key = unsafe.String(unsafe.SliceData(raw), len(raw))
 		} else if err := json.Unmarshal(body[r.pos:keyEnd], &key); err != nil {
 			return badRequestf("bad field name at byte %d: %v", r.pos, err)
 		}
@@ -140,6 +144,73 @@ func skipValue(data []byte, pos int) (int, error) {
 		return 0, badRequestf("expected a value at byte %d", pos)
 	}
 	return end, nil
+}
+
+// decodeStrings reads a list of strings (an "include") without
+// reflection when, as always in practice, its strings are short plain
+// ASCII with no escapes; the words the server knows are returned as
+// constants, so that the usual list allocates only its slice. Anything
+// else goes to encoding/json, which also words the errors.
+func decodeStrings(key string, value []byte) ([]string, error) {
+	if list, ok := plainStrings(value); ok {
+		return list, nil
+	}
+	var list []string
+	if err := decodeField(key, value, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// includeWords are the strings an "include" may hold.
+var includeWords = [...]string{"metadata", "distances", "distance", "vectors", "vector"}
+
+func plainStrings(value []byte) (list []string, ok bool) {
+	r := numberReader{data: value, row: -1, col: -1}
+	empty, err := r.open()
+	if err != nil {
+		return nil, false
+	}
+	list = make([]string, 0, 3)
+	for !empty {
+		r.skipSpace()
+		if r.pos >= len(value) || value[r.pos] != '"' {
+			return nil, false
+		}
+		start := r.pos + 1
+		end := start
+		for end < len(value) && value[end] != '"' {
+			if c := value[end]; c == '\\' || c < 0x20 || c >= 0x80 {
+				return nil, false // escapes, control bytes, UTF-8: encoding/json's rules
+			}
+			end++
+		}
+		if end == len(value) {
+			return nil, false
+		}
+		word := value[start:end]
+		s := ""
+		for _, known := range includeWords {
+			if string(word) == known {
+				s = known
+				break
+			}
+		}
+		if s == "" {
+			s = string(word)
+		}
+		list = append(list, s)
+		r.pos = end + 1
+		more, err := r.next()
+		if err != nil {
+			return nil, false
+		}
+		empty = !more
+	}
+	if r.end() != nil {
+		return nil, false
+	}
+	return list, true
 }
 
 // decodeField decodes one small field's value with encoding/json.

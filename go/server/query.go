@@ -16,7 +16,8 @@ import (
 type queryRequest struct {
 	Vector  json.RawMessage `json:"vector"`
 	Vectors json.RawMessage `json:"vectors"`
-	K       *int            `json:"k"`
+	K       int             `json:"k"`
+	HasK    bool            `json:"-"` // K was sent (a pointer would cost an allocation)
 	Ef      int             `json:"ef"`
 	Filter  json.RawMessage `json:"filter"`
 	Include []string        `json:"include"`
@@ -45,8 +46,9 @@ func (req *queryRequest) decode(body []byte) error {
 		case "vectors":
 			req.Vectors = value
 		case "k":
-			k, err := smallInt(key, value)
-			req.K = &k
+			var err error
+			req.K, err = smallInt(key, value)
+			req.HasK = true
 			return err
 		case "ef":
 			var err error
@@ -55,7 +57,9 @@ func (req *queryRequest) decode(body []byte) error {
 		case "filter":
 			req.Filter = value
 		case "include":
-			return decodeField(key, value, &req.Include)
+			var err error
+			req.Include, err = decodeStrings(key, value)
+			return err
 		case "exact":
 			return decodeField(key, value, &req.Exact)
 		case "text":
@@ -91,8 +95,8 @@ var queryPool = sync.Pool{New: func() any { return new(queryScratch) }}
 // past the collection's size, so the planner scans every allowed vector.
 func (s *Server) queryOptions(c *collection.Collection, req *queryRequest, nq int) (k, ef int, in include, f *meta.Filter, err error) {
 	k = defaultK
-	if req.K != nil {
-		k = *req.K
+	if req.HasK {
+		k = req.K
 	}
 	if k < 1 || k > s.cfg.MaxK {
 		return 0, 0, in, nil, invalidf("k must be between 1 and %d, got %d", s.cfg.MaxK, k)

@@ -287,11 +287,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	// Assigned, not Set: the keys are canonical already, and the
+	// Content-Type value is shared (net/http only reads header values).
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body) + 1)}
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
 }
+
+var jsonContentType = []string{"application/json"}
 
 // writeValue answers 200 (or status) with v encoded by encoding/json: for
 // the routes whose answers are small.

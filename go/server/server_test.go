@@ -218,8 +218,17 @@ func TestEveryRouteAnswersThroughASocket(t *testing.T) {
 	if status, _ := ts.do(t, "GET", "/collections/books/points/1", nil); status != http.StatusNotFound {
 		t.Fatalf("deleted point: status %d", status)
 	}
+	for _, m := range []string{"BREW", "WHEN", "BREW"} { // invented methods share one series
+		if status, _ := ts.do(t, m, "/collections/books/query", nil); status != http.StatusMethodNotAllowed {
+			t.Fatalf("%s: status %d, want 405", m, status)
+		}
+	}
 	metrics := ts.get(t, "/metrics")
+	if strings.Contains(metrics, "BREW") {
+		t.Errorf("/metrics labels a series with an invented method")
+	}
 	for _, want := range []string{`strata_collection_points{collection="books"} 38`,
+		`strata_http_requests_total{method="other",route="/collections/{name}/query",status="405"} 3`,
 		`strata_http_requests_total{method="POST",route="/collections/{name}/query",status="200"} 3`,
 		"strata_wal_fsync_duration_seconds_bucket", "strata_group_commit_writes_count", "strata_checkpoint_duration_seconds_bucket", "go_goroutines",
 		"process_cpu_seconds_total", `strata_http_request_duration_seconds_bucket{method="POST",route="/collections/{name}/upsert"`} {

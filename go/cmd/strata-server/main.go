@@ -4,9 +4,14 @@
 // work.
 //
 //	strata-server --data-dir DIR [--addr 127.0.0.1:8080] [--api-key KEY] [--qdrant-addr 127.0.0.1:6333]
+//	              [--debug-addr 127.0.0.1:6060]
 //
 // --qdrant-addr (off by default) also serves Qdrant's REST API (package
 // qdrant) on its own listener, over the same collections and API key.
+//
+// --debug-addr (off by default) serves net/http/pprof's /debug/pprof/ on
+// its own listener, without the API key: bind it to loopback. The load
+// generator (bench/loadgen --profile) reads CPU profiles from it.
 //
 // SIGTERM or SIGINT stops accepting connections, lets in-flight requests
 // finish, checkpoints every collection and exits 0.
@@ -20,6 +25,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -49,6 +55,7 @@ func run() error {
 	readTimeout := fl.Duration("read-timeout", 30*time.Second, "longest time to read a request, body included")
 	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
 	qdrantAddr := fl.String("qdrant-addr", "", "also serve the Qdrant REST API on this address (off when empty)")
+	debugAddr := fl.String("debug-addr", "", "serve net/http/pprof on this address, unauthenticated (off when empty)")
 	shutdownTimeout := fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	if err := fl.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,6 +116,25 @@ func run() error {
 		qs = srv.HTTPServer(timeouts)
 		qs.Handler = qh
 		log.Info("serving the Qdrant REST API", "addr", qln.Addr().String())
+	}
+	if *debugAddr != "" {
+		dln, err := net.Listen("tcp", *debugAddr)
+		if err != nil {
+			ln.Close()
+			srv.Close()
+			return fmt.Errorf("--debug-addr: %w", err)
+		}
+		// pprof's handlers, and nothing else: not http.DefaultServeMux,
+		// which any imported package may have added routes to.
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		ds := &http.Server{Handler: mux, ReadHeaderTimeout: *headerTimeout}
+		go ds.Serve(dln) // ends with the process
+		log.Warn("serving pprof without authentication", "addr", dln.Addr().String())
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "auth", *apiKey != "",
 		"collections", srv.Collections())
