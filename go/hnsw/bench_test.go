@@ -261,3 +261,21 @@ func BenchmarkSearchLayerList(b *testing.B) {
 		return st.DistanceComputations
 	})
 }
+
+// BenchmarkSearchListInsert is an A/B of how searchList finds an insertion
+// point, inside one process: bisection ("bisect") against a scan back from
+// the end ("scan"), alternating per query. Run it at several
+// STRATA_BENCH_EF values to place listScanMaxEF.
+func BenchmarkSearchListInsert(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func(m int) { listScanMaxEF = m }(listScanMaxEF)
+	benchAlternating(b, [2]string{"bisect", "scan"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		listScanMaxEF = side * (1 << 30)
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}
