@@ -35,21 +35,7 @@ func (x *Index) CheckIntegrity() error {
 	if g.count == 0 {
 		return nil
 	}
-	_, entry := unpackEntry(g.entry.Load())
-	reached := make([]bool, g.count)
-	queue := []uint32{entry}
-	reached[entry] = true
-	for len(queue) > 0 {
-		node := queue[0]
-		queue = queue[1:]
-		links := g.links(node, 0)
-		for i := 1; i <= int(links[0]); i++ {
-			if nb := links[i]; !reached[nb] {
-				reached[nb] = true
-				queue = append(queue, nb)
-			}
-		}
-	}
+	_, reached := g.reachable(nil)
 	for node, ok := range reached {
 		if !ok {
 			return fmt.Errorf("%w: node %d (id %d) is unreachable from the entry point at level 0",

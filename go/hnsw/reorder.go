@@ -28,30 +28,45 @@ func shouldReorder(added, count int) bool {
 // entry point, neighbours in link order; nodes not reached (none in a
 // healthy graph) follow in their current order. order[new] = old.
 func (g *graph) bfsOrder() []uint32 {
-	n := g.count
-	order := make([]uint32, 0, n)
-	seen := make([]bool, n)
-	if e := g.entry.Load(); e != noEntry {
-		_, ep := unpackEntry(e)
-		seen[ep] = true
-		order = append(order, ep)
-		for head := 0; head < len(order); head++ {
-			links := g.links(order[head], 0)
-			cnt := int(links[0])
-			for _, nb := range links[1 : 1+cnt] {
-				if !seen[nb] {
-					seen[nb] = true
-					order = append(order, nb)
-				}
-			}
-		}
-	}
-	for node := range n {
-		if !seen[node] {
+	order, seen := g.reachable(nil)
+	for node, ok := range seen {
+		if !ok {
 			order = append(order, uint32(node))
 		}
 	}
 	return order
+}
+
+// reachable runs a breadth-first search of level 0 from the entry point,
+// neighbours in link order. It returns the nodes reached in visiting order
+// and which nodes were reached; with parent not nil it also records each
+// reached node's predecessor there (the entry point's is left as it is).
+// The caller holds Index.writeMu or owns g.
+func (g *graph) reachable(parent []uint32) (order []uint32, seen []bool) {
+	n := g.count
+	order = make([]uint32, 0, n)
+	seen = make([]bool, n)
+	e := g.entry.Load()
+	if e == noEntry {
+		return order, seen
+	}
+	_, ep := unpackEntry(e)
+	seen[ep] = true
+	order = append(order, ep)
+	for head := 0; head < len(order); head++ {
+		u := order[head]
+		links := g.links(u, 0)
+		for _, nb := range links[1 : 1+int(links[0])] {
+			if !seen[nb] {
+				seen[nb] = true
+				if parent != nil {
+					parent[nb] = u
+				}
+				order = append(order, nb)
+			}
+		}
+	}
+	return order, seen
 }
 
 // permuted returns a copy of g whose node i is g's node order[i], with

@@ -190,24 +190,7 @@ func (g *graph) buildTree() {
 	for i := range g.parent {
 		g.parent[i] = noParent
 	}
-	if g.count == 0 {
-		return
-	}
-	r := g.root()
-	seen := make([]bool, g.count)
-	seen[r] = true
-	queue := []uint32{r}
-	for head := 0; head < len(queue); head++ {
-		u := queue[head]
-		links := g.links(u, 0)
-		for _, nb := range links[1 : 1+int(links[0])] {
-			if !seen[nb] {
-				seen[nb] = true
-				g.parent[nb] = u
-				queue = append(queue, nb)
-			}
-		}
-	}
+	g.reachable(g.parent)
 }
 
 // checkTree verifies that every parent is an allocated node linking to its
