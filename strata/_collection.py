@@ -8,7 +8,6 @@ C ABI and raises the engine's errors as Python exceptions.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -189,7 +188,7 @@ def _text_fields_arg(fields: object) -> list[str]:
     return list(fields)
 
 
-class Collection:
+class Collection(_lib.NativeObject):
     """A durable collection on disk: uint64 ids, float32 vectors and JSON metadata.
 
     Create one with ``Collection.create(path, dim, ...)`` and reopen it with
@@ -197,12 +196,10 @@ class Collection:
     fsynced) before they return; concurrent writers share fsyncs.
     """
 
-    __slots__ = ("__weakref__", "_dead", "_dim", "_handle", "_metric", "_path")
+    __slots__ = ("_path",)
+    _FREE = "strata_col_close"
+    _CLOSED = _CLOSED
 
-    _dead: tuple[type[Exception], str] | None
-    _dim: int
-    _handle: int
-    _metric: str
     _path: str
 
     def __init__(self) -> None:
@@ -213,10 +210,10 @@ class Collection:
     @classmethod
     def _wrap(cls, handle: int, path: str | os.PathLike[str]) -> Collection:
         self = object.__new__(cls)
-        self._handle, self._path, self._dead = handle, os.fspath(path), None
+        self._path = os.fspath(path)
+        self._attach(handle)
         info = self.info()
         self._dim, self._metric = int(info["dim"]), str(info["metric"])
-        _lib.live_indexes.add(self)  # type: ignore[arg-type]
         return self
 
     @classmethod
@@ -310,46 +307,7 @@ class Collection:
             check(rc, err)
 
     # --- lifecycle ----------------------------------------------------------
-
-    def _disable(self, exc: type[Exception], message: str) -> None:
-        self._dead = (exc, message)
-
-    def _live(self) -> int:
-        if self._dead is not None:
-            exc, message = self._dead
-            raise exc(message)
-        return self._handle
-
-    def close(self) -> None:
-        """Finishes queued writes, checkpoints if needed and releases the directory.
-
-        Later calls raise ValueError("collection is closed"); close() again does nothing."""
-        if self._dead is not None:
-            return
-        self._dead = _CLOSED
-        err = _lib.errbuf()
-        rc = _native.strata_col_close(self._handle, err, ERRLEN)
-        if rc:
-            check(rc, err)
-
-    def __enter__(self) -> Collection:  # noqa: PYI034 (Self needs 3.11 typing)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_dead", _CLOSED) is None:
-            with contextlib.suppress(Exception):
-                _native.strata_col_close(self._handle, ffi.NULL, 0)
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def metric(self) -> str:
-        return self._metric
+    # close(), the context manager, dim and metric: strata._lib.NativeObject.
 
     @property
     def path(self) -> str:

@@ -156,16 +156,14 @@ def _raise_ndim(what: str, dim: int, shape: tuple[int, ...]) -> NoReturn:
     raise ValueError(f"{what} must be {expected}, got shape {shape}")
 
 
-class _BaseIndex:
+class _BaseIndex(_lib.NativeObject):
     """What Index and FlatIndex share: everything but construction parameters."""
 
-    __slots__ = ("__weakref__", "_dead", "_dim", "_handle", "_metric", "_threads")
+    __slots__ = ("_threads",)
     _kind: ClassVar[int]
+    _FREE = "strata_free"
+    _CLOSED = _CLOSED
 
-    _dead: tuple[type[Exception], str] | None
-    _dim: int
-    _handle: int
-    _metric: str
     _threads: int
 
     def _new_handle(
@@ -193,56 +191,8 @@ class _BaseIndex:
         rc = self._new_handle(lib, dim, METRICS[metric], seed_value, seed is not None, handle, err)
         if rc:
             check(rc, err)
-        self._handle, self._dim, self._metric, self._threads = handle[0], dim, metric, threads
-        self._dead = None
-        _lib.live_indexes.add(self)
-
-    # --- state ------------------------------------------------------------
-
-    def _disable(self, exc: type[Exception], message: str) -> None:
-        self._dead = (exc, message)
-
-    def _raise_dead(self) -> None:
-        assert self._dead is not None
-        exc, message = self._dead
-        raise exc(message)
-
-    def close(self) -> None:
-        """Frees the index. Later calls raise ValueError("index is closed").
-
-        Calling close() again, or on an index unusable after fork(), does nothing.
-        """
-        if self._dead is not None:
-            return
-        self._dead = _CLOSED
-        err = _lib.errbuf()
-        rc = _native.strata_free(self._handle, err, ERRLEN)
-        if rc:
-            check(rc, err)
-
-    def __enter__(self) -> _BaseIndex:  # noqa: PYI034 (Self needs 3.11 typing; kept simple)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_dead", _CLOSED) is None:
-            # At interpreter shutdown there is nobody to report a failure to.
-            with contextlib.suppress(Exception):
-                _native.strata_free(self._handle, ffi.NULL, 0)
-
-    # --- properties -------------------------------------------------------
-
-    @property
-    def dim(self) -> int:
-        """Number of floats per vector."""
-        return self._dim
-
-    @property
-    def metric(self) -> str:
-        """The distance: "l2" (squared Euclidean), "ip" (1 - dot) or "cosine" (1 - cosine)."""
-        return self._metric
+        self._dim, self._metric, self._threads = dim, metric, threads
+        self._attach(handle[0])
 
     def __len__(self) -> int:
         return self._int_property("strata_len")
@@ -743,8 +693,7 @@ class Index(_BaseIndex):
         if rc:
             check(rc, err)
         self = cls.__new__(cls)
-        self._handle, self._dead = handle[0], None
-        _lib.live_indexes.add(self)
+        self._attach(handle[0])
         info = ffi.new("strata_info *")
         rc = lib.strata_info_get(self._handle, info, err, ERRLEN)
         if rc:

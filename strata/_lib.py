@@ -37,30 +37,31 @@ How a module that calls the engine uses this (strata/_index.py does exactly this
             _strata_search, _native = lib.strata_search, lib
         return lib
 
-    class Thing:
+    class Thing(_lib.NativeObject):
+        _FREE = "strata_free"              # releases the handle: close() and __del__
         def __init__(self) -> None:        # and every classmethod that makes a handle
             lib = _engine()
             ...                            # lib.strata_create(..., err, ERRLEN)
-            self._dead = None
-            _lib.live_indexes.add(self)    # so the fork guard can disable it
+            self._attach(handle)           # registers it, so the fork guard can disable it
 
         def method(self) -> None:
             if self._dead is not None:     # closed, or disabled in a forked child
                 self._raise_dead()
             rc = _native.strata_something(self._handle, ..., err, ERRLEN)  # bound: self exists
 
-Objects that hold engine handles register in ``live_indexes`` and implement
-``_disable(exc, message)``; after a fork every one of them is disabled in the
-child, so their methods raise instead of calling into a dead runtime.
+Objects that hold engine handles derive from ``NativeObject`` and register in
+``live_objects`` (``_attach``); after a fork every one of them is disabled in
+the child, so their methods raise instead of calling into a dead runtime.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 try:
     from strata._ffi import ffi
@@ -69,9 +70,6 @@ except ModuleNotFoundError as exc:  # pragma: no cover - depends on how strata w
         f"strata: {Path(__file__).parent} is the source tree, which has no built engine. "
         "Install with `pip install .` and import it from elsewhere (or run `python -P`)."
     ) from exc
-
-if TYPE_CHECKING:
-    from strata._index import _BaseIndex
 
 ERRLEN = 1024
 """Size of the error-message buffer passed as the last two arguments of every call."""
@@ -212,7 +210,7 @@ FORK_MESSAGE = (
 )
 
 forked = False
-live_indexes: weakref.WeakSet[_BaseIndex] = weakref.WeakSet()
+live_objects: weakref.WeakSet[NativeObject] = weakref.WeakSet()
 
 
 def _before_fork() -> None:
@@ -232,8 +230,8 @@ def _after_fork_in_child() -> None:
         return
     forked = True
     _usable = None
-    for index in list(live_indexes):
-        index._disable(RuntimeError, FORK_MESSAGE)
+    for obj in list(live_objects):
+        obj._disable(RuntimeError, FORK_MESSAGE)
 
 
 os.register_at_fork(
@@ -241,6 +239,84 @@ os.register_at_fork(
     after_in_parent=_after_fork_in_parent,
     after_in_child=_after_fork_in_child,
 )
+
+
+_Self = TypeVar("_Self", bound="NativeObject")
+
+
+class NativeObject:
+    """An engine object behind a handle: the lifecycle Index, FlatIndex and Collection share.
+
+    A subclass names the C function that releases its handle (_FREE) and the
+    error every call raises once it is closed (_CLOSED), and calls _attach
+    with the handle it was given. A live object is disabled in a child forked
+    after the engine started (see above), so close() and __del__ there never
+    call into the dead runtime.
+    """
+
+    __slots__ = ("__weakref__", "_dead", "_dim", "_handle", "_metric")
+    _FREE: ClassVar[str]
+    _CLOSED: ClassVar[tuple[type[Exception], str]]
+
+    _dead: tuple[type[Exception], str] | None
+    _dim: int
+    _handle: int
+    _metric: str
+
+    def _attach(self, handle: int) -> None:
+        self._handle, self._dead = handle, None
+        live_objects.add(self)
+
+    def _disable(self, exc: type[Exception], message: str) -> None:
+        self._dead = (exc, message)
+
+    def _raise_dead(self) -> NoReturn:
+        assert self._dead is not None
+        exc, message = self._dead
+        raise exc(message)
+
+    def _live(self) -> int:
+        """The handle, or the error of a closed (or forked-away) object."""
+        if self._dead is not None:
+            self._raise_dead()
+        return self._handle
+
+    def close(self) -> None:
+        """Releases the engine object (a Collection first finishes queued writes,
+        checkpoints if needed and releases its directory).
+
+        Later calls raise ValueError("... is closed"). Calling close() again, or on an
+        object unusable after fork(), does nothing.
+        """
+        if self._dead is not None:
+            return
+        self._dead = self._CLOSED
+        err = errbuf()
+        rc = getattr(_library, self._FREE)(self._handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+
+    def __enter__(self: _Self) -> _Self:  # noqa: PYI019 (typing.Self needs 3.11)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_dead", self._CLOSED) is None:
+            # At interpreter shutdown there is nobody to report a failure to.
+            with contextlib.suppress(Exception):
+                getattr(_library, self._FREE)(self._handle, ffi.NULL, 0)
+
+    @property
+    def dim(self) -> int:
+        """Number of floats per vector."""
+        return self._dim
+
+    @property
+    def metric(self) -> str:
+        """The distance: "l2" (squared Euclidean), "ip" (1 - dot) or "cosine" (1 - cosine)."""
+        return self._metric
 
 
 def _read_string(name: str) -> str:
