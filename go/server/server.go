@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
 
 // Config configures a Server; zero values pick the defaults named.
@@ -153,19 +154,19 @@ type params struct {
 // ServeHTTP routes, authenticates, times and logs a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &httpstatus.Writer{ResponseWriter: w}
 	route, h, p, public := s.route(r)
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic serving request", "route", route, "panic", v)
-			if sw.status == 0 {
+			if sw.Code == 0 {
 				s.writeError(sw, r, fmt.Errorf("server: internal error (please report): %v", v))
 			}
 		}
 		elapsed := time.Since(start)
-		s.metrics.observe(r.Method, route, sw.status, elapsed)
+		s.metrics.observe(r.Method, route, sw.Code, elapsed)
 		if s.log.Enabled(r.Context(), slog.LevelDebug) {
-			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.Code,
 				"duration", elapsed, "remote", r.RemoteAddr)
 		}
 	}()
@@ -363,25 +364,3 @@ func decodeJSON(body []byte, v any) error {
 	}
 	return nil
 }
-
-// statusWriter remembers the status for metrics and logs.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

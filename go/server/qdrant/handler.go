@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
 
 // Collections are the collections this door serves: server.Server's, so
@@ -152,18 +153,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &httpstatus.Writer{ResponseWriter: w}
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("panic serving Qdrant request", "path", r.URL.Path, "panic", v)
-			if rec.status == 0 {
+			if rec.Code == 0 {
 				route(func(*http.Request) (any, error) {
 					return nil, fmt.Errorf("qdrant: internal error (please report): %v", v)
 				}).ServeHTTP(rec, r)
 			}
 		}
-		if rec.status >= 400 {
-			h.log.Info("qdrant request failed", "method", r.Method, "path", r.URL.Path, "status", rec.status)
+		if rec.Code >= 400 {
+			h.log.Info("qdrant request failed", "method", r.Method, "path", r.URL.Path, "status", rec.Code)
 		}
 	}()
 	h.mux.ServeHTTP(rec, r)
@@ -179,18 +180,6 @@ func (h *Handler) authorized(r *http.Request) bool {
 	}
 	got := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(got[:], h.keyHash[:]) == 1
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusRecorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
 // decode reads the JSON body into v, refusing unknown fields: a field
