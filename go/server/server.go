@@ -2,8 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/server/internal/apikey"
 	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
 
@@ -56,7 +55,7 @@ type Server struct {
 	log      *slog.Logger
 	reg      *registry
 	metrics  *metrics
-	keyHash  [sha256.Size]byte
+	key      apikey.Key
 	auth     bool
 	closing  atomic.Bool
 	bodyPool sync.Pool
@@ -92,7 +91,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, reg: reg, auth: cfg.APIKey != ""}
-	s.keyHash = sha256.Sum256([]byte(cfg.APIKey))
+	s.key = apikey.New(cfg.APIKey)
 	s.bodyPool.New = func() any { return new(bytes.Buffer) }
 	s.buildRoutes()
 	if s.metrics, err = newMetrics(cfg.Registry, reg, engine); err != nil {
@@ -189,9 +188,7 @@ func (s *Server) authorized(r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	// Comparing digests keeps the time independent of the key's length too.
-	got := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], s.keyHash[:]) == 1
+	return s.key.Matches(token)
 }
 
 // route finds the handler for r. The route string labels metrics: it is

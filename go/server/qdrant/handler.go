@@ -2,8 +2,6 @@ package qdrant
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/server/internal/apikey"
 	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
 
@@ -47,10 +46,10 @@ const Version = "1.20.0"
 
 // Handler serves Qdrant's REST API over Config.Collections.
 type Handler struct {
-	cfg     Config
-	log     *slog.Logger
-	keyHash [sha256.Size]byte
-	mux     *http.ServeMux
+	cfg Config
+	log *slog.Logger
+	key apikey.Key
+	mux *http.ServeMux
 }
 
 // New returns a Handler.
@@ -67,7 +66,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, keyHash: sha256.Sum256([]byte(cfg.APIKey)), mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, log: cfg.Logger, key: apikey.New(cfg.APIKey), mux: http.NewServeMux()}
 	for pattern, fn := range map[string]route{
 		"GET /collections":                               h.listCollections,
 		"GET /collections/{name}":                        h.getCollection,
@@ -178,8 +177,7 @@ func (h *Handler) authorized(r *http.Request) bool {
 			return false
 		}
 	}
-	got := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], h.keyHash[:]) == 1
+	return h.key.Matches(token)
 }
 
 // decode reads the JSON body into v, refusing unknown fields: a field
