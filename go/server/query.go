@@ -192,6 +192,33 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
+// appendExtras writes the "metadata" (docs[i]; null for a point deleted
+// between search and lookup) and "vector" fields of hit id, as in asks.
+// docs is read only when in.metadata.
+func appendExtras(b []byte, c *collection.Collection, in include, id uint64, docs [][]byte, i int) ([]byte, error) {
+	if in.metadata {
+		b = append(b, `,"metadata":`...)
+		if docs[i] == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, docs[i]...)
+		}
+	}
+	if in.vectors {
+		found, _, v, err := c.Get([]uint64{id}, true)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"vector":`...)
+		if len(found) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = appendFloats(b, v)
+		}
+	}
+	return b, nil
+}
+
 // appendResults writes {"results": [...], "stats": {...}}: a list of
 // {"id", "distance", "metadata", "vector"} per query, the list itself for a
 // single query or a list of lists for a batch; padding (-1) is left out.
@@ -201,8 +228,6 @@ func appendResults(b []byte, c *collection.Collection, ids []int64, dists []floa
 	if in.metadata {
 		docs = c.Documents(ids)
 	}
-	dim := c.Options().Dim
-	var vec []float32
 	b = append(b, `{"results":[`...)
 	for q := range nq {
 		if batch {
@@ -225,26 +250,9 @@ func appendResults(b []byte, c *collection.Collection, ids []int64, dists []floa
 				b = append(b, `,"distance":`...)
 				b = appendDistance(b, dists[i])
 			}
-			if in.metadata {
-				b = append(b, `,"metadata":`...)
-				if docs[i] == nil { // deleted between search and lookup
-					b = append(b, "null"...)
-				} else {
-					b = append(b, docs[i]...)
-				}
-			}
-			if in.vectors {
-				found, _, v, err := c.Get([]uint64{uint64(ids[i])}, true)
-				if err != nil {
-					return nil, err
-				}
-				b = append(b, `,"vector":`...)
-				if len(found) == 0 {
-					b = append(b, "null"...)
-				} else {
-					vec = append(vec[:0], v[:dim]...)
-					b = appendFloats(b, vec)
-				}
+			var err error
+			if b, err = appendExtras(b, c, in, uint64(ids[i]), docs, i); err != nil {
+				return nil, err
 			}
 			b = append(b, '}')
 		}

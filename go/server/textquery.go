@@ -115,25 +115,9 @@ func appendTextResults(b []byte, c *collection.Collection, hits []collection.Hit
 		b = append(b, `,"sources":"`...)
 		b = append(b, sourceNames[h.Sources]...)
 		b = append(b, '"')
-		if in.metadata {
-			b = append(b, `,"metadata":`...)
-			if docs[i] == nil { // deleted between search and lookup
-				b = append(b, "null"...)
-			} else {
-				b = append(b, docs[i]...)
-			}
-		}
-		if in.vectors {
-			found, _, v, err := c.Get([]uint64{h.ID}, true)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, `,"vector":`...)
-			if len(found) == 0 {
-				b = append(b, "null"...)
-			} else {
-				b = appendFloats(b, v)
-			}
+		var err error
+		if b, err = appendExtras(b, c, in, h.ID, docs, i); err != nil {
+			return nil, err
 		}
 		b = append(b, '}')
 	}
