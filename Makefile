@@ -28,7 +28,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 PIP := $(PY) -m pip --quiet --disable-pip-version-check
-# The one wheel (py3-none-<platform>): built once here, installed into .venv,
+# The one wheel (cp310-abi3-<platform>): built once here, installed into .venv,
 # and installed again into a second Python version by tests/test_wheel.py.
 WHEEL_DIR := dist
 
@@ -105,4 +105,4 @@ demo: install
 	STRATA_DATA="$(STRATA_DATA)" $(PY) -P -m strata.demo
 
 clean:
-	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py bin
+	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py strata/*.so bin

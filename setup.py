@@ -1,18 +1,20 @@
-"""Builds strata's wheel: the Go engine as a shared library plus the cffi module.
+"""Builds strata's wheel: the Go engine as a shared library plus two cffi modules.
 
 `strata._native` is a placeholder extension with no C sources: build_ext runs
 `go build -buildmode=c-shared` to produce it, which makes the wheel
 platform-specific and puts exactly one Go shared library inside the package
 (two Go runtimes in one process are unsupported), and builds the
 strata-server executable into strata/bin/ (a separate process, so a
-second Go runtime is fine there). cffi_modules writes
-strata/_ffi.py from the declarations in capi/strata.h.
+second Go runtime is fine there). cffi_modules then compiles, from the
+declarations in capi/strata.h, strata._ffi (the types) and strata._calls
+(the functions, linked to _native.so through rpath $ORIGIN); see
+python/ffi_build.py for why they are two.
 
-Nothing in the wheel depends on the Python version: the cffi module is ABI
-mode (pure Python over cffi's backend, opened with dlopen) and the engine is
-a plain C shared library that never includes Python.h. So the library is
-named `_native.so`, not `_native.cpython-311-...so`, and the wheel is tagged
-`py3-none-<platform>`: one wheel serves every supported CPython.
+Nothing in the wheel depends on the Python minor version: the engine is a
+plain C shared library that never includes Python.h, so it is named
+`_native.so` (with that soname), not `_native.cpython-311-...so`, and the
+cffi modules use the limited API (`.abi3.so`). The wheel is tagged
+`cp310-abi3-<platform>`: one wheel serves CPython 3.10 and later.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
-LIBRARY = "_native.so"  # strata/_lib.py opens it by this name
+LIBRARY = "_native.so"  # strata._calls links it by this name (its soname)
 SERVER_BINARY = "bin/strata-server"  # strata/_server_main.py runs it
 
 
@@ -43,6 +45,13 @@ class BuildGo(build_ext):
         return super().get_ext_filename(fullname)
 
     def build_extension(self, ext: Extension) -> None:
+        if ext.name == "strata._calls":
+            # The wrappers link the engine built just before them (the
+            # placeholder comes first in ext_modules) and find it at run
+            # time in their own directory.
+            engine_dir = Path(self.get_ext_fullpath("strata._native")).parent
+            ext.library_dirs = [*ext.library_dirs, str(engine_dir)]
+            ext.extra_link_args = [*ext.extra_link_args, f"-l:{LIBRARY}", "-Wl,-rpath,$ORIGIN"]
         if ext.name != "strata._native":
             super().build_extension(ext)
             return
@@ -56,6 +65,7 @@ class BuildGo(build_ext):
         with tempfile.TemporaryDirectory() as scratch:
             library = Path(scratch) / "libstrata.so"
             command = ["go", "build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared",
+                       f"-ldflags=-extldflags=-Wl,-soname,{LIBRARY}",
                        "-o", str(library), "./capi"]  # fmt: skip
             print(" ".join(command))
             subprocess.run(command, cwd=ROOT, env=env, check=True)
@@ -71,7 +81,7 @@ class BuildGo(build_ext):
 
 
 class PlatformWheel(bdist_wheel):
-    """Tags the wheel py3-none-<platform>: platform-specific, Python-version-independent."""
+    """Tags the wheel cp310-abi3-<platform>: platform-specific, one wheel for CPython >= 3.10."""
 
     def finalize_options(self) -> None:
         super().finalize_options()
@@ -79,11 +89,11 @@ class PlatformWheel(bdist_wheel):
 
     def get_tag(self) -> tuple[str, str, str]:
         _, _, platform = super().get_tag()
-        return "py3", "none", platform
+        return "cp310", "abi3", platform
 
 
 setup(
     ext_modules=[Extension("strata._native", sources=[])],
     cmdclass={"build_ext": BuildGo, "bdist_wheel": PlatformWheel},
-    cffi_modules=["python/ffi_build.py:ffibuilder"],
+    cffi_modules=["python/ffi_build.py:ffibuilder", "python/ffi_build.py:callsbuilder"],
 )

@@ -141,8 +141,7 @@ class CSide:
     def __init__(self, lib_path: str, train_path: Path, query_path: Path, dim: int, metric: str,
                  k: int, ef: int, seed: int, build_threads: int, workdir: Path) -> None:
         exe = workdir / "search_one"
-        # -Wno-comment: capi/strata.h mentions capi/*.go inside a comment.
-        subprocess.run(["gcc", "-O2", "-Wall", "-Wno-comment", "-o", str(exe), str(C_SOURCE),
+        subprocess.run(["gcc", "-O2", "-Wall", "-o", str(exe), str(C_SOURCE),
                         "-ldl"], check=True)
         ids_path = workdir / "c_ids.i64"
         cmd = [str(exe), lib_path, str(train_path), str(query_path), str(dim),

@@ -2,10 +2,12 @@
  * strata.h - the C ABI of strata, an embedded vector database.
  *
  * This hand-written header is the single source of truth for the ABI:
- *   - capi/*.go include it, so the C compiler checks every declaration below
+ *   - the Go files of capi/ include it, so the C compiler checks every declaration below
  *     against the prototype cgo generates for the matching //export function
  *     (which is also why input pointers carry no `const`: cgo emits none);
- *   - python/ffi_build.py hands the text between the CDEF markers to cffi.
+ *   - python/ffi_build.py hands the text between the CDEF markers to cffi,
+ *     which compiles it into strata._ffi (the types) and strata._calls (the
+ *     functions: `int` or `void` strata_* declarations, one per statement).
  *
  * Conventions, for every function:
  *   - The return value is a status code (enum strata_status); 0 means success.

@@ -19,7 +19,7 @@ from every call instead of a hang.
 How a module that calls the engine uses this (strata/_index.py does exactly this)::
 
     from strata import _lib
-    from strata._ffi import ffi            # pure Python: loads nothing native
+    from strata._ffi import ffi            # types and constants only: starts no Go runtime
     from strata._lib import ERRLEN, check, const
 
     # Constants come from the cffi declarations, not from the library: safe at import.
@@ -75,8 +75,9 @@ ERRLEN = 1024
 """Size of the error-message buffer passed as the last two arguments of every call."""
 
 LIBRARY_NAME = "_native.so"
-"""The engine's file name inside the package. Not a Python extension module (it has no
-PyInit function) and not tied to one Python version: the same file serves every CPython."""
+"""The engine's file name inside the package (and its soname). Not a Python extension module (it
+has no PyInit function) and not tied to one Python version: the same file serves every CPython.
+strata._calls, the compiled cffi wrappers of its functions, links it; importing them loads it."""
 
 
 def _library_path() -> str:
@@ -92,8 +93,9 @@ def _library_path() -> str:
 def const(name: str) -> int:
     """Returns the integer constant (an enum value of strata.h) without opening the library.
 
-    cffi's ABI mode keeps enum values in the declarations it generated, so
-    this costs no dlopen; an unknown name raises AttributeError.
+    The values are compiled into strata._ffi, which holds types and
+    constants only, so this loads no engine; an unknown name raises
+    AttributeError.
     """
     return int(ffi.integer_const(name))
 
@@ -127,7 +129,12 @@ def _open() -> Any:
         if forked:
             raise RuntimeError(FORK_MESSAGE)
         if _library is None:
-            _library = ffi.dlopen(_library_path())
+            _library_path()  # a clear error when the engine file is missing
+            # Importing the wrappers loads _native.so (their DT_NEEDED) and so
+            # starts the Go runtime: this line is the only place that happens.
+            from strata._calls import lib
+
+            _library = lib
             _usable = _library
         return _library
 
