@@ -118,7 +118,7 @@ def find_wheel(wheel: Path | None, wheel_dir: Path) -> Path:
         if not wheel.is_file():
             raise PrepareError(f"--wheel {wheel}: no such file")
         return wheel
-    found = sorted(wheel_dir.glob("strata-*-py3-none-*.whl"), key=lambda p: p.stat().st_mtime)
+    found = sorted(wheel_dir.glob("strata-*-cp310-abi3-*.whl"), key=lambda p: p.stat().st_mtime)
     if found:
         return found[-1]
     log(f"no strata wheel in {wheel_dir}; building one")
