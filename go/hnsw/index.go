@@ -28,8 +28,14 @@ type Index struct {
 	graph atomic.Pointer[graph]
 
 	writeMu sync.Mutex // serialises Add and other mutations
-	entryMu sync.Mutex // held while a node raises the top level
-	locks   [lockStripes]sync.Mutex
+
+	// compactMu serialises Compact calls; touched, non-nil while one builds
+	// its graph aside, collects the ids Add and Remove write meanwhile
+	// (under writeMu). See compact.go.
+	compactMu sync.Mutex
+	touched   map[uint64]struct{}
+	entryMu   sync.Mutex // held while a node raises the top level
+	locks     [lockStripes]sync.Mutex
 
 	mapMu  sync.RWMutex
 	byID   idTable    // live id -> node

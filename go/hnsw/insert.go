@@ -42,6 +42,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	if n == 0 {
 		return nil
 	}
+	x.touch(ids)
 
 	if !x.Trained() {
 		if err := x.trainLocked(vectors); err != nil {

@@ -2,7 +2,6 @@ package hnsw
 
 import (
 	"fmt"
-	"runtime/debug"
 )
 
 // Remove deletes ids: each becomes a tombstone that still routes searches
@@ -38,6 +37,7 @@ func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
 		x.byID.del(id)
 		removed++
 	}
+	x.touch(ids)
 	return removed, nil
 }
 
@@ -95,65 +95,4 @@ func (x *Index) Tombstones() int {
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	return x.graph.Load().count - x.byID.len()
-}
-
-// Compact rebuilds the graph from the live vectors only, reclaiming the
-// memory of tombstones. The new graph is built aside while searches keep
-// using the current one, then swapped in atomically; Add and Remove wait.
-// threads <= 0 uses every core.
-func (x *Index) Compact(threads int) error {
-	if err := x.acquire(); err != nil {
-		return err
-	}
-	defer x.closeMu.RUnlock()
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
-	old := x.graph.Load()
-	live := make([]uint32, 0, old.count)
-	for _, node := range old.insertionOrder() {
-		if old.isReady(node) {
-			live = append(live, node)
-		}
-	}
-	n := len(live)
-	levels, upperWords := x.drawLevels(n, old.strideUp)
-	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(n, upperWords)
-	dim := g.dim
-	for i, src := range live {
-		if g.floats {
-			copy(g.vectors[i*dim:(i+1)*dim], old.vector(src))
-		}
-		if g.sq != nil {
-			copy(g.codes[i*dim:(i+1)*dim], old.code(src))
-			g.shares[i] = old.shares[src]
-		}
-		g.labels[i] = old.labels[src]
-		g.levels[i] = levels[i]
-		if levels[i] > 0 {
-			g.upperStart[i] = uint32(g.upperUsed)
-			g.upperUsed += int(levels[i]) * g.strideUp
-		}
-	}
-	g.count = n
-	x.parallel(n, threads, func(s *searcher, i int) {
-		x.insert(g, s, uint32(i))
-		g.setFlag(uint32(i), flagReady)
-		x.progress.Add(1)
-	})
-	g.settled.Store(uint32(n))
-	if n >= reorderMinNodes {
-		g, _ = g.permuted(g.bfsOrder())
-	}
-	byID := newIDTable()
-	for i := range n {
-		byID.set(g.labels[i], uint32(i))
-	}
-	x.mapMu.Lock()
-	x.graph.Store(g)
-	x.byID = byID
-	x.mapMu.Unlock()
-	// The old generation is garbage once in-flight searches finish; hand
-	// its memory back now rather than whenever the runtime gets to it.
-	debug.FreeOSMemory()
-	return nil
 }

@@ -1,0 +1,154 @@
+package hnsw
+
+import (
+	"cmp"
+	"runtime/debug"
+	"slices"
+)
+
+// Compact rebuilds the graph from the live vectors only, reclaiming the
+// memory of tombstones (removed and replaced vectors), and swaps it in
+// atomically. threads <= 0 uses every core.
+//
+// Searches, Add and Remove go on while it runs, so that a server can vacuum
+// without stalling writes for the seconds a rebuild takes:
+//
+//  1. under the write lock, briefly: note the nodes live now and draw the
+//     levels of their copies; from here Add and Remove record the ids they
+//     touch;
+//  2. without it: build the new graph from copies of those nodes (vectors,
+//     SQ8 codes and ids are copied exactly, never re-encoded);
+//  3. under the write lock again: carry over every id touched meanwhile
+//     (its copy, if any, becomes a tombstone; its current node, if live, is
+//     copied and inserted), renumber for locality and swap. Writes wait
+//     only for this step, whose cost is that of the writes made during 2.
+//
+// The new graph thus holds tombstones only for ids written during the
+// rebuild. Compact calls are serialised with each other.
+func (x *Index) Compact(threads int) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
+	x.compactMu.Lock()
+	defer x.compactMu.Unlock()
+
+	x.writeMu.Lock()
+	old := x.graph.Load()
+	live := make([]uint32, 0, old.count)
+	for _, node := range old.insertionOrder() {
+		if old.isReady(node) {
+			live = append(live, node)
+		}
+	}
+	levels, upperWords := x.drawLevels(len(live), old.strideUp)
+	x.touched = make(map[uint64]struct{})
+	x.writeMu.Unlock()
+	// On every return the recording stops (the step-3 path clears it too,
+	// under the lock it already holds).
+	defer func() {
+		x.writeMu.Lock()
+		x.touched = nil
+		x.writeMu.Unlock()
+	}()
+
+	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(len(live), upperWords)
+	byID := newIDTable()
+	x.copyIn(g, old, live, levels, threads, &byID)
+	if compactBuilt != nil {
+		compactBuilt()
+	}
+
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	touched := x.touched
+	x.touched = nil
+	cur := x.graph.Load()
+	var carry []uint32 // nodes of cur holding ids written during the build
+	x.mapMu.RLock()
+	for id := range touched {
+		if node, ok := byID.get(id); ok {
+			g.lowerSettled(node)
+			g.setFlag(node, flagDeleted)
+			byID.del(id)
+		}
+		if node, ok := x.byID.get(id); ok {
+			carry = append(carry, node)
+		}
+	}
+	x.mapMu.RUnlock()
+	if len(carry) > 0 {
+		// In insertion order, so a seeded single-threaded index stays
+		// reproducible whatever the map's iteration order.
+		slices.SortFunc(carry, func(a, b uint32) int { return cmp.Compare(cur.rankOf(a), cur.rankOf(b)) })
+		levels, upperWords := x.drawLevels(len(carry), g.strideUp)
+		g = g.grown(g.count+len(carry), upperWords)
+		x.copyIn(g, cur, carry, levels, threads, &byID)
+	}
+	if g.count >= reorderMinNodes {
+		var newOf []uint32
+		g, newOf = g.permuted(g.bfsOrder())
+		byID.remap(newOf)
+	}
+	x.mapMu.Lock()
+	x.graph.Store(g)
+	x.byID = byID
+	x.mapMu.Unlock()
+	// The old generation is garbage once in-flight searches finish; hand
+	// its memory back now rather than whenever the runtime gets to it.
+	debug.FreeOSMemory()
+	return nil
+}
+
+// compactBuilt, when set, runs between Compact's build and its carry-over:
+// a test hook, so tests can write at exactly that point.
+var compactBuilt func()
+
+// copyIn appends copies of the nodes src of graph from to g (which has room
+// for them), with the given levels, inserts them on threads goroutines and
+// records their ids in byID. g is not published yet, or the caller holds
+// writeMu with g unpublished: no search sees the half-built nodes.
+func (x *Index) copyIn(g, from *graph, src []uint32, levels []uint8, threads int, byID *idTable) {
+	first := g.count
+	dim := g.dim
+	for i, s := range src {
+		node := first + i
+		if g.floats {
+			copy(g.vectors[node*dim:(node+1)*dim], from.vector(s))
+		}
+		if g.sq != nil {
+			copy(g.codes[node*dim:(node+1)*dim], from.code(s))
+			g.shares[node] = from.shares[s]
+		}
+		g.labels[node] = from.labels[s]
+		g.levels[node] = levels[i]
+		if levels[i] > 0 {
+			g.upperStart[node] = uint32(g.upperUsed)
+			g.upperUsed += int(levels[i]) * g.strideUp
+		}
+	}
+	g.count = first + len(src)
+	x.parallel(len(src), threads, func(s *searcher, i int) {
+		node := uint32(first + i)
+		x.insert(g, s, node)
+		g.setFlag(node, flagReady)
+		x.progress.Add(1)
+	})
+	if g.settled.Load() == uint32(first) {
+		g.settled.Store(uint32(g.count)) // no tombstone below the copies
+	}
+	for i := range src {
+		byID.set(g.labels[first+i], uint32(first+i))
+	}
+}
+
+// touch records ids written by Add or Remove while a Compact builds its
+// graph aside, so that it carries them over. The caller holds writeMu.
+func (x *Index) touch(ids []uint64) {
+	if x.touched == nil {
+		return
+	}
+	for _, id := range ids {
+		x.touched[id] = struct{}{}
+	}
+}
