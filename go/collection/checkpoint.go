@@ -64,8 +64,15 @@ func (c *Collection) checkpoint() error {
 	c.walAtSnapshot.Store(walBytes)
 
 	// Cleanup: a crash from here on leaves files that Open removes.
+	// walAtSnapshot is the log size when this checkpoint began; the removed
+	// segments leave the count too, so that Bytes() - walAtSnapshot stays
+	// "bytes logged since", which the next background checkpoint waits for.
+	// (Without this the threshold grew by the log's size at every
+	// checkpoint, and so did the log recovery replays.)
 	c.walMu.Lock()
+	before := c.log.Bytes()
 	err = c.log.RemoveThrough(seq)
+	c.walAtSnapshot.Add(c.log.Bytes() - before)
 	c.walMu.Unlock()
 	if err == nil {
 		err = c.removeStale(seq)
@@ -133,9 +140,31 @@ func (c *Collection) checkpointLoop() {
 		case <-c.stop:
 			return
 		case <-c.checkpointKick:
+			c.vacuum()
 			// A failure is recorded in c.failure and reported by the
 			// next write; there is no caller to return it to here.
 			_ = c.checkpoint()
 		}
+	}
+}
+
+// vacuum compacts the index when tombstones crowd it (Tuning.VacuumRatio),
+// just before a background checkpoint, so the snapshot written next is the
+// compacted index and the disk shrinks too. Writes and searches go on
+// meanwhile. Only the checkpoint loop calls it, so one runs at a time.
+func (c *Collection) vacuum() {
+	if c.tuning.VacuumRatio < 0 || c.failed() != nil {
+		return
+	}
+	dead := c.index.Tombstones()
+	if dead < vacuumMinTombstones || float64(dead) < c.tuning.VacuumRatio*float64(dead+c.index.Len()) {
+		return
+	}
+	began := time.Now()
+	// Compact fails only on a closed index, which Close does after this
+	// loop has stopped: there is nothing to report.
+	if c.index.Compact(c.tuning.Threads) == nil {
+		c.stats.Vacuums.Add(1)
+		c.stats.VacuumNanos.Add(int64(time.Since(began)))
 	}
 }

@@ -91,6 +91,8 @@ type Stats struct {
 	SyncNanos       atomic.Int64
 	Checkpoints     atomic.Int64
 	CheckpointNanos atomic.Int64
+	Vacuums         atomic.Int64 // index compactions by the background checkpoint
+	VacuumNanos     atomic.Int64
 }
 
 // Exists reports whether dir holds a collection (a CURRENT file).

@@ -80,6 +80,13 @@ type Tuning struct {
 	// Repair, on Open, truncates the log at a corrupt record in its middle
 	// (dropping every later record) instead of refusing to open.
 	Repair bool
+	// VacuumRatio: a background checkpoint first compacts the index
+	// (hnsw.Index.Compact, which lets writes go on) when removed and
+	// overwritten vectors make up at least this fraction of its nodes and
+	// number at least 1,000, so an overwrite-heavy collection neither grows
+	// without bound nor slows down searches that wade through tombstones.
+	// Default 0.2 (Qdrant's deleted_threshold); < 0 never.
+	VacuumRatio float64
 	// Threads bounds the goroutines of index builds; 0 uses every core.
 	Threads int
 	// Observer, if not nil, is told how long each fsync and checkpoint took
@@ -99,6 +106,10 @@ type Observer interface {
 const (
 	defaultBatchInterval   = 10 * time.Millisecond
 	defaultCheckpointBytes = 64 << 20
+	defaultVacuumRatio     = 0.2
+	// vacuumMinTombstones keeps small collections from rebuilding for a
+	// handful of deletions (Qdrant's vacuum_min_vector_number).
+	vacuumMinTombstones = 1000
 )
 
 func (t *Tuning) setDefaults() {
@@ -110,6 +121,9 @@ func (t *Tuning) setDefaults() {
 	}
 	if t.CheckpointBytes == 0 {
 		t.CheckpointBytes = defaultCheckpointBytes
+	}
+	if t.VacuumRatio == 0 {
+		t.VacuumRatio = defaultVacuumRatio
 	}
 }
 

@@ -146,6 +146,8 @@ type Info struct {
 	SyncSeconds    float64
 	Checkpoints    int64
 	CheckpointSecs float64
+	Vacuums        int64 // index compactions (Tuning.VacuumRatio)
+	VacuumSeconds  float64
 	Failed         string // why writes are refused, if they are
 }
 
@@ -157,7 +159,8 @@ func (c *Collection) Info() Info {
 		WALBytes: c.log.Bytes(), SnapshotBytes: c.snapshotBytes.Load(), Tombstones: c.index.Tombstones(), Recovery: c.recovery,
 		Groups: c.stats.Groups.Load(), Records: c.stats.Records.Load(), Syncs: c.stats.Syncs.Load(),
 		SyncSeconds: float64(c.stats.SyncNanos.Load()) / 1e9, Checkpoints: c.stats.Checkpoints.Load(),
-		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9}
+		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9, Vacuums: c.stats.Vacuums.Load(),
+		VacuumSeconds: float64(c.stats.VacuumNanos.Load()) / 1e9}
 	if at := c.checkpointAt.Load(); at != 0 {
 		in.CheckpointTime = time.Unix(0, at)
 	}

@@ -1,0 +1,76 @@
+package collection
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestBackgroundCheckpointVacuumsTombstones: an overwrite-heavy collection
+// must not keep every overwritten vector forever. Once tombstones pass the
+// ratio, the background checkpoint compacts the index first, so both
+// memory and the snapshot lose them, and nothing live changes.
+func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
+	for _, ratio := range []float64{0, -1} { // default 0.2, and never
+		dir := t.TempDir()
+		// Checkpoints are kicked by log volume: a tiny threshold makes
+		// every group kick one.
+		tuning := Tuning{CheckpointBytes: 1, VacuumRatio: ratio, Threads: 2}
+		c := mustCreate(t, dir, tuning)
+		rng := rand.New(rand.NewPCG(3, 4))
+		m := model{}
+		upsert := func(ids []uint64) {
+			vecs := randomVectors(rng, len(ids))
+			if err := c.Upsert(ids, vecs, nil); err != nil {
+				t.Fatal(err)
+			}
+			for i, id := range ids {
+				m[id] = entry{vec: vecs[i*testDim : (i+1)*testDim], doc: "{}"}
+			}
+		}
+		ids := make([]uint64, 3000)
+		for i := range ids {
+			ids[i] = uint64(i)
+		}
+		upsert(ids)
+		// Overwrite 1,200 and delete 300: 1,500 tombstones of 4,500 nodes.
+		upsert(ids[:1200])
+		if _, err := c.Delete(ids[2700:]); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids[2700:] {
+			delete(m, id)
+		}
+		// One more small write kicks a checkpoint after the tombstones exist.
+		upsert([]uint64{5000})
+		deadline := time.Now().Add(30 * time.Second)
+		for ratio >= 0 && c.Info().Vacuums == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := c.Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+		in := c.Info()
+		// The vacuum may run between the overwrites and the deletions (each
+		// group kicks a checkpoint), leaving fewer tombstones than trigger one.
+		if ratio >= 0 && (in.Vacuums < 1 || in.Tombstones >= vacuumMinTombstones) {
+			t.Fatalf("default ratio: %d vacuums, %d tombstones; want >= 1 and < %d", in.Vacuums, in.Tombstones, vacuumMinTombstones)
+		}
+		if ratio < 0 && (in.Vacuums != 0 || in.Tombstones != 1500) {
+			t.Fatalf("vacuum off: %d vacuums, %d tombstones; want 0 and 1500", in.Vacuums, in.Tombstones)
+		}
+		checkModel(t, c, m)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The snapshot holds the compacted index.
+		c = mustOpen(t, dir, tuning)
+		if got, want := c.Info().Tombstones, in.Tombstones; got != want {
+			t.Errorf("after reopen: %d tombstones, want %d", got, want)
+		}
+		checkModel(t, c, m)
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
