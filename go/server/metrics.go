@@ -175,7 +175,10 @@ var (
 	descWAL = prometheus.NewDesc("strata_collection_wal_bytes",
 		"Bytes in the collection's write-ahead log since its last checkpoint.", []string{"collection"}, nil)
 	descTombstones = prometheus.NewDesc("strata_collection_tombstones",
-		"Deleted index slots not yet reused.", []string{"collection"}, nil)
+		"Removed or overwritten vectors still in the index, until a vacuum rebuilds it.", []string{"collection"}, nil)
+	descVacuums = prometheus.NewDesc("strata_collection_vacuums_total",
+		"Index rebuilds by the background checkpoint to drop tombstones, since the collection was opened.",
+		[]string{"collection"}, nil)
 	descFailed = prometheus.NewDesc("strata_collection_failed",
 		"1 if the collection refuses writes after an I/O failure.", []string{"collection"}, nil)
 )
@@ -184,7 +187,7 @@ var (
 type collectionCollector struct{ reg *registry }
 
 func (cc *collectionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descFailed} {
+	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descVacuums, descFailed} {
 		ch <- d
 	}
 }
@@ -199,6 +202,7 @@ func (cc *collectionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descPoints, prometheus.GaugeValue, float64(in.Count), name)
 		ch <- prometheus.MustNewConstMetric(descWAL, prometheus.GaugeValue, float64(in.WALBytes), name)
 		ch <- prometheus.MustNewConstMetric(descTombstones, prometheus.GaugeValue, float64(in.Tombstones), name)
+		ch <- prometheus.MustNewConstMetric(descVacuums, prometheus.CounterValue, float64(in.Vacuums), name)
 		ch <- prometheus.MustNewConstMetric(descFailed, prometheus.GaugeValue, failed, name)
 	})
 }
