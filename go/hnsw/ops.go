@@ -136,7 +136,7 @@ func (x *Index) Compact(threads int) error {
 	}
 	g.count = n
 	x.parallel(n, threads, func(s *searcher, i int) {
-		x.insert(g, s, uint32(i))
+		x.insert(g, s, uint32(i), nil)
 		g.setFlag(uint32(i), flagReady)
 		x.progress.Add(1)
 	})
