@@ -121,6 +121,7 @@ func main() {
 	engine := flag.Bool("engine", false, "also build the same collection in this process and time collection.Query alone (no HTTP, no JSON) from 1 and 2 goroutines: the ceiling for the query cells")
 	wrk := flag.String("wrk", "", "also run each cell through this wrk binary (a cross-check; off when empty)")
 	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
+	serverArgs := flag.String("server-args", "", "more strata-server flags, space-separated (e.g. \"--gomaxprocs 4\")")
 	flag.Parse()
 	if *clientKind != "raw" && *clientKind != "net/http" {
 		check(fmt.Errorf("--client must be raw or net/http, got %q", *clientKind))
@@ -139,6 +140,7 @@ func main() {
 		debugURL = "http://" + debugHost
 		args = append(args, "--debug-addr", debugHost)
 	}
+	args = append(args, strings.Fields(*serverArgs)...)
 	srv := exec.Command(*serverBin, args...)
 	srv.Stderr = os.Stderr
 	check(srv.Start())
@@ -344,7 +346,7 @@ func main() {
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
 			"ingest_batch": *batch, "ingest_writers": *writers,
 			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU, "ingest_checkpoints": ingestCheckpoints,
-			"client": *clientKind, "engine_upsert_vectors_per_s": engineBuild,
+			"client": *clientKind, "engine_upsert_vectors_per_s": engineBuild, "server_args": *serverArgs,
 			"note": "load generator and server share the machine's cores", "cells": cells,
 		}
 		data, _ := json.MarshalIndent(result, "", "  ")

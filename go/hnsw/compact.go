@@ -130,7 +130,7 @@ func (x *Index) copyIn(g, from *graph, src []uint32, levels []uint8, threads int
 	g.count = first + len(src)
 	x.parallel(len(src), threads, func(s *searcher, i int) {
 		node := uint32(first + i)
-		x.insert(g, s, node)
+		x.insert(g, s, node, nil)
 		g.setFlag(node, flagReady)
 		x.progress.Add(1)
 	})

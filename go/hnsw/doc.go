@@ -64,7 +64,10 @@
 // # Concurrency
 //
 // Add batches are serialised by Index.writeMu, and inside a batch nodes are
-// inserted in parallel with one lock per node stripe, as in hnswlib.
+// inserted in parallel with one lock per node stripe, as in hnswlib, in an
+// order that puts vectors close in space one after another, so that each
+// insertion finds the rows the previous one read still in cache
+// (insertorder.go).
 // Searches take no lock: link lists are read and written with atomic
 // 32-bit loads and stores, a node's vector is written before any link to it
 // is published, and a node is admitted to search results only once its flag

@@ -94,15 +94,26 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	}
 	g.count = first + n
 
-	x.parallel(n, threads, func(s *searcher, i int) {
-		node := uint32(first + i)
-		x.insert(g, s, node)
-		if old := replaced[i]; old >= 0 {
-			g.setFlag(uint32(old), flagDeleted)
-		}
-		g.setFlag(node, flagReady)
-		x.progress.Add(1)
-	})
+	// Rounds in locality order (insertorder.go).
+	var p insertionPlan
+	for done := 0; done < n; {
+		size := roundSize(first+done, n-done)
+		planned := x.plan(g, first+done, size, threads, &p)
+		x.parallel(size, threads, func(s *searcher, j int) {
+			i, start := done+j, (*candidate)(nil)
+			if planned {
+				i, start = done+int(p.order[j]), &p.start[p.order[j]]
+			}
+			node := uint32(first + i)
+			x.insert(g, s, node, start)
+			if old := replaced[i]; old >= 0 {
+				g.setFlag(uint32(old), flagDeleted)
+			}
+			g.setFlag(node, flagReady)
+			x.progress.Add(1)
+		})
+		done += size
+	}
 
 	if g.settled.Load() == uint32(first) {
 		g.settled.Store(uint32(g.count)) // the whole batch is ready, no tombstone below it
@@ -184,7 +195,10 @@ func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
 
 // insert links node, whose vector, level and upper slots are already
 // stored, into g (algorithm 1 of the HNSW paper, as hnswlib does it).
-func (x *Index) insert(g *graph, s *searcher, node uint32) {
+// start, if not nil, is the level-1 node a descent towards node reached
+// (insertorder.go); a level-0 node then searches level 0 from it instead
+// of descending again.
+func (x *Index) insert(g *graph, s *searcher, node uint32, start *candidate) {
 	q := s.setNodeQuery(g, node)
 	level := int(g.levels[node])
 	e := g.entry.Load()
@@ -207,9 +221,14 @@ func (x *Index) insert(g *graph, s *searcher, node uint32) {
 		}
 	}
 	top, ep := unpackEntry(e)
-	cur := candidate{s.dist(g, x.l2, q, ep), ep}
-	for l := top; l > level; l-- {
-		cur = s.greedy(g, x.l2, q, cur, l)
+	var cur candidate
+	if start != nil && level == 0 {
+		cur = *start
+	} else {
+		cur = candidate{s.dist(g, x.l2, q, ep), ep}
+		for l := top; l > level; l-- {
+			cur = s.greedy(g, x.l2, q, cur, l)
+		}
 	}
 	build := admission{}
 	for l := min(level, top); l >= 0; l-- {

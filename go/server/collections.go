@@ -37,7 +37,7 @@ func describe(name string, c *collection.Collection) map[string]any {
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ params) error {
 	var req createRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
 	if err := checkName(req.Name); err != nil {

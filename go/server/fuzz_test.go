@@ -25,7 +25,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req queryRequest
-		_ = req.decode(body)
+		_ = req.decode(body, nil)
 		_ = eachField(body, func(key string, value []byte) error {
 			if vec, err := parseVector(nil, value, key); err == nil {
 				var ref []float32 // encoding/json rounds with strconv.ParseFloat(s, 32)
@@ -42,7 +42,7 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 			}
 			_, _, _ = parseVectors(nil, value, 2, key)
-			if list, ok := plainStrings(value); ok {
+			if list, ok := plainStrings(nil, value); ok {
 				var ref []string
 				if err := json.Unmarshal(value, &ref); err != nil || !slices.Equal(list, ref) || ref == nil {
 					t.Fatalf("plainStrings read %q as %q; encoding/json reads %q (%v)", value, list, ref, err)

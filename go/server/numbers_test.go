@@ -70,7 +70,7 @@ func TestShortFloatDeclinesWhatItCannotRead(t *testing.T) {
 func TestIncludeListsReadAsEncodingJSONReadsThem(t *testing.T) {
 	for _, text := range []string{`["distances"]`, ` [ "metadata" , "vectors" ] `, `[]`, `["x"]`,
 		`["a\"b"]`, `["é"]`, `null`, `["x",]`, `["x"`, `[1]`, `"x"`, `["x"] 1`, `["\u0041"]`} {
-		got, err := decodeStrings("include", []byte(text))
+		got, err := decodeStrings(nil, "include", []byte(text))
 		var want []string
 		wantErr := json.Unmarshal([]byte(text), &want)
 		if (err != nil) != (wantErr != nil) || err == nil && (!slices.Equal(got, want) || (got == nil) != (want == nil)) {

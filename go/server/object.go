@@ -46,8 +46,14 @@ func eachField(body []byte, fn func(key string, value []byte) error) error {
 			// which outlives this call; fn gets it only for the call
 			// (messages that name it copy it).
 			key = unsafe.String(unsafe.SliceData(raw), len(raw))
-		} else if err := json.Unmarshal(body[r.pos:keyEnd], &key); err != nil {
-			return badRequestf("bad field name at byte %d: %v", r.pos, err)
+		} else {
+			// Its own variable: json.Unmarshal takes its address, which
+			// would put key on the heap for every field of every request.
+			var unescaped string
+			if err := json.Unmarshal(body[r.pos:keyEnd], &unescaped); err != nil {
+				return badRequestf("bad field name at byte %d: %v", r.pos, err)
+			}
+			key = unescaped
 		}
 		for _, k := range seen {
 			if k == key {
@@ -149,10 +155,11 @@ func skipValue(data []byte, pos int) (int, error) {
 // decodeStrings reads a list of strings (an "include") without
 // reflection when, as always in practice, its strings are short plain
 // ASCII with no escapes; the words the server knows are returned as
-// constants, so that the usual list allocates only its slice. Anything
-// else goes to encoding/json, which also words the errors.
-func decodeStrings(key string, value []byte) ([]string, error) {
-	if list, ok := plainStrings(value); ok {
+// constants and appended to dst, so that the usual list allocates nothing
+// when dst has room. Anything else goes to encoding/json, which also words
+// the errors.
+func decodeStrings(dst []string, key string, value []byte) ([]string, error) {
+	if list, ok := plainStrings(dst, value); ok {
 		return list, nil
 	}
 	var list []string
@@ -165,13 +172,16 @@ func decodeStrings(key string, value []byte) ([]string, error) {
 // includeWords are the strings an "include" may hold.
 var includeWords = [...]string{"metadata", "distances", "distance", "vectors", "vector"}
 
-func plainStrings(value []byte) (list []string, ok bool) {
+func plainStrings(dst []string, value []byte) (list []string, ok bool) {
 	r := numberReader{data: value, row: -1, col: -1}
 	empty, err := r.open()
 	if err != nil {
 		return nil, false
 	}
-	list = make([]string, 0, 3)
+	list = dst[:0:cap(dst)]
+	if list == nil {
+		list = []string{} // an empty list is not an absent one (nil)
+	}
 	for !empty {
 		r.skipSpace()
 		if r.pos >= len(value) || value[r.pos] != '"' {

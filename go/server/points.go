@@ -53,11 +53,12 @@ func (s *Server) upsert(w http.ResponseWriter, r *http.Request, p params) error 
 	if err != nil {
 		return err
 	}
-	body, release, err := s.readBody(w, r)
+	buf, err := s.readBody(r)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer s.releaseBody(buf)
+	body := buf.data
 	var req upsertRequest
 	err = eachField(body, func(key string, value []byte) error {
 		switch key {
@@ -116,7 +117,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, p params) error 
 		return err
 	}
 	var req idsOrFilter
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
 	hasIDs, hasFilter := rawJSON(req.IDs) != nil, rawJSON(req.Filter) != nil
@@ -156,7 +157,7 @@ func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params
 		return err
 	}
 	var req metadataRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
 	if rawJSON(req.IDs) == nil || rawJSON(req.Metadata) == nil {
@@ -183,7 +184,7 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p params) er
 		return err
 	}
 	var req struct{}
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
 	if err := c.Checkpoint(); err != nil {
@@ -200,7 +201,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request, p params) error {
 	var req struct {
 		Filter json.RawMessage `json:"filter"`
 	}
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
 	f, err := parseFilter(req.Filter)
@@ -223,7 +224,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, p params) error {
 		return err
 	}
 	var req getRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
 	if rawJSON(req.IDs) == nil {
@@ -255,7 +256,7 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request, p params) error {
 		return err
 	}
 	var req scanRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
 	f, err := parseFilter(req.Filter)

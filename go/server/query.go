@@ -37,8 +37,10 @@ type queryRequest struct {
 
 const defaultK = 10
 
-// decode reads a query body; see eachField for why not encoding/json.
-func (req *queryRequest) decode(body []byte) error {
+// decode reads a query body; see eachField for why not encoding/json. An
+// "include" list is appended to include (scratch with room for the usual
+// words).
+func (req *queryRequest) decode(body []byte, include []string) error {
 	return eachField(body, func(key string, value []byte) error {
 		switch key {
 		case "vector":
@@ -58,20 +60,38 @@ func (req *queryRequest) decode(body []byte) error {
 			req.Filter = value
 		case "include":
 			var err error
-			req.Include, err = decodeStrings(key, value)
+			req.Include, err = decodeStrings(include, key, value)
 			return err
+		// The rarer fields go through encoding/json into their own
+		// variables: taking the address of one of req's fields would put
+		// req on the heap for every query.
 		case "exact":
-			return decodeField(key, value, &req.Exact)
+			var exact bool
+			err := decodeField(key, value, &exact)
+			req.Exact = exact
+			return err
 		case "text":
-			return decodeField(key, value, &req.Text)
+			var text *string
+			err := decodeField(key, value, &text)
+			req.Text = text
+			return err
 		case "text_field":
-			return decodeField(key, value, &req.TextField)
+			var field string
+			err := decodeField(key, value, &field)
+			req.TextField = field
+			return err
 		case "fusion":
 			req.Fusion = value
 		case "k1":
-			return decodeField(key, value, &req.K1)
+			var k1 *float64
+			err := decodeField(key, value, &k1)
+			req.K1 = k1
+			return err
 		case "b":
-			return decodeField(key, value, &req.B)
+			var b *float64
+			err := decodeField(key, value, &b)
+			req.B = b
+			return err
 		default:
 			return badRequestf("unknown field %q", key)
 		}
@@ -79,9 +99,10 @@ func (req *queryRequest) decode(body []byte) error {
 	})
 }
 
-// queryScratch is reused across queries: the decoded query vectors, the
-// engine's outputs and the response bytes.
+// queryScratch is reused across queries: the "include" words, the decoded
+// query vectors, the engine's outputs and the response bytes.
 type queryScratch struct {
+	include []string
 	vectors []float32
 	ids     []int64
 	dists   []float32
@@ -125,14 +146,19 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	if err != nil {
 		return err
 	}
-	body, release, err := s.readBody(w, r)
+	buf, err := s.readBody(r)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer s.releaseBody(buf)
+	sc := queryPool.Get().(*queryScratch)
+	defer queryPool.Put(sc)
 	var req queryRequest
-	if err := req.decode(body); err != nil {
+	if err := req.decode(buf.data, sc.include[:0]); err != nil {
 		return err
+	}
+	if c := cap(req.Include); c > cap(sc.include) && c <= 16 {
+		sc.include = req.Include[:0] // grown: keep the room, not a huge list's
 	}
 	if req.Text != nil {
 		return s.queryText(w, c, &req)
@@ -140,8 +166,6 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	if req.Fusion != nil || req.K1 != nil || req.B != nil || req.TextField != "" {
 		return badRequestf("fusion, text_field, k1 and b belong to a text query: add \"text\"")
 	}
-	sc := queryPool.Get().(*queryScratch)
-	defer queryPool.Put(sc)
 	dim := c.Options().Dim
 	batch := rawJSON(req.Vectors) != nil
 	if batch == (rawJSON(req.Vector) != nil) {

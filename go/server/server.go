@@ -92,7 +92,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, reg: reg, auth: cfg.APIKey != ""}
 	s.key = apikey.New(cfg.APIKey)
-	s.bodyPool.New = func() any { return new(bytes.Buffer) }
+	s.bodyPool.New = func() any { return new(bodyBuffer) }
 	s.buildRoutes()
 	if s.metrics, err = newMetrics(cfg.Registry, reg, engine); err != nil {
 		reg.closeAll()
@@ -140,6 +140,10 @@ func (s *Server) HTTPServer(t Timeouts) *http.Server {
 // Collections names the open collections.
 func (s *Server) Collections() []string { return s.reg.names() }
 
+// statusWriters recycles ServeHTTP's status-recording writers: one fewer
+// allocation per request.
+var statusWriters = sync.Pool{New: func() any { return new(httpstatus.Writer) }}
+
 // handler answers one route. It returns an error instead of writing one,
 // so that every error body has the same shape and status mapping.
 type handler func(w http.ResponseWriter, r *http.Request, p params) error
@@ -153,7 +157,8 @@ type params struct {
 // ServeHTTP routes, authenticates, times and logs a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &httpstatus.Writer{ResponseWriter: w}
+	sw := statusWriters.Get().(*httpstatus.Writer)
+	*sw = httpstatus.Writer{ResponseWriter: w}
 	route, h, p, public := s.route(r)
 	defer func() {
 		if v := recover(); v != nil {
@@ -168,6 +173,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.Code,
 				"duration", elapsed, "remote", r.RemoteAddr)
 		}
+		*sw = httpstatus.Writer{} // no handler keeps its writer past ServeHTTP
+		statusWriters.Put(sw)
 	}()
 	if s.auth && !public && !s.authorized(r) {
 		sw.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
@@ -285,15 +292,41 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	// Assigned, not Set: the keys are canonical already, and the
-	// Content-Type value is shared (net/http only reads header values).
+	// Assigned, not Set: the keys are canonical already, and the values
+	// are shared (net/http only reads header values).
 	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(body) + 1)}
+	h["Content-Length"] = contentLength(len(body) + 1)
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
 }
 
 var jsonContentType = []string{"application/json"}
+
+// contentLength is the header value for n bytes: shared for the sizes of
+// the usual answers (a query's is a few hundred bytes), so that they
+// allocate neither the string nor its slice. Each is a slice of length and
+// capacity 1: an append never writes into the table.
+func contentLength(n int) []string {
+	if n < len(contentLengths) {
+		return contentLengths[n : n+1 : n+1]
+	}
+	return []string{strconv.Itoa(n)}
+}
+
+var contentLengths = func() []string {
+	table := make([]string, 1<<13)
+	var digits []byte
+	ends := make([]int, len(table))
+	for i := range table {
+		digits = strconv.AppendInt(digits, int64(i), 10)
+		ends[i] = len(digits)
+	}
+	all, start := string(digits), 0 // one string; each entry a substring
+	for i := range table {
+		table[i], start = all[start:ends[i]], ends[i]
+	}
+	return table
+}()
 
 // writeValue answers 200 (or status) with v encoded by encoding/json: for
 // the routes whose answers are small.
@@ -306,42 +339,73 @@ func writeValue(w http.ResponseWriter, status int, v any) error {
 	return nil
 }
 
+// bodyBuffer is a pooled buffer a request body is read into.
+type bodyBuffer struct{ data []byte }
+
 // readBody reads the whole body, at most MaxBodyBytes, into a pooled
-// buffer; call release when done with the bytes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
-	if r.ContentLength > s.cfg.MaxBodyBytes {
-		return nil, nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, r.ContentLength, s.cfg.MaxBodyBytes)
+// buffer; hand it back with releaseBody when done with the bytes. A body
+// of announced length is read straight into place (net/http's reader ends
+// it there); a chunked one is read until its end or one byte past the
+// limit. Neither allocates once the pool is warm.
+func (s *Server) readBody(r *http.Request) (*bodyBuffer, error) {
+	limit := s.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, r.ContentLength, limit)
 	}
-	buf := s.bodyPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	release = func() {
-		if buf.Cap() <= 1<<20 { // do not pin huge upsert bodies
-			s.bodyPool.Put(buf)
+	buf := s.bodyPool.Get().(*bodyBuffer)
+	var err error
+	if n := r.ContentLength; n >= 0 {
+		buf.data = slices.Grow(buf.data[:0], int(n))[:n]
+		_, err = io.ReadFull(r.Body, buf.data)
+	} else {
+		buf.data, err = readUpTo(buf.data[:0], r.Body, limit+1)
+		if err == nil && int64(len(buf.data)) > limit {
+			s.releaseBody(buf)
+			return nil, fmt.Errorf("%w: the limit is %d bytes", ErrTooLarge, limit)
 		}
 	}
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+	if err != nil {
+		s.releaseBody(buf)
+		return nil, badRequestf("reading the body: %v", err)
 	}
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)); err != nil {
-		release()
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, nil, fmt.Errorf("%w: the limit is %d bytes", ErrTooLarge, s.cfg.MaxBodyBytes)
+	return buf, nil
+}
+
+// releaseBody returns buf to the pool, unless it grew for a huge body.
+func (s *Server) releaseBody(buf *bodyBuffer) {
+	if cap(buf.data) <= 1<<20 {
+		buf.data = buf.data[:0]
+		s.bodyPool.Put(buf)
+	}
+}
+
+// readUpTo appends r's bytes to dst until EOF or limit bytes in all.
+func readUpTo(dst []byte, r io.Reader, limit int64) ([]byte, error) {
+	for int64(len(dst)) < limit {
+		if len(dst) == cap(dst) {
+			dst = slices.Grow(dst, int(min(int64(max(512, len(dst))), limit-int64(len(dst)))))
 		}
-		return nil, nil, badRequestf("reading the body: %v", err)
+		n, err := r.Read(dst[len(dst):int(min(int64(cap(dst)), limit))])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
 	}
-	return buf.Bytes(), release, nil
+	return dst, nil
 }
 
 // decodeBody reads the body into v: a JSON object with no unknown fields
 // and nothing after it. An empty body is the empty object.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
-	body, release, err := s.readBody(w, r)
+func (s *Server) decodeBody(r *http.Request, v any) error {
+	buf, err := s.readBody(r)
 	if err != nil {
 		return err
 	}
-	defer release()
-	return decodeJSON(body, v)
+	defer s.releaseBody(buf)
+	return decodeJSON(buf.data, v)
 }
 
 func decodeJSON(body []byte, v any) error {

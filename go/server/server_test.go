@@ -380,3 +380,33 @@ func TestConcurrentQueriesAndWrites(t *testing.T) {
 		t.Fatalf("count after concurrent upserts: %v", info["count"])
 	}
 }
+
+// TestChunkedBodiesAreReadWhole: a body without Content-Length is read to
+// its end (through several growths of the pooled buffer) and a body that
+// announces its length is read exactly; neither loses or repeats a byte.
+func TestChunkedBodiesAreReadWhole(t *testing.T) {
+	ts := newTestServer(t, Config{MaxBodyBytes: 1 << 20})
+	ts.fill(t, "c", 10)
+	pad := strings.Repeat("y", 5000) // past readUpTo's first 512 bytes
+	for _, chunked := range []bool{true, false} {
+		body := fmt.Sprintf(`{"ids":[77],"vectors":[[7,7,7,7]],"metadata":[{"pad":%q,"chunked":%t}]}`, pad, chunked)
+		req, _ := http.NewRequest("POST", ts.url+"/collections/c/upsert", io.MultiReader(strings.NewReader(body)))
+		if chunked {
+			req.ContentLength = -1
+		} else {
+			req.ContentLength = int64(len(body))
+		}
+		resp, err := ts.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("chunked=%t: status %d", chunked, resp.StatusCode)
+		}
+		got := ts.get(t, "/collections/c/points/77")
+		if !strings.Contains(got, pad) || !strings.Contains(got, fmt.Sprintf(`"chunked":%t`, chunked)) {
+			t.Fatalf("chunked=%t: the stored point is %.200s...", chunked, got)
+		}
+	}
+}
