@@ -71,30 +71,10 @@ func BenchmarkDecodeQuery(b *testing.B) {
 // 20,000 points of dimension 128: compare with BenchmarkDecodeQuery/server
 // for decoding's share of a request.
 func BenchmarkQueryHandler(b *testing.B) {
-	s, err := New(Config{DataDir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	const dim = 128
+	s := benchServer(b, 20_000, dim)
 	defer s.Close()
-	const n, dim = 20_000, 128
-	rng := rand.New(rand.NewPCG(1, 2))
-	req := httptest.NewRequest("POST", "/collections", bytes.NewReader([]byte(fmt.Sprintf(`{"name":"b","dim":%d,"metric":"l2","fsync":"never","seed":1}`, dim))))
-	s.ServeHTTP(httptest.NewRecorder(), req)
-	c, err := s.reg.get("b")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ids := make([]uint64, n)
-	vecs := make([]float32, n*dim)
-	for i := range ids {
-		ids[i] = uint64(i)
-	}
-	for i := range vecs {
-		vecs[i] = float32(rng.NormFloat64())
-	}
-	if err := c.Upsert(ids, vecs, nil); err != nil {
-		b.Fatal(err)
-	}
+	rng := rand.New(rand.NewPCG(1, 3))
 	bodies := make([][]byte, 256)
 	for i := range bodies {
 		bodies[i] = queryBody(rng, dim, -1)
