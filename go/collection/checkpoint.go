@@ -135,36 +135,48 @@ func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.
 // checkpointLoop runs the automatic checkpoints the committer asks for.
 func (c *Collection) checkpointLoop() {
 	defer c.wg.Done()
+	// Tombstones grow with overwrites and deletions, not with log volume: a
+	// small collection under overwrites reaches the vacuum ratio long
+	// before 64 MiB of log, so the loop also looks once a second.
+	tick := time.NewTicker(vacuumCheckInterval)
+	defer tick.Stop()
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-c.checkpointKick:
 			c.vacuum()
-			// A failure is recorded in c.failure and reported by the
-			// next write; there is no caller to return it to here.
-			_ = c.checkpoint()
+		case <-tick.C:
+			if !c.vacuum() {
+				continue
+			}
+			// The vacuum's snapshot: the compacted index on disk too.
 		}
+		// A failure is recorded in c.failure and reported by the next
+		// write; there is no caller to return it to here.
+		_ = c.checkpoint()
 	}
 }
 
-// vacuum compacts the index when tombstones crowd it (Tuning.VacuumRatio),
-// just before a background checkpoint, so the snapshot written next is the
-// compacted index and the disk shrinks too. Writes and searches go on
-// meanwhile. Only the checkpoint loop calls it, so one runs at a time.
-func (c *Collection) vacuum() {
+// vacuum compacts the index when tombstones crowd it (Tuning.VacuumRatio)
+// and reports whether it did; the checkpoint loop then writes a snapshot,
+// so the disk shrinks too. Writes and searches go on meanwhile. Only the
+// checkpoint loop calls it, so one runs at a time.
+func (c *Collection) vacuum() bool {
 	if c.tuning.VacuumRatio < 0 || c.failed() != nil {
-		return
+		return false
 	}
 	dead := c.index.Tombstones()
 	if dead < vacuumMinTombstones || float64(dead) < c.tuning.VacuumRatio*float64(dead+c.index.Len()) {
-		return
+		return false
 	}
 	began := time.Now()
 	// Compact fails only on a closed index, which Close does after this
 	// loop has stopped: there is nothing to report.
-	if c.index.Compact(c.tuning.Threads) == nil {
-		c.stats.Vacuums.Add(1)
-		c.stats.VacuumNanos.Add(int64(time.Since(began)))
+	if c.index.Compact(c.tuning.Threads) != nil {
+		return false
 	}
+	c.stats.Vacuums.Add(1)
+	c.stats.VacuumNanos.Add(int64(time.Since(began)))
+	return true
 }

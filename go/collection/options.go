@@ -80,10 +80,11 @@ type Tuning struct {
 	// Repair, on Open, truncates the log at a corrupt record in its middle
 	// (dropping every later record) instead of refusing to open.
 	Repair bool
-	// VacuumRatio: a background checkpoint first compacts the index
-	// (hnsw.Index.Compact, which lets writes go on) when removed and
+	// VacuumRatio: the collection compacts its index (hnsw.Index.Compact,
+	// which lets writes go on) and then checkpoints when removed and
 	// overwritten vectors make up at least this fraction of its nodes and
-	// number at least 1,000, so an overwrite-heavy collection neither grows
+	// number at least 1,000 (looked at every second and before each
+	// background checkpoint), so an overwrite-heavy collection neither grows
 	// without bound nor slows down searches that wade through tombstones.
 	// Default 0.2 (Qdrant's deleted_threshold); < 0 never.
 	VacuumRatio float64
@@ -110,6 +111,9 @@ const (
 	// vacuumMinTombstones keeps small collections from rebuilding for a
 	// handful of deletions (Qdrant's vacuum_min_vector_number).
 	vacuumMinTombstones = 1000
+	// vacuumCheckInterval is how often the checkpoint loop looks at the
+	// tombstones between checkpoints.
+	vacuumCheckInterval = time.Second
 )
 
 func (t *Tuning) setDefaults() {

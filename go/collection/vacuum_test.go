@@ -8,14 +8,19 @@ import (
 
 // TestBackgroundCheckpointVacuumsTombstones: an overwrite-heavy collection
 // must not keep every overwritten vector forever. Once tombstones pass the
-// ratio, the background checkpoint compacts the index first, so both
-// memory and the snapshot lose them, and nothing live changes.
+// ratio, the collection compacts the index and checkpoints, so both memory
+// and the snapshot lose them, and nothing live changes.
 func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
-	for _, ratio := range []float64{0, -1} { // default 0.2, and never
+	for _, tuning := range []Tuning{
+		// Checkpoints are kicked by log volume: a tiny threshold makes every
+		// group kick one, and the vacuum runs before it.
+		{CheckpointBytes: 1, Threads: 2},                  // default ratio 0.2
+		{CheckpointBytes: 1, VacuumRatio: -1, Threads: 2}, // never
+		// No checkpoint by volume: the once-a-second look finds them.
+		{CheckpointBytes: -1, Threads: 2},
+	} {
 		dir := t.TempDir()
-		// Checkpoints are kicked by log volume: a tiny threshold makes
-		// every group kick one.
-		tuning := Tuning{CheckpointBytes: 1, VacuumRatio: ratio, Threads: 2}
+		ratio := tuning.VacuumRatio
 		c := mustCreate(t, dir, tuning)
 		rng := rand.New(rand.NewPCG(3, 4))
 		m := model{}
