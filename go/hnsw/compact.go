@@ -18,10 +18,12 @@ import (
 //     touch;
 //  2. without it: build the new graph from copies of those nodes (vectors,
 //     SQ8 codes and ids are copied exactly, never re-encoded);
-//  3. under the write lock again: carry over every id touched meanwhile
-//     (its copy, if any, becomes a tombstone; its current node, if live, is
-//     copied and inserted), renumber for locality and swap. Writes wait
-//     only for this step, whose cost is that of the writes made during 2.
+//  3. carry over every id touched meanwhile (its copy, if any, becomes a
+//     tombstone; its current node, if live, is copied and inserted): in
+//     up to compactCatchUpRounds rounds without the lock while more than
+//     compactLockedMax are pending, then renumber for locality, then the
+//     rest under the write lock, and swap. Writes wait only for that last
+//     step, whose cost is that of the writes made during the round before.
 //
 // The new graph thus holds tombstones only for ids written during the
 // rebuild. Compact calls are serialised with each other.
@@ -59,13 +61,58 @@ func (x *Index) Compact(threads int) error {
 		compactBuilt()
 	}
 
+	// Catch up without the write lock while writes keep coming, so that
+	// the locked step carries over only the last few: under a steady write
+	// load the build took seconds and the carry-over of everything written
+	// meanwhile held writes back for up to a second.
+	for range compactCatchUpRounds {
+		x.writeMu.Lock()
+		touched := x.touched
+		if len(touched) <= compactLockedMax {
+			x.writeMu.Unlock()
+			break
+		}
+		x.touched = make(map[uint64]struct{})
+		levels := x.drawLevelsOnly(len(touched))
+		x.writeMu.Unlock()
+		g = x.carryOver(g, touched, levels, threads, &byID)
+	}
+	if g.count >= reorderMinNodes {
+		var newOf []uint32
+		g, newOf = g.permuted(g.bfsOrder())
+		byID.remap(newOf)
+	}
+
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	touched := x.touched
 	x.touched = nil
-	cur := x.graph.Load()
-	var carry []uint32 // nodes of cur holding ids written during the build
+	g = x.carryOver(g, touched, x.drawLevelsOnly(len(touched)), threads, &byID)
+	x.mapMu.Lock()
+	x.graph.Store(g)
+	x.byID = byID
+	x.mapMu.Unlock()
+	// The old generation is garbage once in-flight searches finish; hand
+	// its memory back now rather than whenever the runtime gets to it.
+	debug.FreeOSMemory()
+	return nil
+}
+
+// compactCatchUpRounds bounds the unlocked carry-over rounds; they stop
+// once at most compactLockedMax ids are pending (a variable so tests can
+// force the rounds with 0).
+const compactCatchUpRounds = 4
+
+var compactLockedMax = 1024
+
+// carryOver brings g up to date for the ids touched: each one's copy in g
+// (if any) becomes a tombstone, and its current node (if live) is copied in
+// and inserted with the next of levels (drawn for len(touched) nodes). It
+// returns g, grown if needed.
+func (x *Index) carryOver(g *graph, touched map[uint64]struct{}, levels []uint8, threads int, byID *idTable) *graph {
+	var carry []uint32
 	x.mapMu.RLock()
+	cur := x.graph.Load() // byID and graph change together under mapMu
 	for id := range touched {
 		if node, ok := byID.get(id); ok {
 			g.lowerSettled(node)
@@ -77,27 +124,27 @@ func (x *Index) Compact(threads int) error {
 		}
 	}
 	x.mapMu.RUnlock()
-	if len(carry) > 0 {
-		// In insertion order, so a seeded single-threaded index stays
-		// reproducible whatever the map's iteration order.
-		slices.SortFunc(carry, func(a, b uint32) int { return cmp.Compare(cur.rankOf(a), cur.rankOf(b)) })
-		levels, upperWords := x.drawLevels(len(carry), g.strideUp)
-		g = g.grown(g.count+len(carry), upperWords)
-		x.copyIn(g, cur, carry, levels, threads, &byID)
+	if len(carry) == 0 {
+		return g
 	}
-	if g.count >= reorderMinNodes {
-		var newOf []uint32
-		g, newOf = g.permuted(g.bfsOrder())
-		byID.remap(newOf)
+	// In insertion order, so a seeded single-threaded index stays
+	// reproducible whatever the map's iteration order.
+	slices.SortFunc(carry, func(a, b uint32) int { return cmp.Compare(cur.rankOf(a), cur.rankOf(b)) })
+	levels = levels[:len(carry)]
+	upperWords := 0
+	for _, l := range levels {
+		upperWords += int(l) * g.strideUp
 	}
-	x.mapMu.Lock()
-	x.graph.Store(g)
-	x.byID = byID
-	x.mapMu.Unlock()
-	// The old generation is garbage once in-flight searches finish; hand
-	// its memory back now rather than whenever the runtime gets to it.
-	debug.FreeOSMemory()
-	return nil
+	g = g.grown(g.count+len(carry), upperWords)
+	x.copyIn(g, cur, carry, levels, threads, byID)
+	return g
+}
+
+// drawLevelsOnly draws n node levels (drawLevels without the words). The
+// caller holds writeMu, which guards the level generator.
+func (x *Index) drawLevelsOnly(n int) []uint8 {
+	levels, _ := x.drawLevels(n, 0)
+	return levels
 }
 
 // compactBuilt, when set, runs between Compact's build and its carry-over:

@@ -66,6 +66,17 @@ func firstDiff(a, b []uint64) string {
 // made while Compact builds its graph aside must all be in the swapped-in
 // graph (before the carry-over they were lost, or a removed id came back).
 func TestCompactCarriesOverWritesMadeDuringTheBuild(t *testing.T) {
+	for _, lockedMax := range []int{1024, 0} { // all under the lock; all in unlocked rounds
+		t.Run(fmt.Sprintf("lockedMax=%d", lockedMax), func(t *testing.T) {
+			saved := compactLockedMax
+			compactLockedMax = lockedMax
+			t.Cleanup(func() { compactLockedMax = saved })
+			testCompactCarriesOver(t)
+		})
+	}
+}
+
+func testCompactCarriesOver(t *testing.T) {
 	for _, cfg := range []Config{
 		{Dim: 16, M: 8, Seed: 5},
 		{Dim: 16, M: 8, Seed: 5, Quantization: QuantSQ8, Rerank: true},
@@ -222,7 +233,10 @@ func TestCompactUnderConcurrentWritesAndSearches(t *testing.T) {
 			}
 		})
 	}
-	for range rounds {
+	saved := compactLockedMax
+	defer func() { compactLockedMax = saved }()
+	for round := range rounds {
+		compactLockedMax = []int{1024, 0}[round%2] // odd rounds carry over unlocked
 		if err := x.Compact(2); err != nil {
 			t.Fatal(err)
 		}
