@@ -3,6 +3,7 @@ package collection
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/strata-db/strata/go/collection/snapshot"
@@ -171,9 +172,16 @@ func (c *Collection) vacuum() bool {
 		return false
 	}
 	began := time.Now()
+	// A background rebuild leaves half the cores to the requests it runs
+	// beside (the server load test's writes stalled for tens of ms while a
+	// vacuum took both cores).
+	threads := c.tuning.Threads
+	if threads <= 0 {
+		threads = max(1, runtime.NumCPU()/2)
+	}
 	// Compact fails only on a closed index, which Close does after this
 	// loop has stopped: there is nothing to report.
-	if c.index.Compact(c.tuning.Threads) != nil {
+	if c.index.Compact(threads) != nil {
 		return false
 	}
 	c.stats.Vacuums.Add(1)
