@@ -13,7 +13,8 @@ STRATA_DATA ?= $(firstword $(wildcard ../shared/data/pypi-use512))
 
 test: system-deps go-check go-test crash-ci fuzz-ci install py-lint py-test
 
-# The browser test of the playground needs Debian's Chromium and its driver.
+# The browser test of the playground needs Debian's Chromium and its driver;
+# building the wheel needs Python.h (installed the same way when missing).
 # Installed when missing and this is a Debian machine where we are root (as
 # CI is); elsewhere, or when the package mirror fails, tests/test_playground.py
 # skips with a message rather than failing the whole run.
@@ -23,6 +24,11 @@ system-deps:
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; } \
 		|| echo "system-deps: apt-get could not install chromium: the browser test will skip"; \
 	else echo "system-deps: chromium/chromedriver missing and not root: the browser test will skip"; fi
+	@# The cffi wrappers compile against Python.h: a distribution's Python may lack it.
+	@if $(PYTHON) -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-dev >/dev/null; \
+	else echo "system-deps: Python.h missing for $(PYTHON): install its development headers (python3-dev)"; exit 1; fi
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
