@@ -24,19 +24,8 @@ func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
 		c := mustCreate(t, dir, tuning)
 		rng := rand.New(rand.NewPCG(3, 4))
 		m := model{}
-		upsert := func(ids []uint64) {
-			vecs := randomVectors(rng, len(ids))
-			if err := c.Upsert(ids, vecs, nil); err != nil {
-				t.Fatal(err)
-			}
-			for i, id := range ids {
-				m[id] = entry{vec: vecs[i*testDim : (i+1)*testDim], doc: "{}"}
-			}
-		}
-		ids := make([]uint64, 3000)
-		for i := range ids {
-			ids[i] = uint64(i)
-		}
+		upsert := func(ids []uint64) { upsertRandom(t, c, rng, m, ids) }
+		ids := idRange(3000)
 		upsert(ids)
 		// Overwrite 1,200 and delete 300: 1,500 tombstones of 4,500 nodes.
 		upsert(ids[:1200])
@@ -90,19 +79,8 @@ func TestCrashAfterVacuumRecoversEverything(t *testing.T) {
 	c := mustCreate(t, dir, tuning)
 	rng := rand.New(rand.NewPCG(7, 8))
 	m := model{}
-	upsert := func(ids []uint64) {
-		vecs := randomVectors(rng, len(ids))
-		if err := c.Upsert(ids, vecs, nil); err != nil {
-			t.Fatal(err)
-		}
-		for i, id := range ids {
-			m[id] = entry{vec: vecs[i*testDim : (i+1)*testDim], doc: "{}"}
-		}
-	}
-	ids := make([]uint64, 4000)
-	for i := range ids {
-		ids[i] = uint64(i)
-	}
+	upsert := func(ids []uint64) { upsertRandom(t, c, rng, m, ids) }
+	ids := idRange(4000)
 	upsert(ids)
 	// Keep overwriting in small groups until a vacuum has run and some
 	// writes came after it, so writes race the rebuild and follow its
@@ -128,4 +106,26 @@ func TestCrashAfterVacuumRecoversEverything(t *testing.T) {
 	c = mustOpen(t, dir, tuning)
 	defer c.Close()
 	checkModel(t, c, m)
+}
+
+// upsertRandom writes random vectors (empty documents) for ids into c and
+// records them in m.
+func upsertRandom(t *testing.T, c *Collection, rng *rand.Rand, m model, ids []uint64) {
+	t.Helper()
+	vecs := randomVectors(rng, len(ids))
+	if err := c.Upsert(ids, vecs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		m[id] = entry{vec: vecs[i*testDim : (i+1)*testDim], doc: "{}"}
+	}
+}
+
+// idRange is the ids 0 .. n-1.
+func idRange(n int) []uint64 {
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
+	return ids
 }
