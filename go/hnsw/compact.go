@@ -46,8 +46,8 @@ func (x *Index) Compact(threads int) error {
 	levels, upperWords := x.drawLevels(len(live), old.strideUp)
 	x.touched = make(map[uint64]struct{})
 	x.writeMu.Unlock()
-	// On every return the recording stops (the step-3 path clears it too,
-	// under the lock it already holds).
+	// On every return the recording stops (the swap clears it too, under
+	// the lock it already holds; this covers a panic in the build).
 	defer func() {
 		x.writeMu.Lock()
 		x.touched = nil
@@ -83,17 +83,21 @@ func (x *Index) Compact(threads int) error {
 		byID.remap(newOf)
 	}
 
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
-	touched := x.touched
-	x.touched = nil
-	g = x.carryOver(g, touched, x.drawLevelsOnly(len(touched)), threads, &byID)
-	x.mapMu.Lock()
-	x.graph.Store(g)
-	x.byID = byID
-	x.mapMu.Unlock()
+	func() {
+		x.writeMu.Lock()
+		defer x.writeMu.Unlock()
+		touched := x.touched
+		x.touched = nil
+		g = x.carryOver(g, touched, x.drawLevelsOnly(len(touched)), threads, &byID)
+		x.mapMu.Lock()
+		x.graph.Store(g)
+		x.byID = byID
+		x.mapMu.Unlock()
+	}()
 	// The old generation is garbage once in-flight searches finish; hand
 	// its memory back now rather than whenever the runtime gets to it.
+	// Outside the write lock: a forced collection of a large heap takes
+	// tens of milliseconds that writes need not wait for.
 	debug.FreeOSMemory()
 	return nil
 }
