@@ -88,7 +88,8 @@ type Tuning struct {
 	// without bound nor slows down searches that wade through tombstones.
 	// Default 0.2 (Qdrant's deleted_threshold); < 0 never.
 	VacuumRatio float64
-	// Threads bounds the goroutines of index builds; 0 uses every core.
+	// Threads bounds the goroutines of index builds; 0 uses every core
+	// (a vacuum, running beside requests, then uses half of them).
 	Threads int
 	// Observer, if not nil, is told how long each fsync and checkpoint took
 	// and how many writes each group commit carried (for metrics).

@@ -156,8 +156,8 @@ func (x *Index) drawLevelsOnly(n int) []uint8 {
 var compactBuilt func()
 
 // copyIn appends copies of the nodes src of graph from to g (which has room
-// for them), with the given levels, inserts them on threads goroutines and
-// records their ids in byID. g is not published yet, or the caller holds
+// for them), with the given levels, links them as Add does and records
+// their ids in byID. g is not published yet, or the caller holds
 // writeMu with g unpublished: no search sees the half-built nodes.
 func (x *Index) copyIn(g, from *graph, src []uint32, levels []uint8, threads int, byID *idTable) {
 	first := g.count
@@ -172,22 +172,10 @@ func (x *Index) copyIn(g, from *graph, src []uint32, levels []uint8, threads int
 			g.shares[node] = from.shares[s]
 		}
 		g.labels[node] = from.labels[s]
-		g.levels[node] = levels[i]
-		if levels[i] > 0 {
-			g.upperStart[node] = uint32(g.upperUsed)
-			g.upperUsed += int(levels[i]) * g.strideUp
-		}
+		g.place(node, levels[i])
 	}
 	g.count = first + len(src)
-	x.parallel(len(src), threads, func(s *searcher, i int) {
-		node := uint32(first + i)
-		x.insert(g, s, node, nil)
-		g.setFlag(node, flagReady)
-		x.progress.Add(1)
-	})
-	if g.settled.Load() == uint32(first) {
-		g.settled.Store(uint32(g.count)) // no tombstone below the copies
-	}
+	x.link(g, first, len(src), threads, nil)
 	for i := range src {
 		byID.set(g.labels[first+i], uint32(first+i))
 	}

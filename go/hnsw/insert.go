@@ -86,38 +86,15 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 			g.shares[node] = g.sq.Encode(dst, g.codes[node*dim:(node+1)*dim])
 		}
 		g.labels[node] = ids[i]
-		g.levels[node] = levels[i]
-		if levels[i] > 0 {
-			g.upperStart[node] = uint32(g.upperUsed)
-			g.upperUsed += int(levels[i]) * g.strideUp
-		}
+		g.place(node, levels[i])
 	}
 	g.count = first + n
 
-	// Rounds in locality order (insertorder.go).
-	var p insertionPlan
-	for done := 0; done < n; {
-		size := roundSize(first+done, n-done)
-		planned := x.plan(g, first+done, size, threads, &p)
-		x.parallel(size, threads, func(s *searcher, j int) {
-			i, start := done+j, (*candidate)(nil)
-			if planned {
-				i, start = done+int(p.order[j]), &p.start[p.order[j]]
-			}
-			node := uint32(first + i)
-			x.insert(g, s, node, start)
-			if old := replaced[i]; old >= 0 {
-				g.setFlag(uint32(old), flagDeleted)
-			}
-			g.setFlag(node, flagReady)
-			x.progress.Add(1)
-		})
-		done += size
-	}
-
-	if g.settled.Load() == uint32(first) {
-		g.settled.Store(uint32(g.count)) // the whole batch is ready, no tombstone below it
-	}
+	x.link(g, first, n, threads, func(i int) {
+		if old := replaced[i]; old >= 0 {
+			g.setFlag(uint32(old), flagDeleted)
+		}
+	})
 	// A large batch is renumbered for locality (reorder.go) before its ids
 	// are published; searches still running on the old numbering finish
 	// on the old graph, which keeps its own labels.
@@ -145,6 +122,44 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 		copy(outIDs, ids)
 	}
 	return nil
+}
+
+// link inserts nodes [first, first+n) of g, whose data and levels are
+// stored, in rounds in locality order (insertorder.go), and marks each one
+// ready; linked(i), if not nil, runs for node first+i just before that.
+// Add and Compact's copies go through it.
+func (x *Index) link(g *graph, first, n, threads int, linked func(i int)) {
+	var p insertionPlan
+	for done := 0; done < n; {
+		size := roundSize(first+done, n-done)
+		planned := x.plan(g, first+done, size, threads, &p)
+		x.parallel(size, threads, func(s *searcher, j int) {
+			i, start := done+j, (*candidate)(nil)
+			if planned {
+				i, start = done+int(p.order[j]), &p.start[p.order[j]]
+			}
+			node := uint32(first + i)
+			x.insert(g, s, node, start)
+			if linked != nil {
+				linked(i)
+			}
+			g.setFlag(node, flagReady)
+			x.progress.Add(1)
+		})
+		done += size
+	}
+	if g.settled.Load() == uint32(first) {
+		g.settled.Store(uint32(g.count)) // the whole range is ready, no tombstone below it
+	}
+}
+
+// place records node's level and reserves its upper-level links.
+func (g *graph) place(node int, level uint8) {
+	g.levels[node] = level
+	if level > 0 {
+		g.upperStart[node] = uint32(g.upperUsed)
+		g.upperUsed += int(level) * g.strideUp
+	}
 }
 
 // parallel runs work(s, i) for i in [0, n) on up to threads goroutines
