@@ -231,6 +231,16 @@ func decodeField(key string, value []byte, v any) error {
 	return nil
 }
 
+// decodeCopy is decodeField into a variable of its own, then copied to
+// dst: handing dst itself to encoding/json would put the struct holding
+// it (a query request) on the heap for every request, the field or not.
+func decodeCopy[T any](key string, value []byte, dst *T) error {
+	var v T
+	err := decodeField(key, value, &v)
+	*dst = v
+	return err
+}
+
 // smallInt reads an integer field without reflection (k and ef are in
 // every query). Values beyond ±2^31 are out of every range the server
 // accepts, so they are clamped rather than refused here: the range check

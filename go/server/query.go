@@ -62,36 +62,19 @@ func (req *queryRequest) decode(body []byte, include []string) error {
 			var err error
 			req.Include, err = decodeStrings(include, key, value)
 			return err
-		// The rarer fields go through encoding/json into their own
-		// variables: taking the address of one of req's fields would put
-		// req on the heap for every query.
+		// The rarer fields go through encoding/json (decodeCopy: see why).
 		case "exact":
-			var exact bool
-			err := decodeField(key, value, &exact)
-			req.Exact = exact
-			return err
+			return decodeCopy(key, value, &req.Exact)
 		case "text":
-			var text *string
-			err := decodeField(key, value, &text)
-			req.Text = text
-			return err
+			return decodeCopy(key, value, &req.Text)
 		case "text_field":
-			var field string
-			err := decodeField(key, value, &field)
-			req.TextField = field
-			return err
+			return decodeCopy(key, value, &req.TextField)
 		case "fusion":
 			req.Fusion = value
 		case "k1":
-			var k1 *float64
-			err := decodeField(key, value, &k1)
-			req.K1 = k1
-			return err
+			return decodeCopy(key, value, &req.K1)
 		case "b":
-			var b *float64
-			err := decodeField(key, value, &b)
-			req.B = b
-			return err
+			return decodeCopy(key, value, &req.B)
 		default:
 			return badRequestf("unknown field %q", key)
 		}
