@@ -2,10 +2,12 @@ package collection
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/testdata"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -51,4 +53,43 @@ func BenchmarkSingleUpsert(b *testing.B) {
 			b.ReportMetric(float64(in.Syncs)/float64(per*writers), "fsyncs/row")
 		})
 	}
+}
+
+// BenchmarkQueryOversubscribed is the in-process side of strata-server's
+// --gomaxprocs choice: 32 goroutines query a 100k x 128 collection (ef=64,
+// the load test's query cell) with nothing else on the machine. Run it with
+// -cpu 2,4 on a 2-core machine: the gap is what more threads than cores
+// cost a server that has the cores to itself.
+func BenchmarkQueryOversubscribed(b *testing.B) {
+	const n, dim = 100_000, 128
+	c, err := Create(b.TempDir(), Options{Dim: dim, Metric: metric.L2, Seed: 1}, Tuning{CheckpointBytes: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	data := testdata.Clustered(n, dim, 200, 0.3, 11)
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
+	for at := 0; at < n; at += 1000 {
+		if err := c.Upsert(ids[at:at+1000], data[at*dim:(at+1000)*dim], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	queries := testdata.Clustered(1000, dim, 200, 0.3, 12)
+	var next atomic.Int64
+	b.SetParallelism(32 / runtime.GOMAXPROCS(0))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		outIDs := make([]int64, 10)
+		outDists := make([]float32, 10)
+		for pb.Next() {
+			qi := int(next.Add(1)) % 1000
+			if _, err := c.Query(queries[qi*dim:(qi+1)*dim], 10, 64, nil, 1, outIDs, outDists); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

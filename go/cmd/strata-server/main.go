@@ -13,22 +13,14 @@
 // its own listener, without the API key: bind it to loopback. The load
 // generator (bench/loadgen --profile) reads CPU profiles from it.
 //
-// --gomaxprocs (0, the default, keeps the Go runtime's choice: the CPUs the
-// process may use) sets how many threads run Go code at once (GOMAXPROCS),
-// and with it how many goroutines an Add inserts with. More threads than
-// CPUs helps when other busy processes share the CPUs, as the load
-// generator does in bench/loadgen: the kernel preempts a server thread in
-// favour of theirs, and the requests queued on that thread's scheduler wait
-// until it runs again, unless enough other server threads can take them
-// over. On 2 cores shared with the generator, query at 32 connections
-// (100k x 128, ef=64), interleaved runs: p99 6.0-6.7 ms with the default,
-// 4.6-5.1 ms with 4, 4.4-4.9 ms with 6; throughput the same or higher, and
-// the generator spent 12-14 instead of 17-20 µs of CPU per request. The
-// cost: the server's threads take a larger share of CPUs it shares (that is
-// the point), more context switches among them, and CPU per request rises
-// with too many (6: 71-81 µs against 69-77). On a machine of its own the
-// default is right. GC settings (GOGC=400, or GOGC=off with GOMEMLIMIT=1GiB)
-// changed nothing measurable: the collector takes under 1 % of the CPU.
+// --gomaxprocs N sets how many threads run Go code at once (GOMAXPROCS).
+// By default (0) it is one more than the CPUs, unless a GOMAXPROCS
+// environment variable or a cgroup CPU limit set the runtime's choice,
+// which then stands: see chooseProcs for why and what it was measured to
+// gain and cost. More threads still (--gomaxprocs 4 on 2 cores) lowered
+// the co-located p99 a little further but cost 8 % per query alone. GC
+// settings (GOGC=400, or GOGC=off with GOMEMLIMIT=1GiB) changed nothing
+// measurable: the collector takes under 1 % of the CPU.
 //
 // SIGTERM or SIGINT stops accepting connections, lets in-flight requests
 // finish, checkpoints every collection and exits 0.
@@ -75,7 +67,7 @@ func run() error {
 	qdrantAddr := fl.String("qdrant-addr", "", "also serve the Qdrant REST API on this address (off when empty)")
 	debugAddr := fl.String("debug-addr", "", "serve net/http/pprof on this address, unauthenticated (off when empty)")
 	shutdownTimeout := fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
-	gomaxprocs := fl.Int("gomaxprocs", 0, "threads running Go code at once (GOMAXPROCS); 0 keeps the runtime's choice, more than the CPUs helps when other busy processes share them")
+	gomaxprocs := fl.Int("gomaxprocs", 0, "threads running Go code at once (GOMAXPROCS); 0: one more than the CPUs, or the runtime's choice under $GOMAXPROCS or a cgroup CPU limit")
 	if err := fl.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -88,9 +80,8 @@ func run() error {
 	if *gomaxprocs < 0 {
 		return fmt.Errorf("--gomaxprocs must be 0 (the runtime's choice) or more, got %d", *gomaxprocs)
 	}
-	if *gomaxprocs > 0 {
-		runtime.GOMAXPROCS(*gomaxprocs)
-	}
+	procs, procsWhy := chooseProcs(*gomaxprocs, os.Getenv("GOMAXPROCS") != "", runtime.GOMAXPROCS(0), runtime.NumCPU())
+	runtime.GOMAXPROCS(procs)
 	if *apiKey == "" {
 		*apiKey = os.Getenv("STRATA_API_KEY")
 	}
@@ -162,7 +153,7 @@ func run() error {
 		log.Warn("serving pprof without authentication", "addr", dln.Addr().String())
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "auth", *apiKey != "",
-		"collections", srv.Collections(), "gomaxprocs", runtime.GOMAXPROCS(0))
+		"collections", srv.Collections(), "gomaxprocs", procs, "gomaxprocs_why", procsWhy)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
