@@ -22,6 +22,7 @@ type searcher struct {
 	old      []uint32    // a neighbour list before replaceLinks rewrites it
 	pending  []uint32    // unvisited neighbours of the node being expanded
 	dists    []float32   // their distances to the query
+	fresh    []candidate // those of them mergeFresh adds to the list
 	next     [1]uint32   // the candidate whose links are being prefetched
 	ndis     int64       // distance computations since the searcher was taken
 
@@ -237,6 +238,11 @@ var listMaxEF = 512
 // 512. A variable only so that benchmark can compare both.
 var listScanMaxEF = 128
 
+// mergeOff makes unfiltered list searches insert candidates one at a time
+// as filtered ones do, instead of through mergeFresh: a test hook, so tests
+// and benchmarks can compare both in one process.
+var mergeOff = false
+
 // heapsOnly makes every layer search use the heaps: a test hook, so tests
 // and benchmarks can compare both in one process.
 var heapsOnly = false
@@ -283,6 +289,17 @@ func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, 
 		}
 		pending := s.unvisitedNeighbours(g, c, level, prefetch)
 		next := cur + 1
+		if !filtering && !mergeOff {
+			var lowest int
+			list, lowest = mergeFresh(list, ef, pending, s.distRows(g, l2, q, pending), &s.fresh)
+			nres = len(list)
+			next = min(next, lowest)
+			for next < len(list) && list[next].expanded {
+				next++
+			}
+			cur = next
+			continue
+		}
 		for i, d := range s.distRows(g, l2, q, pending) {
 			// With ef admitted entries, the list ends with the farthest
 			// of them: its distance is the bound.
