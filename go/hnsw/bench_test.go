@@ -279,3 +279,20 @@ func BenchmarkSearchListInsert(b *testing.B) {
 		return st.DistanceComputations
 	})
 }
+
+// BenchmarkSearchListMerge is an A/B of how searchList adds an expanded
+// node's candidates: one at a time ("single") or merged at once
+// (mergeFresh, "merge"), the same queries on the same index, alternately.
+func BenchmarkSearchListMerge(b *testing.B) {
+	benchSetup(b)
+	x := benchIndex
+	defer func() { mergeOff = false }()
+	benchAlternating(b, [2]string{"single", "merge"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
+		mergeOff = side == 0
+		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.DistanceComputations
+	})
+}

@@ -289,7 +289,7 @@ func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, 
 		}
 		pending := s.unvisitedNeighbours(g, c, level, prefetch)
 		next := cur + 1
-		if !filtering && !mergeOff {
+		if !mergeOff && (!filtering || (nres == len(list) && allAdmitted(g, adm, pending))) {
 			var lowest int
 			list, lowest = mergeFresh(list, ef, pending, s.distRows(g, l2, q, pending), &s.fresh)
 			nres = len(list)
@@ -358,6 +358,18 @@ func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, 
 		}
 	}
 	s.results = res
+}
+
+// allAdmitted says whether every node may be a result. While it holds for
+// the list and the newcomers, a filtered list search is an unfiltered one
+// and can merge (mergeFresh) rather than insert one at a time.
+func allAdmitted(g *graph, adm *admission, nodes []uint32) bool {
+	for _, node := range nodes {
+		if !adm.admits(g, node) {
+			return false
+		}
+	}
+	return true
 }
 
 // lastAdmitted is the index of list's last admitted entry; list holds one.
