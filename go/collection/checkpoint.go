@@ -146,9 +146,12 @@ func (c *Collection) checkpointLoop() {
 		case <-c.stop:
 			return
 		case <-c.checkpointKick:
-			c.vacuum()
+			if !c.vacuum() {
+				c.renumber()
+			}
 		case <-tick.C:
 			if !c.vacuum() {
+				c.renumber()
 				continue
 			}
 			// The vacuum's snapshot: the compacted index on disk too.
@@ -186,5 +189,28 @@ func (c *Collection) vacuum() bool {
 	}
 	c.stats.Vacuums.Add(1)
 	c.stats.VacuumNanos.Add(int64(time.Since(began)))
+	c.orderedNodes = c.index.Len() + c.index.Tombstones() // Compact renumbers too
 	return true
+}
+
+// renumber puts the index's nodes in breadth-first order
+// (hnsw.Index.Renumber) once they are at least renumberGrowth times as
+// many as at the last renumbering, vacuum or open. A collection grows by
+// upserts too small for hnsw.Index.Add to renumber after, so without this
+// its graph stays in arrival order, and a search's vectors lie scattered
+// in memory (BenchmarkSearchOneReorder, 100k x 128: the breadth-first
+// order takes 0.91-0.95x the time). Writes wait while the graph is copied
+// (12-57 ms at 100k x 128, BenchmarkRenumber); searches do not. Only the
+// checkpoint loop calls it.
+func (c *Collection) renumber() {
+	nodes := c.index.Len() + c.index.Tombstones()
+	if c.failed() != nil || float64(nodes) < renumberGrowth*float64(c.orderedNodes) {
+		return
+	}
+	done, err := c.index.Renumber()
+	if err != nil || !done {
+		return // too small yet, or closed: Close stops this loop first
+	}
+	c.orderedNodes = nodes
+	c.stats.Renumbers.Add(1)
 }

@@ -26,7 +26,8 @@ func (c *Collection) Describe() map[string]any {
 		"group_commits": in.Groups, "writes_logged": in.Records, "fsyncs": in.Syncs,
 		"fsync_seconds": in.SyncSeconds, "checkpoints": in.Checkpoints,
 		"checkpoint_seconds": in.CheckpointSecs, "vacuums": in.Vacuums, "vacuum_seconds": in.VacuumSeconds,
-		"failed": in.Failed, "text_fields": text,
+		"renumbers": in.Renumbers,
+		"failed":    in.Failed, "text_fields": text,
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
 			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},

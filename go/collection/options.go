@@ -115,6 +115,10 @@ const (
 	// vacuumCheckInterval is how often the checkpoint loop looks at the
 	// tombstones between checkpoints.
 	vacuumCheckInterval = time.Second
+	// renumberGrowth is how much the graph grows between renumberings:
+	// each copies the whole graph, so the copies of a collection grown
+	// from empty add up to 1/(1-1/1.5) = 3 times its final size.
+	renumberGrowth = 1.5
 )
 
 func (t *Tuning) setDefaults() {

@@ -148,6 +148,7 @@ type Info struct {
 	CheckpointSecs float64
 	Vacuums        int64 // index compactions (Tuning.VacuumRatio)
 	VacuumSeconds  float64
+	Renumbers      int64  // graph renumberings for memory locality
 	Failed         string // why writes are refused, if they are
 }
 
@@ -160,7 +161,7 @@ func (c *Collection) Info() Info {
 		Groups: c.stats.Groups.Load(), Records: c.stats.Records.Load(), Syncs: c.stats.Syncs.Load(),
 		SyncSeconds: float64(c.stats.SyncNanos.Load()) / 1e9, Checkpoints: c.stats.Checkpoints.Load(),
 		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9, Vacuums: c.stats.Vacuums.Load(),
-		VacuumSeconds: float64(c.stats.VacuumNanos.Load()) / 1e9}
+		VacuumSeconds: float64(c.stats.VacuumNanos.Load()) / 1e9, Renumbers: c.stats.Renumbers.Load()}
 	if at := c.checkpointAt.Load(); at != 0 {
 		in.CheckpointTime = time.Unix(0, at)
 	}

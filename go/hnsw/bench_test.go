@@ -296,3 +296,17 @@ func BenchmarkSearchListMerge(b *testing.B) {
 		return st.DistanceComputations
 	})
 }
+
+// BenchmarkRenumber times Renumber on the benchmark index: how long Adds
+// and Removes wait while a collection renumbers its graph.
+func BenchmarkRenumber(b *testing.B) {
+	benchSetup(b)
+	saved := reorderMinNodes
+	defer func() { reorderMinNodes = saved }()
+	reorderMinNodes = 1
+	for b.Loop() {
+		if _, err := benchIndex.Renumber(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

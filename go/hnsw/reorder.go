@@ -200,3 +200,31 @@ func checkPermutation(rank []uint32) error {
 	}
 	return nil
 }
+
+// Renumber puts the nodes in breadth-first order of level 0, as an Add of
+// a large batch does after inserting it (shouldReorder), for an index that
+// grew by batches too small for that: a collection fed by upserts. Below
+// reorderMinNodes nodes it does nothing and returns false. Adds, Removes
+// and Compact wait while it copies the graph; searches go on, those
+// already running on the old numbering. The copy is in memory even when
+// the vectors were memory-mapped by Load.
+func (x *Index) Renumber() (bool, error) {
+	if err := x.acquire(); err != nil {
+		return false, err
+	}
+	defer x.closeMu.RUnlock()
+	x.compactMu.Lock()
+	defer x.compactMu.Unlock()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	g := x.graph.Load()
+	if g.count < reorderMinNodes {
+		return false, nil
+	}
+	ng, newOf := g.permuted(g.bfsOrder())
+	x.mapMu.Lock()
+	x.byID.remap(newOf)
+	x.graph.Store(ng)
+	x.mapMu.Unlock()
+	return true, nil
+}

@@ -143,3 +143,100 @@ func overlap(a, b []int64, k int) float64 {
 	}
 	return float64(common) / float64(len(a))
 }
+
+// TestRenumberChangesNothingACallerSees guards Renumber, the renumbering
+// of an index grown by small batches: it must leave every answer, the
+// insertion order IDs reports and the graph's integrity as they were,
+// including for the adds, upserts and removals that follow it, while
+// searches run during it.
+func TestRenumberChangesNothingACallerSees(t *testing.T) {
+	const n, dim = 1500, 16
+	withReorderAt(t, 1000)
+	data := testdata.Clustered(n, dim, 20, 0.2, 43)
+	queries := testdata.Clustered(100, dim, 20, 0.2, 44)
+	build := func() *Index {
+		x := mustNew(t, Config{Dim: dim, Seed: 5})
+		for at := 0; at < n; at += 100 { // batches too small to renumber
+			ids := make([]uint64, 100)
+			for i := range ids {
+				ids[i] = uint64(n - at - i)
+			}
+			if err := x.Add(data[at*dim:(at+100)*dim], ids, nil, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return x
+	}
+	plain, renumbered := build(), build()
+	if renumbered.graph.Load().rank != nil {
+		t.Fatal("a small batch renumbered the graph")
+	}
+	stop := make(chan struct{})
+	searched := make(chan error)
+	go func() {
+		ids, dists := make([]int64, 10), make([]float32, 10)
+		for {
+			select {
+			case <-stop:
+				searched <- nil
+				return
+			default:
+			}
+			if _, err := renumbered.SearchFiltered(queries[:dim], 10, 32, 1, nil, ids, dists); err != nil {
+				searched <- err
+				return
+			}
+		}
+	}()
+	ok, err := renumbered.Renumber()
+	close(stop)
+	if serr := <-searched; serr != nil {
+		t.Fatal(serr)
+	}
+	if err != nil || !ok {
+		t.Fatalf("Renumber: %v, %v", ok, err)
+	}
+	if renumbered.graph.Load().rank == nil {
+		t.Fatal("Renumber left the numbering as it was")
+	}
+	same := func(step string) {
+		t.Helper()
+		for _, ef := range []int{10, 64} {
+			ia, da := search(t, plain, queries, 10, ef, 1)
+			ib, db := search(t, renumbered, queries, 10, ef, 1)
+			if !slices.Equal(ia, ib) || !slices.Equal(da, db) {
+				t.Fatalf("%s, ef=%d: the renumbered index answers differently", step, ef)
+			}
+		}
+		wa, errA := plain.IDs()
+		wb, errB := renumbered.IDs()
+		if errA != nil || errB != nil || !slices.Equal(wa, wb) {
+			t.Fatalf("%s: IDs differ (%v, %v)", step, errA, errB)
+		}
+		if err := renumbered.CheckIntegrity(); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	same("after Renumber")
+	// New vectors: a copy of a stored one would tie with it, and ties
+	// break by arrival order, which renumbering is free to change.
+	more := testdata.Clustered(5, dim, 20, 0.2, 45)
+	for _, x := range []*Index{plain, renumbered} {
+		if err := x.Add(more, []uint64{7, 3, 6, 9000, 9001}, nil, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.Remove([]uint64{30, 60, 90}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same("after an add, upserts and removals")
+
+	withReorderAt(t, 1<<20)
+	if ok, err := renumbered.Renumber(); ok || err != nil {
+		t.Fatalf("Renumber below the threshold: %v, %v", ok, err)
+	}
+	renumbered.Close()
+	if _, err := renumbered.Renumber(); err == nil {
+		t.Fatal("Renumber on a closed index succeeded")
+	}
+}
