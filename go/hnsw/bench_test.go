@@ -373,3 +373,14 @@ func BenchmarkCompactWritePause(b *testing.B) {
 	b.ReportMetric(p99, "p99-upsert-ms")
 	b.ReportMetric(secs, "compact-s")
 }
+
+// BenchmarkFreeze times Freeze on the benchmark index: how long a
+// checkpoint holds writes back.
+func BenchmarkFreeze(b *testing.B) {
+	benchSetup(b)
+	for b.Loop() {
+		if _, err := benchIndex.Freeze(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

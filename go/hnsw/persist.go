@@ -68,14 +68,16 @@ func (x *Index) Save(fs vfs.FS, path string) error {
 
 // Frozen is a copy of an index's saved form taken at one instant. Writing it
 // holds no lock on the index, so a database can checkpoint while adds go
-// on: only the copy (a memcpy of the used arrays) makes them wait.
+// on: only the copy (a memcpy of the arrays that change: links, flags and
+// parents, see writeOnce) makes them wait.
 type Frozen struct {
 	sections []indexfile.Section
 	count    int
 }
 
 // Freeze copies what Save would write. It costs memory equal to the
-// index's arrays until the Frozen value is dropped.
+// index's link arrays (and the arrays it shares stay allocated) until the
+// Frozen value is dropped.
 func (x *Index) Freeze() (*Frozen, error) {
 	if err := x.acquire(); err != nil {
 		return nil, err
@@ -154,10 +156,29 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 	}
 	if copied {
 		for i := range sections {
+			if x.file == nil && writeOnce(sections[i].Tag) {
+				continue
+			}
 			sections[i].Data = append([]byte(nil), sections[i].Data...)
 		}
 	}
 	return sections, nil
+}
+
+// writeOnce says whether a section holds per-node data written once,
+// before the node counts (vectors, codes, ids, levels...): nothing changes
+// a stored node's row afterwards, and growth, renumbering, compaction and
+// training write new arrays rather than the old ones. Freeze then need not
+// copy it (the frozen slice keeps its array alive), which was three
+// quarters of a checkpoint's pause of writes at 128-d. Links, flags and
+// parents change with every insertion and are copied. Vectors mapped from
+// a file are copied too: Close unmaps them.
+func writeOnce(tag uint32) bool {
+	switch tag {
+	case tagVectors, tagQuantLo, tagCodes, tagShares, tagUpperStart, tagLevels, tagLabels, tagRank:
+		return true
+	}
+	return false
 }
 
 // LoadOptions says how Load maps a file.

@@ -201,3 +201,85 @@ func TestLoadsFilesWithoutTree(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFrozenIsTheIndexAtFreeze guards Freeze's sharing of the write-once
+// arrays: whatever the index does after Freeze (adds that fit and adds
+// that grow it, upserts, removals, compaction, renumbering, Close of a
+// memory-mapped index), the frozen copy saves byte for byte what Save gave
+// at that instant. A shared array written in place would show up here.
+func TestFrozenIsTheIndexAtFreeze(t *testing.T) {
+	withReorderAt(t, 1000)
+	for name, cfg := range persistConfigs {
+		for _, mapped := range []bool{false, true} {
+			x, data := builtIndex(t, cfg)
+			dir := t.TempDir()
+			if mapped {
+				path := filepath.Join(dir, "m.idx")
+				if err := x.Save(vfs.Default, path); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if x, err = Load(vfs.Default, path, LoadOptions{MmapVectors: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Room to grow in place: the writes after Freeze go into the
+			// very arrays it shares.
+			more := testdata.Clustered(3000, cfg.Dim, 20, 0.2, 78)
+			if err := x.Add(more[:10*cfg.Dim], nil, nil, 1); err != nil {
+				t.Fatal(err)
+			}
+			if g := x.graph.Load(); g.capacity() < g.count+100 {
+				t.Fatalf("capacity %d for %d nodes: no room to write in place", g.capacity(), g.count)
+			}
+			want := filepath.Join(dir, "want.idx")
+			if err := x.Save(vfs.Default, want); err != nil {
+				t.Fatal(err)
+			}
+			frozen, err := x.Freeze()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Add(more[10*cfg.Dim:20*cfg.Dim], nil, nil, 1); err != nil { // fits
+				t.Fatal(err)
+			}
+			if err := x.Add(data[:20*cfg.Dim], idRangeFrom(0, 20), nil, 1); err != nil { // upserts
+				t.Fatal(err)
+			}
+			gone := slices.DeleteFunc(idRangeFrom(100, 50), func(id uint64) bool { return id%7 == 0 }) // builtIndex removed those
+			if _, err := x.Remove(gone, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Add(more, nil, nil, 2); err != nil { // grows
+				t.Fatal(err)
+			}
+			if _, err := x.Renumber(); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Compact(2); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got := filepath.Join(dir, "got.idx")
+			if err := frozen.Save(vfs.Default, got); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := os.ReadFile(want)
+			b, _ := os.ReadFile(got)
+			if !bytes.Equal(a, b) {
+				t.Fatalf("%s mapped=%v: the frozen copy changed after Freeze", name, mapped)
+			}
+		}
+	}
+}
+
+// idRangeFrom is the n ids first, first+1, ...
+func idRangeFrom(first, n uint64) []uint64 {
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = first + uint64(i)
+	}
+	return ids
+}
