@@ -55,9 +55,14 @@ func (x *Index) Compact(threads int) error {
 		x.writeMu.Unlock()
 	}()
 
-	// Room for the carry-over: the locked step then grows nothing in place
-	// of copying the whole graph.
-	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(len(live)+2*compactLockedMax, upperWords)
+	// Room for the carry-over, so that the locked step need not copy the
+	// whole graph to grow it, and for as many nodes again: under
+	// overwrites, nodes are appended until the next vacuum and during it,
+	// and a graph compacted to its exact size had to grow (copying every
+	// array while writes wait, 100-300 ms at 150k-230k x 128) soon after
+	// each one. Room no node uses yet is mostly address space: the pages
+	// are touched when nodes arrive.
+	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(2*len(live)+2*compactLockedMax, upperWords)
 	byID := newIDTable()
 	x.copyIn(g, old, live, levels, threads, &byID)
 	if compactBuilt != nil {
