@@ -48,8 +48,9 @@
 //
 // # Checkpoints
 //
-//  1. Under the apply lock: note the last applied sequence number S, copy the
-//     index (hnsw.Freeze) and export the documents. Writers queue meanwhile.
+//  1. Under the apply lock: note the last applied sequence number S, freeze
+//     the index (hnsw.Freeze: copies of the links and flags, shared
+//     write-once arrays) and export the documents. Writers queue meanwhile.
 //  2. Rotate the log, so records after S land in a new segment.
 //  3. Write snapshots/S/ (index.hnsw, meta.idx, MANIFEST), fsync each file,
 //     the directory and snapshots/.
@@ -61,6 +62,13 @@
 // the next checkpoint) removes. Checkpoints run when asked, at Close if the
 // log holds anything new, and in the background once the log has grown by
 // Tuning.CheckpointBytes.
+//
+// The same background loop looks once a second at two kinds of upkeep that
+// change only memory: a vacuum (hnsw.Index.Compact, then a checkpoint) when
+// tombstones reach Tuning.VacuumRatio of the nodes, and otherwise a
+// renumbering of the graph for locality (hnsw.Index.Renumber) when the live
+// points have grown 1.5x since the last one. Neither touches the log: a
+// crash during either recovers as from any other state.
 //
 // # Recovery
 //

@@ -21,8 +21,8 @@
 //	rank     []uint32   once renumbered: each node's position in insertion order
 //
 // Node numbers are internal. An Add of at least 16,384 nodes that is at
-// least half of the graph, and every Compact of that size, renumbers the
-// graph in breadth-first order of level 0 from the entry point, so nodes a
+// least half of the graph, every Compact of that size and Renumber renumber
+// the graph in breadth-first order of level 0 from the entry point, so nodes a
 // search reaches together sit together in memory (a copy swapped in like a
 // grown graph; ids, answers and the insertion order IDs reports do not
 // change). rank keeps that insertion order.
