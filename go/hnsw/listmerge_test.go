@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -60,7 +61,7 @@ func TestMergeFreshKeepsTheFirstEf(t *testing.T) {
 		for i := range list {
 			list[i] = listEntry{candidate: candidate{float32(rng.IntN(6)), uint32(i)}, expanded: rng.IntN(2) == 0, admitted: true}
 		}
-		slices.SortStableFunc(list, func(a, b listEntry) int { return cmpDist(a.dist, b.dist) })
+		slices.SortStableFunc(list, func(a, b listEntry) int { return cmp.Compare(a.dist, b.dist) })
 		k := rng.IntN(8)
 		nodes := make([]uint32, k)
 		dists := make([]float32, k)
@@ -95,16 +96,6 @@ func TestMergeFreshKeepsTheFirstEf(t *testing.T) {
 			t.Fatalf("trial %d: next from %d, want from %d in %v", trial, lowest, wantLowest, got)
 		}
 	}
-}
-
-func cmpDist(a, b float32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func firstUnexpanded(list []listEntry, from int) int {
