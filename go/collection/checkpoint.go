@@ -195,16 +195,16 @@ func (c *Collection) vacuum() bool {
 
 // renumber puts the index's nodes in breadth-first order
 // (hnsw.Index.Renumber) once the live points are at least renumberGrowth
-// times as many as at the last renumbering, vacuum or open (overwrites add
-// nodes too, but only tombstones, which the next vacuum drops and
-// renumbers anyway: counting them renumbered a 172k-node graph for 160 ms
-// under an overwrite load). A collection grows by
-// upserts too small for hnsw.Index.Add to renumber after, so without this
-// its graph stays in arrival order, and a search's vectors lie scattered
-// in memory (BenchmarkSearchOneReorder, 100k x 128: the breadth-first
-// order takes 0.91-0.95x the time). Writes wait while the graph is copied
-// (12-57 ms at 100k x 128, BenchmarkRenumber); searches do not. Only the
-// checkpoint loop calls it.
+// times as many as at the last renumbering, vacuum or open. A collection
+// grows by upserts too small for hnsw.Index.Add to renumber after, so
+// without this its graph stays in arrival order and a search's vectors lie
+// scattered in memory (BenchmarkSearchOneReorder, 100k x 128: the
+// breadth-first order takes 0.91-0.95x the time). Overwrites add nodes too,
+// but only tombstones, which the next vacuum drops and renumbers anyway
+// (counting them renumbered a 172k-node graph for 160 ms under an
+// overwrite load). Writes wait while the graph is copied (12-57 ms at 100k
+// x 128, BenchmarkRenumber); searches do not. Only the checkpoint loop
+// calls it.
 func (c *Collection) renumber() {
 	live := c.index.Len()
 	if c.failed() != nil || float64(live) < renumberGrowth*float64(c.orderedLive) {

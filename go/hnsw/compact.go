@@ -23,8 +23,9 @@ import (
 //     up to compactCatchUpRounds rounds without the lock while more than
 //     compactLockedMax are pending (on every core once a round fails to
 //     halve them), then the rest under the write lock on every core, and
-//     swap. (The build is renumbered for locality before the rounds.) Writes wait only for that last
-//     step, whose cost is that of the writes made during the round before.
+//     swap; the build is renumbered for locality before the rounds. Writes
+//     wait only for that last step, whose cost is that of the writes made
+//     during the round before.
 //
 // The new graph thus holds tombstones only for ids written during the
 // rebuild. Compact calls are serialised with each other.
@@ -60,8 +61,9 @@ func (x *Index) Compact(threads int) error {
 	// overwrites, nodes are appended until the next vacuum and during it,
 	// and a graph compacted to its exact size had to grow (copying every
 	// array while writes wait, 100-300 ms at 150k-230k x 128) soon after
-	// each one. Room no node uses yet is mostly address space: the pages
-	// are touched when nodes arrive.
+	// each one. Room no node uses yet is address space: the pages are
+	// touched when nodes arrive (100k x 128, four rounds of a quarter
+	// overwritten and a Compact: RSS 129-141 MB after each, 123 MB built).
 	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(2*len(live)+2*compactLockedMax, upperWords)
 	byID := newIDTable()
 	x.copyIn(g, old, live, levels, threads, &byID)
