@@ -179,6 +179,9 @@ var (
 	descVacuums = prometheus.NewDesc("strata_collection_vacuums_total",
 		"Index rebuilds by the background checkpoint to drop tombstones, since the collection was opened.",
 		[]string{"collection"}, nil)
+	descRenumbers = prometheus.NewDesc("strata_collection_renumbers_total",
+		"Renumberings of the index's graph for memory locality as it grew, since the collection was opened.",
+		[]string{"collection"}, nil)
 	descFailed = prometheus.NewDesc("strata_collection_failed",
 		"1 if the collection refuses writes after an I/O failure.", []string{"collection"}, nil)
 )
@@ -187,7 +190,7 @@ var (
 type collectionCollector struct{ reg *registry }
 
 func (cc *collectionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descVacuums, descFailed} {
+	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descVacuums, descRenumbers, descFailed} {
 		ch <- d
 	}
 }
@@ -203,6 +206,7 @@ func (cc *collectionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descWAL, prometheus.GaugeValue, float64(in.WALBytes), name)
 		ch <- prometheus.MustNewConstMetric(descTombstones, prometheus.GaugeValue, float64(in.Tombstones), name)
 		ch <- prometheus.MustNewConstMetric(descVacuums, prometheus.CounterValue, float64(in.Vacuums), name)
+		ch <- prometheus.MustNewConstMetric(descRenumbers, prometheus.CounterValue, float64(in.Renumbers), name)
 		ch <- prometheus.MustNewConstMetric(descFailed, prometheus.GaugeValue, failed, name)
 	})
 }

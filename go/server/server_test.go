@@ -228,6 +228,7 @@ func TestEveryRouteAnswersThroughASocket(t *testing.T) {
 		t.Errorf("/metrics labels a series with an invented method")
 	}
 	for _, want := range []string{`strata_collection_points{collection="books"} 38`, `strata_collection_vacuums_total{collection="books"} 0`,
+		`strata_collection_renumbers_total{collection="books"} 0`,
 		`strata_http_requests_total{method="other",route="/collections/{name}/query",status="405"} 3`,
 		`strata_http_requests_total{method="POST",route="/collections/{name}/query",status="200"} 3`,
 		"strata_wal_fsync_duration_seconds_bucket", "strata_group_commit_writes_count", "strata_checkpoint_duration_seconds_bucket", "go_goroutines",
