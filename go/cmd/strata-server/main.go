@@ -81,7 +81,11 @@ func run() error {
 		return fmt.Errorf("--gomaxprocs must be 0 (the runtime's choice) or more, got %d", *gomaxprocs)
 	}
 	procs, procsWhy := chooseProcs(*gomaxprocs, os.Getenv("GOMAXPROCS") != "", runtime.GOMAXPROCS(0), runtime.NumCPU())
-	runtime.GOMAXPROCS(procs)
+	if procs != runtime.GOMAXPROCS(0) {
+		// Only then: setting it stops the runtime from following later
+		// changes of a cgroup CPU limit.
+		runtime.GOMAXPROCS(procs)
+	}
 	if *apiKey == "" {
 		*apiKey = os.Getenv("STRATA_API_KEY")
 	}
