@@ -189,13 +189,13 @@ func (c *Collection) vacuum() bool {
 	}
 	c.stats.Vacuums.Add(1)
 	c.stats.VacuumNanos.Add(int64(time.Since(began)))
-	c.orderedLive = c.index.Len() // Compact renumbers too
 	return true
 }
 
 // renumber puts the index's nodes in breadth-first order
 // (hnsw.Index.Renumber) once the live points are at least renumberGrowth
-// times as many as at the last renumbering, vacuum or open. A collection
+// times as many as at the index's last renumbering (by a vacuum, a large
+// upsert or this; none since open counts as 0). A collection
 // grows by upserts too small for hnsw.Index.Add to renumber after, so
 // without this its graph stays in arrival order and a search's vectors lie
 // scattered in memory (BenchmarkSearchOneReorder, 100k x 128: the
@@ -206,14 +206,12 @@ func (c *Collection) vacuum() bool {
 // x 128, BenchmarkRenumber); searches do not. Only the checkpoint loop
 // calls it.
 func (c *Collection) renumber() {
-	live := c.index.Len()
-	if c.failed() != nil || float64(live) < renumberGrowth*float64(c.orderedLive) {
+	if c.failed() != nil {
 		return
 	}
-	done, err := c.index.Renumber()
+	done, err := c.index.Renumber(renumberGrowth)
 	if err != nil || !done {
-		return // too small yet, or closed: Close stops this loop first
+		return // not grown enough yet, or closed: Close stops this loop first
 	}
-	c.orderedLive = live
 	c.stats.Renumbers.Add(1)
 }

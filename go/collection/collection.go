@@ -64,10 +64,6 @@ type Collection struct {
 	checkpointAt   atomic.Int64  // unix nanoseconds of the last checkpoint, or 0
 	walAtSnapshot  atomic.Int64  // log bytes when the last checkpoint started
 	snapshotBytes  atomic.Int64  // size of the live snapshot's files
-	// orderedLive is the index's live count at its last renumbering or
-	// vacuum (0 at open: a loaded graph's order is not known). Only the
-	// checkpoint loop uses it.
-	orderedLive int
 
 	stats    Stats
 	recovery Recovery

@@ -306,7 +306,7 @@ func BenchmarkRenumber(b *testing.B) {
 	defer func() { reorderMinNodes = saved }()
 	reorderMinNodes = 1
 	for b.Loop() {
-		if _, err := benchIndex.Renumber(); err != nil {
+		if _, err := benchIndex.Renumber(0); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -76,7 +76,8 @@ func (x *Index) Compact(threads int) error {
 	// them, and the locked step follows the last round directly rather
 	// than the copy (which let writes pile up for it: 3,407 ids, a 156 ms
 	// pause, against one writer upserting as fast as it can).
-	if g.count >= reorderMinNodes {
+	renumbered := g.count >= reorderMinNodes
+	if renumbered {
 		var newOf []uint32
 		g, newOf = g.permuted(g.bfsOrder())
 		byID.remap(newOf)
@@ -119,6 +120,9 @@ func (x *Index) Compact(threads int) error {
 		x.mapMu.Lock()
 		x.graph.Store(g)
 		x.byID = byID
+		if renumbered {
+			x.orderedLive = byID.len()
+		}
 		x.mapMu.Unlock()
 	}()
 	// The old generation is garbage once in-flight searches finish; hand

@@ -34,8 +34,13 @@ type Index struct {
 	// (under writeMu). See compact.go.
 	compactMu sync.Mutex
 	touched   map[uint64]struct{}
-	entryMu   sync.Mutex // held while a node raises the top level
-	locks     [lockStripes]sync.Mutex
+	// orderedLive is the live id count when the graph was last renumbered
+	// (by a large Add, Compact or Renumber; 0 at creation and load), so
+	// that Renumber can skip a graph that has not grown since. Under
+	// writeMu.
+	orderedLive int
+	entryMu     sync.Mutex // held while a node raises the top level
+	locks       [lockStripes]sync.Mutex
 
 	mapMu  sync.RWMutex
 	byID   idTable    // live id -> node

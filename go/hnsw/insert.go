@@ -117,6 +117,9 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 			x.nextID = id + 1
 		}
 	}
+	if newOf != nil {
+		x.orderedLive = x.byID.len()
+	}
 	x.mapMu.Unlock()
 	if outIDs != nil {
 		copy(outIDs, ids)

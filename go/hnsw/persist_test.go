@@ -253,7 +253,7 @@ func TestFrozenIsTheIndexAtFreeze(t *testing.T) {
 			if err := x.Add(more, nil, nil, 2); err != nil { // grows
 				t.Fatal(err)
 			}
-			if _, err := x.Renumber(); err != nil {
+			if _, err := x.Renumber(0); err != nil {
 				t.Fatal(err)
 			}
 			if err := x.Compact(2); err != nil {

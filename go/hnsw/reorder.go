@@ -203,12 +203,14 @@ func checkPermutation(rank []uint32) error {
 
 // Renumber puts the nodes in breadth-first order of level 0, as an Add of
 // a large batch does after inserting it (shouldReorder), for an index that
-// grew by batches too small for that: a collection fed by upserts. Below
-// reorderMinNodes nodes it does nothing and returns false. Adds, Removes
-// and Compact wait while it copies the graph; searches go on, those
-// already running on the old numbering. The copy is in memory even when
-// the vectors were memory-mapped by Load.
-func (x *Index) Renumber() (bool, error) {
+// grew by batches too small for that: a collection fed by upserts. It does
+// nothing and returns false below reorderMinNodes nodes, or while the live
+// ids are fewer than growth times as many as at the last renumbering (by
+// an Add, Compact or Renumber; none counts as 0, so growth 0 always
+// renumbers). Adds, Removes and Compact wait while it copies the graph;
+// searches go on, those already running on the old numbering. The copy is
+// in memory even when the vectors were memory-mapped by Load.
+func (x *Index) Renumber(growth float64) (bool, error) {
 	if err := x.acquire(); err != nil {
 		return false, err
 	}
@@ -218,7 +220,10 @@ func (x *Index) Renumber() (bool, error) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	g := x.graph.Load()
-	if g.count < reorderMinNodes {
+	x.mapMu.RLock()
+	live := x.byID.len()
+	x.mapMu.RUnlock()
+	if g.count < reorderMinNodes || float64(live) < growth*float64(x.orderedLive) {
 		return false, nil
 	}
 	ng, newOf := g.permuted(g.bfsOrder())
@@ -226,5 +231,6 @@ func (x *Index) Renumber() (bool, error) {
 	x.byID.remap(newOf)
 	x.graph.Store(ng)
 	x.mapMu.Unlock()
+	x.orderedLive = live
 	return true, nil
 }

@@ -188,7 +188,7 @@ func TestRenumberChangesNothingACallerSees(t *testing.T) {
 			}
 		}
 	}()
-	ok, err := renumbered.Renumber()
+	ok, err := renumbered.Renumber(0)
 	close(stop)
 	if serr := <-searched; serr != nil {
 		t.Fatal(serr)
@@ -231,12 +231,36 @@ func TestRenumberChangesNothingACallerSees(t *testing.T) {
 	}
 	same("after an add, upserts and removals")
 
+	// Growth: the last renumbering was at 1,500 live ids (1,502 now).
+	if ok, err := renumbered.Renumber(1.5); ok || err != nil {
+		t.Fatalf("Renumber(1.5) without growth: %v, %v", ok, err)
+	}
+	// A large Add renumbers by itself and counts as the last renumbering:
+	// the next Renumber(1.5) must not copy the graph again.
+	big := testdata.Clustered(2000, dim, 20, 0.2, 46)
+	if err := plain.Add(big, nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := plain.Renumber(1.5); ok || err != nil {
+		t.Fatalf("Renumber(1.5) right after a renumbering Add: %v, %v", ok, err)
+	}
+	// 3,502 -> 5,502 live, 1.57x; too small a share for Add to renumber.
+	if err := plain.Add(big, nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := plain.Renumber(1.5); !ok || err != nil {
+		t.Fatalf("Renumber(1.5) after growing 1.5x: %v, %v", ok, err)
+	}
+	if err := plain.CheckIntegrity(); err != nil {
+		t.Fatal(err)
+	}
+
 	withReorderAt(t, 1<<20)
-	if ok, err := renumbered.Renumber(); ok || err != nil {
+	if ok, err := renumbered.Renumber(0); ok || err != nil {
 		t.Fatalf("Renumber below the threshold: %v, %v", ok, err)
 	}
 	renumbered.Close()
-	if _, err := renumbered.Renumber(); err == nil {
+	if _, err := renumbered.Renumber(0); err == nil {
 		t.Fatal("Renumber on a closed index succeeded")
 	}
 }
