@@ -25,12 +25,14 @@ from strata._lib import (
     kernel_path,
     native_version,
 )
+from strata._protocol import CollectionLike
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Collection",
     "CollectionFailedError",
+    "CollectionLike",
     "FlatIndex",
     "GetResult",
     "Index",

@@ -556,12 +556,16 @@ class Collection(_lib.NativeObject):
         where: dict[str, Any] | None = None,
         batch_size: int = 1000,
         include_vectors: bool = False,
+        *,
+        after: int | None = None,
     ) -> Iterator[GetResult]:
-        """Yields every entry matching where, in ascending id order, batch_size at a time."""
+        """Yields every entry matching where, in ascending id order, batch_size at a time;
+        after= starts past that id (the last id of a batch resumes the scan there)."""
         self._live()
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
         raw, size = _where_arg(where)
-        after, has_after = 0, 0
+        has_after = 0 if after is None else 1
+        after = 0 if after is None else _int(after, "after", 0, _INT64_MAX)
         page = np.empty(batch_size, dtype=np.uint64)
         out_n, err = ffi.new("int64_t *"), _lib.errbuf()
         while True:

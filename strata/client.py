@@ -6,10 +6,10 @@
     >>> col.upsert([1, 2], vectors, metadata=[{"lang": "en"}, {"lang": "fr"}])
     >>> col.query(vectors[0], k=5, where={"lang": "en"}).ids
 
-``client.collection(name)`` has the methods and result types of
-``strata.Collection`` (NumPy in, ``QueryResult``/``GetResult`` out), so code
-moves between embedded and served mode by changing the line that opens the
-collection.
+``client.collection(name)`` implements ``strata.CollectionLike``, the
+methods and result types of ``strata.Collection`` (NumPy in,
+``QueryResult``/``GetResult`` out), so code moves between embedded and
+served mode by changing the line that opens the collection.
 
 Only the standard library talks to the server (http.client, one keep-alive
 connection per thread, re-opened after a fork), and nothing here opens the
@@ -49,7 +49,7 @@ from strata._collection import (
     check_where,
 )
 from strata._index import _as_rows, _id_list, _int
-from strata._lib import CollectionFailedError
+from strata._lib import CollectionFailedError, IntegrityError
 
 __all__ = ["Client", "RemoteCollection", "ServerError"]
 
@@ -443,8 +443,11 @@ class RemoteCollection:
         where: dict[str, Any] | None = None,
         batch_size: int = 1000,
         include_vectors: bool = False,
+        *,
+        after: int | None = None,
     ) -> Iterator[GetResult]:
-        """Yields every entry matching where, in ascending id order, batch_size at a time."""
+        """Yields every entry matching where, in ascending id order, batch_size at a time;
+        after= starts past that id."""
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
         body: dict[str, Any] = {
@@ -452,6 +455,8 @@ class RemoteCollection:
             "limit": batch_size,
             "include": include,
         }
+        if after is not None:
+            body["after"] = _int(after, "after", 0, 2**63 - 1)
         while True:
             answer = self._post("scan", body)
             if answer["points"]:
@@ -463,6 +468,22 @@ class RemoteCollection:
     def checkpoint(self) -> None:
         """Asks the server to write a snapshot and trim the log."""
         self._post("checkpoint", {})
+
+    def create_text_index(self, field: str, analyzer: str = "english") -> None:
+        """Has the server keep a BM25 index over the string metadata field of every
+        existing and future entry; see strata.Collection.create_text_index."""
+        if not isinstance(field, str) or not field:
+            raise TypeError(f"field must be a non-empty str, got {field!r}")
+        if not isinstance(analyzer, str):
+            raise TypeError(f"analyzer must be a str, got {type(analyzer).__name__}")
+        self._post("text_index", {"field": field, "analyzer": analyzer})
+
+    def check_integrity(self) -> None:
+        """Raises strata.IntegrityError if the server finds the collection's index or
+        metadata inconsistent."""
+        answer = self._post("check_integrity", {})
+        if not answer.get("ok"):
+            raise IntegrityError(str(answer.get("problem", "integrity check failed")))
 
     def info(self) -> dict[str, Any]:
         """The server's description of the collection (count, seq, wal_bytes, ...)."""

@@ -31,6 +31,8 @@
 //	POST   /collections/{name}/scan             {filter, after, limit, include} → {"points": [point], "next_after": id|null}
 //	POST   /collections/{name}/count            {filter} → {"count": n}
 //	POST   /collections/{name}/checkpoint       {} → {"checkpoint": seq}
+//	POST   /collections/{name}/text_index       {field, analyzer} → {"text_index": field}
+//	POST   /collections/{name}/check_integrity  {} → {"ok": true} | {"ok": false, "problem": message}
 //	GET    /collections/{name}/points/{id}      [?include=vector] → point
 //	GET    /                                    the playground (and its files beside it)
 //
@@ -54,7 +56,8 @@
 // is BM25 or the fused score (higher is better), its distance is null where
 // the vector side did not find it, and sources is "vector", "text" or
 // "both". Text indexes are made at creation by text_fields (dotted paths,
-// analyzed by text_analyzer: "simple", "stop" or "english", the default).
+// analyzed by text_analyzer: "simple", "stop" or "english", the default)
+// or later by POST text_index.
 //
 // # Errors
 //

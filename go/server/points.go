@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/hnsw"
 )
 
 // include says which parts of each point an answer carries.
@@ -191,6 +193,52 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p params) er
 		return err
 	}
 	return writeValue(w, http.StatusOK, map[string]uint64{"checkpoint": c.Info().LastCheckpoint})
+}
+
+// createTextIndex answers POST /collections/{name}/text_index: a BM25 index
+// over a metadata field of every existing and future point (durable when it
+// answers; collection.CreateTextIndex).
+func (s *Server) createTextIndex(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Field    string `json:"field"`
+		Analyzer string `json:"analyzer"`
+	}
+	if err := s.decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.Field == "" {
+		return badRequestf("text_index needs \"field\"")
+	}
+	if err := c.CreateTextIndex(req.Field, req.Analyzer); err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, map[string]string{"text_index": req.Field})
+}
+
+// checkIntegrity answers POST /collections/{name}/check_integrity with
+// {"ok": true} or {"ok": false, "problem": ...}: a broken invariant is the
+// answer to the question asked, not a failed request.
+func (s *Server) checkIntegrity(w http.ResponseWriter, r *http.Request, p params) error {
+	c, err := s.reg.get(p.name)
+	if err != nil {
+		return err
+	}
+	var req struct{}
+	if err := s.decodeBody(r, &req); err != nil {
+		return err
+	}
+	err = c.CheckIntegrity()
+	switch {
+	case err == nil:
+		return writeValue(w, http.StatusOK, map[string]any{"ok": true})
+	case errors.Is(err, hnsw.ErrCorrupt):
+		return writeValue(w, http.StatusOK, map[string]any{"ok": false, "problem": err.Error()})
+	}
+	return err
 }
 
 func (s *Server) count(w http.ResponseWriter, r *http.Request, p params) error {

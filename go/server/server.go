@@ -243,6 +243,7 @@ func (s *Server) buildRoutes() {
 	for op, h := range map[string]handler{
 		"upsert": s.upsert, "query": s.query, "delete": s.delete, "checkpoint": s.checkpoint,
 		"count": s.count, "scan": s.scan, "get": s.get, "metadata": s.updateMetadata,
+		"text_index": s.createTextIndex, "check_integrity": s.checkIntegrity,
 	} {
 		s.ops[op] = operation{route: "/collections/{name}/" + op, h: method(http.MethodPost, h)}
 	}

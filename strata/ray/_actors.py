@@ -115,6 +115,12 @@ class _CollectionShard(_Shard):
         result = self.obj.query(*args, **kwargs)
         return result.ids, result.distances, result.metadata, result.stats
 
+    def scan_page(self, where: Any, limit: int, after: int | None,
+                  include_vectors: bool) -> Any:
+        """The first page (up to limit entries past after) of this shard's scan."""
+        pages = self.obj.scan(where, limit, include_vectors, after=after)
+        return next(pages, None)
+
     def missing(self, ids: Any) -> list[int]:
         found = set(self.obj.get(ids).ids.tolist())
         return [int(i) for i in ids if int(i) not in found]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -74,6 +75,8 @@ class ShardedCollection:
         repair: bool = False,
         address: str | None = None,
         actor_options: dict[str, Any] | None = None,
+        text_fields: Sequence[str] | None = None,
+        text_analyzer: str = "english",
     ) -> None:
         path = _local_path(path_or_uri)
         if _manifest.exists(path):
@@ -83,7 +86,8 @@ class ShardedCollection:
             raise FileNotFoundError(
                 f"{path}: no sharded collection there; pass dim= (and shards=) to create one")
         options = {"metric": metric, "M": M, "ef_construction": ef_construction,
-                   "quantization": quantization, "fsync": fsync or "always", "seed": seed}
+                   "quantization": quantization, "fsync": fsync or "always", "seed": seed,
+                   "text_fields": text_fields, "text_analyzer": text_analyzer}
         self._create(path, 2 if shards is None else shards, dim, options, address, actor_options)
 
     @classmethod
@@ -282,6 +286,12 @@ class ShardedCollection:
         return sum(self._pool.call("run", [("delete", routed[spans[s]]) for s in targets],
                                    targets))
 
+    def create_text_index(self, field: str, analyzer: str = "english") -> None:
+        """Has every shard keep a BM25 index over the metadata field; see
+        strata.Collection.create_text_index."""
+        self._live()
+        self._pool.run("create_text_index", field, analyzer)
+
     def checkpoint(self) -> None:
         """Checkpoints every shard (each writes a snapshot and trims its own log)."""
         self._live()
@@ -291,18 +301,44 @@ class ShardedCollection:
 
     def query(
         self,
-        queries: npt.ArrayLike,
+        queries: npt.ArrayLike | None = None,
         k: int = 10,
         where: dict[str, Any] | None = None,
         ef: int | None = None,
         *,
+        vector: npt.ArrayLike | None = None,
+        text: str | None = None,
+        fusion: str | dict[str, float] = "rrf",
+        text_field: str | None = None,
+        k1: float | None = None,
+        b: float | None = None,
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
     ) -> QueryResult:
         """The global k nearest entries matching where: every shard filters and searches,
-        then the per-shard lists are merged by distance (ties by id)."""
+        then the per-shard lists are merged by distance (ties by id).
+
+        text= alone: every shard answers BM25 over its own entries and the lists are
+        merged by score (ties by id). Each shard scores with its own term statistics
+        (document frequencies, average length), as Elasticsearch's default
+        query_then_fetch does, so scores can differ from one strata.Collection holding
+        the same entries. text= with a query vector (hybrid) raises NotImplementedError:
+        fusing per-shard fused lists would not be the fusion of the global lists; query
+        the vector and the text separately and fuse the two results."""
         self._live()
+        if vector is not None:
+            if queries is not None:
+                raise ValueError("pass the query vector as queries or as vector=, not both")
+            queries = vector
+        if text is not None:
+            if queries is not None:
+                raise NotImplementedError(
+                    "hybrid queries are not supported on a ShardedCollection: query with the "
+                    "vector and with text= separately and fuse the two results")
+            return self._query_text(text, k, where, text_field, k1, b, include_metadata)
+        if queries is None:
+            raise ValueError("query needs a query vector (queries or vector=), text=, or both")
         q, nq = _as_rows(queries, self._dim, "queries", "collection")
         k = _int(k, "k", 1, 1 << 20)
         check_where(where)
@@ -318,6 +354,64 @@ class ShardedCollection:
             docs.append([candidates[j] for j in picked[row].tolist()])
         stats = merge_stats([r[3] for r in results]) if return_stats else None
         return QueryResult(ids, dists, docs, stats)
+
+    def _query_text(self, text: str, k: int, where: dict[str, Any] | None,
+                    text_field: str | None, k1: float | None, b: float | None,
+                    include_metadata: bool) -> QueryResult:
+        k = _int(k, "k", 1, 1 << 20)
+        check_where(where)
+        results = self._pool.run(
+            "query", text=text, k=k, where=where, text_field=text_field, k1=k1, b=b,
+            include_metadata=include_metadata,
+        )  # fmt: skip
+        # Highest score first: merge_topk orders by ascending "distance", and padding
+        # (NaN scores) must sort last.
+        keys = [np.where(np.isnan(r.scores), np.inf, -r.scores).astype(np.float32)
+                for r in results]
+        ids, _, picked = merge_topk([r.ids for r in results], keys, k)
+        col = picked[0].tolist()
+        scores = np.concatenate([r.scores for r in results], axis=1)[:, col]
+        dists = np.concatenate([r.distances for r in results], axis=1)[:, col]
+        docs = [doc for r in results for doc in r.metadata[0]]
+        sources = [src for r in results for src in r.sources[0]]
+        return QueryResult(ids, dists, [[docs[j] for j in col]], None, scores,
+                           [[sources[j] for j in col]])
+
+    def scan(
+        self,
+        where: dict[str, Any] | None = None,
+        batch_size: int = 1000,
+        include_vectors: bool = False,
+        *,
+        after: int | None = None,
+    ) -> Iterator[GetResult]:
+        """Yields every entry matching where, in ascending id order over all shards,
+        batch_size at a time; after= starts past that id.
+
+        Each batch asks every shard for its next batch_size entries past the cursor and
+        keeps the batch_size smallest ids, so a shard may be asked again for entries it
+        already sent (the cost of a global order without a cursor per shard)."""
+        self._live()
+        batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
+        check_where(where)
+        if after is not None:
+            after = _int(after, "after", 0, _ID_LIMIT - 1)
+        while True:
+            asked = [(where, batch_size, after, include_vectors)] * self.shards
+            pages = [p for p in self._pool.call("scan_page", asked) if p is not None]
+            if not pages:
+                return
+            ids = np.concatenate([p.ids for p in pages])
+            order = np.argsort(ids, kind="stable")[:batch_size]
+            docs = [doc for p in pages for doc in p.metadata]
+            vectors = None
+            if include_vectors:
+                vectors = np.concatenate([p.vectors for p in pages])[order]
+            yield GetResult(ids[order], [docs[j] for j in order.tolist()], vectors)
+            if sum(len(p) for p in pages) <= batch_size and all(
+                    len(p) < batch_size for p in pages):
+                return
+            after = int(ids[order[-1]])
 
     def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
         """Looks ids up on their shards; missing ids are left out, the rest keep request order."""

@@ -1,0 +1,98 @@
+"""strata.CollectionLike: the one contract of a collection, whatever door it is behind.
+
+Three classes implement it: strata.Collection (embedded, in this process),
+strata.client.RemoteCollection (a collection on a strata-server) and
+strata.ray.ShardedCollection (one collection per Ray actor). Code written
+against CollectionLike runs unchanged on any of them; tests/test_contract.py
+runs one behavioural suite against all three.
+
+Where a door cannot do something, the method still exists and raises
+NotImplementedError naming the alternative (ShardedCollection's hybrid
+query). Arguments a door accepts only for compatibility are documented on
+the door (RemoteCollection.query's num_threads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from strata._collection import GetResult, QueryResult
+
+
+@runtime_checkable
+class CollectionLike(Protocol):
+    """What strata.Collection, strata.client.RemoteCollection and
+    strata.ray.ShardedCollection all do; see strata.Collection for each method."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def metric(self) -> str: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> CollectionLike: ...  # noqa: PYI034 (Self needs 3.11 typing)
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+    def __len__(self) -> int: ...
+
+    # --- writes -------------------------------------------------------------
+
+    def upsert(self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None) -> None:
+        ...
+
+    def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int: ...
+
+    def delete(
+        self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None
+    ) -> int: ...
+
+    def create_text_index(self, field: str, analyzer: str = "english") -> None: ...
+
+    def checkpoint(self) -> None: ...
+
+    # --- reads --------------------------------------------------------------
+
+    def query(
+        self,
+        queries: npt.ArrayLike | None = None,
+        k: int = 10,
+        where: dict[str, Any] | None = None,
+        ef: int | None = None,
+        *,
+        vector: npt.ArrayLike | None = None,
+        text: str | None = None,
+        fusion: str | dict[str, float] = "rrf",
+        text_field: str | None = None,
+        k1: float | None = None,
+        b: float | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+        return_stats: bool = False,
+    ) -> QueryResult: ...
+
+    def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult: ...
+
+    def count(self, where: dict[str, Any] | None = None) -> int: ...
+
+    def scan(
+        self,
+        where: dict[str, Any] | None = None,
+        batch_size: int = 1000,
+        include_vectors: bool = False,
+        *,
+        after: int | None = None,
+    ) -> Iterator[GetResult]: ...
+
+    def check_integrity(self) -> None: ...
+
+    def info(self) -> dict[str, Any]: ...

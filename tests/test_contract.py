@@ -1,0 +1,292 @@
+"""One behavioural suite for strata.CollectionLike, run unchanged against every door.
+
+The doors: strata.Collection (embedded), strata.client.RemoteCollection (a real
+strata-server binary on a loopback port) and strata.ray.ShardedCollection (two
+shards on a local Ray cluster). A test here states what a user of the contract
+may rely on; where a door documents that it cannot do something (the sharded
+hybrid query), the test asserts the documented NotImplementedError instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import itertools
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+from helpers import clustered, reference_distances
+from server_process import running_server
+
+import strata
+from strata.client import Client, RemoteCollection
+
+DOORS = ["embedded", "remote", "ray"]
+DIM = 8
+N = 300
+_names = itertools.count()
+
+Factory = Callable[..., strata.CollectionLike]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with running_server(tmp_path_factory.mktemp("contract") / "data") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(params=DOORS)
+def door(request) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def make(door, request, tmp_path) -> Iterator[Factory]:
+    """make(metric="l2", text_fields=None) -> a new, empty collection behind the door."""
+    opened: list[strata.CollectionLike] = []
+
+    def factory(metric: str = "l2") -> strata.CollectionLike:
+        name = f"c{next(_names)}"
+        col: strata.CollectionLike
+        if door == "embedded":
+            col = strata.Collection.create(tmp_path / name, DIM, metric=metric, seed=1)
+        elif door == "remote":
+            srv = request.getfixturevalue("server")
+            client = Client(srv.url, timeout=60)
+            col = client.create_collection(name, DIM, metric=metric, seed=1)
+        else:
+            request.getfixturevalue("ray_cluster")
+            import strata.ray as sray
+
+            col = sray.ShardedCollection(tmp_path / name, shards=2, dim=DIM, metric=metric,
+                                         seed=1)
+        opened.append(col)
+        return col
+
+    yield factory
+    for col in opened:
+        col.close()
+
+
+def fill(col: strata.CollectionLike, n: int = N) -> np.ndarray:
+    data, _ = clustered(n, DIM, centres=10, seed=3)
+    docs = [{"i": i, "even": i % 2 == 0, "text": f"entry number{i} common"} for i in range(n)]
+    col.upsert(np.arange(n), data, metadata=docs)
+    return data
+
+
+# --- the contract itself ----------------------------------------------------
+
+
+def _public(cls: type) -> dict[str, inspect.Signature]:
+    names = [n for n in dir(strata.CollectionLike) if not n.startswith("_") or n in
+             ("__len__", "__enter__", "__exit__")]
+    out = {}
+    for name in names:
+        attr = inspect.getattr_static(cls, name, None)
+        assert attr is not None, f"{cls.__qualname__} lacks {name}"
+        if isinstance(attr, property):
+            continue
+        out[name] = inspect.signature(getattr(cls, name))
+    return out
+
+
+@pytest.mark.parametrize("cls_name", ["Collection", "RemoteCollection", "ShardedCollection"])
+def test_every_door_implements_every_method_with_the_protocols_parameters(cls_name):
+    if cls_name == "ShardedCollection":
+        pytest.importorskip("ray")
+        cls = importlib.import_module("strata.ray").ShardedCollection
+    else:
+        cls = strata.Collection if cls_name == "Collection" else RemoteCollection
+    want = _public(strata.CollectionLike)
+    got = _public(cls)
+    for name, sig in want.items():
+        params = {p.name: p for p in sig.parameters.values()}
+        have = {p.name: p for p in got[name].parameters.values()}
+        missing = [p for p in params if p not in have]
+        assert not missing, f"{cls_name}.{name} lacks parameters {missing}"
+        for p in params.values():
+            if p.default is not inspect.Parameter.empty:
+                assert have[p.name].default == p.default, (
+                    f"{cls_name}.{name}({p.name}=...) defaults to {have[p.name].default!r}, "
+                    f"the protocol to {p.default!r}")
+
+
+def test_an_open_collection_is_collection_like(make):
+    col = make()
+    assert isinstance(col, strata.CollectionLike)
+    assert (col.dim, col.metric) == (DIM, "l2")
+    assert isinstance(col.path, str) and col.path
+
+
+# --- writes and reads -------------------------------------------------------
+
+
+def test_upsert_then_get_round_trips_vectors_and_metadata(make):
+    col = make()
+    data = fill(col)
+    assert len(col) == N and col.count() == N
+    got = col.get([5, 10**12, 2], include_vectors=True)
+    assert got.ids.tolist() == [5, 2]
+    assert got.metadata == [{"i": 5, "even": False, "text": "entry number5 common"},
+                            {"i": 2, "even": True, "text": "entry number2 common"}]
+    np.testing.assert_array_equal(got.vectors, data[[5, 2]])
+
+
+def test_upsert_replaces_an_existing_id(make):
+    col = make()
+    fill(col, 20)
+    col.upsert([3], np.full(DIM, 9, dtype=np.float32), metadata=[{"new": True}])
+    got = col.get([3], include_vectors=True)
+    assert got.metadata == [{"new": True}]
+    np.testing.assert_array_equal(got.vectors, np.full((1, DIM), 9, dtype=np.float32))
+    assert len(col) == 20
+
+
+def test_query_finds_the_exact_neighbours(make):
+    col = make()
+    data = fill(col)
+    queries = data[:7] + 0.01
+    result = col.query(queries, k=5, ef=N)
+    truth = np.argsort(reference_distances("l2", queries, data), axis=1, kind="stable")[:, :5]
+    assert result.ids.shape == (7, 5) and result.distances.shape == (7, 5)
+    assert (result.ids == truth).mean() >= 0.95
+    assert np.all(np.diff(result.distances, axis=1) >= 0)
+    assert result.metadata[0][0] == {"i": int(result.ids[0, 0]),
+                                      "even": int(result.ids[0, 0]) % 2 == 0,
+                                      "text": f"entry number{int(result.ids[0, 0])} common"}
+
+
+def test_query_with_fewer_matches_than_k_pads(make):
+    col = make()
+    fill(col, 10)
+    result = col.query(np.zeros(DIM, dtype=np.float32), k=8, where={"i": {"$lt": 3}})
+    assert sorted(result.ids[0, :3].tolist()) == [0, 1, 2]
+    assert result.ids[0, 3:].tolist() == [-1] * 5
+    assert np.all(np.isinf(result.distances[0, 3:]))
+    assert result.metadata[0][3:] == [None] * 5
+
+
+def test_where_filters_query_count_and_delete(make):
+    col = make()
+    data = fill(col)
+    result = col.query(data[:4], k=10, where={"even": True})
+    assert np.all(result.ids % 2 == 0)
+    assert col.count(where={"even": True}) == N // 2
+    assert col.count(where={"i": {"$gte": 290}}) == 10
+    assert col.delete(where={"i": {"$gte": 290}}) == 10
+    assert len(col) == N - 10
+    assert col.get(list(range(285, 300))).ids.tolist() == list(range(285, 290))
+
+
+def test_delete_by_ids_ignores_unknown_ids(make):
+    col = make()
+    fill(col, 20)
+    assert col.delete(ids=[1, 2, 10**9]) == 2
+    assert len(col) == 18
+    with pytest.raises(ValueError, match="exactly one"):
+        col.delete()
+
+
+def test_update_metadata_keeps_the_vector_and_refuses_missing_ids(make):
+    col = make()
+    data = fill(col, 20)
+    assert col.update_metadata([4], [{"x": 1}]) == 1
+    got = col.get([4], include_vectors=True)
+    assert got.metadata == [{"x": 1}]
+    np.testing.assert_array_equal(got.vectors[0], data[4])
+    with pytest.raises(KeyError):
+        col.update_metadata([4, 999], [{"x": 2}, {"x": 3}])
+    assert col.get([4]).metadata == [{"x": 1}]
+
+
+def test_scan_yields_every_match_in_id_order_and_resumes_after_an_id(make):
+    col = make()
+    fill(col, 50)
+    pages = list(col.scan(where={"even": False}, batch_size=7))
+    ids = np.concatenate([p.ids for p in pages]).tolist()
+    assert ids == list(range(1, 50, 2))
+    assert all(len(p) <= 7 for p in pages)
+    assert pages[0].metadata[0] == {"i": 1, "even": False, "text": "entry number1 common"}
+    resumed = np.concatenate([p.ids for p in col.scan(batch_size=10, after=39)]).tolist()
+    assert resumed == list(range(40, 50))
+    with_vectors = next(col.scan(batch_size=3, include_vectors=True))
+    assert with_vectors.vectors.shape == (3, DIM)
+
+
+# --- text and hybrid --------------------------------------------------------
+
+
+def test_text_index_made_after_writes_answers_bm25(make):
+    col = make()
+    fill(col, 40)
+    col.create_text_index("text", analyzer="simple")
+    result = col.query(text="number17", k=5)
+    assert result.ids[0, 0] == 17
+    assert result.sources[0][0] == "text"
+    assert result.scores[0, 0] > 0
+    broad = col.query(text="common", k=40)
+    scores = broad.scores[0]
+    assert np.all(np.diff(scores[~np.isnan(scores)]) <= 1e-6)
+    assert sorted(broad.ids[0].tolist()) == list(range(40))
+
+
+def test_hybrid_query_fuses_or_says_what_to_do_instead(make, door):
+    col = make()
+    data = fill(col, 40)
+    col.create_text_index("text", analyzer="simple")
+    if door == "ray":
+        with pytest.raises(NotImplementedError, match="separately"):
+            col.query(data[17], text="number17", k=5)
+        return
+    result = col.query(data[17], text="number17", k=5)
+    assert result.ids[0, 0] == 17 and result.sources[0][0] == "both"
+
+
+# --- maintenance and errors -------------------------------------------------
+
+
+def test_checkpoint_keeps_every_entry_and_integrity_holds(make):
+    col = make()
+    fill(col, 60)
+    col.checkpoint()
+    col.check_integrity()
+    assert len(col) == 60
+    assert isinstance(col.info(), dict)
+
+
+def test_wrong_shapes_and_arguments_raise_value_or_type_errors(make):
+    col = make()
+    fill(col, 10)
+    with pytest.raises(ValueError):
+        col.upsert([1], np.zeros(DIM + 1, dtype=np.float32))
+    with pytest.raises(ValueError):
+        col.upsert([1, 2], np.zeros((1, DIM), dtype=np.float32))
+    with pytest.raises(ValueError):
+        col.query(np.zeros(DIM - 1, dtype=np.float32))
+    with pytest.raises((ValueError, TypeError)):
+        col.query(np.zeros(DIM, dtype=np.float32), k=0)
+    with pytest.raises(ValueError):
+        col.count(where={"i": {"$frobnicate": 1}})
+    assert len(col) == 10
+
+
+def test_a_closed_collection_refuses_every_call(make):
+    col = make()
+    fill(col, 5)
+    with col:
+        pass
+    for call in (lambda: col.upsert([1], np.zeros(DIM, dtype=np.float32)),
+                 lambda: col.query(np.zeros(DIM, dtype=np.float32)),
+                 lambda: col.get([1]), lambda: col.count(), lambda: col.info()):
+        with pytest.raises(ValueError, match="closed"):
+            call()
