@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"github.com/strata-db/strata/go/server/guard"
 	"io"
 	"net/http"
 	"strings"
@@ -88,7 +89,7 @@ var badRequests = []struct {
 }
 
 func TestBadRequestsAreRefusedAndChangeNothing(t *testing.T) {
-	ts := newTestServer(t, Config{MaxBodyBytes: 1 << 20})
+	ts := newTestServer(t, Config{Limits: guard.Limits{MaxBodyBytes: 1 << 20}})
 	ts.fill(t, "c", 200)
 	before := snapshotState(t, ts)
 	for _, tc := range badRequests {

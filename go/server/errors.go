@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/server/guard"
 )
 
 var (
@@ -54,7 +55,10 @@ const (
 // the engine, and the only thing answered with 500.
 func classify(err error) (int, string) {
 	var tooLarge *http.MaxBytesError
+	var refused *guard.Error
 	switch {
+	case errors.As(err, &refused):
+		return refused.Status, refused.Code
 	case errors.As(err, &tooLarge), errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, CodeTooLarge
 	case errors.Is(err, ErrBadRequest):

@@ -2,8 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,18 +10,14 @@ import (
 	"github.com/strata-db/strata/go/collection"
 )
 
-// metrics are the server's Prometheus series. Request series are labelled
-// by route pattern ("/collections/{name}/query"), never by raw path, so
-// their number stays fixed. Gauges of each collection are read from
+// metrics are the server's Prometheus series. The request series are
+// package guard's, shared with the Qdrant door (Guard.Observe). Gauges of each collection are read from
 // collection.Info at scrape time; fsync and checkpoint durations and
 // group-commit sizes are histograms fed by each collection's
 // collection.Observer as they happen.
 type metrics struct {
 	registry *prometheus.Registry
 	handler  http.Handler
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	series   sync.Map // seriesKey → *requestSeries
 	engine   *engineMetrics
 }
 
@@ -74,18 +68,8 @@ func newMetrics(registry *prometheus.Registry, reg *registry, engine *engineMetr
 		registry.MustRegister(collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	m := &metrics{registry: registry, engine: engine,
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_http_requests_total",
-			Help: "HTTP requests answered, by method, route pattern and status code.",
-		}, []string{"method", "route", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "strata_http_request_duration_seconds",
-			Help:    "Time from routing a request to its handler's return, by method, route pattern and status code.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
-		}, []string{"method", "route", "status"}),
-	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, &collectionCollector{reg: reg},
+	m := &metrics{registry: registry, engine: engine}
+	for _, c := range []prometheus.Collector{&collectionCollector{reg: reg},
 		engine.fsync, engine.checkpoint, engine.group} {
 		if err := registry.Register(c); err != nil {
 			return nil, err
@@ -93,75 +77,6 @@ func newMetrics(registry *prometheus.Registry, reg *registry, engine *engineMetr
 	}
 	m.handler = promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
 	return m, nil
-}
-
-func (m *metrics) observe(method, route string, status int, elapsed time.Duration) {
-	method = methodLabel(method)
-	code := statusText(status)
-	key := seriesKey{method, route, code}
-	if s, ok := m.series.Load(key); ok {
-		s := s.(*requestSeries)
-		s.requests.Inc()
-		s.latency.Observe(elapsed.Seconds())
-		return
-	}
-	s := &requestSeries{requests: m.requests.WithLabelValues(method, route, code),
-		latency: m.latency.WithLabelValues(method, route, code)}
-	m.series.Store(key, s)
-	s.requests.Inc()
-	s.latency.Observe(elapsed.Seconds())
-}
-
-// seriesKey names one request series; their number is bounded: methods
-// outside HTTP's own are "other", routes outside the table are "other",
-// and statuses are the server's own.
-type seriesKey struct{ method, route, status string }
-
-// requestSeries are the children of the request vectors for one key,
-// found once: WithLabelValues hashes three labels and takes a lock on
-// every call.
-type requestSeries struct {
-	requests prometheus.Counter
-	latency  prometheus.Observer
-}
-
-// methodLabel keeps the method label to a fixed set: net/http accepts any
-// token as a method, and each would otherwise make series of its own.
-func methodLabel(method string) string {
-	switch method {
-	case "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS", "CONNECT", "TRACE":
-		return method
-	}
-	return "other"
-}
-
-// statusText avoids strconv's allocation for the common codes.
-func statusText(status int) string {
-	switch status {
-	case 0, 200:
-		return "200"
-	case 201:
-		return "201"
-	case 400:
-		return "400"
-	case 401:
-		return "401"
-	case 404:
-		return "404"
-	case 405:
-		return "405"
-	case 409:
-		return "409"
-	case 413:
-		return "413"
-	case 422:
-		return "422"
-	case 500:
-		return "500"
-	case 503:
-		return "503"
-	}
-	return strconv.Itoa(status)
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ params) error {

@@ -286,6 +286,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, p params) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limits.Answer(len(ids), c.Options().Dim, in.vectors); err != nil {
+		return err
+	}
 	return s.writePoints(w, c, ids, in, false, nil)
 }
 
@@ -314,11 +317,14 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request, p params) error {
 	if req.Limit == 0 {
 		req.Limit = 1000
 	}
-	if req.Limit < 0 || req.Limit > 100*s.cfg.MaxK {
-		return invalidf("limit must be between 1 and %d, got %d", 100*s.cfg.MaxK, req.Limit)
+	if req.Limit < 0 {
+		return invalidf("limit must be 1 or more, got %d", req.Limit)
 	}
 	in, err := parseInclude(req.Include, include{metadata: true})
 	if err != nil {
+		return err
+	}
+	if err := s.limits.Answer(req.Limit, c.Options().Dim, in.vectors); err != nil {
 		return err
 	}
 	var after uint64
@@ -341,7 +347,8 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 		return err
 	}
 	dim := c.Options().Dim
-	b := make([]byte, 0, 64+len(found)*(32+dim*12))
+	a := answer{w: w}
+	b := make([]byte, 0, min(64+len(found)*(32+dim*12), streamAt+streamAt/4))
 	b = append(b, `{"points":[`...)
 	for i, id := range found {
 		if i > 0 {
@@ -358,6 +365,7 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 			b = appendFloats(b, vectors[i*dim:(i+1)*dim])
 		}
 		b = append(b, '}')
+		b = a.spill(b)
 	}
 	b = append(b, ']')
 	if next != nil {
@@ -366,8 +374,7 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 	} else if scan {
 		b = append(b, `,"next_after":null`...)
 	}
-	b = append(b, '}')
-	writeJSON(w, http.StatusOK, b)
+	a.finish(append(b, '}'))
 	return nil
 }
 

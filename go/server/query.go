@@ -102,16 +102,16 @@ func (s *Server) queryOptions(c *collection.Collection, req *queryRequest, nq in
 	if req.HasK {
 		k = req.K
 	}
-	if k < 1 || k > s.cfg.MaxK {
-		return 0, 0, in, nil, invalidf("k must be between 1 and %d, got %d", s.cfg.MaxK, k)
-	}
-	if nq > 0 && k > s.cfg.MaxK*100/nq {
-		return 0, 0, in, nil, invalidf("a batch may ask for at most %d results in all (%d queries × k=%d)", s.cfg.MaxK*100, nq, k)
+	if k < 1 || k > s.limits.MaxK {
+		return 0, 0, in, nil, invalidf("k must be between 1 and %d, got %d (the server's limit: strata-server --max-k)", s.limits.MaxK, k)
 	}
 	if req.Ef < 0 || req.Ef > maxEf {
 		return 0, 0, in, nil, invalidf("ef must be between 0 (default) and %d, got %d", maxEf, req.Ef)
 	}
 	if in, err = parseInclude(req.Include, include{metadata: true, distances: true}); err != nil {
+		return 0, 0, in, nil, err
+	}
+	if err = s.limits.Answer(nq*k, c.Options().Dim, in.vectors); err != nil {
 		return 0, 0, in, nil, err
 	}
 	if f, err = parseFilter(req.Filter); err != nil {
@@ -181,12 +181,18 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	if err != nil {
 		return err
 	}
-	sc.out, err = appendResults(sc.out[:0], c, sc.ids, sc.dists, nq, k, in, batch, stats)
-	if err != nil {
-		return err
+	a := answer{w: w}
+	out, err := appendResults(sc.out[:0], a.spill, c, sc.ids, sc.dists, nq, k, in, batch, stats)
+	if err == nil {
+		a.finish(out)
 	}
-	writeJSON(w, http.StatusOK, sc.out)
-	return nil
+	if cap(out) <= 2*streamAt {
+		sc.out = out[:0] // else a huge hit grew it: do not keep that in the pool
+	}
+	if cap(sc.ids) > 1<<16 {
+		sc.ids, sc.dists = nil, nil // a big batch's: let them go
+	}
+	return err
 }
 
 // maxEf bounds ef: its candidate list is allocated per query.
@@ -229,14 +235,17 @@ func appendExtras(b []byte, c *collection.Collection, in include, id uint64, doc
 // appendResults writes {"results": [...], "stats": {...}}: a list of
 // {"id", "distance", "metadata", "vector"} per query, the list itself for a
 // single query or a list of lists for a batch; padding (-1) is left out.
-func appendResults(b []byte, c *collection.Collection, ids []int64, dists []float32, nq, k int,
+// After each hit, spill (if not nil) may send the bytes so far and return
+// b emptied, so that a large answer is streamed, never held whole; the
+// documents are read one query at a time for the same reason.
+func appendResults(b []byte, spill func([]byte) []byte, c *collection.Collection, ids []int64, dists []float32, nq, k int,
 	in include, batch bool, stats hnsw.SearchStats) ([]byte, error) {
 	var docs [][]byte
-	if in.metadata {
-		docs = c.Documents(ids)
-	}
 	b = append(b, `{"results":[`...)
 	for q := range nq {
+		if in.metadata {
+			docs = c.Documents(ids[q*k : (q+1)*k])
+		}
 		if batch {
 			if q > 0 {
 				b = append(b, ',')
@@ -258,10 +267,13 @@ func appendResults(b []byte, c *collection.Collection, ids []int64, dists []floa
 				b = appendDistance(b, dists[i])
 			}
 			var err error
-			if b, err = appendExtras(b, c, in, uint64(ids[i]), docs, i); err != nil {
+			if b, err = appendExtras(b, c, in, uint64(ids[i]), docs, j); err != nil {
 				return nil, err
 			}
 			b = append(b, '}')
+			if spill != nil {
+				b = spill(b)
+			}
 		}
 		if batch {
 			b = append(b, ']')

@@ -87,7 +87,7 @@ func TestQueryAnswerEncodesAsEncodingJSONWould(t *testing.T) {
 		}
 		stats := hnsw.SearchStats{DistanceComputations: rng.Int64N(1 << 40), Plan: hnsw.Plan(rng.IntN(2)),
 			Allowed: rng.IntN(n), EfSearch: rng.IntN(1000)}
-		got, err := appendResults(nil, c, resIDs, dists, nq, k, in, batch, stats)
+		got, err := appendResults(nil, nil, c, resIDs, dists, nq, k, in, batch, stats)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/strata-db/strata/go/collection"
-	"github.com/strata-db/strata/go/server/internal/apikey"
+	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
 
@@ -25,14 +25,17 @@ import (
 type Config struct {
 	// DataDir holds one collection directory per collection name.
 	DataDir string
-	// APIKey, when set, is the bearer token every route but /health and
-	// the playground's static files require.
+	// APIKey, when set, is the key every route but /health and the
+	// playground's static files require (as a bearer token, or in the
+	// "api-key" header).
 	APIKey string
-	// MaxBodyBytes bounds a request body; default 64 MiB. Larger bodies
-	// are answered with 413 before they are read.
-	MaxBodyBytes int64
-	// MaxK bounds a query's k (and a scan's limit); default 10,000.
-	MaxK int
+	// AllowOrigins and Hosts are package guard's: the browser origins
+	// allowed to send writes, and the Host names accepted (none: any).
+	AllowOrigins []string
+	Hosts        []string
+	// Limits are the server's request limits (both doors): body size
+	// (413 before it is read), k, results per request, answer size.
+	Limits guard.Limits
 	// Logger receives one line per failed request (Info for 4xx, Error for
 	// 5xx) and, at Debug, one per request; default slog.Default().
 	Logger *slog.Logger
@@ -43,11 +46,6 @@ type Config struct {
 	Registry *prometheus.Registry
 }
 
-const (
-	defaultMaxBodyBytes = 64 << 20
-	defaultMaxK         = 10_000
-)
-
 // Server serves the REST API, /metrics and the playground over the
 // collections in Config.DataDir. It is an http.Handler.
 type Server struct {
@@ -55,8 +53,8 @@ type Server struct {
 	log      *slog.Logger
 	reg      *registry
 	metrics  *metrics
-	key      apikey.Key
-	auth     bool
+	guard    *guard.Guard
+	limits   *guard.Limits
 	closing  atomic.Bool
 	bodyPool sync.Pool
 
@@ -76,12 +74,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("server: Config.DataDir is empty")
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = defaultMaxBodyBytes
-	}
-	if cfg.MaxK <= 0 {
-		cfg.MaxK = defaultMaxK
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -90,14 +82,20 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, reg: reg, auth: cfg.APIKey != ""}
-	s.key = apikey.New(cfg.APIKey)
+	s := &Server{cfg: cfg, log: cfg.Logger, reg: reg}
 	s.bodyPool.New = func() any { return new(bodyBuffer) }
 	s.buildRoutes()
 	if s.metrics, err = newMetrics(cfg.Registry, reg, engine); err != nil {
 		reg.closeAll()
 		return nil, err
 	}
+	s.guard, err = guard.New(guard.Config{APIKey: cfg.APIKey, AllowOrigins: cfg.AllowOrigins, Hosts: cfg.Hosts,
+		Limits: cfg.Limits, Registerer: s.metrics.registry})
+	if err != nil {
+		reg.closeAll()
+		return nil, err
+	}
+	s.limits = s.guard.Limits()
 	return s, nil
 }
 
@@ -137,6 +135,10 @@ func (s *Server) HTTPServer(t Timeouts) *http.Server {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 }
 
+// Guard is the server's guard (admission, limits, request metrics): pass
+// it to the other door (qdrant.Config.Guard), so that both share one.
+func (s *Server) Guard() *guard.Guard { return s.guard }
+
 // Collections names the open collections.
 func (s *Server) Collections() []string { return s.reg.names() }
 
@@ -160,6 +162,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := statusWriters.Get().(*httpstatus.Writer)
 	*sw = httpstatus.Writer{ResponseWriter: w}
 	route, h, p, public := s.route(r)
+	abort := false
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic serving request", "route", route, "panic", v)
@@ -168,17 +171,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		elapsed := time.Since(start)
-		s.metrics.observe(r.Method, route, sw.Code, elapsed)
+		s.guard.Observe("native", r.Method, route, sw.Code, elapsed)
 		if s.log.Enabled(r.Context(), slog.LevelDebug) {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.Code,
 				"duration", elapsed, "remote", r.RemoteAddr)
 		}
 		*sw = httpstatus.Writer{} // no handler keeps its writer past ServeHTTP
 		statusWriters.Put(sw)
+		if abort {
+			panic(http.ErrAbortHandler)
+		}
 	}()
-	if s.auth && !public && !s.authorized(r) {
-		sw.Header().Set("WWW-Authenticate", `Bearer realm="strata"`)
-		s.writeError(sw, r, fmt.Errorf("%w: send the header \"Authorization: Bearer <key>\"", ErrUnauthorized))
+	if err := s.guard.Admit(sw, r, public); err != nil {
+		s.writeError(sw, r, err)
+		return
+	}
+	if guard.Preflight(sw, r) {
+		sw.WriteHeader(http.StatusNoContent)
 		return
 	}
 	if s.closing.Load() {
@@ -186,16 +195,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h(sw, r, p); err != nil {
+		if sw.Code != 0 {
+			// A streamed answer failed half-way: its 200 is sent, so
+			// cut the connection rather than end a truncated body cleanly.
+			s.log.Error("request failed after its answer began", "method", r.Method, "path", r.URL.Path, "error", err)
+			abort = true
+			return
+		}
 		s.writeError(sw, r, err)
 	}
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
-	}
-	return s.key.Matches(token)
 }
 
 // route finds the handler for r. The route string labels metrics: it is
@@ -349,9 +357,9 @@ type bodyBuffer struct{ data []byte }
 // it there); a chunked one is read until its end or one byte past the
 // limit. Neither allocates once the pool is warm.
 func (s *Server) readBody(r *http.Request) (*bodyBuffer, error) {
-	limit := s.cfg.MaxBodyBytes
+	limit := s.limits.MaxBodyBytes
 	if r.ContentLength > limit {
-		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, r.ContentLength, limit)
+		return nil, s.limits.TooLarge(r.ContentLength)
 	}
 	buf := s.bodyPool.Get().(*bodyBuffer)
 	var err error
@@ -362,7 +370,7 @@ func (s *Server) readBody(r *http.Request) (*bodyBuffer, error) {
 		buf.data, err = readUpTo(buf.data[:0], r.Body, limit+1)
 		if err == nil && int64(len(buf.data)) > limit {
 			s.releaseBody(buf)
-			return nil, fmt.Errorf("%w: the limit is %d bytes", ErrTooLarge, limit)
+			return nil, s.limits.TooLarge(-1)
 		}
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/strata-db/strata/go/server/guard"
 	"io"
 	"log/slog"
 	"math"
@@ -229,10 +230,10 @@ func TestEveryRouteAnswersThroughASocket(t *testing.T) {
 	}
 	for _, want := range []string{`strata_collection_points{collection="books"} 38`, `strata_collection_vacuums_total{collection="books"} 0`,
 		`strata_collection_renumbers_total{collection="books"} 0`,
-		`strata_http_requests_total{method="other",route="/collections/{name}/query",status="405"} 3`,
-		`strata_http_requests_total{method="POST",route="/collections/{name}/query",status="200"} 3`,
+		`strata_http_requests_total{door="native",method="other",route="/collections/{name}/query",status="405"} 3`,
+		`strata_http_requests_total{door="native",method="POST",route="/collections/{name}/query",status="200"} 3`,
 		"strata_wal_fsync_duration_seconds_bucket", "strata_group_commit_writes_count", "strata_checkpoint_duration_seconds_bucket", "go_goroutines",
-		"process_cpu_seconds_total", `strata_http_request_duration_seconds_bucket{method="POST",route="/collections/{name}/upsert"`} {
+		"process_cpu_seconds_total", `strata_http_request_duration_seconds_bucket{door="native",method="POST",route="/collections/{name}/upsert"`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
@@ -386,7 +387,7 @@ func TestConcurrentQueriesAndWrites(t *testing.T) {
 // its end (through several growths of the pooled buffer) and a body that
 // announces its length is read exactly; neither loses or repeats a byte.
 func TestChunkedBodiesAreReadWhole(t *testing.T) {
-	ts := newTestServer(t, Config{MaxBodyBytes: 1 << 20})
+	ts := newTestServer(t, Config{Limits: guard.Limits{MaxBodyBytes: 1 << 20}})
 	ts.fill(t, "c", 10)
 	pad := strings.Repeat("y", 5000) // past readUpTo's first 512 bytes
 	for _, chunked := range []bool{true, false} {

@@ -3,15 +3,30 @@
 // /. It holds flags, signals and wiring only; package server does the
 // work.
 //
-//	strata-server --data-dir DIR [--addr 127.0.0.1:8080] [--api-key KEY] [--qdrant-addr 127.0.0.1:6333]
-//	              [--debug-addr 127.0.0.1:6060] [--gomaxprocs N]
+//	strata-server --data-dir DIR [--addr 127.0.0.1:8080] [--api-key-file FILE] [--qdrant-addr 127.0.0.1:6333]
+//	              [--allow-origin URL,...] [--allow-host NAME,...] [--max-body-bytes N] [--max-k N]
+//	              [--max-results N] [--max-answer-bytes N] [--debug-addr 127.0.0.1:6060] [--gomaxprocs N]
+//
+// The API key comes from --api-key-file (the file's first line) or the
+// STRATA_API_KEY environment variable. --api-key KEY still works, with a
+// warning: any user of the machine reads it in ps.
+//
+// Browsers: a page of another origin may not write (package guard); allow
+// one with --allow-origin http://host:port (or "*"). Listening on loopback
+// only, the server answers only Host names of loopback (localhost,
+// 127.0.0.1, ::1) and those of --allow-host, against DNS rebinding.
+//
+// Limits (both doors; package guard): --max-body-bytes, --max-k (results
+// per query), --max-results (per request), --max-answer-bytes (estimated
+// answer size).
 //
 // --qdrant-addr (off by default) also serves Qdrant's REST API (package
 // qdrant) on its own listener, over the same collections and API key.
 //
 // --debug-addr (off by default) serves net/http/pprof's /debug/pprof/ on
 // its own listener, without the API key: bind it to loopback. The load
-// generator (bench/loadgen --profile) reads CPU profiles from it.
+// generator (bench/loadgen --profile) reads CPU profiles from it. It
+// never serves /debug/pprof/cmdline: the command line may hold a key.
 //
 // --gomaxprocs N sets how many threads run Go code at once (GOMAXPROCS).
 // By default (0) it is one more than the CPUs, unless a GOMAXPROCS
@@ -34,7 +49,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
@@ -42,6 +56,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/server"
+	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/qdrant"
 )
 
@@ -56,8 +71,14 @@ func run() error {
 	fl := flag.NewFlagSet("strata-server", flag.ContinueOnError)
 	dataDir := fl.String("data-dir", "", "directory holding one subdirectory per collection (required)")
 	addr := fl.String("addr", "127.0.0.1:8080", "listen address; loopback by default")
-	apiKey := fl.String("api-key", "", "bearer token required by every route but /health and the playground's files (default $STRATA_API_KEY)")
-	maxBody := fl.Int64("max-body-bytes", 64<<20, "largest request body accepted")
+	apiKey := fl.String("api-key", "", "API key (visible in ps: prefer --api-key-file or $STRATA_API_KEY)")
+	apiKeyFile := fl.String("api-key-file", "", "file whose first line is the API key required by every route but /health and the playground's files (default $STRATA_API_KEY)")
+	allowOrigins := fl.String("allow-origin", "", "comma-separated browser origins (http://host:port, or *) whose pages may write; default only the server's own")
+	allowHosts := fl.String("allow-host", "", "comma-separated Host names to answer besides loopback's when listening on loopback (or, when listening wider, the only ones)")
+	maxBody := fl.Int64("max-body-bytes", guard.DefaultMaxBodyBytes, "largest request body accepted")
+	maxK := fl.Int("max-k", guard.DefaultMaxK, "most results one query may ask for (k, Qdrant limit+offset)")
+	maxResults := fl.Int("max-results", guard.DefaultMaxResults, "most results one request may ask for over all its queries")
+	maxAnswer := fl.Int64("max-answer-bytes", guard.DefaultMaxAnswerBytes, "largest estimated answer; larger requests are refused with 422")
 	logLevel := fl.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fl.Bool("log-json", false, "log JSON lines instead of text")
 	demo := fl.String("demo", "", "load a demo collection: a pypi-demo directory, or \"generated\"")
@@ -86,8 +107,9 @@ func run() error {
 		// changes of a cgroup CPU limit.
 		runtime.GOMAXPROCS(procs)
 	}
-	if *apiKey == "" {
-		*apiKey = os.Getenv("STRATA_API_KEY")
+	key, keyFrom, err := readAPIKey(*apiKey, *apiKeyFile)
+	if err != nil {
+		return err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -101,7 +123,16 @@ func run() error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, hopts))
 	}
 
-	srv, err := server.New(server.Config{DataDir: *dataDir, APIKey: *apiKey, MaxBodyBytes: *maxBody, Logger: log})
+	if keyFrom == "--api-key" {
+		log.Warn("--api-key is visible to every user of this machine (ps, /proc): use --api-key-file or $STRATA_API_KEY")
+	}
+	listens := []string{*addr}
+	if *qdrantAddr != "" {
+		listens = append(listens, *qdrantAddr)
+	}
+	srv, err := server.New(server.Config{DataDir: *dataDir, APIKey: key, Logger: log,
+		AllowOrigins: splitList(*allowOrigins), Hosts: guard.HostsFor(listens, splitList(*allowHosts)),
+		Limits: guard.Limits{MaxBodyBytes: *maxBody, MaxK: *maxK, MaxResults: *maxResults, MaxAnswerBytes: *maxAnswer}})
 	if err != nil {
 		return err
 	}
@@ -123,7 +154,7 @@ func run() error {
 	var qs *http.Server
 	var qln net.Listener
 	if *qdrantAddr != "" {
-		qh, err := qdrant.New(qdrant.Config{Collections: srv, APIKey: *apiKey, MaxBodyBytes: *maxBody, Logger: log})
+		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log})
 		if err == nil {
 			qln, err = net.Listen("tcp", *qdrantAddr)
 		}
@@ -144,19 +175,11 @@ func run() error {
 			srv.Close()
 			return fmt.Errorf("--debug-addr: %w", err)
 		}
-		// pprof's handlers, and nothing else: not http.DefaultServeMux,
-		// which any imported package may have added routes to.
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		ds := &http.Server{Handler: mux, ReadHeaderTimeout: *headerTimeout}
+		ds := &http.Server{Handler: debugMux(), ReadHeaderTimeout: *headerTimeout}
 		go ds.Serve(dln) // ends with the process
 		log.Warn("serving pprof without authentication", "addr", dln.Addr().String())
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "auth", *apiKey != "",
+	log.Info("listening", "addr", ln.Addr().String(), "data_dir", *dataDir, "auth", key != "", "api_key_from", keyFrom,
 		"collections", srv.Collections(), "gomaxprocs", procs, "gomaxprocs_why", procsWhy)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

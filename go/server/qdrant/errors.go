@@ -8,6 +8,7 @@ import (
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/server"
+	"github.com/strata-db/strata/go/server/guard"
 )
 
 var (
@@ -36,7 +37,10 @@ func unsupportedf(format string, args ...any) error {
 // unrecognised is a bug and a 500.
 func status(err error) int {
 	var tooLarge *http.MaxBytesError
+	var refused *guard.Error
 	switch {
+	case errors.As(err, &refused):
+		return refused.Status
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrUnauthorized):

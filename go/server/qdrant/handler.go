@@ -1,6 +1,7 @@
 package qdrant
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -12,8 +13,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection"
-	"github.com/strata-db/strata/go/server/internal/apikey"
-	"github.com/strata-db/strata/go/server/internal/httpstatus"
+	"github.com/strata-db/strata/go/server/guard"
 )
 
 // Collections are the collections this door serves: server.Server's, so
@@ -28,13 +28,14 @@ type Collections interface {
 // Config configures a Handler.
 type Config struct {
 	Collections Collections
-	// APIKey, when set, must come in the "api-key" header (as
-	// qdrant-client sends it) or as "Authorization: Bearer <key>".
-	APIKey string
-	// MaxBodyBytes bounds a request body; default 64 MiB.
-	MaxBodyBytes int64
-	// MaxLimit bounds limit+offset of a query or a scroll page; default 10,000.
-	MaxLimit int
+	// Guard admits every request (API key in the "api-key" header, as
+	// qdrant-client sends it, or as "Authorization: Bearer <key>"; origin,
+	// Host and media type), bounds bodies and answers by its Limits
+	// (limit+offset of a query and a scroll page by MaxK), and records
+	// the request metrics: server.Server.Guard, so that both doors share
+	// one. Default a guard of its own with no API key and default limits,
+	// its metrics unexported.
+	Guard *guard.Guard
 	// Logger receives one line per failed request; default slog.Default().
 	Logger *slog.Logger
 }
@@ -46,10 +47,12 @@ const Version = "1.20.0"
 
 // Handler serves Qdrant's REST API over Config.Collections.
 type Handler struct {
-	cfg Config
-	log *slog.Logger
-	key apikey.Key
-	mux *http.ServeMux
+	cfg     Config
+	log     *slog.Logger
+	guard   *guard.Guard
+	limits  *guard.Limits
+	mux     *http.ServeMux
+	guarded http.Handler
 }
 
 // New returns a Handler.
@@ -57,16 +60,16 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Collections == nil {
 		return nil, errors.New("qdrant: Config.Collections is nil")
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 64 << 20
-	}
-	if cfg.MaxLimit <= 0 {
-		cfg.MaxLimit = 10_000
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, key: apikey.New(cfg.APIKey), mux: http.NewServeMux()}
+	if cfg.Guard == nil {
+		var err error
+		if cfg.Guard, err = guard.New(guard.Config{}); err != nil {
+			return nil, err
+		}
+	}
+	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux()}
 	for pattern, fn := range map[string]route{
 		"GET /collections":                               h.listCollections,
 		"GET /collections/{name}":                        h.getCollection,
@@ -94,6 +97,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux.Handle("/", route(func(r *http.Request) (any, error) {
 		return nil, fmt.Errorf("%w: %s %s (this route is not part of strata's Qdrant API)", ErrNotFound, r.Method, r.URL.Path)
 	}))
+	h.guarded = h.guard.Wrap("qdrant", h.mux, h.refuse)
 	return h, nil
 }
 
@@ -103,6 +107,10 @@ type route func(r *http.Request) (any, error)
 func (fn route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	result, err := fn(r)
+	if b, ok := result.(batchResult); ok && err == nil {
+		writeBatch(w, b, start)
+		return
+	}
 	elapsed := time.Since(start).Seconds()
 	var body []byte
 	code := http.StatusOK
@@ -116,6 +124,40 @@ func (fn route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(body)
+}
+
+// batchResult is the result of a batch route, one element per search: it
+// is encoded and sent one search at a time, each let go once sent, so the
+// server never holds the whole answer's JSON (a batch of 100 searches
+// with vectors held 4.4 GB before).
+type batchResult []any
+
+// writeBatch answers the envelope of b. An element that fails to encode
+// after the 200 is sent cuts the connection: the client sees an error,
+// not a truncated answer that parses.
+func writeBatch(w http.ResponseWriter, b batchResult, start time.Time) {
+	first, err := json.Marshal(b[0:min(1, len(b))])
+	if err != nil {
+		route(func(*http.Request) (any, error) { return nil, err }).ServeHTTP(w, nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(`{"result":`)
+	bw.Write(first[:len(first)-1]) // "[" and the first search, without the "]"
+	for i := 1; i < len(b); i++ {
+		elem, err := json.Marshal(b[i])
+		if err != nil {
+			bw.Flush()
+			panic(http.ErrAbortHandler)
+		}
+		b[i] = nil
+		bw.WriteByte(',')
+		bw.Write(elem)
+	}
+	fmt.Fprintf(bw, `],"status":"ok","time":%g}`, time.Since(start).Seconds())
+	bw.Flush()
 }
 
 type envelope struct {
@@ -137,47 +179,26 @@ type errorEnvelope struct {
 // not need ("qdrant: bad request: ").
 func message(err error) string {
 	msg := err.Error()
-	for _, prefix := range []string{"qdrant: bad request: ", "qdrant: "} {
+	for _, prefix := range []string{"qdrant: bad request: ", "qdrant: ", "guard: "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
 	return msg
 }
 
-// ServeHTTP authenticates and routes a request.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.APIKey != "" && !h.authorized(r) {
-		route(func(*http.Request) (any, error) {
-			return nil, fmt.Errorf("%w: send the header \"api-key: <key>\"", ErrUnauthorized)
-		}).ServeHTTP(w, r)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes)
-	rec := &httpstatus.Writer{ResponseWriter: w}
-	defer func() {
-		if v := recover(); v != nil {
-			h.log.Error("panic serving Qdrant request", "path", r.URL.Path, "panic", v)
-			if rec.Code == 0 {
-				route(func(*http.Request) (any, error) {
-					return nil, fmt.Errorf("qdrant: internal error (please report): %v", v)
-				}).ServeHTTP(rec, r)
-			}
-		}
-		if rec.Code >= 400 {
-			h.log.Info("qdrant request failed", "method", r.Method, "path", r.URL.Path, "status", rec.Code)
-		}
-	}()
-	h.mux.ServeHTTP(rec, r)
-}
+// ServeHTTP admits (Config.Guard), routes and answers a request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.guarded.ServeHTTP(w, r) }
 
-func (h *Handler) authorized(r *http.Request) bool {
-	token := r.Header.Get("api-key")
-	if token == "" {
-		var ok bool
-		if token, ok = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok {
-			return false
-		}
+// refuse answers the guard's refusals and recovered panics in Qdrant's
+// error shape.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	var refused *guard.Error
+	if !errors.As(err, &refused) {
+		h.log.Error("panic serving Qdrant request", "path", r.URL.Path, "panic", err)
+		err = fmt.Errorf("qdrant: %w", err)
+	} else {
+		h.log.Info("qdrant request refused", "method", r.Method, "path", r.URL.Path, "status", refused.Status, "error", err)
 	}
-	return h.key.Matches(token)
+	route(func(*http.Request) (any, error) { return nil, err }).ServeHTTP(w, r)
 }
 
 // decode reads the JSON body into v, refusing unknown fields: a field
@@ -185,7 +206,7 @@ func (h *Handler) authorized(r *http.Request) bool {
 func decode(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return err
+		return guard.AsBodyLimit(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil

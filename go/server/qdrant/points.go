@@ -263,6 +263,9 @@ func (h *Handler) retrieve(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.limits.Answer(len(ids), c.Options().Dim, withVector); err != nil {
+		return nil, err
+	}
 	return records(c, ids, sel, withVector)
 }
 

@@ -17,11 +17,11 @@ import (
 func newTestDoor(t *testing.T, key string) *httptest.Server {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.New(server.Config{DataDir: t.TempDir(), Logger: log})
+	srv, err := server.New(server.Config{DataDir: t.TempDir(), APIKey: key, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Collections: srv, APIKey: key, Logger: log})
+	h, err := New(Config{Collections: srv, Guard: srv.Guard(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,8 +78,9 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if req.Offset != nil {
 		offset = *req.Offset
 	}
-	if limit < 0 || offset < 0 || limit+offset > h.cfg.MaxLimit {
-		return nil, badRequestf("limit and offset must be non-negative with limit+offset at most %d", h.cfg.MaxLimit)
+	if limit < 0 || offset < 0 || limit+offset > h.limits.MaxK {
+		return nil, badRequestf("limit and offset must be non-negative with limit+offset at most %d "+
+			"(the server's limit: strata-server --max-k)", h.limits.MaxK)
 	}
 	sel, err := parsePayloadSelector(req.WithPayload, false)
 	if err != nil {
@@ -89,11 +90,14 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if err != nil {
 		return nil, err
 	}
+	dim := c.Options().Dim
+	if err := h.limits.Answer(limit, dim, withVector); err != nil {
+		return nil, err
+	}
 	p, err := compileFilter(req.Filter)
 	if err != nil {
 		return nil, err
 	}
-	dim := c.Options().Dim
 	var vec []float32
 	switch {
 	case searchAPI:
@@ -220,7 +224,10 @@ func (h *Handler) queryBatch(r *http.Request) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	out := make([]map[string]any, len(req.Searches))
+	if err := h.checkBatch(c, req.Searches); err != nil {
+		return nil, err
+	}
+	out := make(batchResult, len(req.Searches))
 	for i := range req.Searches {
 		points, err := h.search1(c, &req.Searches[i], false)
 		if err != nil {
@@ -257,7 +264,10 @@ func (h *Handler) searchBatch(r *http.Request) (any, error) {
 	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
-	out := make([][]record, len(req.Searches))
+	if err := h.checkBatch(c, req.Searches); err != nil {
+		return nil, err
+	}
+	out := make(batchResult, len(req.Searches))
 	for i := range req.Searches {
 		if present(req.Searches[i].Query) {
 			return nil, badRequestf("searches[%d]: unknown field \"query\" (the search API takes \"vector\")", i)
@@ -267,4 +277,26 @@ func (h *Handler) searchBatch(r *http.Request) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkBatch checks a batch's answer as a whole against the guard's
+// limits before any search runs: each search alone is within them, a
+// hundred of them need not be. The estimate counts vectors for every
+// search when any asks for them.
+func (h *Handler) checkBatch(c *collection.Collection, searches []queryRequest) error {
+	results, vectors := 0, false
+	for i := range searches {
+		k := 10
+		if l := searches[i].Limit; l != nil && *l > 0 {
+			k = *l
+		}
+		if o := searches[i].Offset; o != nil && *o > 0 {
+			k += *o
+		}
+		results += min(k, h.limits.MaxK+1) // search1 refuses more, with its own message
+		if v, err := parseWithVector(searches[i].WithVector, false); err == nil && v {
+			vectors = true
+		}
+	}
+	return h.limits.Answer(results, c.Options().Dim, vectors)
 }

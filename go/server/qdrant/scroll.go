@@ -36,8 +36,8 @@ func (h *Handler) scroll(r *http.Request) (any, error) {
 	if req.Limit != nil {
 		limit = *req.Limit
 	}
-	if limit < 0 || limit > h.cfg.MaxLimit {
-		return nil, badRequestf("limit must be in [0, %d], got %d", h.cfg.MaxLimit, limit)
+	if limit < 0 || limit > h.limits.MaxK {
+		return nil, badRequestf("limit must be in [0, %d], got %d (the server's limit: strata-server --max-k)", h.limits.MaxK, limit)
 	}
 	sel, err := parsePayloadSelector(req.WithPayload, true)
 	if err != nil {
@@ -45,6 +45,9 @@ func (h *Handler) scroll(r *http.Request) (any, error) {
 	}
 	withVector, err := parseWithVector(req.WithVector, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
 		return nil, err
 	}
 	p, err := compileFilter(req.Filter)
