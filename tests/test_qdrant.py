@@ -392,3 +392,30 @@ def test_version_route_and_api_key(tmp_path):
             warnings.simplefilter("ignore")  # api_key over plain http warns
             good = QdrantClient(url=url, api_key="s3cret", check_compatibility=False)
         assert good.get_collections().collections == []
+
+
+def test_cross_site_delete_and_huge_batch_are_refused_on_the_qdrant_port(client, server):
+    """Issue 20 items 2 and 3 on the Qdrant port: a no-cors POST from any page deleted every
+    point; a batch of 100 searches x limit 10,000 with vectors reached 4.4 GB at dim 128."""
+    params = m.VectorParams(size=128, distance=m.Distance.EUCLID)
+    client.create_collection("guarded", vectors_config=params)
+    vectors = np.random.default_rng(0).random((20, 128)).tolist()
+    client.upsert("guarded", [m.PointStruct(id=i, vector=v) for i, v in enumerate(vectors)])
+    request = urllib.request.Request(
+        server.qdrant_url + "/collections/guarded/points/delete", method="POST",
+        data=json.dumps({"filter": {}}).encode(),
+        headers={"Content-Type": "text/plain", "Origin": "http://evil.example",
+                 "Sec-Fetch-Site": "cross-site"},
+    )  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 403
+    assert "--allow-origin" in json.loads(refused.value.read())["status"]["error"]
+    assert client.count("guarded").count == 20
+    searches = [m.QueryRequest(query=vectors[0], limit=10_000, with_vector=True)] * 100
+    with pytest.raises(UnexpectedResponse) as info:
+        client.query_batch_points("guarded", searches)
+    assert info.value.status_code == 422 and b"--max-answer-bytes" in info.value.content
+    small = client.query_batch_points("guarded", [m.QueryRequest(query=vectors[1], limit=3)] * 4)
+    assert [len(r.points) for r in small] == [3, 3, 3, 3]
+    client.delete_collection("guarded")  # DELETE without a body or a Content-Type

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import urllib.request
 import numpy as np
 import pytest
 from helpers import clustered
-from server_process import BINARY, ServerProcess, running_server
+from server_process import BINARY, ServerProcess, free_port, running_server
 
 import strata
 from strata.client import Client, RemoteCollection
@@ -202,3 +203,62 @@ def test_remote_text_and_hybrid_queries_answer_like_the_embedded_ones(client, tm
     with pytest.raises(ValueError, match="one query vector"):
         remote.query(vecs[:2], text="red")
     embedded.close()
+
+
+def _raw(url, method, path, body, headers):
+    """(status, decoded JSON) of a request sent as a browser or curl would."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_cross_site_no_cors_post_deletes_nothing(client, server):
+    """Issue 20 item 2: a web page's fetch(url, {mode: "no-cors"}) deleted every point."""
+    col = client.create_collection("csrf", dim=DIM, metric="l2")
+    _fill(col, n=50)
+    browser = {"Content-Type": "text/plain;charset=UTF-8", "Origin": "http://evil.example",
+               "Sec-Fetch-Site": "cross-site"}  # fmt: skip
+    status, out = _raw(server.url, "POST", "/collections/csrf/delete", {"filter": {}}, browser)
+    assert status == 403 and out["error"]["code"] == "forbidden"
+    assert "--allow-origin" in out["error"]["message"]
+    status, out = _raw(server.url, "POST", "/collections/csrf/delete", {"filter": {}},
+                       {"Content-Type": "text/plain"})  # fmt: skip
+    assert status == 415 and out["error"]["code"] == "unsupported_media_type"
+    status, out = _raw(server.url, "POST", "/collections/csrf/delete", {"filter": {}},
+                       {"Content-Type": "application/json", "Host": "evil.example:80"})  # fmt: skip
+    assert status == 403 and "--allow-host" in out["error"]["message"]  # DNS rebinding
+    assert col.count() == 50
+
+
+def test_huge_batch_query_is_refused_naming_the_limit(client, server):
+    """Issue 20 item 3: 100 queries x k=10,000 with vectors at dim 64 took 1.8 GB."""
+    client.create_collection("huge", dim=64, metric="l2").upsert(
+        np.arange(10), np.ones((10, 64), dtype=np.float32)
+    )
+    body = {"vectors": np.ones((100, 64)).tolist(), "k": 10_000, "include": ["vectors"]}
+    status, out = _raw(server.url, "POST", "/collections/huge/query", body,
+                       {"Content-Type": "application/json"})  # fmt: skip
+    assert status == 422 and out["error"]["code"] == "limit_exceeded"
+    assert "--max-answer-bytes" in out["error"]["message"]
+
+
+def test_api_key_file_and_no_command_line_on_debug_addr(tmp_path):
+    """Issue 20 item 9: /debug/pprof/cmdline showed --api-key."""
+    key_file = tmp_path / "key"
+    key_file.write_text("s3cret\n")
+    debug = f"127.0.0.1:{free_port()}"
+    args = ("--api-key-file", str(key_file), "--debug-addr", debug)
+    with running_server(tmp_path / "d", *args) as srv:
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"http://{debug}/debug/pprof/cmdline", timeout=10)
+        assert info.value.code == 404
+        with urllib.request.urlopen(f"http://{debug}/debug/pprof/", timeout=10) as r:
+            assert r.status == 200
+        status, _ = _raw(srv.url, "GET", "/collections", None, {})
+        assert status == 401
+        with Client(srv.url, api_key="s3cret", timeout=30) as c:
+            assert c.list_collections() == []

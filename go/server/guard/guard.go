@@ -109,7 +109,11 @@ func (g *Guard) Wrap(door string, mux *http.ServeMux, refuse func(w http.Respons
 					refuse(rec, r, fmt.Errorf("internal error (please report): %v", v))
 				}
 			}
-			g.Observe(door, r.Method, routeLabel(r.Pattern), rec.Code, time.Since(start))
+			pattern := r.Pattern
+			if pattern == "" { // refused before routing: label it by the route it asked for
+				_, pattern = mux.Handler(r)
+			}
+			g.Observe(door, r.Method, routeLabel(pattern), rec.Code, time.Since(start))
 		}()
 		if err := g.Admit(rec, r, false); err != nil {
 			refuse(rec, r, err)

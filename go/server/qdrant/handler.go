@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/server/guard"
+	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
 
 // Collections are the collections this door serves: server.Server's, so
@@ -186,7 +187,13 @@ func message(err error) string {
 }
 
 // ServeHTTP admits (Config.Guard), routes and answers a request.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.guarded.ServeHTTP(w, r) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &httpstatus.Writer{ResponseWriter: w}
+	h.guarded.ServeHTTP(rec, r)
+	if rec.Code >= 400 {
+		h.log.Info("qdrant request failed", "method", r.Method, "path", r.URL.Path, "status", rec.Code)
+	}
+}
 
 // refuse answers the guard's refusals and recovered panics in Qdrant's
 // error shape.
@@ -195,8 +202,6 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.As(err, &refused) {
 		h.log.Error("panic serving Qdrant request", "path", r.URL.Path, "panic", err)
 		err = fmt.Errorf("qdrant: %w", err)
-	} else {
-		h.log.Info("qdrant request refused", "method", r.Method, "path", r.URL.Path, "status", refused.Status, "error", err)
 	}
 	route(func(*http.Request) (any, error) { return nil, err }).ServeHTTP(w, r)
 }

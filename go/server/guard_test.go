@@ -1,0 +1,140 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/strata-db/strata/go/server/guard"
+)
+
+// send sends body with the given headers (name, value pairs) and returns
+// the status, the answer's headers and its decoded JSON.
+func (ts *testServer) send(t *testing.T, method, path, body string, headers ...string) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := ts.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: answer %d is not JSON: %.200q", method, path, resp.StatusCode, raw)
+		}
+	}
+	return resp.StatusCode, resp.Header, out
+}
+
+func errorCode(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// TestCrossSiteNoCorsPostDeletesNothing is the repro of issue 20 item 2
+// through the native door: a web page's fetch(url, {mode: "no-cors",
+// method: "POST", body}) is a text/plain POST with the page's Origin, and
+// it deleted every point.
+func TestCrossSiteNoCorsPostDeletesNothing(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	ts.fill(t, "c", 20)
+	st, _, out := ts.send(t, "POST", "/collections/c/delete", `{"filter":{}}`,
+		"Content-Type", "text/plain;charset=UTF-8", "Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site")
+	if st != http.StatusForbidden || errorCode(out) != guard.CodeForbidden {
+		t.Errorf("the cross-site POST: %d %v", st, out)
+	}
+	st, _, out = ts.send(t, "POST", "/collections/c/delete", `{"filter":{}}`, "Content-Type", "text/plain")
+	if st != http.StatusUnsupportedMediaType || errorCode(out) != guard.CodeMediaType {
+		t.Errorf("a text/plain POST without Origin: %d %v", st, out)
+	}
+	if got := ts.must(t, "POST", "/collections/c/count", map[string]any{})["count"]; got != float64(20) {
+		t.Fatalf("count after the refused deletes: %v, want 20", got)
+	}
+	// The playground, from its own origin, still works.
+	st, _, out = ts.send(t, "POST", "/collections/c/query", `{"vector":[1,1,1,1],"k":3}`,
+		"Content-Type", "application/json", "Origin", ts.url, "Sec-Fetch-Site", "same-origin")
+	if st != http.StatusOK || len(out["results"].([]any)) != 3 {
+		t.Errorf("a same-origin query: %d %v", st, out)
+	}
+}
+
+// TestHugeBatchQueryIsRefusedBeforeWork is issue 20 item 3 through the
+// native door: only k was capped, and 100 queries × k=10,000 with vectors
+// took 1.8 GB of server memory. Past Limits.MaxAnswerBytes the answer is
+// refused with 422, naming the flag.
+func TestHugeBatchQueryIsRefusedBeforeWork(t *testing.T) {
+	ts := newTestServer(t, Config{Limits: guard.Limits{MaxAnswerBytes: 1 << 20}})
+	ts.fill(t, "c", 50)
+	vectors := strings.Repeat(`[1,2,3,4],`, 99) + `[1,2,3,4]`
+	st, _, out := ts.send(t, "POST", "/collections/c/query",
+		`{"vectors":[`+vectors+`],"k":10000,"include":["vectors"]}`)
+	if st != http.StatusUnprocessableEntity || errorCode(out) != guard.CodeLimitExceeded ||
+		!strings.Contains(out["error"].(map[string]any)["message"].(string), "--max-answer-bytes") {
+		t.Errorf("100 queries × k=10,000 with vectors: %d %v", st, out)
+	}
+	st, _, out = ts.send(t, "POST", "/collections/c/scan", `{"limit":100000,"include":["vectors"]}`)
+	if st != http.StatusUnprocessableEntity || errorCode(out) != guard.CodeLimitExceeded {
+		t.Errorf("a scan of 100,000 with vectors: %d %v", st, out)
+	}
+	// A batch within the limit is answered.
+	if st, _, out = ts.send(t, "POST", "/collections/c/query", `{"vectors":[`+vectors+`],"k":100}`); st != http.StatusOK {
+		t.Errorf("100 queries × k=100 without vectors: %d %v", st, out)
+	}
+}
+
+// TestLargeAnswerIsStreamedNotHeld: an answer past streamAt is sent as it
+// is written (chunked, no Content-Length) and still parses whole; a small
+// one keeps its Content-Length (the load generator's client needs it).
+func TestLargeAnswerIsStreamedNotHeld(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	ts.fill(t, "c", 4000)
+	for _, tc := range []struct {
+		path, body string
+		streamed   bool
+		count      func(map[string]any) int
+	}{
+		{"/collections/c/query", `{"vectors":[[1,2,3,4],[4,3,2,1],[0,0,0,0]],"k":3000,"include":["vectors","metadata","distances"]}`, true,
+			func(out map[string]any) int { return 3 * len(out["results"].([]any)[0].([]any)) }},
+		{"/collections/c/scan", `{"limit":4000,"include":["vectors","metadata"]}`, true,
+			func(out map[string]any) int { return len(out["points"].([]any)) }},
+		{"/collections/c/query", `{"vector":[1,2,3,4],"k":10}`, false,
+			func(out map[string]any) int { return len(out["results"].([]any)) }},
+	} {
+		req, _ := http.NewRequest("POST", ts.url+tc.path, strings.NewReader(tc.body))
+		resp, err := ts.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %v", tc.path, tc.body, resp.StatusCode, err)
+		}
+		if streamed := resp.ContentLength < 0; streamed != tc.streamed {
+			t.Errorf("%s %s: Content-Length %d, want streamed %v", tc.path, tc.body, resp.ContentLength, tc.streamed)
+		}
+		if want := map[bool]int{true: 9000, false: 10}[tc.streamed]; tc.path == "/collections/c/scan" {
+			want = 4000
+			if got := tc.count(out); got != want {
+				t.Errorf("%s: %d points, want %d", tc.path, got, want)
+			}
+		} else if got := tc.count(out); got != want {
+			t.Errorf("%s %s: %d hits, want %d", tc.path, tc.body, got, want)
+		}
+	}
+}
