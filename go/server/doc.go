@@ -43,7 +43,7 @@
 //	        "metric", "M", "ef_construction", "quantization", "fsync", "seq",
 //	        "last_checkpoint_seq", "wal_bytes", "fsyncs", "group_commits", "recovery", ...
 //
-// k defaults to 10 (at most Config.MaxK); ef 0 means max(k, 64). A filter
+// k defaults to 10 (at most Limits.MaxK); ef 0 means max(k, 64). A filter
 // is package meta's filter language. "exact": true raises ef to the number
 // of points, which makes the index's planner scan every allowed vector:
 // the exact k nearest (over the SQ8 codes for a quantized collection that
@@ -65,16 +65,21 @@
 //
 //	400 bad_request            not JSON of the route's shape: malformed, truncated, wrong types,
 //	                           unknown fields, a string (even "NaN") where a number belongs, bad names
-//	401 unauthorized           Config.APIKey set and the bearer token missing or wrong
+//	401 unauthorized           Config.APIKey set and the key missing or wrong (Bearer or api-key)
+//	403 forbidden              a write from a browser page of another origin, or a Host outside
+//	                           Config.Hosts (package guard: cross-site requests, DNS rebinding)
 //	404 collection_not_found   no collection of that name
 //	404 point_not_found        GET points/{id} or metadata for an id that does not exist
 //	404 not_found              no such route
 //	405 method_not_allowed     the route exists, the method does not (Allow lists the methods)
 //	409 collection_exists      POST /collections over an existing name or directory
-//	413 payload_too_large      body over Config.MaxBodyBytes
+//	413 payload_too_large      body over Limits.MaxBodyBytes
+//	415 unsupported_media_type a body whose Content-Type is not JSON (none is read as JSON)
 //	422 invalid_argument       JSON of the right shape the engine refuses: wrong dimension,
 //	                           non-finite or out-of-float32 values, negative or duplicate ids,
 //	                           k or ef out of range, invalid documents or filters
+//	422 limit_exceeded         the answer asked for is past Limits.MaxResults or MaxAnswerBytes
+//	                           (the message names the strata-server flag that raises it)
 //	503 collection_failed      the collection refuses writes after an I/O failure
 //	503 unavailable            the server is shutting down
 //	500 internal               a bug; nothing else is answered with 500
@@ -94,5 +99,8 @@
 // float32 division, strconv's own exact path, at a quarter of the cost;
 // everything else goes through strconv.ParseFloat(s, 32).
 // The answers of the hot routes are written by hand (appendResults),
-// tested against encoding/json.
+// tested against encoding/json. An answer (query, get, scan) past 256 KiB
+// is streamed as it is written, without a Content-Length (answer.go), so
+// the server holds about that much of it at a time; every request passes
+// package guard first, which the Qdrant door shares (Server.Guard).
 package server

@@ -28,9 +28,16 @@
 // Every answer is {"result": ..., "status": "ok", "time": seconds}; every
 // error is {"status": {"error": message}, "time": seconds} with 400 (bad
 // or unsupported input: the message names the construct), 401 (api-key),
-// 404 (collection, point or route), 409 (collection exists), 413, 503
-// (the collection refuses writes after an I/O failure) or 500 (a bug).
-// Fields this door does not know are refused, never ignored.
+// 403 (a write from a browser page of another origin, a Host outside the
+// allowed ones), 404 (collection, point or route), 409 (collection
+// exists), 413, 415 (a body that is not JSON), 422 (an answer past the
+// server's limits: the message names the flag), 503 (the collection
+// refuses writes after an I/O failure) or 500 (a bug). Fields this door
+// does not know are refused, never ignored. Every request passes the
+// native server's package guard first (Config.Guard): one admission, one
+// set of limits and one set of request metrics for both doors. A batch's
+// answer is checked whole against the limits before any search runs, and
+// sent one search at a time.
 //
 // # Scores
 //
