@@ -17,8 +17,9 @@ native engine: ``import strata.client`` is safe in a process that forks.
 
 Errors raise what the embedded library raises for the same mistake:
 
-    400 bad_request, 413, 422 invalid_argument  ValueError
-    401 unauthorized                            PermissionError
+    400 bad_request, 413, 415, 422              ValueError
+    (invalid_argument, limit_exceeded: a server limit, named with its flag)
+    401 unauthorized, 403 forbidden             PermissionError
     404 collection_not_found                    FileNotFoundError
     404 point_not_found                         KeyError
     409 collection_exists                       FileExistsError
@@ -62,7 +63,10 @@ _BY_CODE: dict[str, type[Exception]] = {
     "bad_request": ValueError,
     "invalid_argument": ValueError,
     "payload_too_large": ValueError,
+    "unsupported_media_type": ValueError,
+    "limit_exceeded": ValueError,
     "unauthorized": PermissionError,
+    "forbidden": PermissionError,
     "collection_not_found": FileNotFoundError,
     "point_not_found": KeyError,
     "collection_exists": FileExistsError,

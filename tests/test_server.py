@@ -244,6 +244,12 @@ def test_huge_batch_query_is_refused_naming_the_limit(client, server):
                        {"Content-Type": "application/json"})  # fmt: skip
     assert status == 422 and out["error"]["code"] == "limit_exceeded"
     assert "--max-answer-bytes" in out["error"]["message"]
+    from strata.client import _raise
+
+    with pytest.raises(ValueError, match="--max-answer-bytes"):
+        _raise(status, json.dumps({"error": out["error"]}).encode())
+    with pytest.raises(PermissionError):
+        _raise(403, b'{"error": {"code": "forbidden", "message": "cross-origin"}}')
 
 
 def test_api_key_file_and_no_command_line_on_debug_addr(tmp_path):
