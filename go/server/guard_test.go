@@ -165,3 +165,30 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestStreamedAnswerThatFailsCutsTheConnection: once a streamed answer's
+// 200 is sent, an error must not end the body cleanly (a truncated answer
+// that a client could take for the whole) nor append an error body to it.
+func TestStreamedAnswerThatFailsCutsTheConnection(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	ts.fill(t, "c", 1)
+	failing := func(w http.ResponseWriter, r *http.Request, _ params) error {
+		a := answer{w: w}
+		b := append([]byte(`{"results":[`), strings.Repeat(`{"id":1},`, streamAt/8)...)
+		a.spill(b)
+		return invalidf("failed half-way")
+	}
+	ts.ops["query"] = operation{route: "/collections/{name}/query", h: method(http.MethodPost, failing)}
+	resp, err := ts.client.Post(ts.url+"/collections/c/query", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("the failed stream ended cleanly: %d, %d bytes ending %q", resp.StatusCode, len(body), body[max(0, len(body)-80):])
+	}
+	if strings.Contains(string(body), "failed half-way") {
+		t.Errorf("an error body was appended to the streamed answer")
+	}
+}
