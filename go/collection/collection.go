@@ -337,7 +337,7 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 	}
 	docs := make([]meta.Document, len(raw))
 	for i, b := range raw {
-		d, err := meta.ParseDocument(b)
+		d, err := meta.ReadDocument(b)
 		if err != nil {
 			return nil, err
 		}

@@ -140,7 +140,7 @@ func (c *Collection) rebuildText(m snapshot.Manifest, md snapshot.Metadata) erro
 	}
 	texts := make([][]string, len(c.text.fields))
 	for i := range md.IDs {
-		d, err := meta.ParseDocument(md.Data[md.Offsets[i]:md.Offsets[i+1]])
+		d, err := meta.ReadDocument(md.Data[md.Offsets[i]:md.Offsets[i+1]])
 		if err != nil {
 			return fmt.Errorf("%w: snapshot document of id %d: %v", ErrCorrupt, md.IDs[i], err)
 		}
@@ -218,7 +218,7 @@ func (c *Collection) CreateTextIndex(field, analyzer string) error {
 	}
 	ids, offsets, data := c.meta.Export()
 	for i, id := range ids {
-		d, err := meta.ParseDocument(data[offsets[i]:offsets[i+1]])
+		d, err := meta.ReadDocument(data[offsets[i]:offsets[i+1]])
 		if err != nil {
 			return fmt.Errorf("collection: document of id %d: %w", id, err)
 		}
@@ -254,7 +254,7 @@ func (c *Collection) applyTextIndex(payload []byte) error {
 	ids, offsets, data := c.meta.Export()
 	texts := make([]string, len(ids))
 	for i := range ids {
-		d, err := meta.ParseDocument(data[offsets[i]:offsets[i+1]])
+		d, err := meta.ReadDocument(data[offsets[i]:offsets[i+1]])
 		if err != nil {
 			return fmt.Errorf("collection: document of id %d: %w", ids[i], err)
 		}

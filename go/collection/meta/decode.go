@@ -23,7 +23,11 @@ type decoder struct {
 	pos      int
 	document bool
 	maxDepth int
-	path     []string // document mode: keys from the root to the value being read
+	// exact refuses integer literals beyond ±2^53, which a float64 would
+	// round (see maxExactInteger). Input is read exactly; stored data,
+	// which older versions wrote without the check, is not.
+	exact bool
+	path  []string // document mode: keys from the root to the value being read
 }
 
 // decodeRoot reads data as exactly one JSON value.
@@ -422,6 +426,11 @@ func (d *decoder) number() (float64, error) {
 		}
 	}
 	d.pos = i
+	if simple && d.exact && intEnd-intStart > 15 && !exactInteger(data[intStart:intEnd]) {
+		d.pos = start
+		return 0, d.syntaxErrorf("integer %s is beyond ±2^53 (%d), where a float64 number cannot hold every integer: send it as a string, or as a float (%s.0)",
+			data[start:i], maxExactInteger, data[start:i])
+	}
 	if simple && intEnd-intStart <= 15 {
 		var n int64
 		for _, c := range data[intStart:intEnd] {
@@ -443,4 +452,15 @@ func (d *decoder) number() (float64, error) {
 		return 0, d.syntaxErrorf("number %s is out of the float64 range", data[start:i])
 	}
 	return f, nil
+}
+
+// maxExactInteger is 2^53: every integer of at most this magnitude is a
+// float64, and 2^53 + 1 is the first that is not.
+const maxExactInteger = 1 << 53
+
+// exactInteger reports whether digits (an integer literal without its
+// sign) is at most maxExactInteger.
+func exactInteger(digits []byte) bool {
+	n, err := strconv.ParseUint(string(digits), 10, 64)
+	return err == nil && n <= maxExactInteger
 }

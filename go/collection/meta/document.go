@@ -33,10 +33,23 @@ func (d Document) JSON() []byte {
 // the document rules of the package comment. Numbers become float64.
 // Errors wrap ErrInvalidDocument and name the key path or byte offset.
 func ParseDocument(data []byte) (Document, error) {
+	return parseDocument(data, true)
+}
+
+// ReadDocument reads a document back from storage (a log record, a
+// snapshot): ParseDocument, except that integers beyond ±2^53, which
+// versions before the exactness rule stored (rounded), are read as the
+// float64 they were stored as instead of refused. Input from users goes
+// through ParseDocument.
+func ReadDocument(data []byte) (Document, error) {
+	return parseDocument(data, false)
+}
+
+func parseDocument(data []byte, exact bool) (Document, error) {
 	if len(data) > MaxDocumentBytes {
 		return Document{}, fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrInvalidDocument, len(data), MaxDocumentBytes)
 	}
-	d := decoder{data: data, document: true, maxDepth: MaxDocumentDepth}
+	d := decoder{data: data, document: true, maxDepth: MaxDocumentDepth, exact: exact}
 	d.skipSpace()
 	if err := d.expectObject(); err != nil {
 		return Document{}, fmt.Errorf("%w: %v", ErrInvalidDocument, err)
@@ -84,7 +97,7 @@ func newDocument(fields []field) Document {
 // document. Each entry is bounded as in ParseDocument; the list as a whole
 // is not. Errors wrap ErrInvalidDocument and name the entry: "metadata[3]".
 func ParseDocuments(data []byte) ([]Document, error) {
-	d := decoder{data: data, document: true, maxDepth: MaxDocumentDepth}
+	d := decoder{data: data, document: true, maxDepth: MaxDocumentDepth, exact: true}
 	fail := func(format string, args ...any) ([]Document, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidDocument, fmt.Sprintf(format, args...))
 	}

@@ -32,7 +32,11 @@ func TestDocumentCanonicalJSON(t *testing.T) {
 		{`{"n": 1e21}`, `{"n":1e+21}`},
 		{`{"n": 1E-7}`, `{"n":1e-7}`},
 		{`{"n": 0.000001}`, `{"n":0.000001}`},
-		{`{"n": 123456789012345678901}`, `{"n":123456789012345680000}`},
+		{`{"n": 123456789012345678901.0}`, `{"n":1.2345678901234568e+20}`},
+		{`{"n": 9007199254740992}`, `{"n":9007199254740992}`},
+		{`{"n": -9007199254740992}`, `{"n":-9007199254740992}`},
+		{`{"n": 1.5e18}`, `{"n":1.5e+18}`},
+		{`{"n": 9007199254740994.0}`, `{"n":9.007199254740994e+15}`},
 		{`{"n": 0.1}`, `{"n":0.1}`},
 		{`{"n": -2.5e-3}`, `{"n":-0.0025}`},
 		{`{"n": 1e-400}`, `{"n":0}`},
@@ -61,19 +65,61 @@ func docsEqual(a, b Document) bool {
 		string(a.JSON()) == string(b.JSON())
 }
 
-// TestDocumentNumbersAreFloat64 documents the precision promise: integers
-// are exact up to 2^53 and numbers become float64.
-func TestDocumentNumbersAreFloat64(t *testing.T) {
-	d := mustDoc(t, `{"a": 9007199254740993, "b": 123456789012345, "c": -17}`)
-	for key, want := range map[string]float64{"a": 9007199254740992, "b": 123456789012345, "c": -17} {
+// TestDocumentIntegersBeyond2e53AreRefusedNotRounded prevents a value
+// changing silently: 2^53 + 1 read as float64 is 2^53, so an integer
+// literal beyond ±2^53 is refused with an error that says what to send
+// instead, while integers up to 2^53 stay exact and floats stay floats.
+func TestDocumentIntegersBeyond2e53AreRefusedNotRounded(t *testing.T) {
+	d := mustDoc(t, `{"a": 9007199254740992, "b": 123456789012345, "c": -17, "d": -9007199254740992}`)
+	for key, want := range map[string]float64{"a": 9007199254740992, "b": 123456789012345, "c": -17, "d": -9007199254740992} {
 		v, ok := findField(d.fields, key)
 		if !ok || v.kind != kindNumber || v.num != want {
 			t.Errorf("%s = %+v, want %v", key, v, want)
 		}
 	}
+	for _, in := range []string{`{"a": 9007199254740993}`, `{"a": -9007199254740993}`, `{"a": 1180591620717411303424}`,
+		`{"a": [1, 18446744073709551616]}`, `{"a": {"b": 9223372036854775807}}`} {
+		_, err := ParseDocument([]byte(in))
+		if !errors.Is(err, ErrInvalidDocument) || !strings.Contains(err.Error(), "beyond ±2^53") {
+			t.Errorf("ParseDocument(%s) = %v, want a refusal naming 2^53", in, err)
+		}
+		if _, err := ParseDocuments([]byte("[" + in + "]")); !errors.Is(err, ErrInvalidDocument) {
+			t.Errorf("ParseDocuments([%s]) = %v, want a refusal", in, err)
+		}
+		if _, err := ParseFilter([]byte(in)); !errors.Is(err, ErrInvalidFilter) {
+			t.Errorf("ParseFilter(%s) = %v, want a refusal", in, err)
+		}
+	}
+	if _, err := ParseNumber([]byte("9007199254740993")); !errors.Is(err, ErrInvalidFilter) {
+		t.Errorf("ParseNumber(2^53+1) = %v, want a refusal", err)
+	}
 	neg := mustDoc(t, `{"z": -0}`)
 	if v, _ := findField(neg.fields, "z"); !math.Signbit(v.num) {
 		t.Errorf("-0 lost its sign: %v", v.num)
+	}
+}
+
+// TestOldStoredIntegersBeyond2e53StillRead keeps data written before the
+// exactness rule readable: a log record or snapshot holding the integer
+// digits older versions wrote (rounded) reads as that float64, is written
+// back in float form, and that form passes input parsing.
+func TestOldStoredIntegersBeyond2e53StillRead(t *testing.T) {
+	d, err := ReadDocument([]byte(`{"a":123456789012345680000,"b":9007199254740992}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(d.JSON()), `{"a":1.2345678901234568e+20,"b":9007199254740992}`; got != want {
+		t.Fatalf("JSON() = %s, want %s", got, want)
+	}
+	if _, err := ParseDocument(d.JSON()); err != nil {
+		t.Fatalf("the rewritten form is refused as input: %v", err)
+	}
+	x, err := Import([]uint64{1}, []uint64{0, 27}, []byte(`{"a":123456789012345680000}`))
+	if err != nil {
+		t.Fatalf("Import of an old snapshot: %v", err)
+	}
+	if got, _ := x.Get(1); string(got) != `{"a":1.2345678901234568e+20}` {
+		t.Fatalf("imported document = %s", got)
 	}
 }
 

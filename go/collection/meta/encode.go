@@ -49,11 +49,13 @@ func appendFields(b []byte, fields []field) []byte {
 	return append(b, '}')
 }
 
-// appendNumber formats like encoding/json: plain decimal between 1e-6 and
-// 1e21, exponent form outside, shortest round-tripping digits either way.
+// appendNumber formats like encoding/json, shortest round-tripping digits
+// in plain decimal or exponent form, except that the plain form stops at
+// 2^53 instead of 1e21: a number beyond is written as a float (1.5e+18),
+// never as integer digits that input parsing would refuse as inexact.
 func appendNumber(b []byte, f float64) []byte {
 	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs > maxExactInteger) {
 		format = 'e'
 	}
 	b = strconv.AppendFloat(b, f, format, -1, 64)

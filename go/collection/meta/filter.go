@@ -30,6 +30,16 @@ const (
 	nodeIn                     // path $eq one of operands
 	nodeRange                  // path op operand; operand a number or a string
 	nodeExists                 // path is present
+	// Built only by the constructors of tree.go, for the Qdrant door.
+	nodeWithin      // a number (or list element) at path inside bounds
+	nodeExcept      // a non-null scalar at path equal to none of operands
+	nodeWords       // a string at path holding every one of words
+	nodeSubstring   // a string at path containing operand.str
+	nodeValuesCount // the number of values at path inside bounds
+	nodeIsEmpty     // path missing, null, or a list of nulls only
+	nodeIsNull      // path holds null itself
+	nodeIDs         // the document's id is one of ids
+	nodeAtLeast     // at least min kids
 )
 
 type rangeOp uint8
@@ -64,13 +74,17 @@ type node struct {
 	op       rangeOp
 	operand  value
 	operands []value
+	bounds   interval[float64] // nodeWithin, nodeValuesCount
+	words    []string          // nodeWords
+	ids      []uint64          // nodeIDs: ascending, unique
+	min      int               // nodeAtLeast: 1 < min < len(kids)
 }
 
 // ParseFilter parses a filter. Empty input, null and {} give a filter that
 // matches everything. Errors wrap ErrInvalidFilter and name the offending
 // field or operator, as in `at "year": unknown operator "$gtx"`.
 func ParseFilter(data []byte) (*Filter, error) {
-	d := decoder{data: data, maxDepth: maxFilterDepth}
+	d := decoder{data: data, maxDepth: maxFilterDepth, exact: true}
 	d.skipSpace()
 	if d.pos == len(data) {
 		return &Filter{root: &node{kind: nodeAll}}, nil
@@ -329,6 +343,12 @@ func simplify(n *node) *node {
 			return k.kids[0]
 		}
 		return &node{kind: nodeNot, kids: []*node{k}}
+	case nodeAtLeast:
+		out := &node{kind: nodeAtLeast, min: n.min, kids: make([]*node, len(n.kids))}
+		for i, k := range n.kids {
+			out.kids[i] = simplify(k)
+		}
+		return out
 	}
 	return n
 }

@@ -46,24 +46,31 @@ func FuzzParseFilter(f *testing.F) {
 	})
 }
 
-// FuzzParseDocument: ParseDocument never panics, and an accepted document
-// round-trips through its canonical JSON, which is a fixed point.
+// FuzzParseDocument: ParseDocument and ReadDocument (the stored-data
+// reader) never panic; ReadDocument accepts whatever ParseDocument does,
+// with the same result; and the canonical JSON of anything ReadDocument
+// accepts, old integers beyond 2^53 included, passes ParseDocument (input
+// parsing) and is a fixed point.
 func FuzzParseDocument(f *testing.F) {
 	for _, s := range fuzzDocs {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(`{"s": "\ud83d\ude00\u0000\"", "n": 1e-7, "m": 123456789012345678}`))
+	f.Add([]byte(`{"m": 9007199254740993, "n": [-9007199254740992, 1.5e18, 18446744073709551616]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := ParseDocument(data)
+		stored, err := ReadDocument(data)
 		if err != nil {
 			return
 		}
-		again, err := ParseDocument(d.JSON())
-		if err != nil {
-			t.Fatalf("canonical JSON %s of %q does not parse: %v", d.JSON(), data, err)
+		if d, err := ParseDocument(data); err == nil && !docsEqual(d, stored) {
+			t.Fatalf("%q: ParseDocument gives %s, ReadDocument %s", data, d.JSON(), stored.JSON())
 		}
-		if !docsEqual(d, again) {
-			t.Fatalf("%q: %s reads back as %s", data, d.JSON(), again.JSON())
+		again, err := ParseDocument(stored.JSON())
+		if err != nil {
+			t.Fatalf("canonical JSON %s of %q does not parse: %v", stored.JSON(), data, err)
+		}
+		if !docsEqual(stored, again) {
+			t.Fatalf("%q: %s reads back as %s", data, stored.JSON(), again.JSON())
 		}
 	})
 }
@@ -80,6 +87,8 @@ func FuzzImport(f *testing.F) {
 	f.Add(packUint64s(ids), packUint64s(offsets), data)
 	f.Add(packUint64s(ids[:2]), packUint64s(offsets[:3]), data[:offsets[2]])
 	f.Add([]byte{}, packUint64s([]uint64{0}), []byte{})
+	old := []byte(`{"a":123456789012345680000}`) // as versions before 2^53 exactness wrote it
+	f.Add(packUint64s([]uint64{7}), packUint64s([]uint64{0, uint64(len(old))}), old)
 	f.Fuzz(func(t *testing.T, idBytes, offsetBytes, data []byte) {
 		ids, offsets := unpackUint64s(idBytes), unpackUint64s(offsetBytes)
 		y, err := Import(ids, offsets, data)

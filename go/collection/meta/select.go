@@ -155,6 +155,16 @@ func (e *evaluator) eval(n *node) bitset {
 		res := e.eval(n.kids[0])
 		res.complementWithin(x.alive)
 		return res
+	case nodeAtLeast:
+		return e.atLeast(n)
+	case nodeIDs:
+		res := newBitset(e.words)
+		for _, id := range n.ids {
+			if slot, ok := x.slots[id]; ok {
+				res.set(slot)
+			}
+		}
+		return res
 	}
 	res := newBitset(e.words)
 	pp := x.paths[n.path]
@@ -171,6 +181,46 @@ func (e *evaluator) eval(n *node) bitset {
 		}
 	case nodeRange:
 		return e.rangeGroup([]*node{n}, 0, nil)
+	default:
+		return e.valueLeaf(n, pp)
+	}
+	return res
+}
+
+// valueLeaf evaluates the leaves only the constructors of tree.go build.
+func (e *evaluator) valueLeaf(n *node, pp *pathPostings) bitset {
+	x := e.x
+	res := newBitset(e.words)
+	if pp == nil { // nothing at the path: empty, no values
+		if n.kind == nodeIsEmpty || (n.kind == nodeValuesCount && n.bounds.contains(0)) {
+			res.or(x.alive)
+		}
+		return res
+	}
+	switch n.kind {
+	case nodeWithin:
+		rangeInto(e, res, pp, &pp.nums, &pp.numbers, &n.bounds)
+	case nodeExcept:
+		e.except(res, n, pp)
+	case nodeWords, nodeSubstring:
+		for key, p := range pp.strs.byKey {
+			if n.holdsFor(value{kind: kindString, str: key}) {
+				p.orInto(res, e.scratch)
+			}
+		}
+	case nodeValuesCount:
+		e.valuesCount(res, n, pp)
+	case nodeIsEmpty:
+		present := e.bits(&pp.exists)
+		res.orMissing(x.alive, present)
+		res.or(e.without(&pp.nulls, &pp.lists))
+		listed := e.bits(&pp.lists)
+		listed.andNot(e.scalars(pp))
+		res.or(listed)
+	case nodeIsNull:
+		res = e.without(&pp.nulls, &pp.lists)
+	default:
+		panic("meta: unknown filter node")
 	}
 	return res
 }
@@ -313,6 +363,117 @@ func (e *evaluator) eqComposite(res bitset, n *node, pp *pathPostings, operand v
 		}
 		v, ok := lookup(fields, n.parts)
 		if matchEq(v, ok, operand) {
+			res.set(slot)
+		}
+	})
+}
+
+// bits expands a posting into a fresh bitset.
+func (e *evaluator) bits(p *posting) bitset {
+	b := newBitset(e.words)
+	p.orInto(b, e.scratch)
+	return b
+}
+
+// without is the slots of p that are not in q.
+func (e *evaluator) without(p, q *posting) bitset {
+	b := e.bits(p)
+	b.andNot(e.bits(q))
+	return b
+}
+
+// scalars is the slots holding a scalar other than null at pp's path,
+// as the value or in a list.
+func (e *evaluator) scalars(pp *pathPostings) bitset {
+	b := newBitset(e.words)
+	for _, p := range []*posting{&pp.numbers, &pp.strings, &pp.trues, &pp.falses} {
+		p.orInto(b, e.scratch)
+	}
+	return b
+}
+
+// atLeast evaluates "at least n.min of the kids" with one bitset per
+// count: reached[j] holds the slots that j of the kids seen so far match,
+// or more. Each kid adds one to the slots it matches.
+func (e *evaluator) atLeast(n *node) bitset {
+	reached := make([]bitset, n.min+1)
+	reached[0] = slices.Clone(e.x.alive)
+	for j := 1; j <= n.min; j++ {
+		reached[j] = newBitset(e.words)
+	}
+	step := newBitset(e.words)
+	for _, k := range n.kids {
+		matched := e.eval(k)
+		for j := n.min; j >= 1; j-- {
+			copy(step, reached[j-1])
+			step.and(matched)
+			reached[j].or(step)
+		}
+	}
+	return reached[n.min]
+}
+
+// except adds the slots holding a scalar other than null that equals none
+// of n.operands. Without lists at the path a slot holds one value, so
+// that is the slots with a scalar minus those holding an excluded one;
+// with lists, the postings of every value not excluded are united.
+func (e *evaluator) except(res bitset, n *node, pp *pathPostings) {
+	excluded := func(v value) bool {
+		for _, operand := range n.operands {
+			if equal(v, operand) {
+				return true
+			}
+		}
+		return false
+	}
+	if pp.lists.empty() {
+		res.or(e.scalars(pp))
+		out := newBitset(e.words)
+		for _, operand := range n.operands {
+			if operand.kind != kindNull {
+				e.eq(out, n, pp, operand)
+			}
+		}
+		res.andNot(out)
+		return
+	}
+	for key, p := range pp.nums.byKey {
+		if !excluded(value{kind: kindNumber, num: key}) {
+			p.orInto(res, e.scratch)
+		}
+	}
+	for key, p := range pp.strs.byKey {
+		if !excluded(value{kind: kindString, str: key}) {
+			p.orInto(res, e.scratch)
+		}
+	}
+	if !excluded(value{kind: kindBool, b: true}) {
+		pp.trues.orInto(res, e.scratch)
+	}
+	if !excluded(value{kind: kindBool}) {
+		pp.falses.orInto(res, e.scratch)
+	}
+}
+
+// valuesCount adds the slots whose number of values at the path is within
+// n.bounds: 0 where it is missing, 1 where it holds anything but a list,
+// and for lists, whose length postings do not record, the length read
+// from the stored document.
+func (e *evaluator) valuesCount(res bitset, n *node, pp *pathPostings) {
+	x := e.x
+	present := e.bits(&pp.exists)
+	if n.bounds.contains(0) {
+		res.orMissing(x.alive, present)
+	}
+	if n.bounds.contains(1) {
+		res.or(e.without(&pp.exists, &pp.lists))
+	}
+	e.bits(&pp.lists).each(func(slot uint32) {
+		fields, err := parseStored(x.docs[slot])
+		if err != nil {
+			panic("meta: stored document unreadable: " + err.Error())
+		}
+		if v, ok := lookup(fields, n.parts); ok && v.kind == kindList && n.bounds.contains(float64(len(v.list))) {
 			res.set(slot)
 		}
 	})

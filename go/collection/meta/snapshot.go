@@ -34,7 +34,7 @@ func (x *Index) Export() (ids []uint64, offsets []uint64, data []byte) {
 
 // Import rebuilds an index from Export's output. It is read from disk, so
 // everything is checked: the shapes of the three slices, ascending ids,
-// offsets within data, and every document as ParseDocument would. Errors
+// offsets within data, and every document as ReadDocument does. Errors
 // wrap ErrCorrupt and name the entry.
 func Import(ids []uint64, offsets []uint64, data []byte) (*Index, error) {
 	if len(offsets) != len(ids)+1 {
@@ -52,7 +52,7 @@ func Import(ids []uint64, offsets []uint64, data []byte) (*Index, error) {
 		if hi < lo || hi > uint64(len(data)) {
 			return nil, fmt.Errorf("%w: entry %d (id %d): offsets %d..%d do not delimit a document in %d bytes", ErrCorrupt, i, id, lo, hi, len(data))
 		}
-		doc, err := ParseDocument(data[lo:hi])
+		doc, err := ReadDocument(data[lo:hi])
 		if err != nil {
 			return nil, fmt.Errorf("%w: entry %d (id %d): %v", ErrCorrupt, i, id, err)
 		}

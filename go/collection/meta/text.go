@@ -31,3 +31,16 @@ func (d Document) Text(path string) (string, error) {
 	}
 	return v.str, nil
 }
+
+// NumberAt returns the number at path p. ok is false when the path is
+// missing or holds anything else; list reports that it holds a list.
+func (d Document) NumberAt(p Path) (f float64, ok, list bool) {
+	v, found := lookup(d.fields, p.parts)
+	switch {
+	case !found:
+		return 0, false, false
+	case v.kind == kindList:
+		return 0, false, true
+	}
+	return v.num, v.kind == kindNumber, false
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -136,12 +137,8 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 			ef = max(c.Len()+1, k)
 		}
 	}
-	f, among, err := p.forQuery(c)
-	if err != nil {
-		return nil, err
-	}
 	ids, dists := make([]int64, k), make([]float32, k)
-	if _, err := c.QueryAmong(vec, k, ef, f, among, 1, ids, dists); err != nil {
+	if _, err := c.Query(vec, k, ef, p, 1, ids, dists); err != nil {
 		return nil, err
 	}
 	euclid := c.Options().Metric == metric.L2
@@ -187,11 +184,8 @@ func scoredRecords(c *collection.Collection, ids []uint64, scores []float64, sel
 
 // firstPoints answers a query without a vector: the matching points in
 // id order, score 0, as Qdrant does.
-func (h *Handler) firstPoints(c *collection.Collection, p *plan, limit, offset int, sel payloadSelector, withVector bool) ([]record, error) {
-	ids, err := p.ids(c)
-	if err != nil {
-		return nil, err
-	}
+func (h *Handler) firstPoints(c *collection.Collection, p *meta.Filter, limit, offset int, sel payloadSelector, withVector bool) ([]record, error) {
+	ids := c.ScanIDs(p, 0, false, limit+offset)
 	ids = ids[min(offset, len(ids)):]
 	ids = ids[:min(limit, len(ids))]
 	return scoredRecords(c, ids, make([]float64, len(ids)), sel, withVector)

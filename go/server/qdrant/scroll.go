@@ -3,10 +3,12 @@ package qdrant
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
 )
 
 type orderBy struct {
@@ -81,18 +83,8 @@ func (h *Handler) scroll(r *http.Request) (any, error) {
 			return nil, err
 		}
 	}
-	var ids []uint64
-	f, among, err := p.forQuery(c)
-	if err != nil {
-		return nil, err
-	}
-	if among == nil {
-		// offset is inclusive, ScanIDs' after exclusive.
-		ids = c.ScanIDs(f, from-1, hasFrom && from > 0, limit+1)
-	} else {
-		at, _ := slices.BinarySearch(among, from)
-		ids = among[at:min(at+limit+1, len(among))]
-	}
+	// offset is inclusive, ScanIDs' after exclusive.
+	ids := c.ScanIDs(p, from-1, hasFrom && from > 0, limit+1)
 	var next any
 	if len(ids) > limit {
 		next, ids = ids[limit], ids[:limit]
@@ -111,8 +103,9 @@ type orderedPoint struct {
 
 // ordered answers a scroll with order_by: the matching points that hold
 // a number at the key, by that number (then by id), from start_from on.
-func ordered(c *collection.Collection, p *plan, ob orderBy, limit int, sel payloadSelector, withVector bool) ([]record, error) {
-	if err := checkKey(ob.Key, "order_by.key"); err != nil {
+func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, sel payloadSelector, withVector bool) ([]record, error) {
+	path, err := checkKey(ob.Key, "order_by.key")
+	if err != nil {
 		return nil, err
 	}
 	desc := false
@@ -123,10 +116,7 @@ func ordered(c *collection.Collection, p *plan, ob orderBy, limit int, sel paylo
 	default:
 		return nil, badRequestf("order_by.direction must be \"asc\" or \"desc\", got %q", ob.Direction)
 	}
-	ids, err := p.ids(c)
-	if err != nil {
-		return nil, err
-	}
+	ids := c.ScanIDs(p, 0, false, 0)
 	signed := make([]int64, len(ids))
 	for i, id := range ids {
 		signed[i] = int64(id)
@@ -136,26 +126,16 @@ func ordered(c *collection.Collection, p *plan, ob orderBy, limit int, sel paylo
 		if raw == nil {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var doc any
-		if err := dec.Decode(&doc); err != nil {
-			return nil, err
+		doc, err := meta.ReadDocument(raw)
+		if err != nil {
+			return nil, fmt.Errorf("qdrant: stored payload of point %d: %w", ids[i], err)
 		}
-		v, ok := valueAt(doc, ob.Key)
-		if !ok {
-			continue
-		}
-		if isList(v) {
+		x, ok, isList := doc.NumberAt(path)
+		if isList {
 			return nil, unsupportedf("order_by over a list value (point %d, key %q)", ids[i], ob.Key)
 		}
-		n, ok := v.(json.Number)
 		if !ok {
 			continue // not a number: not in Qdrant's numeric index either
-		}
-		x, err := n.Float64()
-		if err != nil {
-			continue
 		}
 		if s := ob.StartFrom; s != nil && ((!desc && x < *s) || (desc && x > *s)) {
 			continue
@@ -207,12 +187,5 @@ func (h *Handler) count(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, among, err := p.forQuery(c)
-	if err != nil {
-		return nil, err
-	}
-	if among != nil {
-		return map[string]int{"count": len(among)}, nil
-	}
-	return map[string]int{"count": c.Count(f)}, nil
+	return map[string]int{"count": c.Count(p)}, nil
 }

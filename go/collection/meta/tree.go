@@ -1,0 +1,270 @@
+package meta
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// This file builds filter trees directly, for doors whose filter language
+// is not the JSON one ParseFilter reads (the Qdrant door). The constructors
+// make the same nodes ParseFilter makes, plus the conditions only those
+// languages have; one evaluator (Index.Select) and one reference
+// (Filter.Match) serve both.
+
+// Path is a checked dotted field path.
+type Path struct {
+	dotted string
+	parts  []string
+}
+
+// ParsePath checks a dotted field path ("stock.shop"): every part must be a
+// key a document can hold. Errors wrap ErrInvalidFilter.
+func ParsePath(dotted string) (Path, error) {
+	if dotted == "" {
+		return Path{}, fmt.Errorf("%w: empty field path", ErrInvalidFilter)
+	}
+	parts, err := splitPath(dotted)
+	if err != nil {
+		return Path{}, fmt.Errorf("%w: %v", ErrInvalidFilter, err)
+	}
+	return Path{dotted: dotted, parts: parts}, nil
+}
+
+// String returns the dotted path.
+func (p Path) String() string { return p.dotted }
+
+// Scalar is an operand of a comparison: a number, a string, a bool or null.
+type Scalar struct{ v value }
+
+// Number, String, Bool and Null make the operands of Eq, In and Except.
+// Number refuses NaN and infinities, which no document holds.
+func Number(f float64) (Scalar, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return Scalar{}, fmt.Errorf("%w: %v is not a JSON number", ErrInvalidFilter, f)
+	}
+	return Scalar{value{kind: kindNumber, num: f}}, nil
+}
+
+// ParseNumber reads a JSON number literal as an operand, with the rules of
+// documents: an integer beyond ±2^53, which a float64 would round, is
+// refused. Errors wrap ErrInvalidFilter.
+func ParseNumber(literal []byte) (Scalar, error) {
+	d := decoder{data: literal, maxDepth: 1, exact: true}
+	v, err := d.decodeRoot()
+	if err == nil && v.kind != kindNumber {
+		err = fmt.Errorf("%s is not a number", literal)
+	}
+	if err != nil {
+		return Scalar{}, fmt.Errorf("%w: %v", ErrInvalidFilter, err)
+	}
+	return Scalar{v}, nil
+}
+
+// String makes a string operand.
+func String(s string) Scalar { return Scalar{value{kind: kindString, str: s}} }
+
+// Bool makes a bool operand.
+func Bool(b bool) Scalar { return Scalar{value{kind: kindBool, b: b}} }
+
+// Null makes the null operand.
+func Null() Scalar { return Scalar{} }
+
+func scalarValues(ops []Scalar) []value {
+	out := make([]value, len(ops))
+	for i, s := range ops {
+		out[i] = s.v
+	}
+	return out
+}
+
+// Bounds is a numeric interval; a nil bound is absent, and no bound at all
+// is every number.
+type Bounds struct {
+	Gt, Gte, Lt, Lte *float64
+}
+
+func (b Bounds) interval() interval[float64] {
+	var iv interval[float64]
+	for _, bound := range []struct {
+		op rangeOp
+		at *float64
+	}{{opGt, b.Gt}, {opGte, b.Gte}, {opLt, b.Lt}, {opLte, b.Lte}} {
+		if bound.at != nil {
+			iv.tighten(bound.op, normZero(*bound.at))
+		}
+	}
+	return iv
+}
+
+func (b Bounds) check() error {
+	for _, at := range []*float64{b.Gt, b.Gte, b.Lt, b.Lte} {
+		if at != nil && math.IsNaN(*at) {
+			return fmt.Errorf("%w: NaN as a range bound", ErrInvalidFilter)
+		}
+	}
+	return nil
+}
+
+func leaf(kind nodeKind, p Path) *node {
+	return &node{kind: kind, path: p.dotted, parts: p.parts}
+}
+
+func wrap(n *node) *Filter { return &Filter{root: simplify(n)} }
+
+func (f *Filter) node() *node {
+	if f == nil {
+		return &node{kind: nodeAll}
+	}
+	return f.root
+}
+
+func nodes(fs []*Filter) []*node {
+	out := make([]*node, len(fs))
+	for i, f := range fs {
+		out[i] = f.node()
+	}
+	return out
+}
+
+// All matches every document; None matches none.
+func All() *Filter  { return &Filter{root: &node{kind: nodeAll}} }
+func None() *Filter { return Not(All()) }
+
+// Eq is {"path": {"$eq": v}}: the field equals v or is a list holding it;
+// Eq with Null also matches a missing field.
+func Eq(p Path, v Scalar) *Filter {
+	n := leaf(nodeEq, p)
+	n.operand = v.v
+	return wrap(n)
+}
+
+// In is {"path": {"$in": [vs...]}}; with no operand it matches nothing.
+func In(p Path, vs ...Scalar) *Filter {
+	n := leaf(nodeIn, p)
+	n.operands = scalarValues(vs)
+	return wrap(n)
+}
+
+// Exists is {"path": {"$exists": true}}: the field is present, null
+// included.
+func Exists(p Path) *Filter { return wrap(leaf(nodeExists, p)) }
+
+// Within matches a document whose field is a number inside b, or a list
+// holding one such number: unlike an $and of $gt and $lt, all bounds apply
+// to the same element ([0, 10] is not within (1, 5)).
+func Within(p Path, b Bounds) (*Filter, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	n := leaf(nodeWithin, p)
+	n.bounds = b.interval()
+	return wrap(n), nil
+}
+
+// Except matches a document whose field holds a value other than null that
+// equals none of vs: the field, or one element of its list. A missing
+// field, null and [] do not match.
+func Except(p Path, vs ...Scalar) *Filter {
+	n := leaf(nodeExcept, p)
+	n.operands = scalarValues(vs)
+	return wrap(n)
+}
+
+// Words matches a document whose field is a string, or a list holding one,
+// that contains every word of text. Words are what remains of a string
+// lower-cased and split at every character that is not a letter or a
+// digit; text without words matches every string.
+func Words(p Path, text string) *Filter {
+	n := leaf(nodeWords, p)
+	n.words = words(text)
+	return wrap(n)
+}
+
+// Substring matches a document whose field is a string, or a list holding
+// one, that contains text byte for byte.
+func Substring(p Path, text string) *Filter {
+	n := leaf(nodeSubstring, p)
+	n.operand = value{kind: kindString, str: text}
+	return wrap(n)
+}
+
+// ValuesCount matches a document whose field holds a number of values
+// inside b: a list counts its elements, a missing field counts 0, any
+// other value (null and objects included) counts 1.
+func ValuesCount(p Path, b Bounds) (*Filter, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	n := leaf(nodeValuesCount, p)
+	n.bounds = b.interval()
+	return wrap(n), nil
+}
+
+// IsEmpty matches a document whose field is missing, null, or a list that
+// holds nothing but nulls ([] included).
+func IsEmpty(p Path) *Filter { return wrap(leaf(nodeIsEmpty, p)) }
+
+// IsNull matches a document whose field is null itself (a list holding
+// null is not).
+func IsNull(p Path) *Filter { return wrap(leaf(nodeIsNull, p)) }
+
+// IDs matches the documents of the given ids (see Filter.MatchID).
+func IDs(ids ...uint64) *Filter {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	return wrap(&node{kind: nodeIDs, ids: slices.Compact(ids)})
+}
+
+// And matches what every filter matches (everything when there is none).
+func And(fs ...*Filter) *Filter { return wrap(&node{kind: nodeAnd, kids: nodes(fs)}) }
+
+// Or matches what at least one filter matches (nothing when there is
+// none).
+func Or(fs ...*Filter) *Filter {
+	if len(fs) == 0 {
+		return None()
+	}
+	return wrap(&node{kind: nodeOr, kids: nodes(fs)})
+}
+
+// Not matches what f does not.
+func Not(f *Filter) *Filter { return wrap(&node{kind: nodeNot, kids: []*node{f.node()}}) }
+
+// AtLeast matches what at least k of the filters match: everything when
+// k <= 0, nothing when k exceeds their number.
+func AtLeast(k int, fs ...*Filter) *Filter {
+	switch {
+	case k <= 0:
+		return All()
+	case k > len(fs):
+		return None()
+	case k == 1:
+		return Or(fs...)
+	case k == len(fs):
+		return And(fs...)
+	}
+	return wrap(&node{kind: nodeAtLeast, kids: nodes(fs), min: k})
+}
+
+// words lower-cases s and splits it at every rune that is neither a letter
+// nor a digit.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+}
+
+// hasWords reports whether s contains every one of want among its words.
+func hasWords(s string, want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	have := words(s)
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}

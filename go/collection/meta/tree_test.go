@@ -1,0 +1,242 @@
+package meta
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// treeGen builds random filter trees with the constructors of tree.go,
+// over the vocabulary of gen, so that they often hit.
+type treeGen struct {
+	gen
+	maxID uint64
+}
+
+func (g treeGen) path() Path {
+	p, err := ParsePath(g.pick(genPaths))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func (g treeGen) scalar() Scalar {
+	switch g.r.IntN(8) {
+	case 0:
+		return Null()
+	case 1:
+		return Bool(g.r.IntN(2) == 0)
+	case 2, 3, 4:
+		s, _ := Number([]float64{0, 1, -1, 2, 2.5, -2.5, 3, 10, 0.5}[g.r.IntN(9)])
+		return s
+	}
+	return String([]string{"", "a", "b", "ab", "ba", "é", "A", "a b", "B-A"}[g.r.IntN(9)])
+}
+
+func (g treeGen) scalars() []Scalar {
+	out := make([]Scalar, g.r.IntN(4))
+	for i := range out {
+		out[i] = g.scalar()
+	}
+	return out
+}
+
+func (g treeGen) bounds() Bounds {
+	var b Bounds
+	for _, dst := range []**float64{&b.Gt, &b.Gte, &b.Lt, &b.Lte} {
+		if g.r.IntN(3) == 0 {
+			f := []float64{-1, 0, 0.5, 1, 2, 2.5, 3}[g.r.IntN(7)]
+			*dst = &f
+		}
+	}
+	return b
+}
+
+func (g treeGen) must(f *Filter, err error) *Filter {
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func (g treeGen) tree(depth int) *Filter {
+	n := g.r.IntN(20)
+	if depth >= 3 {
+		n = 5 + g.r.IntN(15)
+	}
+	kids := func() []*Filter {
+		out := make([]*Filter, g.r.IntN(5))
+		for i := range out {
+			out[i] = g.tree(depth + 1)
+		}
+		return out
+	}
+	switch n {
+	case 0:
+		return And(kids()...)
+	case 1:
+		return Or(kids()...)
+	case 2:
+		return Not(g.tree(depth + 1))
+	case 3, 4:
+		k := kids()
+		return AtLeast(g.r.IntN(len(k)+2)-1, k...)
+	case 5:
+		return Eq(g.path(), g.scalar())
+	case 6:
+		return In(g.path(), g.scalars()...)
+	case 7:
+		return Exists(g.path())
+	case 8, 9:
+		return g.must(Within(g.path(), g.bounds()))
+	case 10:
+		return Except(g.path(), g.scalars()...)
+	case 11:
+		return Words(g.path(), []string{"", "a", "A b", "b,a", "ba", "x"}[g.r.IntN(6)])
+	case 12:
+		return Substring(g.path(), []string{"", "a", "b a", "é"}[g.r.IntN(4)])
+	case 13:
+		b := Bounds{}
+		lo, hi := float64(g.r.IntN(3)), float64(g.r.IntN(4))
+		b.Gte, b.Lte = &lo, &hi
+		if g.r.IntN(2) == 0 {
+			b = g.bounds()
+		}
+		return g.must(ValuesCount(g.path(), b))
+	case 14:
+		return IsEmpty(g.path())
+	case 15:
+		return IsNull(g.path())
+	case 16, 17:
+		ids := make([]uint64, g.r.IntN(6))
+		for i := range ids {
+			ids[i] = uint64(g.r.IntN(int(g.maxID) + 2))
+		}
+		return IDs(ids...)
+	case 18:
+		return All()
+	}
+	return None()
+}
+
+// TestTreeConstructorsAgreeWithMatch is the model test of the filter
+// trees the Qdrant door builds: every condition of tree.go, and and/or/not/
+// at-least over them, evaluated by Index.Select (postings) against
+// Filter.MatchID on every document, after puts, replacements and deletes.
+func TestTreeConstructorsAgreeWithMatch(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 7))
+			g := treeGen{gen: gen{r}, maxID: 200}
+			x := NewIndex()
+			m := model{}
+			for round := range 4 {
+				for range 120 {
+					id := uint64(r.IntN(200))
+					if r.IntN(6) == 0 {
+						x.Delete([]uint64{id})
+						delete(m, id)
+						continue
+					}
+					d := mustDoc(t, g.document())
+					x.Put(id, d)
+					m[id] = d
+				}
+				for i := range 150 {
+					f := g.tree(0)
+					var want []uint64
+					for id, d := range m {
+						if f.MatchID(id, d) {
+							want = append(want, id)
+						}
+					}
+					slices.Sort(want)
+					got := x.Select(f)
+					if !slices.Equal(got, want) {
+						t.Fatalf("round %d filter %d: Select\n got  %v\n want %v", round, i, got, want)
+					}
+					if c := x.Count(f); c != len(want) {
+						t.Fatalf("round %d filter %d: Count %d, want %d", round, i, c, len(want))
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTreeLeavesFollowTheirDocs pins the meaning of each Qdrant-side leaf
+// on hand-picked documents, so that a change of meaning cannot hide in
+// the model test (which only checks that the two evaluators agree).
+func TestTreeLeavesFollowTheirDocs(t *testing.T) {
+	docs := []string{
+		`{}`, `{"f": null}`, `{"f": []}`, `{"f": [null]}`, `{"f": [null, 1]}`,
+		`{"f": 1}`, `{"f": [0, 10]}`, `{"f": "Hello, World"}`, `{"f": ["x", "red car"]}`,
+		`{"f": {"g": 1}}`, `{"f": true}`,
+	}
+	p, _ := ParsePath("f")
+	one, five, zero := 1.0, 5.0, 0.0
+	cases := []struct {
+		name string
+		f    *Filter
+		want []uint64 // indexes into docs
+	}{
+		{"within (1,5) needs one element inside", must(Within(p, Bounds{Gt: &one, Lt: &five})), nil},
+		{"within [1,5]", must(Within(p, Bounds{Gte: &one, Lte: &five})), []uint64{4, 5}},
+		{"within, no bounds: any number", must(Within(p, Bounds{})), []uint64{4, 5, 6}},
+		{"except 1: another scalar", Except(p, mustNumber(1)), []uint64{6, 7, 8, 10}},
+		{"except nothing", Except(p), []uint64{4, 5, 6, 7, 8, 10}},
+		{"words", Words(p, "world HELLO"), []uint64{7}},
+		{"words need whole words", Words(p, "wor"), nil},
+		{"substring", Substring(p, "d car"), []uint64{8}},
+		{"values_count 0", must(ValuesCount(p, Bounds{Lte: &zero})), []uint64{0, 2}},
+		{"values_count >= 2", must(ValuesCount(p, Bounds{Gt: &one})), []uint64{4, 6, 8}},
+		{"is_empty", IsEmpty(p), []uint64{0, 1, 2, 3}},
+		{"is_null", IsNull(p), []uint64{1}},
+		{"ids", IDs(3, 1, 3, 99), []uint64{1, 3}},
+		{"at least 2 of 3", AtLeast(2, IsNull(p), IDs(1, 2), IsEmpty(p)), []uint64{1, 2}},
+		{"or of nothing", Or(), nil},
+		{"and of nothing", And(), []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+	}
+	x := NewIndex()
+	for i, s := range docs {
+		x.Put(uint64(i), mustDoc(t, s))
+	}
+	for _, c := range cases {
+		if got := x.Select(c.f); !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestTreeConstructorsRefuseWhatNoDocumentHolds(t *testing.T) {
+	nan := 0.0
+	nan /= nan
+	if _, err := Number(nan); err == nil {
+		t.Error("Number(NaN) accepted")
+	}
+	if _, err := Within(Path{dotted: "f", parts: []string{"f"}}, Bounds{Gt: &nan}); err == nil {
+		t.Error("a NaN bound accepted")
+	}
+	for _, bad := range []string{"", "a..b", "a.$b"} {
+		if _, err := ParsePath(bad); err == nil {
+			t.Errorf("ParsePath(%q) accepted", bad)
+		}
+	}
+}
+
+func must(f *Filter, err error) *Filter {
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func mustNumber(f float64) Scalar {
+	s, err := Number(f)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
