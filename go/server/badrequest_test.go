@@ -68,6 +68,22 @@ var badRequests = []struct {
 	{"point id negative", "GET", "/collections/c/points/-1", ``, 422, CodeInvalid},
 	{"point id text", "GET", "/collections/c/points/abc", ``, 400, CodeBadRequest},
 	{"point missing", "GET", "/collections/c/points/4000", ``, 404, CodePointNotFound},
+	// Text that is not UTF-8, on every route that takes a body: refused,
+	// never stored or searched as U+FFFD.
+	{"invalid UTF-8 in metadata", "POST", "/collections/c/upsert", "{\"ids\":[100],\"vectors\":[[1,2,3,4]],\"metadata\":[{\"s\":\"a\xffb\"}]}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a metadata key", "POST", "/collections/c/upsert", "{\"ids\":[100],\"vectors\":[[1,2,3,4]],\"metadata\":[{\"\xc3\":1}]}", 400, CodeBadRequest},
+	{"invalid UTF-8 in metadata update", "POST", "/collections/c/metadata", "{\"ids\":[1],\"metadata\":[{\"s\":\"\xed\xa0\x80\"}]}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a query filter", "POST", "/collections/c/query", "{\"vector\":[1,2,3,4],\"filter\":{\"s\":\"\xff\"}}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a text query", "POST", "/collections/c/query", "{\"text\":\"caf\xe9\",\"text_field\":\"s\"}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a count filter", "POST", "/collections/c/count", "{\"filter\":{\"s\":\"\xff\"}}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a scan filter", "POST", "/collections/c/scan", "{\"filter\":{\"s\":\"\xff\"}}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a delete filter", "POST", "/collections/c/delete", "{\"filter\":{\"s\":\"\xff\"}}", 400, CodeBadRequest},
+	{"invalid UTF-8 in get", "POST", "/collections/c/get", "{\"ids\":[1],\"x\":\"\xff\"}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a collection's text field", "POST", "/collections", "{\"name\":\"x\",\"dim\":4,\"text_fields\":[\"\xff\"]}", 400, CodeBadRequest},
+	// Integers a float64 cannot hold exactly: refused, never rounded.
+	{"integer beyond 2^53 in metadata", "POST", "/collections/c/upsert", `{"ids":[100],"vectors":[[1,2,3,4]],"metadata":[{"n":9007199254740993}]}`, 422, CodeInvalid},
+	{"integer beyond 2^53 in metadata update", "POST", "/collections/c/metadata", `{"ids":[1],"metadata":[{"n":1180591620717411303424}]}`, 422, CodeInvalid},
+	{"integer beyond 2^53 in a filter", "POST", "/collections/c/count", `{"filter":{"n":9007199254740993}}`, 422, CodeInvalid},
 	// Names, collections, routes and methods.
 	{"unknown collection", "POST", "/collections/nope/query", `{"vector":[1,2,3,4]}`, 404, CodeCollectionNotFound},
 	{"unknown collection info", "GET", "/collections/nope", ``, 404, CodeCollectionNotFound},

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/server/guard"
@@ -215,6 +216,11 @@ func decode(r *http.Request, v any) error {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would turn each invalid byte of a string into
+		// U+FFFD: text that changes silently.
+		return badRequestf("Format error in JSON body: not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
