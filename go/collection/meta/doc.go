@@ -22,17 +22,32 @@
 //     document itself being level 1;
 //   - the JSON text is at most MaxDocumentBytes (1 MiB).
 //
-// Numbers are IEEE-754 float64: integers beyond ±2^53 lose precision, and a
-// number outside the float64 range (1e400) is an error. The top level must be
+// Numbers are IEEE-754 float64, and a value never changes silently on the
+// way in: an integer literal beyond ±2^53 (9007199254740993), which a
+// float64 would round, is an error saying to send it as a string or as a
+// float (9007199254740993.0, read as the nearest float64); integers up to
+// ±2^53 are exact. A number outside the float64 range (1e400) is an
+// error. Filters (ParseFilter, ParseNumber) follow the same rule.
+// Strings are UTF-8; invalid bytes are an error. The top level must be
 // an object; a batch given to ParseDocuments is a JSON list whose entries
 // are documents or null, null meaning "no metadata", the empty document {}.
 //
 // The canonical encoding (Document.JSON, Index.Get, Index.Export) is compact
 // JSON with object keys sorted by byte order, numbers in the shortest form
 // that reads back as the same float64 (as encoding/json writes them: 1,
-// 0.5, 1e+21, -0), and strings with only '"', '\\' and control characters
-// escaped. Parsing the canonical encoding gives the same document back, and
-// encoding that gives the same bytes.
+// 0.5, 1e-7, -0, except that beyond 2^53 the exponent form is used,
+// 1.5e+18, so that no output looks like an integer input would refuse),
+// and strings with only '"', '\\' and control characters escaped. Parsing
+// the canonical encoding gives the same document back, and encoding that
+// gives the same bytes.
+//
+// Stored form. The index persists documents in this encoding (the WAL and
+// snapshots of package collection hold them), with no version of its own:
+// versions before the 2^53 rule wrote numbers up to 1e21 as integer digits
+// (123456789012345680000). ReadDocument, the reader for stored data (Import,
+// log replay), accepts those as the float64 they were and writes them back
+// in the exponent form; ParseDocument, the reader for input, refuses them.
+// Both forms are plain JSON numbers, so the change needs no format version.
 //
 // # Filters
 //
@@ -91,6 +106,45 @@
 // an object, list, bool or null operand; a field-level $not without an
 // object of operators; an empty field path or path part, or a part starting
 // with '$'; duplicate keys; nesting deeper than 64 levels.
+//
+// # The filter tree
+//
+// ParseFilter compiles the language above into a tree, and so do other
+// filter languages: the Qdrant door builds the tree directly with the
+// constructors of tree.go instead of writing JSON for ParseFilter. One
+// tree, one reference evaluator (Filter.Match, Filter.MatchID), one
+// evaluator over postings (Index.Select, Count, IDsAfter):
+//
+//	All(), None()              everything, nothing
+//	And(f...), Or(f...), Not(f) as $and, $or, $not; And() is All, Or() None
+//	AtLeast(k, f...)           at least k of the filters hold (Qdrant's
+//	                           min_should); k <= 0 is All, k > len(f) None
+//	IDs(id...)                 the document's id is one of these (has_id)
+//	Eq(p, v), In(p, v...)      $eq and $in with a scalar operand
+//	Exists(p)                  $exists: true
+//	Within(p, Bounds)          a number, or one element of a list, inside
+//	                           every given bound ([0, 10] is not within
+//	                           (1, 5), unlike {"$gt": 1, "$lt": 5}); no bound
+//	                           is any number
+//	Except(p, v...)            a value other than null, or one element of a
+//	                           list, equal to none of v; missing, null, [] and
+//	                           objects do not match
+//	Words(p, text)             a string (or element) holding every word of
+//	                           text: lower-cased, split at every rune that
+//	                           is neither a letter nor a digit
+//	Substring(p, text)         a string (or element) containing text
+//	ValuesCount(p, Bounds)     the number of values inside the bounds: a
+//	                           list counts its elements, missing counts 0,
+//	                           any other value (null too) 1
+//	IsEmpty(p)                 missing, null, or a list of nulls only ([] too)
+//	IsNull(p)                  null itself (a list holding null is not)
+//
+// Paths are checked once by ParsePath; operands are Scalars (Number,
+// String, Bool, Null, ParseNumber). At-least-k is evaluated with k+1
+// bitsets (reached[j]: slots that j of the filters seen so far match), so
+// it costs O(n·k) bitset operations, not a $or over every k-subset.
+// Except, Words and Substring visit the path's distinct values, not its
+// documents; ValuesCount reads back only the documents holding a list there.
 //
 // # Index
 //
