@@ -260,8 +260,10 @@ func (d *decoder) separator(closer byte) (more bool, err error) {
 }
 
 // str reads a string starting at the opening quote. Raw control characters
-// and invalid UTF-8 are errors; an escaped lone surrogate becomes U+FFFD, as
-// encoding/json does, since it is valid JSON but not valid Unicode.
+// and invalid UTF-8 are errors, and so is an escaped lone surrogate
+// ("\ud800", valid JSON but no character) in input; stored data, which
+// older versions wrote after turning one into U+FFFD as encoding/json does,
+// cannot hold one, and reading it keeps that replacement.
 func (d *decoder) str() (string, error) {
 	start := d.pos + 1
 	ascii := true
@@ -341,6 +343,9 @@ func (d *decoder) strSlow(start int) (string, error) {
 				if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
 					r = dec
 					i += 6
+				} else if d.exact {
+					d.pos = i - 6
+					return "", d.syntaxErrorf("\\u%04x is half of a UTF-16 surrogate pair, not a character", r)
 				} else {
 					r = utf8.RuneError
 				}

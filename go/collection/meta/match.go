@@ -100,7 +100,7 @@ func (n *node) match(fields []field, s subject) bool {
 		v, ok := lookup(fields, n.parts)
 		count := 0
 		switch {
-		case !ok:
+		case !ok, v.kind == kindNull:
 		case v.kind == kindList:
 			count = len(v.list)
 		default:
@@ -109,20 +109,16 @@ func (n *node) match(fields []field, s subject) bool {
 		return n.bounds.contains(float64(count))
 	case nodeIsEmpty:
 		v, ok := lookup(fields, n.parts)
-		if !ok || v.kind == kindNull {
-			return true
-		}
-		if v.kind != kindList {
-			return false
-		}
-		for _, item := range v.list {
-			if item.kind != kindNull {
-				return false
-			}
-		}
-		return true
+		return !ok || v.kind == kindNull || (v.kind == kindList && len(v.list) == 0)
 	case nodeIsNull:
 		v, ok := lookup(fields, n.parts)
+		if ok && v.kind == kindList {
+			for _, item := range v.list {
+				if item.kind == kindNull {
+					return true
+				}
+			}
+		}
 		return ok && v.kind == kindNull
 	}
 	// The rest hold when one value at the path, the field itself or an
@@ -149,8 +145,7 @@ func (n *node) holdsFor(v value) bool {
 	case nodeWithin:
 		return v.kind == kindNumber && n.bounds.contains(normZero(v.num))
 	case nodeExcept:
-		switch v.kind {
-		case kindNull, kindList, kindObject:
+		if v.kind == kindNull {
 			return false
 		}
 		for _, operand := range n.operands {

@@ -211,14 +211,15 @@ func (e *evaluator) valueLeaf(n *node, pp *pathPostings) bitset {
 	case nodeValuesCount:
 		e.valuesCount(res, n, pp)
 	case nodeIsEmpty:
-		present := e.bits(&pp.exists)
-		res.orMissing(x.alive, present)
+		// Missing, null, or a list holding nothing (no scalar, no null).
+		res.orMissing(x.alive, e.bits(&pp.exists))
 		res.or(e.without(&pp.nulls, &pp.lists))
-		listed := e.bits(&pp.lists)
-		listed.andNot(e.scalars(pp))
-		res.or(listed)
+		empty := e.bits(&pp.lists)
+		empty.andNot(e.scalars(pp))
+		empty.andNot(e.bits(&pp.nulls))
+		res.or(empty)
 	case nodeIsNull:
-		res = e.without(&pp.nulls, &pp.lists)
+		pp.nulls.orInto(res, e.scratch)
 	default:
 		panic("meta: unknown filter node")
 	}
@@ -413,8 +414,8 @@ func (e *evaluator) atLeast(n *node) bitset {
 	return reached[n.min]
 }
 
-// except adds the slots holding a scalar other than null that equals none
-// of n.operands. Without lists at the path a slot holds one value, so
+// except adds the slots holding a value other than null that equals none
+// of n.operands (objects always do). Without lists at the path a slot holds one value, so
 // that is the slots with a scalar minus those holding an excluded one;
 // with lists, the postings of every value not excluded are united.
 func (e *evaluator) except(res bitset, n *node, pp *pathPostings) {
@@ -426,6 +427,7 @@ func (e *evaluator) except(res bitset, n *node, pp *pathPostings) {
 		}
 		return false
 	}
+	pp.objects.orInto(res, e.scratch) // an object equals no scalar
 	if pp.lists.empty() {
 		res.or(e.scalars(pp))
 		out := newBitset(e.words)
@@ -456,17 +458,21 @@ func (e *evaluator) except(res bitset, n *node, pp *pathPostings) {
 }
 
 // valuesCount adds the slots whose number of values at the path is within
-// n.bounds: 0 where it is missing, 1 where it holds anything but a list,
+// n.bounds: 0 where it is missing or null, 1 where it holds anything else
+// but a list,
 // and for lists, whose length postings do not record, the length read
 // from the stored document.
 func (e *evaluator) valuesCount(res bitset, n *node, pp *pathPostings) {
 	x := e.x
-	present := e.bits(&pp.exists)
+	single := e.without(&pp.exists, &pp.lists) // one value, maybe null
+	null := e.without(&pp.nulls, &pp.lists)
 	if n.bounds.contains(0) {
-		res.orMissing(x.alive, present)
+		res.orMissing(x.alive, e.bits(&pp.exists))
+		res.or(null)
 	}
 	if n.bounds.contains(1) {
-		res.or(e.without(&pp.exists, &pp.lists))
+		single.andNot(null)
+		res.or(single)
 	}
 	e.bits(&pp.lists).each(func(slot uint32) {
 		fields, err := parseStored(x.docs[slot])

@@ -165,8 +165,8 @@ func Within(p Path, b Bounds) (*Filter, error) {
 }
 
 // Except matches a document whose field holds a value other than null that
-// equals none of vs: the field, or one element of its list. A missing
-// field, null and [] do not match.
+// equals none of vs: the field, or one element of its list. An object
+// equals no scalar, so it matches; a missing field, null and [] do not.
 func Except(p Path, vs ...Scalar) *Filter {
 	n := leaf(nodeExcept, p)
 	n.operands = scalarValues(vs)
@@ -176,7 +176,7 @@ func Except(p Path, vs ...Scalar) *Filter {
 // Words matches a document whose field is a string, or a list holding one,
 // that contains every word of text. Words are what remains of a string
 // lower-cased and split at every character that is not a letter or a
-// digit; text without words matches every string.
+// digit; text without words matches nothing.
 func Words(p Path, text string) *Filter {
 	n := leaf(nodeWords, p)
 	n.words = words(text)
@@ -192,8 +192,8 @@ func Substring(p Path, text string) *Filter {
 }
 
 // ValuesCount matches a document whose field holds a number of values
-// inside b: a list counts its elements, a missing field counts 0, any
-// other value (null and objects included) counts 1.
+// inside b: a list counts its elements, a missing field and null count 0,
+// any other value (an object too) counts 1.
 func ValuesCount(p Path, b Bounds) (*Filter, error) {
 	if err := b.check(); err != nil {
 		return nil, err
@@ -203,12 +203,11 @@ func ValuesCount(p Path, b Bounds) (*Filter, error) {
 	return wrap(n), nil
 }
 
-// IsEmpty matches a document whose field is missing, null, or a list that
-// holds nothing but nulls ([] included).
+// IsEmpty matches a document whose field is missing, null, or [] ([null]
+// is not empty).
 func IsEmpty(p Path) *Filter { return wrap(leaf(nodeIsEmpty, p)) }
 
-// IsNull matches a document whose field is null itself (a list holding
-// null is not).
+// IsNull matches a document whose field is null or a list holding null.
 func IsNull(p Path) *Filter { return wrap(leaf(nodeIsNull, p)) }
 
 // IDs matches the documents of the given ids (see Filter.MatchID).
@@ -258,7 +257,7 @@ func words(s string) []string {
 // hasWords reports whether s contains every one of want among its words.
 func hasWords(s string, want []string) bool {
 	if len(want) == 0 {
-		return true
+		return false
 	}
 	have := words(s)
 	for _, w := range want {

@@ -272,7 +272,7 @@ func compileMatch(path meta.Path, raw json.RawMessage, at string) (*meta.Filter,
 				return nil, badRequestf("%s.text: a string: %v", at, err)
 			}
 			// Qdrant without a full-text index: every word of the query
-			// among the words of a string value.
+			// among the words of a string value; no word, no match.
 			return meta.Words(path, text), nil
 		default:
 			return nil, unsupportedf("%s: match %q", at, name)
@@ -281,12 +281,16 @@ func compileMatch(path meta.Path, raw json.RawMessage, at string) (*meta.Filter,
 	return nil, nil // unreachable: m has one key
 }
 
-// scalar reads a match operand: a string, a number or a bool. Numbers are
-// read as meta reads them in documents, so an integer meta cannot hold
-// exactly is refused rather than rounded.
+// scalar reads a match operand: a string, an integer or a bool, as in
+// Qdrant. Integers are read as meta reads them in documents, so one that
+// meta cannot hold exactly is refused rather than rounded.
 func scalar(raw json.RawMessage, at string) (meta.Scalar, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		if bytes.ContainsAny(raw, ".eE") {
+			// Qdrant matches integers only; a float never equals one there.
+			return meta.Scalar{}, badRequestf("%s: %s is not a string, integer or bool", at, truncate(string(raw)))
+		}
 		s, err := meta.ParseNumber(raw)
 		if err != nil {
 			return meta.Scalar{}, badRequestf("%s: %v", at, err)

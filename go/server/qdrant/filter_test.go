@@ -25,6 +25,8 @@ type qdrantGen struct{ r *rand.Rand }
 var (
 	qdrantKeys    = []string{"a", "b", "c", "o.x", "o.y", "missing"}
 	qdrantScalars = []string{`1`, `1.0`, `2`, `-1`, `0`, `2.5`, `10`, `"a"`, `"b"`, `"red car"`, `"Red"`, `true`, `false`}
+	// qdrantOperands are what Qdrant's match takes: strings, integers, bools.
+	qdrantOperands = []string{`1`, `2`, `-1`, `0`, `10`, `"a"`, `"b"`, `"red car"`, `"Red"`, `true`, `false`}
 )
 
 func (g qdrantGen) pick(list []string) string { return list[g.r.IntN(len(list))] }
@@ -84,13 +86,13 @@ func (g qdrantGen) condition(depth int) string {
 	}
 	switch n {
 	case 0:
-		return fmt.Sprintf(`{"key": %q, "match": {"value": %s}}`, key, g.pick(qdrantScalars))
+		return fmt.Sprintf(`{"key": %q, "match": {"value": %s}}`, key, g.pick(qdrantOperands))
 	case 1:
 		return fmt.Sprintf(`{"key": %q, "match": {"any": %s}}`, key, g.list())
 	case 2:
 		return fmt.Sprintf(`{"key": %q, "match": {"except": %s}}`, key, g.list())
 	case 3:
-		return fmt.Sprintf(`{"key": %q, "match": {"text": %q}}`, key, g.pick([]string{"red", "car red", "a", "RED", ""}))
+		return fmt.Sprintf(`{"key": %q, "match": {"text": %q}}`, key, g.pick([]string{"red", "car red", "a", "RED", "", "_"}))
 	case 4, 5:
 		return fmt.Sprintf(`{"key": %q, "range": %s}`, key, g.bounds())
 	case 6:
@@ -108,7 +110,7 @@ func (g qdrantGen) condition(depth int) string {
 		}
 		return `{"has_id": [` + strings.Join(ids, ",") + `]}`
 	case 11:
-		return fmt.Sprintf(`{"key": %q, "match": {"value": %s}, "range": %s}`, key, g.pick(qdrantScalars), g.bounds())
+		return fmt.Sprintf(`{"key": %q, "match": {"value": %s}, "range": %s}`, key, g.pick(qdrantOperands), g.bounds())
 	}
 	return g.filter(depth + 1)
 }
@@ -215,6 +217,8 @@ func TestFilterTranslationRefusesWhatItCannotTranslate(t *testing.T) {
 		{`{"must": [{"key": "a", "match": {"value": 1, "any": [1]}}]}`, "want one of"},
 		{`{"must": [{"key": "a", "match": {"value": null}}]}`, "not a string, integer or bool"},
 		{`{"must": [{"key": "a", "match": {"value": [1]}}]}`, "not a string, integer or bool"},
+		{`{"must": [{"key": "a", "match": {"value": 2.5}}]}`, "not a string, integer or bool"},
+		{`{"must": [{"key": "a", "match": {"any": [1, 1e0]}}]}`, "not a string, integer or bool"},
 		{`{"must": [{"key": "a", "match": {"value": 9007199254740993}}]}`, "beyond ±2^53"},
 		{`{"must": [{"key": "a", "match": {"any": 1}}]}`, "a list of strings or integers"},
 		{`{"must": [{"key": "a", "match": {"except": [{}]}}]}`, "not a string, integer or bool"},

@@ -14,7 +14,13 @@ import (
 
 // legacy*: the Qdrant filter translation as it was before it compiled
 // straight into meta's tree (JSON round trip, own walker), kept only as
-// the other side of TestFilterTranslationAgreesWithLegacy.
+// the other side of TestFilterTranslationAgreesWithLegacy. Five answers
+// that differed from qdrant-client's local mode are corrected here as in
+// the translation (lines marked "corrected"), so that the test checks the
+// translation rather than the corrections, which tree_test.go and
+// tests/test_qdrant.py pin: values_count counts null as 0, except matches
+// objects, text without words matches nothing, [null] is not empty, and a
+// list holding null is null.
 //
 // A Qdrant filter compiles to a tree of nodes. Most conditions have the
 // same meaning as a strata (meta) filter and become one; has_id names ids,
@@ -260,7 +266,7 @@ func legacyCompileField(raw json.RawMessage, at string) (*legacyNode, error) {
 			v, ok := legacyValueAt(doc, key)
 			n := 0
 			switch {
-			case !ok:
+			case !ok, v == nil: // corrected: null counts 0
 			case legacyIsList(v):
 				n = len(v.([]any))
 			default:
@@ -337,7 +343,7 @@ func legacyCompileMatch(key string, raw json.RawMessage, at string) (*legacyNode
 			// field (no value) does not match.
 			return &legacyNode{kind: legacyNodeCheck, meta: map[string]any{key: map[string]any{"$exists": true}}, check: func(doc any) bool {
 				for _, x := range legacyValuesAt(doc, key) {
-					if legacyIsScalar(x) && !excluded[legacyScalarKey(x)] {
+					if _, isObject := x.(map[string]any); isObject || (legacyIsScalar(x) && !excluded[legacyScalarKey(x)]) { // corrected: objects match
 						return true
 					}
 				}
@@ -359,7 +365,7 @@ func legacyCompileMatch(key string, raw json.RawMessage, at string) (*legacyNode
 						continue
 					}
 					have := legacyWords(s)
-					all := true
+					all := len(want) > 0 // corrected: no word, no match
 					for _, w := range want {
 						if !slices.Contains(have, w) {
 							all = false
@@ -463,7 +469,7 @@ func legacyCompileRange(key string, raw json.RawMessage, at string) (*legacyNode
 	}}, nil
 }
 
-// legacyIsEmpty: the field is missing, null, or a list of nulls only ([] too).
+// legacyIsEmpty: the field is missing, null, or [].
 func legacyIsEmpty(key string) *legacyNode {
 	superset := map[string]any{"$or": []any{map[string]any{key: nil}, map[string]any{key: map[string]any{"$eq": []any{}}}}}
 	return &legacyNode{kind: legacyNodeCheck, meta: superset, check: func(doc any) bool {
@@ -471,24 +477,17 @@ func legacyIsEmpty(key string) *legacyNode {
 		if !ok || v == nil {
 			return true
 		}
-		if list, legacyIsList := v.([]any); legacyIsList {
-			for _, x := range list {
-				if x != nil {
-					return false
-				}
-			}
-			return true
-		}
-		return false
+		list, isList := v.([]any)
+		return isList && len(list) == 0 // corrected: [null] is not empty
 	}}
 }
 
-// legacyIsNull: the field is present and null (a list holding null is not).
+// legacyIsNull: the field is null or a list holding null.
 func legacyIsNull(key string) *legacyNode {
 	return &legacyNode{kind: legacyNodeCheck, meta: map[string]any{key: map[string]any{"$exists": true, "$eq": nil}},
 		check: func(doc any) bool {
 			v, ok := legacyValueAt(doc, key)
-			return ok && v == nil
+			return ok && (v == nil || slices.Contains(legacyValuesAt(doc, key), nil)) // corrected: a list holding null
 		}}
 }
 

@@ -56,7 +56,7 @@ func call(t *testing.T, hs *httptest.Server, method, path, body string) (int, ma
 // TestListConditionsFollowQdrantNotMeta guards the conditions whose meta
 // translation would be wrong on lists: a two-sided range needs one element
 // inside both bounds, except needs one element outside the list, is_null
-// and is_empty look at the value itself.
+// and is_empty follow qdrant-client's local mode.
 func TestListConditionsFollowQdrantNotMeta(t *testing.T) {
 	hs := newTestDoor(t, "")
 	if st, out := call(t, hs, "PUT", "/collections/c", `{"vectors":{"size":2,"distance":"Dot"}}`); st != 200 {
@@ -77,7 +77,7 @@ func TestListConditionsFollowQdrantNotMeta(t *testing.T) {
 		{`{"must":[{"key":"v","range":{"gt":1,"lt":5}}]}`, []int{1}},
 		{`{"must":[{"key":"v","range":{"gt":1}}]}`, []int{0, 1}},
 		{`{"must":[{"key":"v","match":{"except":["a"]}}]}`, []int{0, 1, 3, 6}},
-		{`{"must":[{"is_null":{"key":"v"}}]}`, []int{2}},
+		{`{"must":[{"is_null":{"key":"v"}}]}`, []int{2, 3}}, // a list holding null is null (qdrant#10101)
 		{`{"must":[{"is_empty":{"key":"v"}}]}`, []int{2, 4, 5}},
 		{`{"must_not":[{"has_id":[0,1,2,3]}],"should":[{"key":"v","values_count":{"gte":1}}]}`, []int{6, 7}},
 		{`{"must":[{"key":"v","values_count":{"gte":2}}],"should":[]}`, []int{0, 3, 6}},
