@@ -360,3 +360,33 @@ def test_open_refuses_corruption_before_valid_records(tmp_path):
         info = col.info()["recovery"]["repaired"]
         assert info["dropped_records"] >= 4
         assert len(col) == 0
+
+
+def test_integers_beyond_2_53_are_refused_not_rounded(col):
+    """2**53 + 1 used to come back as 2**53, and 2**70 as a float."""
+    one = np.ones((1, DIM), dtype=np.float32)
+    for bad in (2**53 + 1, -(2**53) - 1, 2**70):
+        with pytest.raises(ValueError, match=r"2\^53"):
+            col.upsert([1], one, metadata=[{"n": bad}])
+        with pytest.raises(ValueError, match=r"2\^53"):
+            col.count({"n": bad})
+    assert len(col) == 0
+    exact = {"n": 2**53, "m": -(2**53), "f": 1.5e18, "g": 0.1}
+    col.upsert([1], one, metadata=[exact])
+    got = col.get([1]).metadata[0]
+    assert got == exact
+    assert type(got["n"]) is int and type(got["f"]) is float
+    assert col.count({"n": 2**53}) == 1 and col.count({"f": {"$gt": 2**53}}) == 1
+
+
+def test_lone_surrogates_are_refused_not_replaced(col):
+    """A str holding half a surrogate pair used to be stored as U+FFFD."""
+    one = np.ones((1, DIM), dtype=np.float32)
+    with pytest.raises(ValueError, match="surrogate"):
+        col.upsert([1], one, metadata=[{"s": "a\ud800"}])
+    col.upsert([1], one, metadata=[{"s": "café 😀"}])
+    with pytest.raises(ValueError, match="surrogate"):
+        col.update_metadata([1], [{"\udc00": 1}])
+    with pytest.raises(ValueError, match="surrogate"):
+        col.count({"s": "\ud800"})
+    assert col.get([1]).metadata[0] == {"s": "café 😀"}

@@ -528,3 +528,27 @@ def test_filters_agree_with_qdrant_local_mode(client):
     finally:
         client.delete_collection("reference")
         reference.close()
+
+
+def test_payloads_that_would_change_are_refused(client):
+    """Integers beyond 2**53 (stored rounded before) and lone surrogates (stored as U+FFFD
+    by set_payload before) answer Qdrant's 400; 2**53 and floats come back as sent."""
+    client.create_collection(
+        "exact", vectors_config=m.VectorParams(size=2, distance=m.Distance.DOT)
+    )
+    try:
+        for bad in ({"n": 2**53 + 1}, {"n": -(2**70)}, {"s": "a\ud800"}):
+            with pytest.raises((UnexpectedResponse, ValueError)):
+                client.upsert("exact", points=[m.PointStruct(id=1, vector=[1, 0], payload=bad)])
+        client.upsert(
+            "exact", points=[m.PointStruct(id=1, vector=[1, 0], payload={"n": 2**53, "f": 1.5e18})]
+        )
+        for bad in ({"n": 2**53 + 1}, {"\udc00": 1}):
+            with pytest.raises((UnexpectedResponse, ValueError)):
+                client.set_payload("exact", payload=bad, points=[1])
+            with pytest.raises((UnexpectedResponse, ValueError)):
+                client.overwrite_payload("exact", payload=bad, points=[1])
+        (point,) = client.retrieve("exact", [1])
+        assert point.payload == {"n": 2**53, "f": 1.5e18} and type(point.payload["n"]) is int
+    finally:
+        client.delete_collection("exact")

@@ -268,3 +268,21 @@ def test_api_key_file_and_no_command_line_on_debug_addr(tmp_path):
         assert status == 401
         with Client(srv.url, api_key="s3cret", timeout=30) as c:
             assert c.list_collections() == []
+
+
+def test_remote_metadata_refuses_what_it_would_change(client):
+    """Through the native REST door: integers beyond 2**53 and lone surrogates raise
+    ValueError instead of being stored rounded or as U+FFFD."""
+    col = client.create_collection("exact", dim=4, metric="l2")
+    one = np.ones((1, 4), dtype=np.float32)
+    for bad in ({"n": 2**53 + 1}, {"n": 2**70}, {"s": "a\ud800"}):
+        with pytest.raises(ValueError):
+            col.upsert([1], one, metadata=[bad])
+    col.upsert([1], one, metadata=[{"n": 2**53, "f": 1.5e18}])
+    with pytest.raises(ValueError):
+        col.update_metadata([1], [{"n": -(2**53) - 1}])
+    with pytest.raises(ValueError):
+        col.count({"n": 2**53 + 1})
+    got = col.get([1]).metadata[0]
+    assert got == {"n": 2**53, "f": 1.5e18} and type(got["n"]) is int
+    client.drop_collection("exact")

@@ -80,6 +80,8 @@ var badRequests = []struct {
 	{"invalid UTF-8 in a delete filter", "POST", "/collections/c/delete", "{\"filter\":{\"s\":\"\xff\"}}", 400, CodeBadRequest},
 	{"invalid UTF-8 in get", "POST", "/collections/c/get", "{\"ids\":[1],\"x\":\"\xff\"}", 400, CodeBadRequest},
 	{"invalid UTF-8 in a collection's text field", "POST", "/collections", "{\"name\":\"x\",\"dim\":4,\"text_fields\":[\"\xff\"]}", 400, CodeBadRequest},
+	{"lone surrogate in a text query", "POST", "/collections/c/query", `{"text":"caf\ud800","text_field":"s"}`, 400, CodeBadRequest},
+	{"lone surrogate in a metadata key", "POST", "/collections/c/metadata", `{"ids":[1],"metadata":[{"\udc00":1}]}`, 400, CodeBadRequest},
 	// Integers a float64 cannot hold exactly: refused, never rounded.
 	{"integer beyond 2^53 in metadata", "POST", "/collections/c/upsert", `{"ids":[100],"vectors":[[1,2,3,4]],"metadata":[{"n":9007199254740993}]}`, 422, CodeInvalid},
 	{"integer beyond 2^53 in metadata update", "POST", "/collections/c/metadata", `{"ids":[1],"metadata":[{"n":1180591620717411303424}]}`, 422, CodeInvalid},

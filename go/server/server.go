@@ -14,10 +14,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
@@ -378,29 +378,13 @@ func (s *Server) readBody(r *http.Request) (*bodyBuffer, error) {
 		s.releaseBody(buf)
 		return nil, badRequestf("reading the body: %v", err)
 	}
-	if err := checkUTF8(buf.data); err != nil {
+	if err := meta.CheckJSONText(buf.data); err != nil {
+		// encoding/json would turn invalid UTF-8 and lone surrogate
+		// escapes into U+FFFD: text that changes silently.
 		s.releaseBody(buf)
-		return nil, err
+		return nil, badRequestf("the body: %v", err)
 	}
 	return buf, nil
-}
-
-// checkUTF8 refuses a body that is not UTF-8, as JSON text must be
-// (RFC 8259 section 8.1). encoding/json would read it anyway, turning each
-// invalid byte of a string into U+FFFD: text that changes silently.
-func checkUTF8(body []byte) error {
-	if utf8.Valid(body) {
-		return nil
-	}
-	at := 0
-	for at < len(body) {
-		r, size := utf8.DecodeRune(body[at:])
-		if r == utf8.RuneError && size <= 1 {
-			break
-		}
-		at += size
-	}
-	return badRequestf("the body is not valid UTF-8 (byte 0x%02x at offset %d)", body[at], at)
 }
 
 // releaseBody returns buf to the pool, unless it grew for a huge body.

@@ -256,3 +256,20 @@ func TestLoneSurrogatesAreRefusedNotReplaced(t *testing.T) {
 		t.Errorf("stored data: ReadDocument = %s, %v; want the old U+FFFD reading", d.JSON(), err)
 	}
 }
+
+// TestCheckJSONTextFindsWhatEncodingJSONWouldReplace keeps the doors'
+// body check exact: invalid UTF-8 and lone surrogate escapes are found,
+// anywhere, while pairs, other escapes and an escaped backslash before
+// "ud800" are not mistaken for them.
+func TestCheckJSONTextFindsWhatEncodingJSONWouldReplace(t *testing.T) {
+	for _, ok := range []string{`{}`, `{"a":"\ud83d\ude00"}`, `{"\\ud800":1}`, `{"a":"\\\ud83d\ude00"}`, `{"a":"\n\u00e9"}`, "{\"é\":\"😀\"}", `"\`} {
+		if err := CheckJSONText([]byte(ok)); err != nil {
+			t.Errorf("CheckJSONText(%s) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"{\"a\":\"\xff\"}", "\xc3", `{"a":"\ud800"}`, `{"\udc00":1}`, `["\ud83d\u0041"]`, `["\\\ud800"]`, `"\ud83d`} {
+		if err := CheckJSONText([]byte(bad)); !errors.Is(err, ErrInvalidDocument) {
+			t.Errorf("CheckJSONText(%q) = %v, want a refusal", bad, err)
+		}
+	}
+}

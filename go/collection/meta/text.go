@@ -3,6 +3,8 @@ package meta
 import (
 	"fmt"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // CheckPath returns an error (wrapping ErrInvalidDocument) if path is not
@@ -43,4 +45,44 @@ func (d Document) NumberAt(p Path) (f float64, ok, list bool) {
 		return 0, false, true
 	}
 	return v.num, v.kind == kindNumber, false
+}
+
+// CheckJSONText checks that every string of a JSON text will decode to the
+// characters sent: the bytes are UTF-8 and no \u escape is half of a UTF-16
+// surrogate pair. encoding/json, which the doors use for request bodies,
+// would turn either into U+FFFD without a word; ParseDocument and
+// ParseFilter refuse both. The error (wrapping ErrInvalidDocument) names
+// the offset. The rest of the syntax is not checked.
+func CheckJSONText(data []byte) error {
+	if !utf8.Valid(data) {
+		at := 0
+		for at < len(data) {
+			r, size := utf8.DecodeRune(data[at:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			at += size
+		}
+		return fmt.Errorf("%w: offset %d: invalid UTF-8 (byte 0x%02x)", ErrInvalidDocument, at, data[at])
+	}
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		if i+1 < len(data) && data[i+1] == 'u' {
+			r, ok := hex4(data, i+2)
+			if ok && utf16.IsSurrogate(r) {
+				r2, paired := rune(0), false
+				if i+12 <= len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
+					r2, paired = hex4(data, i+8)
+				}
+				if !paired || utf16.DecodeRune(r, r2) == utf8.RuneError {
+					return fmt.Errorf("%w: offset %d: \\u%04x is half of a UTF-16 surrogate pair, not a character", ErrInvalidDocument, i, r)
+				}
+				i += 6
+			}
+		}
+		i++ // skip the escaped character
+	}
+	return nil
 }

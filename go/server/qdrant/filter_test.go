@@ -344,7 +344,9 @@ func TestQdrantRoutesTakeTheCompiledFilter(t *testing.T) {
 	}
 }
 
-// TestQdrantDoorRefusesTextThatIsNotUTF8 and integers it would round:
+// TestQdrantDoorRefusesTextThatIsNotUTF8 (or a lone surrogate escape,
+// which encoding/json turns into U+FFFD as well) and integers it would
+// round:
 // upsert, set and overwrite payload, and filters answer 400 and store
 // nothing, instead of keeping U+FFFD or 2^53 in place of what was sent.
 func TestQdrantDoorRefusesTextThatIsNotUTF8(t *testing.T) {
@@ -355,6 +357,9 @@ func TestQdrantDoorRefusesTextThatIsNotUTF8(t *testing.T) {
 		{"POST", "/collections/c/points/payload?wait=true", "{\"payload\":{\"\xff\":1},\"points\":[1]}"},
 		{"PUT", "/collections/c/points/payload?wait=true", "{\"payload\":{\"s\":\"\xc3\"},\"points\":[1]}"},
 		{"POST", "/collections/c/points/scroll", "{\"filter\":{\"must\":[{\"key\":\"s\",\"match\":{\"value\":\"caf\xe9\"}}]}}"},
+		{"POST", "/collections/c/points/payload?wait=true", `{"payload":{"\udc00":1},"points":[1]}`},
+		{"PUT", "/collections/c/points/payload?wait=true", `{"payload":{"k\ud800":1},"points":[1]}`},
+		{"POST", "/collections/c/points/scroll", `{"filter":{"must":[{"key":"s","match":{"text":"\ud800"}}]}}`},
 		{"PUT", "/collections/c/points?wait=true", `{"points":[{"id":9,"vector":[1,1],"payload":{"n":9007199254740993}}]}`},
 		{"POST", "/collections/c/points/payload?wait=true", `{"payload":{"n":1180591620717411303424},"points":[1]}`},
 		{"PUT", "/collections/c/points/payload?wait=true", `{"payload":{"n":-9007199254740993},"points":[1]}`},

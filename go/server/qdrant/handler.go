@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/internal/httpstatus"
 )
@@ -217,10 +217,10 @@ func decode(r *http.Request, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	if !utf8.Valid(body) {
-		// encoding/json would turn each invalid byte of a string into
-		// U+FFFD: text that changes silently.
-		return badRequestf("Format error in JSON body: not valid UTF-8")
+	if err := meta.CheckJSONText(body); err != nil {
+		// encoding/json would turn invalid UTF-8 and lone surrogate
+		// escapes into U+FFFD: text that changes silently.
+		return badRequestf("Format error in JSON body: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -631,20 +631,6 @@ func legacyParseMeta(v any) (*meta.Filter, error) {
 	return f, nil
 }
 
-// forQuery returns the legacyPlan as Query's arguments: a meta filter, or an
-// id list (ascending) when the tree is not pure meta.
-func (p *legacyPlan) forQuery(c *collection.Collection) (*meta.Filter, []uint64, error) {
-	if legacyPureMeta(p.root) {
-		f, err := legacyParseMeta(legacyMetaFilter(p.root))
-		return f, nil, err
-	}
-	ids, err := legacyEvalSet(c, p.root, nil)
-	if ids == nil {
-		ids = []uint64{}
-	}
-	return nil, ids, err
-}
-
 // ids returns the matching ids, ascending.
 func (p *legacyPlan) ids(c *collection.Collection) ([]uint64, error) {
 	return legacyEvalSet(c, p.root, nil)
