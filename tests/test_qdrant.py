@@ -543,7 +543,10 @@ def test_payloads_that_would_change_are_refused(client):
         client.upsert(
             "exact", points=[m.PointStruct(id=1, vector=[1, 0], payload={"n": 2**53, "f": 1.5e18})]
         )
-        for bad in ({"n": 2**53 + 1}, {"\udc00": 1}):
+        # Only integers here: qdrant-client's own serializer already turns a lone
+        # surrogate in a set_payload body into U+FFFD (go/server/qdrant tests the
+        # door's refusal of the escape).
+        for bad in ({"n": 2**53 + 1}, {"n": 2**70}):
             with pytest.raises((UnexpectedResponse, ValueError)):
                 client.set_payload("exact", payload=bad, points=[1])
             with pytest.raises((UnexpectedResponse, ValueError)):
