@@ -80,6 +80,7 @@ var badRequests = []struct {
 	{"invalid UTF-8 in a delete filter", "POST", "/collections/c/delete", "{\"filter\":{\"s\":\"\xff\"}}", 400, CodeBadRequest},
 	{"invalid UTF-8 in get", "POST", "/collections/c/get", "{\"ids\":[1],\"x\":\"\xff\"}", 400, CodeBadRequest},
 	{"invalid UTF-8 in a collection's text field", "POST", "/collections", "{\"name\":\"x\",\"dim\":4,\"text_fields\":[\"\xff\"]}", 400, CodeBadRequest},
+	{"invalid UTF-8 in a text index field", "POST", "/collections/c/text_index", "{\"field\":\"\xff\"}", 400, CodeBadRequest},
 	{"lone surrogate in a text query", "POST", "/collections/c/query", `{"text":"caf\ud800","text_field":"s"}`, 400, CodeBadRequest},
 	{"lone surrogate in a metadata key", "POST", "/collections/c/metadata", `{"ids":[1],"metadata":[{"\udc00":1}]}`, 400, CodeBadRequest},
 	// Integers a float64 cannot hold exactly: refused, never rounded.
