@@ -136,7 +136,7 @@ func (g qdrantGen) filter(depth int) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-func testCollection(t *testing.T, payloads []string) *collection.Collection {
+func testCollection(t testing.TB, payloads []string) *collection.Collection {
 	t.Helper()
 	c, err := collection.Create(t.TempDir(), collection.Options{Dim: 2, Metric: metric.L2}, collection.Tuning{})
 	if err != nil {
