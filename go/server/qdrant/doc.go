@@ -57,22 +57,27 @@
 //
 // # Filters
 //
-// must → $and, should → $or (empty: no restriction), must_not → $nor,
-// min_should → a $or over the choices of min_count conditions; match
-// value/any → $eq/$in, one-sided range → $gt/$gte/$lt/$lte, nested keys
-// as dotted paths. Where meta's meaning differs on lists or does not
-// exist, a meta superset selects candidates and each candidate document
-// is checked with Qdrant's meaning: a range with two bounds (one element
-// within both), except (one value outside the list; a missing field does
-// not match), text (every word of the query, lower-cased and split at
-// non-alphanumerics, among the words of a string value: Qdrant's default
-// word tokenizer), values_count (list length, 1 for a scalar, 0 missing),
-// is_empty (missing, null, [] or nulls only), is_null (the value null).
-// has_id is an id list. A filter of meta conditions only is one meta
-// filter; any other is evaluated into an id list (work linear in the
-// collection) and passed to Collection.QueryAmong. geo_*, nested,
-// has_vector, datetime ranges, match phrase/prefix/text_any and
-// key[] projections answer 400 naming the construct.
+// A Qdrant filter is translated into meta's filter tree (see meta's
+// package doc) and nothing else: meta's index evaluates it from postings,
+// for search, scroll, count and selection alike. must → And, should → Or
+// (empty: no restriction), must_not → And of Not, min_should → AtLeast
+// (min_count of the conditions), has_id → IDs; match value/any → Eq/In,
+// except → Except (a value outside the list: objects do, a missing field
+// and null do not), text → Words (every word of the query, lower-cased and
+// split at non-alphanumerics, among the words of a string value: Qdrant's
+// default word tokenizer; a query without words matches nothing), range →
+// Within (all bounds on one element), values_count → ValuesCount (list
+// length, 0 for missing or null, 1 for another value), is_empty → IsEmpty
+// (missing, null or []), is_null → IsNull (null, or a list holding null);
+// nested keys are dotted paths. These meanings are qdrant-client's local
+// mode's (tests/test_qdrant.py compares random filters with it). Match
+// operands are strings, integers (within ±2^53) and bools, as in Qdrant.
+// geo_*, nested, has_vector, datetime ranges, match phrase/prefix/text_any
+// and key[] projections answer 400 naming the construct.
+//
+// Request bodies must be UTF-8 without lone surrogate escapes
+// (meta.CheckJSONText), and payload integers must lie within ±2^53: either
+// would otherwise change on the way in, and is refused with a 400.
 //
 // Payload edits (set, overwrite, delete keys) read each point's document
 // and write it back: a concurrent write to the same point in between is
