@@ -64,7 +64,8 @@
 // Every error is {"error": {"code", "message"}}:
 //
 //	400 bad_request            not JSON of the route's shape: malformed, truncated, wrong types,
-//	                           unknown fields, a string (even "NaN") where a number belongs, bad names
+//	                           unknown fields, a string (even "NaN") where a number belongs, bad names,
+//	                           a body that is not UTF-8 or holds a lone surrogate escape (\ud800)
 //	401 unauthorized           Config.APIKey set and the key missing or wrong (Bearer or api-key)
 //	403 forbidden              a write from a browser page of another origin, or a Host outside
 //	                           Config.Hosts (package guard: cross-site requests, DNS rebinding)
@@ -77,7 +78,8 @@
 //	415 unsupported_media_type a body whose Content-Type is not JSON (none is read as JSON)
 //	422 invalid_argument       JSON of the right shape the engine refuses: wrong dimension,
 //	                           non-finite or out-of-float32 values, negative or duplicate ids,
-//	                           k or ef out of range, invalid documents or filters
+//	                           k or ef out of range, invalid documents or filters (an integer
+//	                           beyond ±2^53 among them: refused, not rounded)
 //	422 limit_exceeded         the answer asked for is past Limits.MaxResults or MaxAnswerBytes
 //	                           (the message names the strata-server flag that raises it)
 //	503 collection_failed      the collection refuses writes after an I/O failure
