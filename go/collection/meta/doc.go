@@ -132,7 +132,6 @@
 //	Words(p, text)             a string (or element) holding every word of
 //	                           text: lower-cased, split at every rune that
 //	                           is neither a letter nor a digit
-//	Substring(p, text)         a string (or element) containing text
 //	ValuesCount(p, Bounds)     the number of values inside the bounds: a
 //	                           list counts its elements, missing counts 0,
 //	                           any other value (null too) 1
@@ -143,7 +142,7 @@
 // String, Bool, Null, ParseNumber). At-least-k is evaluated with k+1
 // bitsets (reached[j]: slots that j of the filters seen so far match), so
 // it costs O(n·k) bitset operations, not a $or over every k-subset.
-// Except, Words and Substring visit the path's distinct values, not its
+// Except and Words visit the path's distinct values, not its
 // documents; ValuesCount reads back only the documents holding a list there.
 //
 // # Index

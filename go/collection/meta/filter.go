@@ -34,7 +34,6 @@ const (
 	nodeWithin      // a number (or list element) at path inside bounds
 	nodeExcept      // a non-null scalar at path equal to none of operands
 	nodeWords       // a string at path holding every one of words
-	nodeSubstring   // a string at path containing operand.str
 	nodeValuesCount // the number of values at path inside bounds
 	nodeIsEmpty     // path missing, null, or a list of nulls only
 	nodeIsNull      // path holds null itself

@@ -1,9 +1,6 @@
 package meta
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // Match reports whether the document satisfies the filter. It is the
 // reference evaluator: plain recursion over the filter and the document,
@@ -139,7 +136,7 @@ func (n *node) match(fields []field, s subject) bool {
 }
 
 // holdsFor tests one value (not a list) against a per-value condition:
-// nodeWithin, nodeExcept, nodeWords, nodeSubstring.
+// nodeWithin, nodeExcept, nodeWords.
 func (n *node) holdsFor(v value) bool {
 	switch n.kind {
 	case nodeWithin:
@@ -156,8 +153,6 @@ func (n *node) holdsFor(v value) bool {
 		return true
 	case nodeWords:
 		return v.kind == kindString && hasWords(v.str, n.words)
-	case nodeSubstring:
-		return v.kind == kindString && strings.Contains(v.str, n.operand.str)
 	}
 	panic("meta: unknown filter node")
 }

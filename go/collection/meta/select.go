@@ -202,7 +202,7 @@ func (e *evaluator) valueLeaf(n *node, pp *pathPostings) bitset {
 		rangeInto(e, res, pp, &pp.nums, &pp.numbers, &n.bounds)
 	case nodeExcept:
 		e.except(res, n, pp)
-	case nodeWords, nodeSubstring:
+	case nodeWords:
 		for key, p := range pp.strs.byKey {
 			if n.holdsFor(value{kind: kindString, str: key}) {
 				p.orInto(res, e.scratch)

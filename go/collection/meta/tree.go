@@ -183,14 +183,6 @@ func Words(p Path, text string) *Filter {
 	return wrap(n)
 }
 
-// Substring matches a document whose field is a string, or a list holding
-// one, that contains text byte for byte.
-func Substring(p Path, text string) *Filter {
-	n := leaf(nodeSubstring, p)
-	n.operand = value{kind: kindString, str: text}
-	return wrap(n)
-}
-
 // ValuesCount matches a document whose field holds a number of values
 // inside b: a list counts its elements, a missing field and null count 0,
 // any other value (an object too) counts 1.
