@@ -14,6 +14,7 @@ for target in \
 	./go/collection/meta:FuzzParseFilter \
 	./go/collection/meta:FuzzParseDocument \
 	./go/collection/meta:FuzzImport \
+	./go/collection/meta:FuzzCheckJSONText \
 	./go/collection/snapshot:FuzzDecodeCurrent \
 	./go/collection/snapshot:FuzzDecodeManifest \
 	./go/collection/snapshot:FuzzReadMetadata \

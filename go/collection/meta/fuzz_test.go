@@ -3,6 +3,7 @@ package meta
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -123,4 +124,24 @@ func unpackUint64s(b []byte) []uint64 {
 		v[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return v
+}
+
+// FuzzCheckJSONText: the doors' body check and the document reader agree
+// on text. A document ParseDocument accepts passes CheckJSONText, and when
+// CheckJSONText passes a document, ParseDocument does not refuse its text
+// (invalid UTF-8, a lone surrogate).
+func FuzzCheckJSONText(f *testing.F) {
+	for _, s := range []string{`{"a":"\ud83d\ude00"}`, `{"\\ud800":1}`, "{\"a\":\"\xff\"}", `{"a":"\ud800"}`, `{"a":"\\\ud800"}`, `{"a":"x\u0041"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checked := CheckJSONText(data)
+		_, err := ParseDocument(data)
+		if err == nil && checked != nil {
+			t.Fatalf("%q: a valid document fails CheckJSONText: %v", data, checked)
+		}
+		if err != nil && checked == nil && (strings.Contains(err.Error(), "surrogate") || strings.Contains(err.Error(), "UTF-8")) {
+			t.Fatalf("%q: CheckJSONText passes text ParseDocument refuses: %v", data, err)
+		}
+	})
 }
