@@ -107,6 +107,14 @@ func TestTornWALWriteAtEveryByteKeepsWholeRecords(t *testing.T) {
 			whole++
 		}
 		c, err := collection.Open("/col", collection.Tuning{FS: fs, CheckpointBytes: -1})
+		if cut < 16 {
+			// Segments are created whole (temporary name, rename): no
+			// crash leaves a short header, so this is an emptied segment.
+			if !errors.Is(err, collection.ErrCorrupt) {
+				t.Fatalf("log cut at byte %d, inside the segment header: got %v, want ErrCorrupt", cut, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("log torn at byte %d of %d: recovery: %v", cut, len(seg), err)
 		}
