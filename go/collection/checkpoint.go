@@ -108,7 +108,7 @@ func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.
 	if err := snapshot.WriteMetadata(c.fs, filepath.Join(dir, metaFileName), md); err != nil {
 		return err
 	}
-	m := snapshot.Manifest{Format: 1, Seq: seq, Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
+	m := snapshot.Manifest{Format: 2, WALHead: true, Seq: seq, Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
 		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
 		Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
 	m.TextFields, m.TextAnalyzers = c.text.manifest()

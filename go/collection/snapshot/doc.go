@@ -9,6 +9,7 @@
 //	  LOCK                        flock(2)-ed by the one process that has it open
 //	  CURRENT                     names the live snapshot (format below)
 //	  wal/%016x.wal               write-ahead log segments (package wal)
+//	  wal/HEAD                    names the newest segment (package wal; manifest version 2)
 //	  snapshots/%016x/            one snapshot, named for the last sequence number it contains
 //	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
 //	      meta.idx                ids and metadata documents (indexfile container, sections below)
@@ -25,12 +26,14 @@
 // DIR), so a reader sees either the old or the new line; anything else is
 // corruption.
 //
-// # MANIFEST, version 1
+// # MANIFEST, versions 1 and 2
 //
 // A JSON object on one line, a newline, then "crc32c:" and the 8-hex CRC-32C
 // of the JSON bytes, and a newline. The object's fields are those of
 // Manifest; unknown fields are rejected so that a newer writer's manifest is
-// never half-understood.
+// never half-understood. Version 2 ("format":2) adds "wal_head":true: the
+// collection's log keeps wal/HEAD (package wal), so a log directory without
+// one was removed or emptied. Readers accept both versions; writers write 2.
 //
 // # meta.idx
 //
