@@ -367,3 +367,25 @@ def test_open_refuses_corruption_before_valid_records(tmp_path):
         assert sorted(col.get([0, 1, 2, 3, 4]).ids.tolist()) == [1, 2, 3, 4]
     with strata.Collection.open(path) as col:  # the repair's checkpoint made it durable
         assert len(col) == 4
+
+
+def test_open_falls_back_to_the_previous_snapshot(tmp_path):
+    # One flipped bit in the live snapshot's index made the collection
+    # unopenable; the previous snapshot and the log since it hold every point.
+    path = tmp_path / "fb"
+    with strata.Collection.create(path, dim=DIM) as col:
+        col.upsert([1], np.ones(DIM))
+        col.checkpoint()
+        col.upsert([2], np.full(DIM, 2.0))
+        col.checkpoint()
+        live = col.info()["last_checkpoint_seq"]
+    index = path / "snapshots" / f"{live:016x}" / "index.hnsw"
+    data = bytearray(index.read_bytes())
+    data[30] ^= 0x10
+    index.write_bytes(bytes(data))
+    with strata.Collection.open(path) as col:
+        fallback = col.info()["recovery"]["fallback"]
+        assert fallback["from_snapshot_seq"] == live and fallback["to_snapshot_seq"] < live
+        assert "crc" in fallback["reason"]
+        assert sorted(col.get([1, 2]).ids.tolist()) == [1, 2]
+    assert (path / "snapshots" / f"{live:016x}.broken").is_dir()

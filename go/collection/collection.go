@@ -90,7 +90,10 @@ type Recovery struct {
 	Lost          []wal.SeqRange
 	Salvaged      int
 	Broken        []string
-	Duration      time.Duration
+	// Fallback is set if the snapshot CURRENT named (or CURRENT) was
+	// damaged and an older one was loaded (fallback.go).
+	Fallback *Fallback
+	Duration time.Duration
 }
 
 // Stats counts what the write pipeline did since Open.
@@ -242,37 +245,17 @@ func Open(dir string, tuning Tuning) (*Collection, error) {
 func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	began := time.Now()
 	fsys := tuning.FS
-	seq, err := snapshot.ReadCurrent(fsys, dir)
+	snap, fallback, err := chooseSnapshot(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
-	snapDir := snapshotPath(dir, seq)
-	manifest, err := snapshot.ReadManifest(fsys, snapDir)
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
+	seq, manifest, index, docs, stored := snap.seq, snap.manifest, snap.index, snap.docs, snap.stored
 	opts, err := optionsFromManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
 	if !tuning.HasFsync {
 		tuning.Fsync = opts.Fsync
-	}
-	index, err := hnsw.Load(fsys, filepath.Join(snapDir, indexFileName), hnsw.LoadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
-	stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
-	docs, err := meta.Import(stored.IDs, stored.Offsets, stored.Data)
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
-	if index.Len() != docs.Len() || docs.Len() != manifest.Count {
-		return nil, fmt.Errorf("%w: snapshot %s holds %d vectors and %d documents, manifest says %d",
-			ErrCorrupt, snapDir, index.Len(), docs.Len(), manifest.Count)
 	}
 	c := newCollection(dir, opts, tuning, lock, index, docs)
 	if err := c.rebuildText(manifest, stored); err != nil {
@@ -286,7 +269,9 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	if err := c.replay(seq, manifest.WALHead); err != nil {
 		return nil, err
 	}
-	if err := c.removeStale(seq); err != nil {
+	c.recovery.Fallback = fallback
+	prev, hasPrev := previousSnapshot(fsys, dir, seq)
+	if err := c.removeStale(seq, prev, hasPrev); err != nil {
 		return nil, err
 	}
 	c.recovery.Duration = time.Since(began)
@@ -300,9 +285,14 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 		// removal of every older segment, make that the durable state.
 		err = c.checkpoint()
 		if err == nil {
+			// The log the previous snapshot needs is gone with the
+			// damage: it cannot be fallen back on any more.
 			c.walMu.Lock()
 			err = c.log.RemoveThrough(c.lastCheckpoint.Load())
 			c.walMu.Unlock()
+		}
+		if err == nil {
+			err = c.removeStale(c.lastCheckpoint.Load(), 0, false)
 		}
 		if err != nil {
 			c.log.Close()
@@ -384,32 +374,6 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 		docs[i] = d
 	}
 	return docs, nil
-}
-
-// removeStale deletes snapshot directories other than the live one: the
-// remains of checkpoints that crashed before or after switching CURRENT.
-func (c *Collection) removeStale(live uint64) error {
-	root := filepath.Join(c.dir, snapshotsDir)
-	names, err := c.fs.ReadDir(root)
-	if err != nil {
-		return fmt.Errorf("collection: open %s: %w", c.dir, err)
-	}
-	removed := false
-	for _, name := range names {
-		if name == filepath.Base(snapshotPath(c.dir, live)) {
-			continue
-		}
-		if err := c.fs.RemoveAll(filepath.Join(root, name)); err != nil {
-			return fmt.Errorf("collection: open %s: %w", c.dir, err)
-		}
-		removed = true
-	}
-	if removed {
-		if err := c.fs.SyncDir(root); err != nil {
-			return fmt.Errorf("collection: open %s: %w", c.dir, err)
-		}
-	}
-	return nil
 }
 
 func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index) *Collection {

@@ -34,6 +34,7 @@ func (c *Collection) Describe() map[string]any {
 		"failed":    in.Failed, "text_fields": text,
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
+			"fallback":  describeFallback(r.Fallback),
 			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes, "reason": r.TornReason},
 			"repaired": map[string]any{"dropped_records": r.Dropped, "file": r.DroppedFile, "offset": r.DroppedOffset,
 				"error": r.Corruption, "lost_seqs": lostSeqs(r.Lost), "salvaged_records": r.Salvaged, "broken_files": brokenFiles(r.Broken)},
@@ -60,4 +61,12 @@ func brokenFiles(files []string) []string {
 		return []string{}
 	}
 	return files
+}
+
+// describeFallback shows which snapshot Open fell back from, or nil.
+func describeFallback(fb *Fallback) any {
+	if fb == nil {
+		return nil
+	}
+	return map[string]any{"from_snapshot_seq": fb.From, "to_snapshot_seq": fb.To, "current_broken": fb.CurrentBroken, "reason": fb.Reason}
 }

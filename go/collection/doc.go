@@ -74,6 +74,10 @@
 //
 // Open reads CURRENT, loads the snapshot it names (checking the manifest's
 // file sizes and every section's CRC), then replays log records after S.
+// If CURRENT or that snapshot is damaged, it falls back to the previous
+// snapshot, which every checkpoint keeps with the log since it until the
+// next one is written and verified, and reports it (Info().Recovery.Fallback;
+// see package snapshot, "The previous snapshot": twice the snapshot space).
 // Replay must start at S+1 and be gap-free. A torn tail (the last record
 // short, zeroed, or failing its CRC with zeroed bytes in it, nothing valid
 // after it) is cut off durably and reported in Info().Recovery. Anything

@@ -14,6 +14,24 @@
 //	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
 //	      meta.idx                ids and metadata documents (indexfile container, sections below)
 //	      MANIFEST                parameters and file sizes (format below)
+//	  snapshots/%016x/            the previous snapshot, kept to fall back on
+//	  snapshots/%016x.broken/     a snapshot that failed to load, kept as evidence (never read)
+//	  CURRENT.broken              a damaged CURRENT, kept as evidence (never read)
+//	  wal/*.wal.broken            copies of damaged log segments made by a repair (package wal)
+//
+// # The previous snapshot
+//
+// A checkpoint writes the new snapshot, reads it back (every CRC), and only
+// then points CURRENT at it; it keeps the snapshot it replaces, and the log
+// segments since that one, and deletes everything older. Exactly one
+// previous snapshot is kept: snapshots take up to twice their size on disk,
+// and the log holds the records of the last two checkpoint intervals. If
+// CURRENT, or a file of the snapshot it names, fails its checks, Open loads
+// the newest older snapshot that passes them (with CURRENT damaged, the
+// newest that passes), replays the log since it, renames the damaged
+// snapshot to <seq>.broken (or copies CURRENT to CURRENT.broken), points
+// CURRENT at the snapshot it loaded, and reports the fallback
+// (collection.Recovery.Fallback, Describe's recovery.fallback).
 //
 // # CURRENT, version 1
 //

@@ -154,6 +154,10 @@ func FuzzDecodeCurrent(f *testing.F) {
 func FuzzDecodeManifest(f *testing.F) {
 	good, _ := EncodeManifest(testManifest())
 	f.Add(good)
+	v2 := testManifest()
+	v2.Format, v2.WALHead = 2, true
+	good2, _ := EncodeManifest(v2)
+	f.Add(good2)
 	f.Add([]byte("{}\ncrc32c:00000000\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := DecodeManifest(data)
