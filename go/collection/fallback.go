@@ -169,22 +169,7 @@ func setAside(fsys vfs.FS, dir string, fb *Fallback) error {
 }
 
 func writeEvidence(fsys vfs.FS, path string, data []byte) error {
-	path = freeName(fsys, path)
-	f, err := fsys.Create(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.SyncDir(filepath.Dir(path))
-	}
-	return err
+	return vfs.ReplaceFile(fsys, freeName(fsys, path), data)
 }
 
 // freeName is path, or path.1, path.2, ...: the first that does not exist.

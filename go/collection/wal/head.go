@@ -92,39 +92,8 @@ func readHead(fs vfs.FS, dir string) (seq uint64, ok bool, err error) {
 // writeHead points dir/HEAD at the segment of seq: temp file, fsync,
 // rename, fsync of dir.
 func writeHead(fs vfs.FS, dir string, seq uint64) error {
-	return replaceFile(fs, filepath.Join(dir, HeadName), EncodeHead(seq))
-}
-
-// replaceFile atomically replaces path with data; a crash leaves the old
-// file or the new one, and at worst a path+".tmp" that is never read.
-func replaceFile(fs vfs.FS, path string, data []byte) error {
-	tmp := path + ".tmp"
-	if _, err := fs.Stat(tmp); err == nil {
-		if err := fs.Remove(tmp); err != nil {
-			return fmt.Errorf("wal: removing leftover %q: %w", tmp, err)
-		}
-	}
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("wal: creating %q: %w", tmp, err)
-	}
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = fmt.Errorf("short write: %d of %d bytes", n, len(data))
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fs.Rename(tmp, path)
-	}
-	if err == nil {
-		err = fs.SyncDir(filepath.Dir(path))
-	}
-	if err != nil {
+	path := filepath.Join(dir, HeadName)
+	if err := vfs.ReplaceFile(fs, path, EncodeHead(seq)); err != nil {
 		return fmt.Errorf("wal: replacing %q: %w", path, err)
 	}
 	return nil
