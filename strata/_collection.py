@@ -276,9 +276,13 @@ class Collection(_lib.NativeObject):
         """Opens and recovers the collection at path.
 
         A torn tail of the log (a crash mid-write) is cut off and reported in
-        info()["recovery"]; a corrupt record in the middle of the log raises
-        strata.IntegrityError naming file and offset, unless repair=True, which
-        truncates the log there. fsync overrides the stored policy for this session."""
+        info()["recovery"]; a corrupt record, or a log that lost records (a
+        segment deleted or emptied), raises strata.IntegrityError naming file and
+        offset, unless repair=True, which keeps .broken copies of the damaged log
+        segments, recovers every intact record behind the damage and reports the
+        lost sequence numbers in info()["recovery"]["repaired"]["lost_seqs"]
+        ([from, through] pairs, through None when unknown). fsync overrides the
+        stored policy for this session."""
         if fsync is not None and fsync not in _FSYNC:
             raise ValueError(f"fsync must be one of {sorted(_FSYNC)} or None, got {fsync!r}")
         lib = _engine()

@@ -328,7 +328,7 @@ def test_open_cuts_torn_tail_and_reports_it(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True)
     assert out.returncode == -signal.SIGKILL, out.stderr
-    last = path / "wal" / sorted(os.listdir(path / "wal"))[-1]
+    last = path / "wal" / sorted(n for n in os.listdir(path / "wal") if n.endswith(".wal"))[-1]
     os.truncate(last, last.stat().st_size - 3)
     with strata.Collection.open(path) as col:
         assert col.get([1, 2]).ids.tolist() == [1]
@@ -350,7 +350,7 @@ def test_open_refuses_corruption_before_valid_records(tmp_path):
         """
     )
     subprocess.run([sys.executable, "-c", code], capture_output=True)
-    last = path / "wal" / sorted(os.listdir(path / "wal"))[-1]
+    last = path / "wal" / sorted(n for n in os.listdir(path / "wal") if n.endswith(".wal"))[-1]
     data = bytearray(last.read_bytes())
     data[40] ^= 0xFF  # inside the first record; four valid records follow
     last.write_bytes(bytes(data))
@@ -358,8 +358,16 @@ def test_open_refuses_corruption_before_valid_records(tmp_path):
         strata.Collection.open(path)
     with strata.Collection.open(path, repair=True) as col:
         info = col.info()["recovery"]["repaired"]
-        assert info["dropped_records"] >= 4
-        assert len(col) == 0
+        # Only the damaged record is lost; the four behind it are salvaged,
+        # and the damaged segment is kept as evidence.
+        assert info["lost_seqs"] == [[1, 1]] and info["dropped_records"] == 1
+        assert info["salvaged_records"] == 4
+        assert info["broken_files"] == [str(last) + ".broken"]
+        assert (path / "wal" / (last.name + ".broken")).read_bytes() == bytes(data)
+        assert sorted(col.get([0, 1, 2, 3, 4]).ids.tolist()) == [1, 2, 3, 4]
+    with strata.Collection.open(path) as col:  # the repair's checkpoint made it durable
+        assert len(col) == 4
+
 
 
 def test_integers_beyond_2_53_are_refused_not_rounded(col):
@@ -390,3 +398,25 @@ def test_lone_surrogates_are_refused_not_replaced(col):
     with pytest.raises(ValueError, match="surrogate"):
         col.count({"s": "\ud800"})
     assert col.get([1]).metadata[0] == {"s": "café 😀"}
+
+
+def test_open_falls_back_to_the_previous_snapshot(tmp_path):
+    # One flipped bit in the live snapshot's index made the collection
+    # unopenable; the previous snapshot and the log since it hold every point.
+    path = tmp_path / "fb"
+    with strata.Collection.create(path, dim=DIM) as col:
+        col.upsert([1], np.ones(DIM))
+        col.checkpoint()
+        col.upsert([2], np.full(DIM, 2.0))
+        col.checkpoint()
+        live = col.info()["last_checkpoint_seq"]
+    index = path / "snapshots" / f"{live:016x}" / "index.hnsw"
+    data = bytearray(index.read_bytes())
+    data[30] ^= 0x10
+    index.write_bytes(bytes(data))
+    with strata.Collection.open(path) as col:
+        fallback = col.info()["recovery"]["fallback"]
+        assert fallback["from_snapshot_seq"] == live and fallback["to_snapshot_seq"] < live
+        assert "crc" in fallback["reason"]
+        assert sorted(col.get([1, 2]).ids.tolist()) == [1, 2]
+    assert (path / "snapshots" / f"{live:016x}.broken").is_dir()

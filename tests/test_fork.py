@@ -329,3 +329,33 @@ def test_readme_fork_example_runs_as_written(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[[0, 1, 2], [0, 1, 2]]"
+
+
+def test_child_forked_after_open_does_not_keep_the_collection_locked(tmp_path):
+    # The child inherits the lock file's descriptor; the parent's close must release
+    # the lock all the same, while the child is still alive (issue 20 item 10).
+    run_script(
+        """
+        import time
+        import strata
+        col = strata.Collection.create("col", 4, metric="l2")
+        col.upsert([1], np.ones((1, 4), dtype=np.float32))
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            os.read(r, 1)  # lives, holding the inherited descriptors, until the parent is done
+            os._exit(0)
+        os.close(r)
+        try:
+            col.close()
+            again = strata.Collection.open("col")  # raised LockedError while the child lived
+            assert len(again) == 1
+            again.close()
+        finally:
+            os.close(w)
+            os.waitpid(pid, 0)
+        print("ok")
+        """,
+        tmp_path,
+    )

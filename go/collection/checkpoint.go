@@ -10,8 +10,10 @@ import (
 	"github.com/strata-db/strata/go/hnsw"
 )
 
-// Checkpoint writes a snapshot of everything applied so far, switches
-// CURRENT to it and deletes the log segments and the snapshot it replaces.
+// Checkpoint writes a snapshot of everything applied so far, reads it back,
+// switches CURRENT to it and deletes the snapshot before the one it
+// replaces and the log segments only that one needed: the replaced
+// snapshot and the log since it stay, to fall back on (fallback.go).
 // Writes and queries go on meanwhile: only copying the index in memory
 // holds writes back. A failed checkpoint fails the collection (ErrFailed):
 // what CURRENT names after a failed rename or directory fsync is unknown.
@@ -55,11 +57,16 @@ func (c *Collection) checkpoint() error {
 		err = c.writeSnapshot(seq, frozen, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data})
 	}
 	if err == nil {
+		// What CURRENT names must load: read it back first (fallback.go).
+		err = c.verifySnapshot(seq)
+	}
+	if err == nil {
 		err = snapshot.WriteCurrent(c.fs, c.dir, seq)
 	}
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}
+	prev := c.lastCheckpoint.Load() // kept, with the log since it, to fall back on
 	c.lastCheckpoint.Store(seq)
 	c.checkpointAt.Store(time.Now().UnixNano())
 	c.walAtSnapshot.Store(walBytes)
@@ -72,11 +79,11 @@ func (c *Collection) checkpoint() error {
 	// checkpoint, and so did the log recovery replays.)
 	c.walMu.Lock()
 	before := c.log.Bytes()
-	err = c.log.RemoveThrough(seq)
+	err = c.log.RemoveThrough(prev)
 	c.walAtSnapshot.Add(c.log.Bytes() - before)
 	c.walMu.Unlock()
 	if err == nil {
-		err = c.removeStale(seq)
+		err = c.removeStale(seq, prev, true)
 	}
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint cleanup: %w", err))
@@ -108,7 +115,7 @@ func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.
 	if err := snapshot.WriteMetadata(c.fs, filepath.Join(dir, metaFileName), md); err != nil {
 		return err
 	}
-	m := snapshot.Manifest{Format: 1, Seq: seq, Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
+	m := snapshot.Manifest{Format: 2, WALHead: true, Seq: seq, Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
 		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
 		Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
 	m.TextFields, m.TextAnalyzers = c.text.manifest()

@@ -71,15 +71,29 @@ type Collection struct {
 
 // Recovery says what Open found.
 type Recovery struct {
-	SnapshotSeq   uint64 // the snapshot loaded
-	Replayed      int    // log records applied on top of it
-	TornFile      string // a torn tail cut off the log, if any
-	TornOffset    int64
-	TornBytes     int64
-	Dropped       int // records dropped by Repair
+	SnapshotSeq uint64 // the snapshot loaded
+	Replayed    int    // log records applied on top of it
+	TornFile    string // a torn tail cut off the log, if any
+	TornOffset  int64
+	TornBytes   int64
+	TornReason  string
+	// What Repair did (see wal.ReplayInfo): Corruption is the error Open
+	// would have failed with ("" if nothing was repaired), at
+	// DroppedOffset of DroppedFile; Lost are the sequence numbers the
+	// damage took, Dropped how many of them the closed ranges hold;
+	// Salvaged counts the records recovered from behind the damage;
+	// Broken lists the copies of the damaged segments.
+	Dropped       int
 	DroppedFile   string
 	DroppedOffset int64
-	Duration      time.Duration
+	Corruption    string
+	Lost          []wal.SeqRange
+	Salvaged      int
+	Broken        []string
+	// Fallback is set if the snapshot CURRENT named (or CURRENT) was
+	// damaged and an older one was loaded (fallback.go).
+	Fallback *Fallback
+	Duration time.Duration
 }
 
 // Stats counts what the write pipeline did since Open.
@@ -187,15 +201,19 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw
 	if err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}
-	if err := c.writeSnapshot(0, frozen, snapshot.Metadata{Offsets: []uint64{0}}); err != nil {
+	// The log (and its HEAD) exists before the snapshot that says it does.
+	if err := c.openLog(1); err != nil {
 		return nil, err
 	}
-	if err := snapshot.WriteCurrent(fsys, dir, 0); err != nil {
+	err = c.writeSnapshot(0, frozen, snapshot.Metadata{Offsets: []uint64{0}})
+	if err == nil {
+		err = snapshot.WriteCurrent(fsys, dir, 0)
+	}
+	if err != nil {
+		c.log.Close()
 		return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 	}
-	if err := c.start(1); err != nil {
-		return nil, err
-	}
+	c.startLoops()
 	return c, nil
 }
 
@@ -227,37 +245,17 @@ func Open(dir string, tuning Tuning) (*Collection, error) {
 func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	began := time.Now()
 	fsys := tuning.FS
-	seq, err := snapshot.ReadCurrent(fsys, dir)
+	snap, fallback, err := chooseSnapshot(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
-	snapDir := snapshotPath(dir, seq)
-	manifest, err := snapshot.ReadManifest(fsys, snapDir)
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
+	seq, manifest, index, docs, stored := snap.seq, snap.manifest, snap.index, snap.docs, snap.stored
 	opts, err := optionsFromManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
 	if !tuning.HasFsync {
 		tuning.Fsync = opts.Fsync
-	}
-	index, err := hnsw.Load(fsys, filepath.Join(snapDir, indexFileName), hnsw.LoadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
-	stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
-	docs, err := meta.Import(stored.IDs, stored.Offsets, stored.Data)
-	if err != nil {
-		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
-	}
-	if index.Len() != docs.Len() || docs.Len() != manifest.Count {
-		return nil, fmt.Errorf("%w: snapshot %s holds %d vectors and %d documents, manifest says %d",
-			ErrCorrupt, snapDir, index.Len(), docs.Len(), manifest.Count)
 	}
 	c := newCollection(dir, opts, tuning, lock, index, docs)
 	if err := c.rebuildText(manifest, stored); err != nil {
@@ -268,22 +266,46 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	}
 	c.lastCheckpoint.Store(seq)
 	c.applied.Store(seq)
-	if err := c.replay(seq); err != nil {
+	if err := c.replay(seq, manifest.WALHead); err != nil {
 		return nil, err
 	}
-	if err := c.removeStale(seq); err != nil {
+	c.recovery.Fallback = fallback
+	prev, hasPrev := previousSnapshot(fsys, dir, seq)
+	if err := c.removeStale(seq, prev, hasPrev); err != nil {
 		return nil, err
 	}
 	c.recovery.Duration = time.Since(began)
-	if err := c.start(c.applied.Load() + 1); err != nil {
+	if err := c.openLog(c.applied.Load() + 1); err != nil {
 		return nil, err
 	}
+	if c.recovery.Corruption != "" {
+		// A repair cut the log at the damage: the records it salvaged
+		// after it are in memory only, and the log may skip from the cut
+		// to the new segment. A snapshot of what was recovered, and the
+		// removal of every older segment, make that the durable state.
+		err = c.checkpoint()
+		if err == nil {
+			// The log the previous snapshot needs is gone with the
+			// damage: it cannot be fallen back on any more.
+			c.walMu.Lock()
+			err = c.log.RemoveThrough(c.lastCheckpoint.Load())
+			c.walMu.Unlock()
+		}
+		if err == nil {
+			err = c.removeStale(c.lastCheckpoint.Load(), 0, false)
+		}
+		if err != nil {
+			c.log.Close()
+			return nil, fmt.Errorf("collection: open %s: checkpoint after repair: %w", dir, err)
+		}
+	}
+	c.startLoops()
 	return c, nil
 }
 
 // replay applies the log records after the snapshot, in groups, so that a
 // long tail of single upserts is inserted in parallel batches.
-func (c *Collection) replay(after uint64) error {
+func (c *Collection) replay(after uint64, walHead bool) error {
 	const groupSize = 4096
 	var pending []pendingWrite
 	flush := func() error {
@@ -295,13 +317,17 @@ func (c *Collection) replay(after uint64) error {
 		return err
 	}
 	next := after + 1
-	info, err := wal.Replay(c.fs, filepath.Join(c.dir, walDir), after, wal.ReplayOptions{Repair: c.tuning.Repair},
+	replayed := 0
+	info, err := wal.Replay(c.fs, filepath.Join(c.dir, walDir), after,
+		wal.ReplayOptions{Repair: c.tuning.Repair, RequireHead: walHead},
 		func(seq uint64, payload []byte) error {
-			if seq != next {
+			// A repair skips exactly the sequence numbers it reports lost.
+			if seq < next || (seq > next && !c.tuning.Repair) {
 				return fmt.Errorf("%w: log record %d follows snapshot %d: records %d..%d are missing",
 					ErrCorrupt, seq, after, next, seq-1)
 			}
-			next++
+			next = seq + 1
+			replayed++
 			rec, err := decodeRecord(payload, c.opts.Dim)
 			if err != nil {
 				return fmt.Errorf("log record %d: %w", seq, err)
@@ -325,9 +351,13 @@ func (c *Collection) replay(after uint64) error {
 	if err != nil {
 		return fmt.Errorf("collection: open %s: %w", c.dir, err)
 	}
-	c.recovery = Recovery{SnapshotSeq: after, Replayed: int(next - after - 1),
-		TornFile: info.TornFile, TornOffset: info.TornOffset, TornBytes: info.TornBytes,
-		Dropped: info.Dropped, DroppedFile: info.DroppedFile, DroppedOffset: info.DroppedOffset}
+	c.recovery = Recovery{SnapshotSeq: after, Replayed: replayed,
+		TornFile: info.TornFile, TornOffset: info.TornOffset, TornBytes: info.TornBytes, TornReason: info.TornReason,
+		Dropped: info.Dropped, DroppedFile: info.DroppedFile, DroppedOffset: info.DroppedOffset,
+		Lost: info.Lost, Salvaged: info.Salvaged, Broken: info.Broken}
+	if info.Corruption != nil {
+		c.recovery.Corruption = info.Corruption.Error()
+	}
 	return nil
 }
 
@@ -346,39 +376,13 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 	return docs, nil
 }
 
-// removeStale deletes snapshot directories other than the live one: the
-// remains of checkpoints that crashed before or after switching CURRENT.
-func (c *Collection) removeStale(live uint64) error {
-	root := filepath.Join(c.dir, snapshotsDir)
-	names, err := c.fs.ReadDir(root)
-	if err != nil {
-		return fmt.Errorf("collection: open %s: %w", c.dir, err)
-	}
-	removed := false
-	for _, name := range names {
-		if name == filepath.Base(snapshotPath(c.dir, live)) {
-			continue
-		}
-		if err := c.fs.RemoveAll(filepath.Join(root, name)); err != nil {
-			return fmt.Errorf("collection: open %s: %w", c.dir, err)
-		}
-		removed = true
-	}
-	if removed {
-		if err := c.fs.SyncDir(root); err != nil {
-			return fmt.Errorf("collection: open %s: %w", c.dir, err)
-		}
-	}
-	return nil
-}
-
 func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index) *Collection {
 	return &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, index: index, meta: docs,
 		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1)}
 }
 
-// start opens the log for appending at nextSeq and starts the goroutines.
-func (c *Collection) start(nextSeq uint64) error {
+// openLog opens the log for appending at nextSeq.
+func (c *Collection) openLog(nextSeq uint64) error {
 	log, err := wal.NewWriter(c.fs, filepath.Join(c.dir, walDir), nextSeq,
 		wal.WriterOptions{SegmentBytes: c.tuning.SegmentBytes})
 	if err != nil {
@@ -386,6 +390,11 @@ func (c *Collection) start(nextSeq uint64) error {
 	}
 	c.log = log
 	c.walAtSnapshot.Store(log.Bytes())
+	return nil
+}
+
+// startLoops starts the goroutines of the write pipeline.
+func (c *Collection) startLoops() {
 	c.wg.Add(3)
 	go c.commitLoop()
 	go c.applyLoop()
@@ -394,7 +403,6 @@ func (c *Collection) start(nextSeq uint64) error {
 		c.wg.Add(1)
 		go c.syncLoop()
 	}
-	return nil
 }
 
 func takeLock(fsys vfs.FS, dir string) (io.Closer, error) {

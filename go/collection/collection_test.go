@@ -321,6 +321,15 @@ func TestOpenOnTornWALTail(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, err := Open(dst, Tuning{})
+		if cut < 16 {
+			// The log creates a segment whole (temporary name, rename),
+			// so a crash cannot leave its header short: this is a
+			// segment emptied after the fact, and its records are lost.
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("cut at %d, inside the segment header: got %v, want ErrCorrupt", cut, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}

@@ -1,6 +1,10 @@
 package collection
 
-import "time"
+import (
+	"time"
+
+	"github.com/strata-db/strata/go/collection/wal"
+)
 
 // Describe returns Info (and the text indexes) in the shape both doors
 // show users: the keys of the Python Collection.info() and of the server's
@@ -30,8 +34,39 @@ func (c *Collection) Describe() map[string]any {
 		"failed":    in.Failed, "text_fields": text,
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
-			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes},
-			"repaired":  map[string]any{"dropped_records": r.Dropped, "file": r.DroppedFile, "offset": r.DroppedOffset},
+			"fallback":  describeFallback(r.Fallback),
+			"torn_tail": map[string]any{"file": r.TornFile, "offset": r.TornOffset, "bytes": r.TornBytes, "reason": r.TornReason},
+			"repaired": map[string]any{"dropped_records": r.Dropped, "file": r.DroppedFile, "offset": r.DroppedOffset,
+				"error": r.Corruption, "lost_seqs": lostSeqs(r.Lost), "salvaged_records": r.Salvaged, "broken_files": brokenFiles(r.Broken)},
 		},
 	}
+}
+
+// lostSeqs shows lost sequence numbers as [from, through] pairs, through
+// null where the count is unknown (the log ended in damage).
+func lostSeqs(lost []wal.SeqRange) []any {
+	out := make([]any, len(lost))
+	for i, r := range lost {
+		var through any
+		if r.Through != 0 {
+			through = r.Through
+		}
+		out[i] = []any{r.From, through}
+	}
+	return out
+}
+
+func brokenFiles(files []string) []string {
+	if files == nil {
+		return []string{}
+	}
+	return files
+}
+
+// describeFallback shows which snapshot Open fell back from, or nil.
+func describeFallback(fb *Fallback) any {
+	if fb == nil {
+		return nil
+	}
+	return map[string]any{"from_snapshot_seq": fb.From, "to_snapshot_seq": fb.To, "current_broken": fb.CurrentBroken, "reason": fb.Reason}
 }

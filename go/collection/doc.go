@@ -74,11 +74,22 @@
 //
 // Open reads CURRENT, loads the snapshot it names (checking the manifest's
 // file sizes and every section's CRC), then replays log records after S.
+// If CURRENT or that snapshot is damaged, it falls back to the previous
+// snapshot, which every checkpoint keeps with the log since it until the
+// next one is written and verified, and reports it (Info().Recovery.Fallback;
+// see package snapshot, "The previous snapshot": twice the snapshot space).
 // Replay must start at S+1 and be gap-free. A torn tail (the last record
-// short, zeroed or failing its CRC, nothing valid after it) is cut off
-// durably and reported in Info().Recovery; a damaged record followed by
-// valid ones refuses to open with ErrCorrupt naming file and offset, unless
-// Tuning.Repair, which truncates the log there and reports what it dropped.
+// short, zeroed, or failing its CRC with zeroed bytes in it, nothing valid
+// after it) is cut off durably and reported in Info().Recovery. Anything
+// else refuses to open with ErrCorrupt naming file and offset: a damaged
+// record followed by valid ones, a complete last record with a flipped bit,
+// and a log that lost records (a segment deleted or emptied, wal/ removed:
+// a version 2 manifest says the log keeps wal/HEAD, which names its newest
+// segment). Tuning.Repair instead copies the damaged segments to .broken
+// files, applies every valid record it can find behind the damage, reports
+// the lost sequence numbers (Info().Recovery.Lost, Describe's
+// recovery.repaired.lost_seqs), and checkpoints before Open returns, so the
+// salvaged state is durable and the damaged segments go.
 //
 // The directory layout and the snapshot files are specified in package
 // snapshot; metadata documents and filters in package meta.

@@ -77,8 +77,10 @@ type Tuning struct {
 	// SegmentBytes is the size at which the log starts a new segment;
 	// default 64 MiB.
 	SegmentBytes int64
-	// Repair, on Open, truncates the log at a corrupt record in its middle
-	// (dropping every later record) instead of refusing to open.
+	// Repair, on Open, salvages a damaged log instead of refusing to open:
+	// it keeps .broken copies of the damaged segments, applies every valid
+	// record behind the damage, reports the lost sequence numbers in
+	// Info().Recovery and checkpoints (see the package doc).
 	Repair bool
 	// VacuumRatio: the collection compacts its index (hnsw.Index.Compact,
 	// which lets writes go on) and then checkpoints when removed and

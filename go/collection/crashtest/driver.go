@@ -174,7 +174,12 @@ func (d *Driver) Crash(dir string, cs Case, base Model) (Model, Report, error) {
 		}
 		return base, Report{}, nil
 	}
-	return CheckCopy(dir, base, events, Cut{Acked: len(events), Attempted: len(events)})
+	cut := Cut{Acked: len(events), Attempted: len(events)}
+	state, rep, err := CheckCopy(dir, base, events, cut)
+	if err == nil {
+		err = CheckFallback(dir, base, events, cut)
+	}
+	return state, rep, err
 }
 
 // CheckCopy opens a copy of dir (recovering it), verifies it, and removes

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/../../.."
 for target in \
 	./go/collection:FuzzDecodeRecord \
 	./go/collection/wal:FuzzReplay \
+	./go/collection/wal:FuzzDecodeHead \
 	./go/collection/meta:FuzzParseFilter \
 	./go/collection/meta:FuzzParseDocument \
 	./go/collection/meta:FuzzImport \

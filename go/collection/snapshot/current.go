@@ -71,34 +71,10 @@ func WriteCurrent(fs vfs.FS, dir string, seq uint64) error {
 	return replaceFile(fs, dir, CurrentName, EncodeCurrent(seq))
 }
 
-// replaceFile atomically replaces dir/name with data.
+// replaceFile atomically replaces dir/name with data (vfs.ReplaceFile).
 func replaceFile(fs vfs.FS, dir, name string, data []byte) error {
 	target := filepath.Join(dir, name)
-	tmp := target + ".tmp"
-	// A crash can leave the temporary file behind; it is never read.
-	if _, err := fs.Stat(tmp); err == nil {
-		if err := fs.Remove(tmp); err != nil {
-			return fmt.Errorf("snapshot: write %s: %w", target, err)
-		}
-	}
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("snapshot: write %s: %w", target, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fs.Rename(tmp, target)
-	}
-	if err == nil {
-		err = fs.SyncDir(dir)
-	}
-	if err != nil {
+	if err := vfs.ReplaceFile(fs, target, data); err != nil {
 		return fmt.Errorf("snapshot: write %s: %w", target, err)
 	}
 	return nil

@@ -9,10 +9,29 @@
 //	  LOCK                        flock(2)-ed by the one process that has it open
 //	  CURRENT                     names the live snapshot (format below)
 //	  wal/%016x.wal               write-ahead log segments (package wal)
+//	  wal/HEAD                    names the newest segment (package wal; manifest version 2)
 //	  snapshots/%016x/            one snapshot, named for the last sequence number it contains
 //	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
 //	      meta.idx                ids and metadata documents (indexfile container, sections below)
 //	      MANIFEST                parameters and file sizes (format below)
+//	  snapshots/%016x/            the previous snapshot, kept to fall back on
+//	  snapshots/%016x.broken/     a snapshot that failed to load, kept as evidence (never read)
+//	  CURRENT.broken              a damaged CURRENT, kept as evidence (never read)
+//	  wal/*.wal.broken            copies of damaged log segments made by a repair (package wal)
+//
+// # The previous snapshot
+//
+// A checkpoint writes the new snapshot, reads it back (every CRC), and only
+// then points CURRENT at it; it keeps the snapshot it replaces, and the log
+// segments since that one, and deletes everything older. Exactly one
+// previous snapshot is kept: snapshots take up to twice their size on disk,
+// and the log holds the records of the last two checkpoint intervals. If
+// CURRENT, or a file of the snapshot it names, fails its checks, Open loads
+// the newest older snapshot that passes them (with CURRENT damaged, the
+// newest that passes), replays the log since it, renames the damaged
+// snapshot to <seq>.broken (or copies CURRENT to CURRENT.broken), points
+// CURRENT at the snapshot it loaded, and reports the fallback
+// (collection.Recovery.Fallback, Describe's recovery.fallback).
 //
 // # CURRENT, version 1
 //
@@ -25,12 +44,14 @@
 // DIR), so a reader sees either the old or the new line; anything else is
 // corruption.
 //
-// # MANIFEST, version 1
+// # MANIFEST, versions 1 and 2
 //
 // A JSON object on one line, a newline, then "crc32c:" and the 8-hex CRC-32C
 // of the JSON bytes, and a newline. The object's fields are those of
 // Manifest; unknown fields are rejected so that a newer writer's manifest is
-// never half-understood.
+// never half-understood. Version 2 ("format":2) adds "wal_head":true: the
+// collection's log keeps wal/HEAD (package wal), so a log directory without
+// one was removed or emptied. Readers accept both versions; writers write 2.
 //
 // # meta.idx
 //

@@ -19,7 +19,7 @@ const manifestLimit = 1 << 16
 // Manifest describes one snapshot: the collection's parameters (fixed at
 // creation) and what the snapshot holds.
 type Manifest struct {
-	Format         int      `json:"format"` // 1
+	Format         int      `json:"format"` // 1 or 2 (2: WALHead may be set)
 	Seq            uint64   `json:"seq"`    // last WAL sequence number the snapshot contains
 	Dim            int      `json:"dim"`
 	Metric         string   `json:"metric"`
@@ -33,6 +33,10 @@ type Manifest struct {
 	TextAnalyzers []string `json:"text_analyzers,omitempty"`
 	Count         int      `json:"count"` // live ids
 	Files         []File   `json:"files"`
+	// WALHead (format 2) says the collection's log keeps a HEAD file
+	// (package wal), so that Open can tell a removed or emptied log from
+	// an empty one. Format 1 manifests lack it.
+	WALHead bool `json:"wal_head,omitempty"`
 }
 
 // File is one file of a snapshot.
@@ -81,8 +85,10 @@ func (m *Manifest) validate() error {
 		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case m.Format != 1:
-		return bad("format %d (this build reads 1)", m.Format)
+	case m.Format != 1 && m.Format != 2:
+		return bad("format %d (this build reads 1 and 2)", m.Format)
+	case m.Format == 1 && m.WALHead:
+		return bad("wal_head in a format 1 manifest")
 	case m.Dim < 1 || m.Dim > 1<<16:
 		return bad("dim %d", m.Dim)
 	case m.M < 2 || m.M > 256:

@@ -85,7 +85,8 @@ func TestDecodeManifestRejectsBadContent(t *testing.T) {
 		}
 	}
 	for name, m := range map[string]Manifest{
-		"format 2":       func() Manifest { m := testManifest(); m.Format = 2; return m }(),
+		"format 3":       func() Manifest { m := testManifest(); m.Format = 3; return m }(),
+		"wal_head in 1":  func() Manifest { m := testManifest(); m.Format, m.WALHead = 1, true; return m }(),
 		"dim 0":          func() Manifest { m := testManifest(); m.Dim = 0; return m }(),
 		"path traversal": func() Manifest { m := testManifest(); m.Files[0].Name = "../x"; return m }(),
 	} {
@@ -153,6 +154,10 @@ func FuzzDecodeCurrent(f *testing.F) {
 func FuzzDecodeManifest(f *testing.F) {
 	good, _ := EncodeManifest(testManifest())
 	f.Add(good)
+	v2 := testManifest()
+	v2.Format, v2.WALHead = 2, true
+	good2, _ := EncodeManifest(v2)
+	f.Add(good2)
 	f.Add([]byte("{}\ncrc32c:00000000\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := DecodeManifest(data)

@@ -202,18 +202,23 @@ func TestReplayRefusesSegmentNamedZero(t *testing.T) {
 }
 
 // TestReplayRefusesLogStartingAfterCheckpoint: records between the
-// checkpoint and the log's first record are lost, which Repair cannot fix.
+// checkpoint and the log's first record are lost; Repair says which.
 func TestReplayRefusesLogStartingAfterCheckpoint(t *testing.T) {
 	fs := newMemLog(t, 5, 10, 2, WriterOptions{})
 	before := snapshot(t, fs, logDir)
-	for _, opts := range []ReplayOptions{{}, {Repair: true}} {
-		_, _, err := replayAll(fs, logDir, 2, opts)
-		checkRefused(t, fs, err, segPath(5), headerSize, before)
-		if !strings.Contains(err.Error(), "records 3 to 4") {
-			t.Fatalf("error does not name the missing records: %v", err)
-		}
+	_, _, err := replayAll(fs, logDir, 2, ReplayOptions{})
+	checkRefused(t, fs, err, segPath(5), headerSize, before)
+	if !strings.Contains(err.Error(), "records 3 to 4") {
+		t.Fatalf("error does not name the missing records: %v", err)
 	}
-	checkLog(t, fs, logDir, 4, 10)
+	recs, info, err := replayAll(fs, logDir, 2, ReplayOptions{Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSalvaged(t, recs, info, 3, 10, SeqRange{3, 4})
+	if !errors.Is(info.Corruption, ErrCorrupt) {
+		t.Fatalf("info %+v", info)
+	}
 }
 
 func TestReplayRefusesNewerFormatVersion(t *testing.T) {

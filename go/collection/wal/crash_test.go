@@ -120,8 +120,15 @@ func TestReorderedWritesNeverYieldWrongRecords(t *testing.T) {
 			if end < synced || end > appended {
 				t.Fatalf("%s, mask %x: log ends at %d, synced %d, appended %d", step, mask, info.LastSeq, synced, appended)
 			}
-			if err := recordsAre(recs, checkpoint+1, end); err != nil {
+			// Repair may salvage unsynced records behind a lost one; it
+			// must say which it lost, and none of them may be synced.
+			if err := salvagedAre(recs, info, checkpoint+1, end, info.Lost...); err != nil {
 				t.Fatalf("%s, mask %x: %v", step, mask, err)
+			}
+			for _, r := range info.Lost {
+				if r.From <= synced {
+					t.Fatalf("%s, mask %x: repair lost %v, but records through %d were synced", step, mask, r, synced)
+				}
 			}
 		}
 	})

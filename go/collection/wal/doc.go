@@ -2,7 +2,7 @@
 // with its sequence number and a CRC-32C, appended to a directory of
 // segment files. A Writer appends and fsyncs; Replay reads the log back
 // after a restart, cuts off a tail torn by a crash, and refuses (or, with
-// Repair, cuts off) anything else that is damaged.
+// Repair, salvages what it can and cuts off) anything else that is damaged.
 //
 // # Format, version 1
 //
@@ -27,6 +27,32 @@
 //	| header | frame 1 | frame 2 | ... | frame 4 | | header | frame 5 | ...
 //	+--------+---------+---------+-----+---------+ +--------+---------+----
 //	0        16
+//
+// # HEAD, and how segments are created (log directory version 2)
+//
+// Segments have the format above in both versions. A version 2 log
+// directory also holds HEAD, one line of ASCII, 44 bytes including the
+// newline, naming the newest segment:
+//
+//	"strata-wal-head 1 " seq(16 lowercase hex) " " crc(8 lowercase hex) "\n"
+//
+// crc is the CRC-32C of the bytes before the space that precedes it. A
+// writer creates a segment by writing and fsyncing its header under the
+// name %016x.wal.tmp, renaming it into place and fsyncing the directory;
+// then it replaces HEAD (temp, fsync, rename, directory fsync) before any
+// record goes in. So in a log with HEAD a file with a segment's name always
+// holds a whole header, and HEAD names a segment that exists:
+//
+//	wal/0000000000000001.wal   header | frames 1..4
+//	wal/0000000000000005.wal   header | frames 5..
+//	wal/HEAD                   "strata-wal-head 1 0000000000000005 <crc>"
+//
+// A log without HEAD (version 1, written before HEAD existed) is read as
+// before; the first Writer on it adds HEAD. Old readers ignore HEAD and the
+// temporary names (they are not segment names), so they still read a
+// version 2 log. A caller that knows its log has HEAD (package collection
+// records it in its checkpoint) passes ReplayOptions.RequireHead, so that a
+// removed or emptied log directory is corruption, not an empty log.
 //
 // Sequence numbers are consecutive across the whole log, starting at any
 // number from 1; a segment's first record has the number in its name. The
@@ -58,21 +84,43 @@
 // number to a callback, in order. It tells two kinds of damage apart:
 //
 //   - A torn tail: in the last segment, a final frame that is short,
-//     zeroed, fails its CRC or has an impossible length, with no valid
-//     frame that could continue the log anywhere after it; or a last
-//     segment whose header is short, zeroed or wrong, with no valid frame
-//     in it. This is what a crash during an unsynced Append or during
-//     segment creation leaves. Replay cuts it off durably (truncating
-//     the file, or removing a segment with a torn header), reports it in
-//     ReplayInfo, and succeeds.
+//     zeroed, has an impossible length, or is complete but fails its CRC
+//     while ending in a zero byte or holding a zeroed 512-byte-aligned
+//     block (what a crash that persisted the length but not all the
+//     bytes leaves), with no valid frame that could continue the log
+//     anywhere after it; or, in a log without HEAD, a last segment whose
+//     header is short, zeroed or wrong, with no valid frame in it. This is
+//     what a crash during an unsynced Append or during segment creation
+//     leaves. Replay cuts it off durably (truncating the file, or removing
+//     a segment with a torn header), reports it in ReplayInfo, and
+//     succeeds.
 //   - Anything else: a bad frame with a valid one after it, damage in a
-//     segment that is not the last, a gap or misordered sequence number,
-//     a bad header in a segment that is not the last. Replay fails with an
-//     error wrapping ErrCorrupt that names the file and offset, and
-//     changes nothing; with ReplayOptions.Repair it instead cuts the log
-//     at the damage (truncating that segment, or removing it if no record
-//     would be left in it, and removing every later segment, all durably)
-//     and reports how many records that dropped.
+//     segment that is not the last, a complete last frame whose CRC fails
+//     with no zeroed byte at its end or block in it (its bits changed
+//     after it was written: a bit flip, not a torn write), a gap or
+//     misordered sequence number, a bad or short header in a segment that
+//     is not the last or in any segment of a log with HEAD (a segment
+//     emptied to 0 bytes), a segment that HEAD names missing (the newest
+//     segment deleted), HEAD missing where RequireHead says there is one
+//     (the log directory removed). Replay fails with an error wrapping
+//     ErrCorrupt that names the file and offset, and changes nothing.
+//
+// With ReplayOptions.Repair, Replay instead keeps evidence and salvages
+// (as etcd's wal.Repair keeps a .broken copy): it copies every segment from
+// the damage on to %016x.wal.broken (or .broken.1, ...: never over an
+// earlier copy) and fsyncs the copies; then it passes on every valid frame
+// after the damage whose sequence number is greater than the last one
+// passed on, resynchronising on the next valid frame after each damaged
+// stretch and across segments; it reports the sequence numbers it could not
+// pass on in ReplayInfo.Lost (exact between salvaged records; open-ended
+// where the log ends in damage, except a single complete damaged frame at
+// the very end, whose seq is then reported); and finally it cuts the log at
+// the damage (later segments removed newest first, the damaged one
+// truncated or removed, HEAD pointed at the newest segment left), so that
+// it replays cleanly. The records salvaged after the damage are then only
+// in memory and in the .broken copies: the caller must checkpoint them
+// and start its Writer after ReplayInfo.LastSeq. A crash before that loses
+// them from the log, and the next repair reports them lost.
 //
 // Whether a valid frame follows the damage is decided by scanning every
 // later offset of the segment for a frame whose CRC holds and whose
@@ -83,14 +131,15 @@
 // payload, and sequence numbers it passes on are consecutive.
 //
 // A log whose first record comes after the first one asked for (records
-// were removed before a checkpoint covered them) fails with ErrCorrupt,
-// which Repair cannot fix. A segment of a newer format version fails with
-// ErrVersion and is never repaired.
+// were removed before a checkpoint covered them) fails with ErrCorrupt;
+// Repair reports the missing ones lost. A segment of a newer format version
+// fails with ErrVersion and is never repaired.
 //
 // # Using the log
 //
 // On start: Replay(after = the last sequence number in the checkpoint);
-// then NewWriter(nextSeq = max(after, ReplayInfo.LastSeq) + 1). Sync the
+// then NewWriter(nextSeq = max(after, ReplayInfo.LastSeq) + 1) (after a
+// Repair, checkpoint the salvaged records at once). Sync the
 // log before writing a checkpoint that covers its records: a checkpoint
 // ahead of the durable log would make the next segment leave a gap. Once a
 // checkpoint covering seq is durable, RemoveThrough(seq) deletes the

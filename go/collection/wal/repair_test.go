@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/strata-db/strata/go/vfs"
 	"github.com/strata-db/strata/go/vfs/errorfs"
 	"github.com/strata-db/strata/go/vfs/memfs"
 )
@@ -14,10 +15,7 @@ import (
 func repairLog(t *testing.T) (*memfs.FS, []string) {
 	t.Helper()
 	fs := newMemLog(t, 1, 30, 2, WriterOptions{SegmentBytes: 150})
-	names, err := fs.ReadDir(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := walSegmentNames(t, fs)
 	if len(names) < 3 {
 		t.Fatalf("test log has %d segments", len(names))
 	}
@@ -53,17 +51,19 @@ func TestRepairCutsLogAtCorruptRecord(t *testing.T) {
 	seg[ends[2]+3] ^= 0xff // length of record 3
 	writeFile(t, fs, path, seg)
 
+	damaged := snapshot(t, fs, logDir)
 	recs, info, err := replayAll(fs, logDir, 0, ReplayOptions{Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRecords(t, recs, 1, 2)
-	// Record 3's own frame is damaged, so only records 4..30 are found.
-	if info.LastSeq != 2 || info.Dropped != 27 || info.DroppedFile != path || info.DroppedOffset != ends[2] ||
+	// Record 3's own frame is damaged; 4..30 behind it are salvaged.
+	checkSalvaged(t, recs, info, 1, 30, SeqRange{3, 3})
+	if info.LastSeq != 30 || info.Dropped != 1 || info.Salvaged != 27 || info.DroppedFile != path || info.DroppedOffset != ends[2] ||
 		!errors.Is(info.Corruption, ErrCorrupt) {
 		t.Fatalf("info %+v", info)
 	}
-	if got, _ := fs.ReadDir(logDir); len(got) != 1 {
+	checkBroken(t, fs, info, damaged, names...)
+	if got := walSegmentNames(t, fs); len(got) != 1 {
 		t.Fatalf("segments after repair: %v", got)
 	}
 	if got := readFile(t, fs, path); !bytes.Equal(got, seg[:ends[2]]) {
@@ -72,29 +72,34 @@ func TestRepairCutsLogAtCorruptRecord(t *testing.T) {
 	checkRepaired(t, fs, 2)
 }
 
-func TestRepairRemovesSegmentWithBadHeader(t *testing.T) {
+// TestRepairSalvagesRecordsBehindABadHeader: one flipped bit in a segment
+// header dropped every record behind it; they are intact and come back,
+// and the segment is kept in a .broken copy.
+func TestRepairSalvagesRecordsBehindABadHeader(t *testing.T) {
 	fs, names := repairLog(t)
-	first, _ := parseSegmentName(names[1])
 	path := filepath.Join(logDir, names[1])
 	seg := readFile(t, fs, path)
 	seg[0] ^= 1
 	writeFile(t, fs, path, seg)
+	damaged := snapshot(t, fs, logDir)
 
 	recs, info, err := replayAll(fs, logDir, 0, ReplayOptions{Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRecords(t, recs, 1, first-1)
-	if info.Dropped != int(30-first+1) || info.DroppedFile != path || info.DroppedOffset != 0 {
+	checkSalvaged(t, recs, info, 1, 30)
+	first, _ := parseSegmentName(names[1])
+	if info.Dropped != 0 || info.Salvaged != int(30-first+1) || info.DroppedFile != path || info.DroppedOffset != 0 {
 		t.Fatalf("info %+v", info)
 	}
-	if got, _ := fs.ReadDir(logDir); len(got) != 1 || got[0] != names[0] {
+	checkBroken(t, fs, info, damaged, names[1:]...)
+	if got := walSegmentNames(t, fs); len(got) != 1 || got[0] != names[0] {
 		t.Fatalf("segments after repair: %v", got)
 	}
 	checkRepaired(t, fs, first-1)
 }
 
-func TestRepairCountsRecordsAfterGap(t *testing.T) {
+func TestRepairReportsTheSeqsOfAMissingSegment(t *testing.T) {
 	fs, names := repairLog(t)
 	gone, _ := parseSegmentName(names[1])
 	if err := fs.Remove(filepath.Join(logDir, names[1])); err != nil {
@@ -105,23 +110,23 @@ func TestRepairCountsRecordsAfterGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRecords(t, recs, 1, gone-1)
-	if info.Dropped != int(30-next+1) || info.DroppedFile != filepath.Join(logDir, names[2]) || info.DroppedOffset != headerSize {
-		t.Fatalf("info %+v, want %d dropped", info, 30-next+1)
+	checkSalvaged(t, recs, info, 1, 30, SeqRange{gone, next - 1})
+	if info.Dropped != int(next-gone) || info.DroppedFile != filepath.Join(logDir, names[2]) || info.DroppedOffset != headerSize {
+		t.Fatalf("info %+v, want %d dropped", info, next-gone)
 	}
 	checkRepaired(t, fs, gone-1)
 }
 
-func TestRepairCountsMisorderedRecords(t *testing.T) {
+func TestRepairSalvagesRecordsAfterAGap(t *testing.T) {
 	fs := memfs.New()
 	writeFile(t, fs, segPath(1), craftSegment(1, 2, 4, 5, 6))
 	recs, info, err := replayAll(fs, logDir, 0, ReplayOptions{Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkRecords(t, recs, 1, 2)
-	if info.Dropped != 3 {
-		t.Fatalf("info %+v, want 3 dropped", info)
+	checkSalvaged(t, recs, info, 1, 6, SeqRange{3, 3})
+	if info.Dropped != 1 {
+		t.Fatalf("info %+v, want 1 dropped", info)
 	}
 	checkRepaired(t, fs, 2)
 }
@@ -165,9 +170,27 @@ func TestRepairInterruptedByCrashCompletesNextTime(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: second repair: %v", n, err)
 		}
-		if rerr := recordsAre(recs, 1, 2); rerr != nil {
-			t.Fatalf("step %d: %v (info %+v)", n, rerr, info)
+		// The first repair may have cut the later segments before the
+		// crash: what is left of 4..30 is salvaged, the rest is reported.
+		if len(recs) < 2 || recordsAre(recs[:2], 1, 2) != nil {
+			t.Fatalf("step %d: records %v (info %+v)", n, recs, info)
+		}
+		if len(info.Lost) == 0 || info.Lost[0].From != 3 {
+			t.Fatalf("step %d: lost %v, want seq 3 first", n, info.Lost)
 		}
 		checkRepaired(t, inner, 2)
 	}
+}
+
+func walSegmentNames(t *testing.T, fs vfs.FS) []string {
+	t.Helper()
+	segs, err := listSegments(fs, logDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, seg := range segs {
+		names = append(names, filepath.Base(seg.path))
+	}
+	return names
 }

@@ -1,18 +1,45 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/strata-db/strata/go/vfs"
 )
 
 // ReplayOptions says how Replay treats a damaged log.
 type ReplayOptions struct {
-	// Repair cuts the log at the first damage that is not a torn tail
-	// instead of failing with ErrCorrupt, dropping every record from there
-	// on. Use it only when losing those records is acceptable.
+	// Repair replays what it can of a log damaged other than by a torn
+	// tail instead of failing with ErrCorrupt: it copies every segment
+	// from the damage on to a .broken file, passes on every valid record
+	// it can find after the damage (resynchronising on the next valid
+	// frame), reports the sequence numbers it could not (Lost), and cuts
+	// the log at the damage. The records salvaged after the damage are
+	// then in no segment: the caller must checkpoint them before the next
+	// crash, and start its Writer after them (ReplayInfo.LastSeq+1).
 	Repair bool
+	// RequireHead says the log was written by a Writer that keeps HEAD
+	// (the caller recorded that, for instance in its checkpoint): a log
+	// directory without HEAD, removed or emptied, is then ErrCorrupt
+	// rather than an empty log.
+	RequireHead bool
+}
+
+// SeqRange is the sequence numbers From through Through; Through 0 means
+// "From and every later record the damage held", a count no byte left
+// tells.
+type SeqRange struct {
+	From, Through uint64
+}
+
+func (r SeqRange) String() string {
+	switch r.Through {
+	case 0:
+		return fmt.Sprintf("%d and any later", r.From)
+	case r.From:
+		return fmt.Sprint(r.From)
+	}
+	return fmt.Sprintf("%d-%d", r.From, r.Through)
 }
 
 // ReplayInfo reports what Replay found and changed.
@@ -24,23 +51,31 @@ type ReplayInfo struct {
 	LastSeq uint64
 
 	// TornFile, TornOffset and TornBytes locate the torn tail that was
-	// cut off: TornBytes bytes from TornOffset of TornFile. TornFile is
-	// empty if there was none. A torn segment header removes the file
+	// cut off: TornBytes bytes from TornOffset of TornFile; TornReason
+	// says what was wrong there. TornFile is empty if there was none. A
+	// torn segment header (only in a log without HEAD) removes the file
 	// (TornOffset 0).
 	TornFile   string
 	TornOffset int64
 	TornBytes  int64
+	TornReason string
 
-	// Dropped is how many records Repair dropped after the damage at
-	// DroppedOffset of DroppedFile, counting the valid frames it could
-	// find (best effort: records whose frames are damaged too are not
-	// counted). Corruption is the error Replay would have returned
-	// without Repair; DroppedFile is empty and Corruption nil if nothing
-	// was repaired.
+	// What Repair did; all zero if nothing was repaired. Corruption is
+	// the error Replay would have returned without Repair, at
+	// DroppedOffset of DroppedFile. Lost lists, in order, the sequence
+	// numbers after the one asked for that the damage took: exactly,
+	// between records it salvaged; open-ended (Through 0) where the log
+	// ends in damage. Dropped counts the sequence numbers of the closed
+	// ranges. Salvaged counts the records after the damage that were
+	// passed on. Broken lists the copies of the damaged segments, made
+	// (and fsynced) before anything was read past the damage.
 	Dropped       int
 	DroppedFile   string
 	DroppedOffset int64
 	Corruption    error
+	Lost          []SeqRange
+	Salvaged      int
+	Broken        []string
 }
 
 // damage is where a log stops being valid.
@@ -50,37 +85,39 @@ type damage struct {
 	reason string
 	torn   bool   // a torn tail, as opposed to corruption
 	floor  uint64 // the last good seq, or the one before the segment's name
-	// anchored says that the bytes at off are a valid frame in the wrong
-	// place (a gap or a misordered seq); anchorSeq and anchorEnd are its
-	// seq and end, where counting dropped records picks up.
-	anchored  bool
-	anchorSeq uint64
-	anchorEnd int64
 }
 
 // Replay reads the log in dir from the start and calls fn for every record
 // with a sequence number greater than after, in order; payload is valid
 // only during the call. It verifies every record, including those at or
 // before after. A nil fn only verifies (and cuts a torn tail). A missing
-// directory is an empty log.
+// directory is an empty log, unless opts.RequireHead.
 //
 // A torn tail (see the package doc) is cut off durably and reported in the
-// ReplayInfo; Replay then succeeds. Other damage fails with an error
-// wrapping ErrCorrupt that names the file and offset, and changes nothing
-// on disk, unless opts.Repair is set, in which case the log is cut there
-// durably and the loss is reported. fn has then already seen the records
-// before the damage; with Repair those are exactly the records that remain.
-//
-// If the log's first record is later than after+1, the records in between
-// are gone (a segment was removed too early): Replay fails with ErrCorrupt,
-// and Repair cannot help. An error from fn stops the replay and is
-// returned wrapped; nothing is changed on disk then.
+// ReplayInfo; Replay then succeeds. Other damage, and a log that lacks
+// records it must hold (a first record later than after+1, a segment HEAD
+// names gone, no HEAD where one is required), fails with an error wrapping
+// ErrCorrupt that names the file and offset, and changes nothing on disk;
+// fn has then already seen the records before the damage. With
+// opts.Repair, Replay instead salvages what it can (see ReplayOptions):
+// the sequence numbers fn sees then have gaps, exactly those in
+// ReplayInfo.Lost. An error from fn stops the replay and is returned
+// wrapped; nothing is changed on disk then.
 func Replay(fs vfs.FS, dir string, after uint64, opts ReplayOptions, fn func(seq uint64, payload []byte) error) (ReplayInfo, error) {
 	segs, err := listSegments(fs, dir)
 	if err != nil {
 		return ReplayInfo{}, err
 	}
-	rp := &replayer{fs: fs, dir: dir, segs: segs, after: after, fn: fn}
+	head, headed, err := readHead(fs, dir)
+	if err != nil {
+		if !opts.Repair || !errors.Is(err, ErrCorrupt) {
+			return ReplayInfo{}, err
+		}
+		// A damaged HEAD says only that there is one: the log's end is
+		// then checked against nothing.
+		head, headed = 0, true
+	}
+	rp := &replayer{fs: fs, dir: dir, segs: segs, after: after, fn: fn, opts: opts, head: head, headed: headed}
 	for i := range segs {
 		d, err := rp.readSegment(i)
 		if err != nil {
@@ -98,16 +135,69 @@ func Replay(fs vfs.FS, dir string, after uint64, opts ReplayOptions, fn func(seq
 		}
 		return rp.info, rp.repair(d, corruption)
 	}
+	if missing := rp.missingEnd(); missing != nil {
+		if !opts.Repair {
+			return rp.info, missing
+		}
+		rp.info.Corruption = missing
+		rp.info.DroppedFile = dir
+		rp.lose(SeqRange{From: max(rp.info.LastSeq, after) + 1})
+		if err := rp.pointHeadAtNewest(len(segs)); err != nil {
+			return rp.info, fmt.Errorf("%w (repairing %w)", err, missing)
+		}
+	}
 	return rp.info, nil
 }
 
 type replayer struct {
-	fs    vfs.FS
-	dir   string
-	segs  []segmentFile
-	after uint64
-	fn    func(uint64, []byte) error
-	info  ReplayInfo
+	fs     vfs.FS
+	dir    string
+	segs   []segmentFile
+	after  uint64
+	fn     func(uint64, []byte) error
+	opts   ReplayOptions
+	head   uint64 // the segment HEAD names; 0 if none, or HEAD is damaged
+	headed bool   // the log has a HEAD (so every segment was created whole)
+	info   ReplayInfo
+}
+
+// missingEnd returns the ErrCorrupt error for a log whose newest segment
+// is gone, as far as HEAD (or the lack of it) tells, or nil.
+func (rp *replayer) missingEnd() error {
+	if !rp.headed {
+		if !rp.opts.RequireHead {
+			return nil
+		}
+		what := "no segment either: the log directory was removed or emptied"
+		if len(rp.segs) > 0 {
+			what = fmt.Sprintf("%d segments, the newest named for seq %d", len(rp.segs), rp.segs[len(rp.segs)-1].seq)
+		}
+		return fmt.Errorf("%w: in directory %q: no %s file, which this log keeps, and %s; records after seq %d may be lost",
+			ErrCorrupt, rp.dir, HeadName, what, max(rp.info.LastSeq, rp.after))
+	}
+	if rp.head == 0 {
+		return nil
+	}
+	for _, seg := range rp.segs {
+		if seg.seq == rp.head {
+			return nil
+		}
+	}
+	return corruptAt(segmentPath(rp.dir, rp.head), 0,
+		"segment missing: %s names it as the newest segment; records from seq %d on are lost", HeadName, max(rp.info.LastSeq, rp.after)+1)
+}
+
+// lose records that the sequence numbers r (clipped to those after the
+// ones asked for) are lost.
+func (rp *replayer) lose(r SeqRange) {
+	r.From = max(r.From, rp.after+1)
+	if r.Through != 0 && r.Through < r.From {
+		return
+	}
+	rp.info.Lost = append(rp.info.Lost, r)
+	if r.Through != 0 {
+		rp.info.Dropped += int(r.Through - r.From + 1)
+	}
 }
 
 // floor is the sequence number the next record of segment i must follow.
@@ -140,8 +230,14 @@ func (rp *replayer) readSegment(i int) (*damage, error) {
 		return nil, fmt.Errorf("%w: in file %q: %s", ErrVersion, seg.path, problem)
 	}
 	if problem != "" {
-		// A crash while a segment was being created leaves its header
-		// short or zeroed, and nothing after it.
+		if rp.headed {
+			// A log with HEAD creates every segment whole (temporary
+			// name, rename): a short or zeroed header is damage.
+			return &damage{seg: i, reason: problem + " (this log creates every segment with its header whole: the segment was emptied or damaged)",
+				floor: rp.floor(i)}, nil
+		}
+		// In a log written before HEAD, a crash while a segment was being
+		// created leaves its header short or zeroed, and nothing after it.
 		torn, err := rp.nothingValidAfter(r, last, 0, 0, i)
 		if err != nil {
 			return nil, err
@@ -160,11 +256,25 @@ func (rp *replayer) readSegment(i int) (*damage, error) {
 			if err != nil {
 				return nil, err
 			}
+			if torn && fr.end > 0 {
+				// The whole frame is there but its CRC fails: a torn write
+				// leaves a zeroed block in it; anything else is a
+				// record damaged after it was written.
+				zeroed, err := r.zeroedBlock(off, fr.end)
+				if err != nil {
+					return nil, err
+				}
+				if !zeroed {
+					return &damage{seg: i, off: off, floor: rp.floor(i), reason: problem + fmt.Sprintf(
+						" in the complete last record (header seq %d, %d bytes, not ending in a zero byte, none of its %d-byte blocks zeroed): damaged after it was written, not a torn write",
+						fr.seq, fr.end-off, blockSize)}, nil
+				}
+				problem += " in a complete last frame with zeroed bytes (a torn write)"
+			}
 			return &damage{seg: i, off: off, reason: problem, torn: torn, floor: rp.floor(i)}, nil
 		}
 		misplaced := func(format string, args ...any) *damage {
-			return &damage{seg: i, off: off, reason: fmt.Sprintf(format, args...), floor: rp.floor(i),
-				anchored: true, anchorSeq: fr.seq, anchorEnd: fr.end}
+			return &damage{seg: i, off: off, reason: fmt.Sprintf(format, args...), floor: rp.floor(i)}
 		}
 		if rp.info.LastSeq > 0 && fr.seq != rp.info.LastSeq+1 {
 			return misplaced("record has seq %d, but the previous record has seq %d", fr.seq, rp.info.LastSeq), nil
@@ -173,8 +283,13 @@ func (rp *replayer) readSegment(i int) (*damage, error) {
 			return misplaced("first record has seq %d, but the segment is named for seq %d", fr.seq, seg.seq), nil
 		}
 		if rp.info.LastSeq == 0 && fr.seq > rp.after+1 {
-			return nil, corruptAt(seg.path, off, "the log starts at seq %d, so records %d to %d (after %d, as asked) are missing",
+			missing := corruptAt(seg.path, off, "the log starts at seq %d, so records %d to %d (after %d, as asked) are missing",
 				fr.seq, rp.after+1, fr.seq-1, rp.after)
+			if !rp.opts.Repair {
+				return nil, missing
+			}
+			rp.info.Corruption, rp.info.DroppedFile, rp.info.DroppedOffset = missing, seg.path, off
+			rp.lose(SeqRange{From: rp.after + 1, Through: fr.seq - 1})
 		}
 		if fr.seq > rp.after && rp.fn != nil {
 			if err := rp.fn(fr.seq, fr.payload); err != nil {
@@ -208,7 +323,7 @@ func (rp *replayer) cutTornTail(d *damage) error {
 	if err != nil {
 		return fmt.Errorf("wal: stat of torn segment: %w", err)
 	}
-	rp.info.TornFile, rp.info.TornOffset, rp.info.TornBytes = seg.path, d.off, fi.Size()-d.off
+	rp.info.TornFile, rp.info.TornOffset, rp.info.TornBytes, rp.info.TornReason = seg.path, d.off, fi.Size()-d.off, d.reason
 	if d.off == 0 {
 		if err := rp.fs.Remove(seg.path); err != nil {
 			return fmt.Errorf("wal: removing segment with a torn header (%s): %w", d.reason, err)
@@ -222,71 +337,4 @@ func (rp *replayer) cutTornTail(d *damage) error {
 		return fmt.Errorf("wal: cutting torn tail (%s) of %q at offset %d: %w", d.reason, seg.path, d.off, err)
 	}
 	return nil
-}
-
-// repair cuts the log at d: later segments are removed (newest first, so a
-// crash part way leaves the damage in place to be found again), then the
-// damaged segment is cut at the damage, or removed if that would leave no
-// record in it.
-func (rp *replayer) repair(d *damage, corruption error) error {
-	dropped, err := rp.countDropped(d)
-	if err != nil {
-		return fmt.Errorf("wal: counting the records a repair drops: %w (repairing %w)", err, corruption)
-	}
-	rp.info.Dropped, rp.info.DroppedFile, rp.info.DroppedOffset = dropped, rp.segs[d.seg].path, d.off
-	rp.info.Corruption = corruption
-
-	remove := slices.Clone(rp.segs[d.seg+1:])
-	slices.Reverse(remove)
-	cut := d.off > headerSize
-	if !cut {
-		// The damage is in the header or the first frame: no record
-		// would be left in the segment.
-		remove = append(remove, rp.segs[d.seg])
-	}
-	for _, seg := range remove {
-		if err := rp.fs.Remove(seg.path); err != nil {
-			return fmt.Errorf("wal: repair: removing segment: %w (repairing %w)", err, corruption)
-		}
-	}
-	if len(remove) > 0 {
-		if err := rp.fs.SyncDir(rp.dir); err != nil {
-			return fmt.Errorf("wal: repair: fsync %q: %w (repairing %w)", rp.dir, err, corruption)
-		}
-	}
-	if cut {
-		if err := rp.fs.Truncate(rp.segs[d.seg].path, d.off); err != nil {
-			return fmt.Errorf("wal: repair: cutting %q at offset %d: %w (repairing %w)", rp.segs[d.seg].path, d.off, err, corruption)
-		}
-	}
-	return nil
-}
-
-// countDropped counts the valid frames from the damage to the end of the
-// log that could belong to it (see scanFrames).
-func (rp *replayer) countDropped(d *damage) (int, error) {
-	count, floor := 0, d.floor
-	for i := d.seg; i < len(rp.segs); i++ {
-		r, err := openSegment(rp.fs, rp.segs[i].path)
-		if err != nil {
-			return count, err
-		}
-		start := int64(0)
-		switch {
-		case i == d.seg && d.anchored:
-			count, floor, start = count+1, d.anchorSeq, d.anchorEnd
-		case i == d.seg:
-			start = d.off
-		case rp.segs[i].seq > 0:
-			// Records in a later segment start at its name.
-			floor = max(floor, rp.segs[i].seq-1)
-		}
-		n, f, err := r.scanFrames(start, start, floor, false)
-		r.Close()
-		count, floor = count+n, f
-		if err != nil {
-			return count, err
-		}
-	}
-	return count, nil
 }

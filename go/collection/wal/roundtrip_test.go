@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestAppendReplayRoundTrip(t *testing.T) {
 
 func TestReplayOfMissingDirectoryIsEmpty(t *testing.T) {
 	recs, info, err := replayAll(memfs.New(), "/nothing/here", 0, ReplayOptions{})
-	if err != nil || len(recs) != 0 || info != (ReplayInfo{}) {
+	if err != nil || len(recs) != 0 || !reflect.DeepEqual(info, ReplayInfo{}) {
 		t.Fatalf("got %v, %+v, %v", recs, info, err)
 	}
 }

@@ -114,7 +114,9 @@ type frame struct {
 }
 
 // frameAt reads the frame at off. A non-empty problem says why the bytes
-// there are not a valid frame; err is a failure to read.
+// there are not a valid frame; err is a failure to read. A frame whose
+// length fits in the file but whose CRC fails comes back with its seq and
+// end set and no payload (see zeroedBlock).
 func (r *segmentReader) frameAt(off int64) (fr frame, problem string, err error) {
 	left := r.size - off
 	if left < frameHeaderSize {
@@ -140,7 +142,10 @@ func (r *segmentReader) frameAt(off int64) (fr frame, problem string, err error)
 	}
 	payload := b[frameHeaderSize:]
 	if computed := frameCRC(seq, payload); computed != stored {
-		return frame{}, fmt.Sprintf("crc mismatch: stored %#08x, computed %#08x", stored, computed), nil
+		// The frame is whole: end says so, and seq is what its header
+		// claims (it may be damaged too).
+		return frame{seq: seq, end: off + frameHeaderSize + int64(length)},
+			fmt.Sprintf("crc mismatch: stored %#08x, computed %#08x", stored, computed), nil
 	}
 	return frame{seq: seq, payload: payload, end: off + frameHeaderSize + int64(length)}, "", nil
 }
@@ -180,4 +185,75 @@ func (r *segmentReader) scanFrames(start, anchor int64, floor uint64, first bool
 		floor, off, anchor = fr.seq, fr.end, fr.end
 	}
 	return count, floor, nil
+}
+
+// blockSize is the smallest unit a disk writes whole: a crash can lose an
+// aligned block of an unsynced write, leaving zeros (a file extended past
+// it), but does not change bits inside a block it kept.
+const blockSize = 512
+
+// zeroedBlock reports whether the bytes [from, to) of the file end in a
+// zero byte or hold a blockSize-aligned piece that is all zeros: the marks
+// a crash leaves on a frame whose length reached the disk but part of
+// whose bytes did not (a zeroed tail, or a lost block). A complete frame
+// with a bad CRC and neither mark is not a torn write: its bits changed
+// after it was written.
+func (r *segmentReader) zeroedBlock(from, to int64) (bool, error) {
+	if to > from {
+		b, err := r.bytes(to-1, 1)
+		if err != nil || b[0] == 0 {
+			return err == nil, err
+		}
+	}
+	for start := from; start < to; {
+		end := min((start/blockSize+1)*blockSize, to)
+		b, err := r.bytes(start, int(end-start))
+		if err != nil {
+			return false, err
+		}
+		if allZero(b) {
+			return true, nil
+		}
+		start = end
+	}
+	return false, nil
+}
+
+// salvageFrames calls visit for every valid frame from start on, in file
+// order, whose seq is greater than that of the last one visited (floor at
+// first): after damage it resynchronises on the next valid frame. A frame
+// d bytes after the end of the previous one (or after anchor) can hold at
+// most seq floor+1+d/16, which lets the scan skip almost every offset
+// without computing a CRC. It returns the end of the last frame visited,
+// or start if there was none.
+func (r *segmentReader) salvageFrames(start, anchor int64, floor uint64, visit func(fr frame) error) (int64, error) {
+	end := start
+	for off := start; r.size-off >= frameHeaderSize; {
+		h, err := r.bytes(off, frameHeaderSize)
+		if err != nil {
+			return end, err
+		}
+		length, seq := le.Uint32(h), le.Uint64(h[8:])
+		// At start itself any later seq may follow (the damage can be a
+		// valid frame in the wrong place: a gap, a missing segment).
+		plausible := seq > floor && (off == start || seq-floor <= 1+uint64(off-anchor)/frameHeaderSize) &&
+			int64(length) <= r.size-off-frameHeaderSize
+		if !plausible {
+			off++
+			continue
+		}
+		fr, problem, err := r.frameAt(off)
+		if err != nil {
+			return end, err
+		}
+		if problem != "" {
+			off++
+			continue
+		}
+		if err := visit(fr); err != nil {
+			return end, err
+		}
+		floor, off, anchor, end = fr.seq, fr.end, fr.end, fr.end
+	}
+	return end, nil
 }

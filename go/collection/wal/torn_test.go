@@ -131,8 +131,8 @@ func TestFailedAppendLeavesOnlyCompleteFrames(t *testing.T) {
 	for torn := 1; torn < batchBytes; torn++ {
 		inner := memfs.New()
 		writeLog(t, inner, logDir, 1, 10, 4, WriterOptions{})
-		// Writes: the new segment's header, then the batch.
-		fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpWrite, N: 2, TornBytes: torn})
+		// Writes: the new segment's header, HEAD, then the batch.
+		fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpWrite, N: 3, TornBytes: torn})
 		w, err := NewWriter(fs, logDir, 11, WriterOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -176,6 +176,7 @@ func TestReplayRemovesLastSegmentWithTornHeader(t *testing.T) {
 				continue // a whole header is not torn
 			}
 			fs := newMemLog(t, 1, 10, 4, WriterOptions{})
+			removeHead(t, fs) // a log written before HEAD; with HEAD this is damage
 			torn := bytes.Clone(header[:size])
 			if zeroed {
 				clear(torn)

@@ -60,8 +60,9 @@ const keepBuf = 4 << 20
 // removed; one that holds records is an error wrapping ErrInvalid.
 //
 // NewWriter creates dir (and its parents, fsyncing each parent) if needed,
-// writes and fsyncs the new segment's header, and fsyncs dir, so the empty
-// segment is durable when it returns.
+// creates the new segment (see the package doc: temporary name, rename) and
+// points HEAD at it, so the empty segment is durable and named by HEAD when
+// it returns.
 func NewWriter(fs vfs.FS, dir string, nextSeq uint64, opts WriterOptions) (*Writer, error) {
 	if nextSeq == 0 {
 		return nil, fmt.Errorf("%w: nextSeq must be at least 1", ErrInvalid)
@@ -97,15 +98,28 @@ func NewWriter(fs vfs.FS, dir string, nextSeq uint64, opts WriterOptions) (*Writ
 		w.old = append(w.old, oldSegment{seq: seg.seq, path: seg.path, size: fi.Size()})
 		total += fi.Size()
 	}
-	// The removals become durable with the directory fsync that makes the
-	// new segment durable; until then a crash leaves them, still empty.
-	for _, seg := range stale {
-		if err := fs.Remove(seg.path); err != nil {
-			return nil, fmt.Errorf("wal: removing empty segment: %w", err)
-		}
-	}
+	// The new segment is renamed over a same-named empty one, and HEAD
+	// names it, before any other empty segment goes: a crash in between
+	// leaves HEAD naming a segment that still exists.
 	if err := w.startSegment(nextSeq); err != nil {
 		return nil, err
+	}
+	removed := false
+	for _, seg := range stale {
+		if seg.seq == nextSeq {
+			continue // replaced by the rename
+		}
+		if err := fs.Remove(seg.path); err != nil {
+			w.Abandon()
+			return nil, fmt.Errorf("wal: removing empty segment: %w", err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := fs.SyncDir(dir); err != nil {
+			w.Abandon()
+			return nil, fmt.Errorf("wal: fsync %q after removing empty segments: %w", dir, err)
+		}
 	}
 	w.nextSeq.Store(nextSeq)
 	w.bytes.Store(total + w.activeSize)
@@ -162,19 +176,33 @@ func checkNoRecords(fs vfs.FS, seg segmentFile, nextSeq uint64) error {
 	return nil
 }
 
-// startSegment creates the segment named for seq, writes and fsyncs its
-// header and fsyncs the directory. On failure it removes what it created,
-// as far as it can; a leftover is a torn last segment, which Replay removes.
+// startSegment creates the segment named for seq: its header is written
+// and fsynced under a temporary name that is then renamed into place, and
+// the directory fsynced, so that a file with a segment's name always holds
+// a whole header; then HEAD is pointed at it, before any record goes in.
+// On failure it removes what it created, as far as it can; a leftover
+// temporary file is never read, and a segment newer than HEAD is allowed.
 func (w *Writer) startSegment(seq uint64) (err error) {
 	path := segmentPath(w.dir, seq)
-	f, err := w.fs.Create(path)
+	tmp := path + ".tmp"
+	if _, err := w.fs.Stat(tmp); err == nil {
+		if err := w.fs.Remove(tmp); err != nil {
+			return fmt.Errorf("wal: removing leftover %q: %w", tmp, err)
+		}
+	}
+	f, err := w.fs.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("wal: creating segment: %w", err)
 	}
+	renamed := false
 	defer func() {
 		if err != nil {
 			f.Close()
-			if rerr := w.fs.Remove(path); rerr != nil {
+			name := tmp
+			if renamed {
+				name = path
+			}
+			if rerr := w.fs.Remove(name); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("wal: removing the segment that failed: %w", rerr))
 			}
 		}
@@ -183,10 +211,17 @@ func (w *Writer) startSegment(seq uint64) (err error) {
 		return fmt.Errorf("wal: writing header of %q: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("wal: fsync %q: %w", path, err)
+		return fmt.Errorf("wal: fsync %q: %w", tmp, err)
 	}
+	if err := w.fs.Rename(tmp, path); err != nil {
+		return fmt.Errorf("wal: renaming %q into place: %w", tmp, err)
+	}
+	renamed = true
 	if err := w.fs.SyncDir(w.dir); err != nil {
 		return fmt.Errorf("wal: fsync %q after creating %q: %w", w.dir, path, err)
+	}
+	if err := writeHead(w.fs, w.dir, seq); err != nil {
+		return err
 	}
 	w.active, w.activeSeq, w.activePath, w.activeSize = f, seq, path, headerSize
 	return nil

@@ -254,8 +254,8 @@ func checkPoisoned(t *testing.T, w *Writer, fs *errorfs.FS) {
 
 func TestFailedWritePoisonsWriter(t *testing.T) {
 	inner := memfs.New()
-	// Writes: header, batch 1, batch 2 (fails).
-	fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpWrite, N: 3})
+	// Writes: header, HEAD, batch 1, batch 2 (fails).
+	fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpWrite, N: 4})
 	w, err := NewWriter(fs, logDir, 1, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -279,8 +279,8 @@ func TestFailedWritePoisonsWriter(t *testing.T) {
 // succeed without the data being on disk.
 func TestFailedSyncIsNeverRetried(t *testing.T) {
 	inner := memfs.New()
-	// Syncs: the header, then the first Sync call.
-	fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpSync, N: 2})
+	// Syncs: the header, HEAD, then the first Sync call.
+	fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpSync, N: 3})
 	w, err := NewWriter(fs, logDir, 1, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +328,7 @@ func TestFailedRotationPoisonsWriter(t *testing.T) {
 func TestFailedDirectorySyncAfterRemovalPoisonsWriter(t *testing.T) {
 	inner := memfs.New()
 	writeLog(t, inner, logDir, 1, 10, 2, WriterOptions{SegmentBytes: 60})
-	fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpSyncDir, N: 2}) // 1: NewWriter
+	fs := errorfs.New(inner, errorfs.Rule{Op: errorfs.OpSyncDir, N: 3}) // 1, 2: NewWriter (segment, HEAD)
 	w, err := NewWriter(fs, logDir, 11, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,275 @@
+package collection
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// The previous snapshot.
+//
+// A checkpoint keeps the snapshot it replaces, and the log since it, until
+// the next checkpoint's snapshot has been written and verified: so one
+// flipped bit in index.hnsw, meta.idx, MANIFEST or CURRENT costs a replay
+// from the previous snapshot instead of the collection. Exactly one
+// previous snapshot is kept, so snapshots take up to twice their size on
+// disk, and the log holds the records of the last two checkpoint
+// intervals. A snapshot directory that failed to load is renamed to
+// <seq>.broken (a damaged CURRENT is copied to CURRENT.broken), kept as
+// evidence and never read again.
+
+// brokenSuffix marks a snapshot directory (or CURRENT) kept as evidence.
+const brokenSuffix = ".broken"
+
+// Fallback says that Open could not load the snapshot CURRENT named and
+// loaded an older one.
+type Fallback struct {
+	From   uint64 // the snapshot that failed (0 with CurrentBroken, when CURRENT was unreadable)
+	To     uint64 // the snapshot loaded instead
+	Reason string // why From could not be loaded
+	// CurrentBroken says CURRENT itself was damaged.
+	CurrentBroken bool
+}
+
+// loaded is a snapshot read from disk.
+type loaded struct {
+	seq      uint64
+	manifest snapshot.Manifest
+	index    *hnsw.Index
+	docs     *meta.Index
+	stored   snapshot.Metadata
+}
+
+// loadSnapshot reads snapshot seq and checks it whole.
+func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
+	snapDir := snapshotPath(dir, seq)
+	manifest, err := snapshot.ReadManifest(fsys, snapDir)
+	if err != nil {
+		return nil, err
+	}
+	if manifest.Seq != seq {
+		return nil, fmt.Errorf("%w: snapshot %s: manifest says seq %d", ErrCorrupt, snapDir, manifest.Seq)
+	}
+	if _, err := optionsFromManifest(manifest); err != nil {
+		return nil, err
+	}
+	index, err := hnsw.Load(fsys, filepath.Join(snapDir, indexFileName), hnsw.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
+	if err != nil {
+		index.Close()
+		return nil, err
+	}
+	docs, err := meta.Import(stored.IDs, stored.Offsets, stored.Data)
+	if err != nil {
+		index.Close()
+		return nil, err
+	}
+	if index.Len() != docs.Len() || docs.Len() != manifest.Count {
+		index.Close()
+		return nil, fmt.Errorf("%w: snapshot %s holds %d vectors and %d documents, manifest says %d",
+			ErrCorrupt, snapDir, index.Len(), docs.Len(), manifest.Count)
+	}
+	return &loaded{seq: seq, manifest: manifest, index: index, docs: docs, stored: stored}, nil
+}
+
+// damagedSnapshot reports whether err says a snapshot's files are damaged
+// or missing, which an older snapshot can stand in for (an I/O error is
+// not: it is returned).
+func damagedSnapshot(err error) bool {
+	return errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, indexfile.ErrCorrupt) ||
+		errors.Is(err, ErrCorrupt) || errors.Is(err, fs.ErrNotExist)
+}
+
+// chooseSnapshot loads the snapshot CURRENT names or, if it (or CURRENT)
+// is damaged, the newest older one that loads, moving the damaged one
+// aside and pointing CURRENT at the one loaded. The fallback is nil if
+// none was needed.
+func chooseSnapshot(fsys vfs.FS, dir string) (*loaded, *Fallback, error) {
+	var fb Fallback
+	var failed error
+	live, err := snapshot.ReadCurrent(fsys, dir)
+	switch {
+	case err == nil:
+		snap, err := loadSnapshot(fsys, dir, live)
+		if err == nil || !damagedSnapshot(err) {
+			return snap, nil, err
+		}
+		fb, failed = Fallback{From: live, Reason: err.Error()}, err
+	case errors.Is(err, snapshot.ErrCorrupt):
+		fb, failed = Fallback{CurrentBroken: true, Reason: err.Error()}, err
+	default:
+		return nil, nil, err
+	}
+	seqs, err := snapshotSeqs(fsys, dir)
+	if err != nil {
+		return nil, nil, errors.Join(failed, err)
+	}
+	for _, seq := range slices.Backward(seqs) {
+		if !fb.CurrentBroken && seq >= fb.From {
+			continue
+		}
+		snap, err := loadSnapshot(fsys, dir, seq)
+		if err != nil {
+			if damagedSnapshot(err) {
+				continue
+			}
+			return nil, nil, errors.Join(failed, err)
+		}
+		fb.To = seq
+		if err := setAside(fsys, dir, &fb); err != nil {
+			snap.index.Close()
+			return nil, nil, err
+		}
+		return snap, &fb, nil
+	}
+	return nil, nil, fmt.Errorf("%w (and no older snapshot loads to fall back on)", failed)
+}
+
+// setAside keeps the damaged snapshot (or CURRENT) as evidence under a
+// .broken name and points CURRENT at the fallback, durably. A crash part
+// way leaves CURRENT naming the damaged snapshot, or one that is gone: the
+// next Open falls back again.
+func setAside(fsys vfs.FS, dir string, fb *Fallback) error {
+	if fb.CurrentBroken {
+		data, err := vfs.ReadFile(fsys, filepath.Join(dir, snapshot.CurrentName))
+		if err == nil {
+			err = writeEvidence(fsys, filepath.Join(dir, snapshot.CurrentName+brokenSuffix), data)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("collection: keeping the damaged %s: %w", snapshot.CurrentName, err)
+		}
+	} else {
+		from := snapshotPath(dir, fb.From)
+		if _, err := fsys.Stat(from); err == nil {
+			if err := fsys.Rename(from, freeName(fsys, from+brokenSuffix)); err != nil {
+				return fmt.Errorf("collection: setting the damaged snapshot %s aside: %w", from, err)
+			}
+			if err := fsys.SyncDir(filepath.Dir(from)); err != nil {
+				return fmt.Errorf("collection: setting the damaged snapshot %s aside: %w", from, err)
+			}
+		}
+	}
+	if err := snapshot.WriteCurrent(fsys, dir, fb.To); err != nil {
+		return fmt.Errorf("collection: pointing %s at the fallback snapshot: %w", snapshot.CurrentName, err)
+	}
+	return nil
+}
+
+func writeEvidence(fsys vfs.FS, path string, data []byte) error {
+	return vfs.ReplaceFile(fsys, freeName(fsys, path), data)
+}
+
+// freeName is path, or path.1, path.2, ...: the first that does not exist.
+func freeName(fsys vfs.FS, path string) string {
+	name := path
+	for n := 1; ; n++ {
+		if _, err := fsys.Stat(name); errors.Is(err, fs.ErrNotExist) {
+			return name
+		}
+		name = fmt.Sprintf("%s.%d", path, n)
+	}
+}
+
+// snapshotSeqs lists the snapshot directories by seq, ascending, ignoring
+// other names (.broken ones among them).
+func snapshotSeqs(fsys vfs.FS, dir string) ([]uint64, error) {
+	names, err := fsys.ReadDir(filepath.Join(dir, snapshotsDir))
+	if err != nil {
+		return nil, fmt.Errorf("collection: listing snapshots of %s: %w", dir, err)
+	}
+	var seqs []uint64
+	for _, name := range names {
+		if seq, ok := parseSnapshotName(name); ok {
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+func parseSnapshotName(name string) (uint64, bool) {
+	if len(name) != 16 || strings.ToLower(name) != name {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(name, 16, 64)
+	return seq, err == nil
+}
+
+// previousSnapshot is the newest snapshot older than live whose manifest
+// reads, the one a checkpoint kept; 0 and false if there is none.
+func previousSnapshot(fsys vfs.FS, dir string, live uint64) (uint64, bool) {
+	seqs, err := snapshotSeqs(fsys, dir)
+	if err != nil {
+		return 0, false
+	}
+	for _, seq := range slices.Backward(seqs) {
+		if seq >= live {
+			continue
+		}
+		if _, err := snapshot.ReadManifest(fsys, snapshotPath(dir, seq)); err == nil {
+			return seq, true
+		}
+	}
+	return 0, false
+}
+
+// verifySnapshot reads snapshot seq back, checking every CRC, before
+// CURRENT may name it.
+func (c *Collection) verifySnapshot(seq uint64) error {
+	snapDir := snapshotPath(c.dir, seq)
+	if _, err := snapshot.ReadManifest(c.fs, snapDir); err != nil {
+		return fmt.Errorf("verifying snapshot: %w", err)
+	}
+	f, err := indexfile.Read(c.fs, filepath.Join(snapDir, indexFileName), indexfile.ReadOptions{})
+	if err != nil {
+		return fmt.Errorf("verifying snapshot: %w", err)
+	}
+	f.Close()
+	if _, err := snapshot.ReadMetadata(c.fs, filepath.Join(snapDir, metaFileName)); err != nil {
+		return fmt.Errorf("verifying snapshot: %w", err)
+	}
+	return nil
+}
+
+// removeStale deletes snapshot directories other than live and prev (if
+// keepPrev): the remains of checkpoints that crashed before or after
+// switching CURRENT, and older snapshots. .broken evidence stays.
+func (c *Collection) removeStale(live, prev uint64, keepPrev bool) error {
+	root := filepath.Join(c.dir, snapshotsDir)
+	names, err := c.fs.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("collection: open %s: %w", c.dir, err)
+	}
+	removed := false
+	for _, name := range names {
+		if strings.Contains(name, brokenSuffix) {
+			continue
+		}
+		if seq, ok := parseSnapshotName(name); ok && (seq == live || (keepPrev && seq == prev)) {
+			continue
+		}
+		if err := c.fs.RemoveAll(filepath.Join(root, name)); err != nil {
+			return fmt.Errorf("collection: open %s: %w", c.dir, err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := c.fs.SyncDir(root); err != nil {
+			return fmt.Errorf("collection: open %s: %w", c.dir, err)
+		}
+	}
+	return nil
+}
