@@ -119,6 +119,32 @@ func Exists(fsys vfs.FS, dir string) bool {
 	return err == nil
 }
 
+// IsLeftover reports whether dir, which holds no collection (no CURRENT),
+// holds nothing but what Create writes before CURRENT and what Drop leaves
+// after removing it (LOCK, the log and snapshot directories, CURRENT's
+// temporary file): the remains of a create or a drop that did not finish,
+// which hold no acknowledged write and can be removed.
+func IsLeftover(fsys vfs.FS, dir string) bool {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	if Exists(fsys, dir) {
+		return false
+	}
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, name := range names {
+		switch name {
+		case lockName, walDir, snapshotsDir, snapshot.CurrentName + ".tmp":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Create makes a new collection in dir (created if missing). It fails with
 // ErrExists if dir already holds one; leftovers of a Create that crashed
 // before writing CURRENT are cleared.
@@ -403,6 +429,17 @@ func (c *Collection) startLoops() {
 		c.wg.Add(1)
 		go c.syncLoop()
 	}
+}
+
+// LockDir takes the lock an open collection holds on dir, failing with
+// ErrLocked if this or another process has it open: whoever moves or
+// removes a collection's directory holds it, so that no one has the
+// collection open meanwhile. Close the Closer to release it.
+func LockDir(fsys vfs.FS, dir string) (io.Closer, error) {
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	return takeLock(fsys, dir)
 }
 
 func takeLock(fsys vfs.FS, dir string) (io.Closer, error) {

@@ -179,7 +179,7 @@ func benchServer(b testing.TB, n, dim int) *Server {
 	}
 	req := httptest.NewRequest("POST", "/collections", bytes.NewReader([]byte(fmt.Sprintf(`{"name":"b","dim":%d,"metric":"l2","fsync":"never","seed":1}`, dim))))
 	s.ServeHTTP(httptest.NewRecorder(), req)
-	c, err := s.reg.get("b")
+	c, err := s.reg.Get("b")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/text"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/server/registry"
 )
 
 // createRequest is the body of POST /collections.
@@ -28,11 +30,26 @@ type createRequest struct {
 
 // describe is the answer of GET /collections/{name}: the keys of the
 // embedded library's Collection.info(), with "name" for "path" (a client
-// has no business with the server's directories).
-func describe(name string, c *collection.Collection) map[string]any {
-	info := c.Describe()
-	info["name"] = name
+// has no business with the server's directories), and the collection's
+// "state" ("ready" or "failed"; see package registry). A failed collection
+// also has "error", "reopens" and "next_retry"; one that is not open has
+// nothing else.
+func describe(st registry.Status) map[string]any {
+	info := map[string]any{}
+	if st.Collection != nil {
+		info = st.Collection.Describe()
+	}
+	info["name"], info["state"], info["reopens"] = st.Name, st.State, st.Reopens
+	if st.State != registry.StateReady {
+		info["error"] = st.Error
+		info["next_retry"] = st.NextRetry.UTC().Format(time.RFC3339Nano)
+	}
 	return info
+}
+
+// ready is the Status of a collection just created.
+func ready(name string, c *collection.Collection) registry.Status {
+	return registry.Status{Name: name, State: registry.StateReady, Collection: c}
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ params) error {
@@ -40,19 +57,19 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ para
 	if err := s.decodeBody(r, &req); err != nil {
 		return err
 	}
-	if err := checkName(req.Name); err != nil {
+	if err := registry.CheckName(req.Name); err != nil {
 		return err
 	}
 	opts, err := req.options()
 	if err != nil {
 		return err
 	}
-	c, err := s.reg.create(req.Name, opts)
+	c, err := s.reg.Create(req.Name, opts)
 	if err != nil {
 		return err
 	}
 	s.log.Info("collection created", "name", req.Name, "dim", opts.Dim, "metric", opts.Metric.String())
-	return writeValue(w, http.StatusCreated, describe(req.Name, c))
+	return writeValue(w, http.StatusCreated, describe(ready(req.Name, c)))
 }
 
 func (req *createRequest) options() (collection.Options, error) {
@@ -103,20 +120,37 @@ func (req *createRequest) options() (collection.Options, error) {
 
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, _ params) error {
 	infos := []map[string]any{}
-	s.reg.each(func(name string, c *collection.Collection) { infos = append(infos, describe(name, c)) })
+	for _, st := range s.reg.List() {
+		infos = append(infos, describe(st))
+	}
 	return writeValue(w, http.StatusOK, map[string]any{"collections": infos})
 }
 
 func (s *Server) getCollection(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	st, err := s.reg.Status(p.name)
 	if err != nil {
 		return err
 	}
-	return writeValue(w, http.StatusOK, describe(p.name, c))
+	return writeValue(w, http.StatusOK, describe(st))
+}
+
+// reopenCollection (POST /collections/{name}/reopen) closes a collection
+// and opens it again, recovering it from its log: what the server does by
+// itself, with backoff, for a failed one.
+func (s *Server) reopenCollection(w http.ResponseWriter, r *http.Request, p params) error {
+	if _, err := s.reg.Reopen(p.name); err != nil {
+		return err
+	}
+	s.log.Info("collection re-opened on request", "name", p.name)
+	st, err := s.reg.Status(p.name)
+	if err != nil { // dropped meanwhile
+		return err
+	}
+	return writeValue(w, http.StatusOK, describe(st))
 }
 
 func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request, p params) error {
-	if err := s.reg.drop(p.name); err != nil {
+	if err := s.reg.Drop(p.name); err != nil {
 		return err
 	}
 	s.log.Info("collection dropped", "name", p.name)
@@ -124,7 +158,20 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request, p params
 }
 
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ params) error {
-	return writeValue(w, http.StatusOK, map[string]any{"status": "ok", "collections": len(s.reg.names())})
+	list := s.reg.List()
+	failed := []string{}
+	for _, st := range list {
+		if st.State != registry.StateReady {
+			failed = append(failed, st.Name)
+		}
+	}
+	// Still 200 when some are failed: the server serves the others, and
+	// a load balancer must not take it out of service for one of them.
+	status := "ok"
+	if len(failed) > 0 {
+		status = "degraded"
+	}
+	return writeValue(w, http.StatusOK, map[string]any{"status": status, "collections": len(list), "failed": failed})
 }
 
 // rawJSON returns nil for an absent or null field.

@@ -37,7 +37,7 @@ func (s *Server) LoadDemo(source string) (name string, loaded int, err error) {
 	if source == DemoGenerated {
 		name = generatedName
 	}
-	if _, err := s.reg.get(name); err == nil {
+	if _, err := s.reg.Get(name); err == nil {
 		return name, 0, nil
 	}
 	var ids []uint64
@@ -49,7 +49,7 @@ func (s *Server) LoadDemo(source string) (name string, loaded int, err error) {
 	} else if ids, vectors, docs, dim, err = readPyPIDemo(source); err != nil {
 		return "", 0, err
 	}
-	c, err := s.reg.create(name, collection.Options{Dim: dim, Metric: metric.Cosine, Seed: 1,
+	c, err := s.reg.Create(name, collection.Options{Dim: dim, Metric: metric.Cosine, Seed: 1,
 		Fsync: collection.FsyncBatch})
 	if err != nil {
 		return "", 0, err

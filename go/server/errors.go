@@ -9,6 +9,7 @@ import (
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/server/guard"
+	"github.com/strata-db/strata/go/server/registry"
 )
 
 var (
@@ -17,9 +18,9 @@ var (
 	// field. Answered with 400.
 	ErrBadRequest = errors.New("server: bad request")
 	// ErrUnknownCollection marks a collection name with no collection. 404.
-	ErrUnknownCollection = errors.New("server: no such collection")
+	ErrUnknownCollection = registry.ErrUnknownCollection
 	// ErrBadName marks a collection name outside ^[A-Za-z0-9_-]{1,64}$. 400.
-	ErrBadName = fmt.Errorf("%w: collection names are 1-64 characters of A-Z a-z 0-9 _ -", ErrBadRequest)
+	ErrBadName = registry.ErrBadName
 	// ErrUnauthorized marks a request without the right bearer token. 401.
 	ErrUnauthorized = errors.New("server: missing or wrong bearer token")
 	// ErrMethod marks a method the route does not serve. 405.
@@ -50,7 +51,7 @@ const (
 )
 
 // classify maps an error to its HTTP status and code. The order matters:
-// ErrBadName wraps ErrBadRequest, and engine input errors wrap
+// engine input errors wrap
 // batch.ErrInvalid; an error matching nothing is a bug in the server or
 // the engine, and the only thing answered with 500.
 func classify(err error) (int, string) {
@@ -61,7 +62,7 @@ func classify(err error) (int, string) {
 		return refused.Status, refused.Code
 	case errors.As(err, &tooLarge), errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, CodeTooLarge
-	case errors.Is(err, ErrBadRequest):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, registry.ErrBadName):
 		return http.StatusBadRequest, CodeBadRequest
 	case errors.Is(err, ErrUnauthorized):
 		return http.StatusUnauthorized, CodeUnauthorized
@@ -94,4 +95,11 @@ func badRequestf(format string, args ...any) error {
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", batch.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+func truncateForMessage(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
 }

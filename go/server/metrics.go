@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/server/registry"
 )
 
 // metrics are the server's Prometheus series. The request series are
@@ -56,26 +57,34 @@ func (e *engineMetrics) observer(name string) collection.Observer {
 		checkpoint: e.checkpoint.WithLabelValues(name), group: e.group.WithLabelValues(name)}
 }
 
+// forget deletes the series of the collection named name (after a drop),
+// so that /metrics does not report dropped collections for ever.
+func (e *engineMetrics) forget(name string) {
+	for _, h := range []*prometheus.HistogramVec{e.fsync, e.checkpoint, e.group} {
+		h.DeleteLabelValues(name)
+	}
+}
+
 type collectionObserver struct{ fsync, checkpoint, group prometheus.Observer }
 
 func (o *collectionObserver) Fsync(d time.Duration)      { o.fsync.Observe(d.Seconds()) }
 func (o *collectionObserver) Checkpoint(d time.Duration) { o.checkpoint.Observe(d.Seconds()) }
 func (o *collectionObserver) Group(writes int)           { o.group.Observe(float64(writes)) }
 
-func newMetrics(registry *prometheus.Registry, reg *registry, engine *engineMetrics) (*metrics, error) {
-	if registry == nil {
-		registry = prometheus.NewRegistry()
-		registry.MustRegister(collectors.NewGoCollector(),
+func newMetrics(promRegistry *prometheus.Registry, reg *registry.Registry, engine *engineMetrics) (*metrics, error) {
+	if promRegistry == nil {
+		promRegistry = prometheus.NewRegistry()
+		promRegistry.MustRegister(collectors.NewGoCollector(),
 			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	m := &metrics{registry: registry, engine: engine}
+	m := &metrics{registry: promRegistry, engine: engine}
 	for _, c := range []prometheus.Collector{&collectionCollector{reg: reg},
 		engine.fsync, engine.checkpoint, engine.group} {
-		if err := registry.Register(c); err != nil {
+		if err := promRegistry.Register(c); err != nil {
 			return nil, err
 		}
 	}
-	m.handler = promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
+	m.handler = promhttp.HandlerFor(promRegistry, promhttp.HandlerOpts{})
 	return m, nil
 }
 
@@ -98,30 +107,41 @@ var (
 		"Renumberings of the index's graph for memory locality as it grew, since the collection was opened.",
 		[]string{"collection"}, nil)
 	descFailed = prometheus.NewDesc("strata_collection_failed",
-		"1 if the collection refuses writes after an I/O failure.", []string{"collection"}, nil)
+		"1 if the collection refuses writes after an I/O failure or will not open (it is being retried).",
+		[]string{"collection"}, nil)
+	descReopens = prometheus.NewDesc("strata_collection_reopens_total",
+		"Re-opens of the collection after failures (and on request), since the server started.",
+		[]string{"collection"}, nil)
 )
 
-// collectionCollector reads every open collection's Info at scrape time.
-type collectionCollector struct{ reg *registry }
+// collectionCollector reads every collection's state, and every open
+// one's Info, at scrape time.
+type collectionCollector struct{ reg *registry.Registry }
 
 func (cc *collectionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descVacuums, descRenumbers, descFailed} {
+	for _, d := range []*prometheus.Desc{descPoints, descWAL, descTombstones, descVacuums, descRenumbers,
+		descFailed, descReopens} {
 		ch <- d
 	}
 }
 
 func (cc *collectionCollector) Collect(ch chan<- prometheus.Metric) {
-	cc.reg.each(func(name string, c *collection.Collection) {
-		in := c.Info()
+	for _, st := range cc.reg.List() {
+		name := st.Name
 		failed := 0.0
-		if in.Failed != "" {
+		if st.State != registry.StateReady {
 			failed = 1
 		}
+		ch <- prometheus.MustNewConstMetric(descFailed, prometheus.GaugeValue, failed, name)
+		ch <- prometheus.MustNewConstMetric(descReopens, prometheus.CounterValue, float64(st.Reopens), name)
+		if st.Collection == nil {
+			continue
+		}
+		in := st.Collection.Info()
 		ch <- prometheus.MustNewConstMetric(descPoints, prometheus.GaugeValue, float64(in.Count), name)
 		ch <- prometheus.MustNewConstMetric(descWAL, prometheus.GaugeValue, float64(in.WALBytes), name)
 		ch <- prometheus.MustNewConstMetric(descTombstones, prometheus.GaugeValue, float64(in.Tombstones), name)
 		ch <- prometheus.MustNewConstMetric(descVacuums, prometheus.CounterValue, float64(in.Vacuums), name)
 		ch <- prometheus.MustNewConstMetric(descRenumbers, prometheus.CounterValue, float64(in.Renumbers), name)
-		ch <- prometheus.MustNewConstMetric(descFailed, prometheus.GaugeValue, failed, name)
-	})
+	}
 }

@@ -51,7 +51,7 @@ type upsertRequest struct {
 }
 
 func (s *Server) upsert(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ type idsOrFilter struct {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ type metadataRequest struct {
 }
 
 func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params
 }
 
 func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p params) er
 // over a metadata field of every existing and future point (durable when it
 // answers; collection.CreateTextIndex).
 func (s *Server) createTextIndex(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (s *Server) createTextIndex(w http.ResponseWriter, r *http.Request, p param
 // {"ok": true} or {"ok": false, "problem": ...}: a broken invariant is the
 // answer to the question asked, not a failed request.
 func (s *Server) checkIntegrity(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (s *Server) checkIntegrity(w http.ResponseWriter, r *http.Request, p params
 }
 
 func (s *Server) count(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ type getRequest struct {
 // get answers POST /collections/{name}/get: the points among ids that
 // exist, in request order.
 func (s *Server) get(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ type scanRequest struct {
 // scan answers a page of the points matching a filter, in id order, and
 // the "next_after" to pass for the next page (null after the last).
 func (s *Server) scan(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}
@@ -380,7 +380,7 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 
 // getPoint answers GET /collections/{name}/points/{id}[?include=vector].
 func (s *Server) getPoint(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ func (s *Server) queryOptions(c *collection.Collection, req *queryRequest, nq in
 }
 
 func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.get(p.name)
+	c, err := s.reg.Get(p.name)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/internal/httpstatus"
+	"github.com/strata-db/strata/go/server/registry"
 )
 
 // Config configures a Server; zero values pick the defaults named.
@@ -40,7 +41,8 @@ type Config struct {
 	// Logger receives one line per failed request (Info for 4xx, Error for
 	// 5xx) and, at Debug, one per request; default slog.Default().
 	Logger *slog.Logger
-	// Tuning is passed to every collection the server opens or creates.
+	// Tuning is passed to every collection the server opens or creates;
+	// its FS is also where DataDir lives.
 	Tuning collection.Tuning
 	// Registry receives the server's metrics; default a new registry with
 	// the Go runtime and process collectors.
@@ -52,7 +54,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
-	reg      *registry
+	reg      *registry.Registry
 	metrics  *metrics
 	guard    *guard.Guard
 	limits   *guard.Limits
@@ -70,7 +72,9 @@ type operation struct {
 	h     handler
 }
 
-// New opens every collection under cfg.DataDir and returns a server for them.
+// New opens every collection under cfg.DataDir and returns a server for
+// them; a collection that will not open is served as failed and retried
+// (see package registry).
 func New(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("server: Config.DataDir is empty")
@@ -79,7 +83,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	engine := newEngineMetrics()
-	reg, err := openRegistry(cfg.DataDir, cfg.Tuning, engine.observer)
+	reg, err := registry.Open(cfg.DataDir, registry.Options{FS: cfg.Tuning.FS, Tuning: cfg.Tuning,
+		Observer: engine.observer, Forget: engine.forget, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -87,13 +92,13 @@ func New(cfg Config) (*Server, error) {
 	s.bodyPool.New = func() any { return new(bodyBuffer) }
 	s.buildRoutes()
 	if s.metrics, err = newMetrics(cfg.Registry, reg, engine); err != nil {
-		reg.closeAll()
+		reg.Close()
 		return nil, err
 	}
 	s.guard, err = guard.New(guard.Config{APIKey: cfg.APIKey, AllowOrigins: cfg.AllowOrigins, Hosts: cfg.Hosts,
 		Limits: cfg.Limits, Registerer: s.metrics.registry})
 	if err != nil {
-		reg.closeAll()
+		reg.Close()
 		return nil, err
 	}
 	s.limits = s.guard.Limits()
@@ -105,7 +110,7 @@ func New(cfg Config) (*Server, error) {
 // http.Server.Shutdown has let in-flight requests finish.
 func (s *Server) Close() error {
 	s.closing.Store(true)
-	return s.reg.closeAll()
+	return s.reg.Close()
 }
 
 // Timeouts bound how long a client may take; zero values pick the
@@ -140,8 +145,8 @@ func (s *Server) HTTPServer(t Timeouts) *http.Server {
 // it to the other door (qdrant.Config.Guard), so that both share one.
 func (s *Server) Guard() *guard.Guard { return s.guard }
 
-// Collections names the open collections.
-func (s *Server) Collections() []string { return s.reg.names() }
+// Collections names the collections, open or failed.
+func (s *Server) Collections() []string { return s.reg.Names() }
 
 // statusWriters recycles ServeHTTP's status-recording writers: one fewer
 // allocation per request.
@@ -253,6 +258,7 @@ func (s *Server) buildRoutes() {
 		"upsert": s.upsert, "query": s.query, "delete": s.delete, "checkpoint": s.checkpoint,
 		"count": s.count, "scan": s.scan, "get": s.get, "metadata": s.updateMetadata,
 		"text_index": s.createTextIndex, "check_integrity": s.checkIntegrity,
+		"reopen": s.reopenCollection,
 	} {
 		s.ops[op] = operation{route: "/collections/{name}/" + op, h: method(http.MethodPost, h)}
 	}

@@ -7,12 +7,12 @@ import "github.com/strata-db/strata/go/collection"
 
 // Collection returns the open collection called name; the error matches
 // ErrUnknownCollection, or ErrBadName for a name no collection can have.
-func (s *Server) Collection(name string) (*collection.Collection, error) { return s.reg.get(name) }
+func (s *Server) Collection(name string) (*collection.Collection, error) { return s.reg.Get(name) }
 
 // CreateCollection creates and opens a collection; the error matches
 // collection.ErrExists if the name is taken, ErrBadName for a bad name.
 func (s *Server) CreateCollection(name string, opts collection.Options) (*collection.Collection, error) {
-	c, err := s.reg.create(name, opts)
+	c, err := s.reg.Create(name, opts)
 	if err == nil {
 		s.log.Info("collection created", "name", name, "dim", opts.Dim, "metric", opts.Metric.String())
 	}
@@ -22,7 +22,7 @@ func (s *Server) CreateCollection(name string, opts collection.Options) (*collec
 // DropCollection closes and deletes a collection (ErrUnknownCollection if
 // there is none).
 func (s *Server) DropCollection(name string) error {
-	err := s.reg.drop(name)
+	err := s.reg.Drop(name)
 	if err == nil {
 		s.log.Info("collection dropped", "name", name)
 	}

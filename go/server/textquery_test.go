@@ -30,7 +30,7 @@ func TestTextQueryAnswersAsTheEngine(t *testing.T) {
 		docs[i] = map[string]any{"i": i, "body": fmt.Sprintf("%s %s %s", words[i%8], words[(i/8)%8], words[(i*7)%8])}
 	}
 	ts.must(t, "POST", "/collections/docs/upsert", map[string]any{"ids": ids, "vectors": vecs, "metadata": docs})
-	c, err := ts.reg.get("docs")
+	c, err := ts.reg.Get("docs")
 	if err != nil {
 		t.Fatal(err)
 	}

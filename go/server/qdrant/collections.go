@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/server/registry"
 )
 
 // Distances: Qdrant's name for each strata metric.
@@ -171,6 +173,9 @@ func (h *Handler) collectionExists(r *http.Request) (any, error) {
 	_, err := h.collection(r)
 	if err != nil && status(err) == http.StatusNotFound {
 		return map[string]bool{"exists": false}, nil
+	}
+	if errors.Is(err, registry.ErrUnavailable) { // failed, being retried: it exists
+		return map[string]bool{"exists": true}, nil
 	}
 	return map[string]bool{"exists": err == nil}, err
 }

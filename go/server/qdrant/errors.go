@@ -7,8 +7,8 @@ import (
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection"
-	"github.com/strata-db/strata/go/server"
 	"github.com/strata-db/strata/go/server/guard"
+	"github.com/strata-db/strata/go/server/registry"
 )
 
 var (
@@ -45,9 +45,9 @@ func status(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrUnauthorized):
 		return http.StatusUnauthorized
-	case errors.Is(err, server.ErrBadName):
+	case errors.Is(err, registry.ErrBadName):
 		return http.StatusBadRequest
-	case errors.Is(err, server.ErrUnknownCollection), errors.Is(err, collection.ErrClosed),
+	case errors.Is(err, registry.ErrUnknownCollection), errors.Is(err, collection.ErrClosed),
 		errors.Is(err, collection.ErrNotFound), errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, collection.ErrExists), errors.Is(err, collection.ErrLocked):

@@ -70,6 +70,13 @@ type Rule struct {
 	TornBytes int
 	// Crash makes every operation after the failing one fail as well.
 	Crash bool
+	// Persist makes every later operation of kind Op fail as well, until
+	// SetRule replaces the rule, while other kinds go on working: a full
+	// disk (Op: OpWrite) or a read-only one, that an operator later fixes.
+	Persist bool
+	// Err, if set, is wrapped beside ErrInjected in every injected error
+	// (syscall.ENOSPC for a full disk), for code that tells causes apart.
+	Err error
 }
 
 // FS is a vfs.FS that injects the failure described by its Rule.
@@ -117,6 +124,9 @@ func (fs *FS) step(op Op) (fail, picked bool) {
 	fs.counts[OpAny]++
 	fs.counts[op]++
 	if fs.injected {
+		if fs.rule.Persist && (fs.rule.Op == OpAny || fs.rule.Op == op) {
+			return true, false
+		}
 		return fs.rule.Crash, false
 	}
 	if fs.rule.N > 0 && fs.counts[fs.rule.Op] == fs.rule.N && (fs.rule.Op == OpAny || fs.rule.Op == op) {
@@ -127,7 +137,18 @@ func (fs *FS) step(op Op) (fail, picked bool) {
 }
 
 func (fs *FS) fail(op Op, name string) error {
-	return &os.PathError{Op: op.String(), Path: name, Err: ErrInjected}
+	return &os.PathError{Op: op.String(), Path: name, Err: fs.injectedErr()}
+}
+
+// injectedErr is ErrInjected, with the rule's Err beside it if it has one.
+func (fs *FS) injectedErr() error {
+	fs.mu.Lock()
+	cause := fs.rule.Err
+	fs.mu.Unlock()
+	if cause == nil {
+		return ErrInjected
+	}
+	return fmt.Errorf("%w: %w", ErrInjected, cause)
 }
 
 // Create implements vfs.FS.
@@ -157,7 +178,7 @@ func (fs *FS) Open(name string) (vfs.File, error) {
 // Rename implements vfs.FS.
 func (fs *FS) Rename(oldname, newname string) error {
 	if fail, _ := fs.step(OpRename); fail {
-		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: ErrInjected}
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: fs.injectedErr()}
 	}
 	return fs.inner.Rename(oldname, newname)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/strata-db/strata/go/vfs"
@@ -189,4 +190,29 @@ func sizeIs(name string, size int64) error {
 		return fmt.Errorf("%s has %d bytes, want %d", name, fi.Size(), size)
 	}
 	return nil
+}
+
+// A full disk stays full until it is freed: a Persist rule must fail every
+// later operation of its kind, carry the cause it was given, leave other
+// kinds working, and stop once SetRule clears it.
+func TestPersistFailsEveryLaterOpOfItsKindUntilCleared(t *testing.T) {
+	dir := t.TempDir()
+	fs := New(vfs.Default, Rule{Op: OpWrite, N: 1, Persist: true, Err: syscall.ENOSPC})
+	f, err := fs.Create(filepath.Join(dir, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i := range 3 {
+		if _, err := f.Write([]byte("x")); !errors.Is(err, ErrInjected) || !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("write %d on the full disk: got %v, want ErrInjected and ENOSPC", i+1, err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatalf("a sync, another kind, on the full disk: %v", err)
+	}
+	fs.SetRule(Rule{})
+	if _, err := f.Write([]byte("x")); err != nil {
+		t.Fatalf("write after the rule was cleared: %v", err)
+	}
 }
