@@ -8,12 +8,17 @@
 //	<data-dir>/<name>/     one collection directory per name (package collection)
 //
 // Names match ^[A-Za-z0-9_-]{1,64}$, so a name is always one plain
-// directory below the data dir. Every collection found there is opened at
-// start; Close checkpoints and closes them all.
+// directory below the data dir. Package registry holds them: every
+// collection found there is opened at start, creates and drops are atomic
+// (a crash leaves the whole collection or nothing), and a collection that
+// will not open or fails while open is served as "failed" and re-opened by
+// itself with backoff, while the others are served. Close checkpoints and
+// closes them all.
 //
 // # Routes
 //
-//	GET    /health                              {"status": "ok", "collections": n}   (no auth)
+//	GET    /health                              {"status": "ok" | "degraded", "collections": n, "failed": [name]}
+//	                                            (no auth; 200 even when degraded: the others are served)
 //	GET    /metrics                             Prometheus text format
 //	GET    /collections                         {"collections": [info, ...]}
 //	POST   /collections                         {name, dim, metric, M, ef_construction, quantization, fsync, seed,
@@ -33,6 +38,7 @@
 //	POST   /collections/{name}/checkpoint       {} → {"checkpoint": seq}
 //	POST   /collections/{name}/text_index       {field, analyzer} → {"text_index": field}
 //	POST   /collections/{name}/check_integrity  {} → {"ok": true} | {"ok": false, "problem": message}
+//	POST   /collections/{name}/reopen           {} → info   (close and open again: recovers a failed collection)
 //	GET    /collections/{name}/points/{id}      [?include=vector] → point
 //	GET    /                                    the playground (and its files beside it)
 //
@@ -41,7 +47,9 @@
 //	point = {"id", "metadata", "vector"}               default metadata
 //	info  = the keys of strata.Collection.info() with "name" for "path": "count", "dim",
 //	        "metric", "M", "ef_construction", "quantization", "fsync", "seq",
-//	        "last_checkpoint_seq", "wal_bytes", "fsyncs", "group_commits", "recovery", ...
+//	        "last_checkpoint_seq", "wal_bytes", "fsyncs", "group_commits", "recovery", ...,
+//	        and "state" ("ready" or "failed") and "reopens"; a failed one also "error" and
+//	        "next_retry", and one that will not open nothing else
 //
 // k defaults to 10 (at most Limits.MaxK); ef 0 means max(k, 64). A filter
 // is package meta's filter language. "exact": true raises ef to the number
@@ -82,7 +90,8 @@
 //	                           beyond ±2^53 among them: refused, not rounded)
 //	422 limit_exceeded         the answer asked for is past Limits.MaxResults or MaxAnswerBytes
 //	                           (the message names the strata-server flag that raises it)
-//	503 collection_failed      the collection refuses writes after an I/O failure
+//	503 collection_failed      the collection refuses writes after an I/O failure, or will not
+//	                           open (both are retried by themselves; see POST .../reopen)
 //	503 unavailable            the server is shutting down
 //	500 internal               a bug; nothing else is answered with 500
 //

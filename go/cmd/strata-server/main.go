@@ -55,6 +55,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-db/strata/go/demo"
 	"github.com/strata-db/strata/go/server"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/qdrant"
@@ -81,7 +82,7 @@ func run() error {
 	maxAnswer := fl.Int64("max-answer-bytes", guard.DefaultMaxAnswerBytes, "largest estimated answer; larger requests are refused with 422")
 	logLevel := fl.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fl.Bool("log-json", false, "log JSON lines instead of text")
-	demo := fl.String("demo", "", "load a demo collection: a pypi-demo directory, or \"generated\"")
+	demoSource := fl.String("demo", "", "load a demo collection: a pypi-demo directory, or \"generated\"")
 	headerTimeout := fl.Duration("header-timeout", 5*time.Second, "longest time to read a request's headers")
 	readTimeout := fl.Duration("read-timeout", 30*time.Second, "longest time to read a request, body included")
 	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
@@ -136,8 +137,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if *demo != "" {
-		name, loaded, err := srv.LoadDemo(*demo)
+	if *demoSource != "" {
+		name, loaded, err := demo.Load(srv, *demoSource)
 		if err != nil {
 			srv.Close()
 			return fmt.Errorf("--demo: %w", err)
