@@ -163,7 +163,7 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	if Exists(fsys, dir) { // checked again under the lock
 		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)
 	}
-	if err := makeDurableDir(fsys, dir); err != nil {
+	if err := vfs.MkdirAllDurable(fsys, dir); err != nil {
 		return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 	}
 	lock, err := takeLock(fsys, dir)
@@ -176,35 +176,6 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// makeDurableDir creates dir and any missing parents and fsyncs the parent
-// of each new directory: without that a power loss can take the new
-// collection's directory, and every acknowledged write in it, away.
-func makeDurableDir(fsys vfs.FS, dir string) error {
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		_, err := fsys.Stat(d)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if err := fsys.MkdirAll(dir); err != nil {
-		return err
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := fsys.SyncDir(filepath.Dir(missing[i])); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index) (*Collection, error) {

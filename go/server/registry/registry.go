@@ -140,7 +140,7 @@ func Open(dir string, opts Options) (*Registry, error) {
 	}
 	r := &Registry{dir: dir, fs: opts.FS, opts: opts, log: opts.Logger, entries: map[string]*entry{},
 		done: make(chan struct{})}
-	if err := r.fs.MkdirAll(dir); err != nil {
+	if err := vfs.MkdirAllDurable(r.fs, dir); err != nil {
 		return nil, fmt.Errorf("registry: data dir: %w", err)
 	}
 	names, err := r.fs.ReadDir(dir)
@@ -259,12 +259,12 @@ func (r *Registry) backoff(attempt int) time.Duration {
 func (r *Registry) visible(name string) (*entry, error) {
 	r.mu.RLock()
 	e := r.entries[name]
-	closed := r.closed
+	closed, hidden := r.closed, e != nil && e.hidden
 	r.mu.RUnlock()
 	if closed {
 		return nil, ErrClosed
 	}
-	if e == nil || e.hidden {
+	if e == nil || hidden {
 		if err := CheckName(name); err != nil {
 			return nil, err
 		}
@@ -380,8 +380,9 @@ func (r *Registry) Create(name string, opts collection.Options) (*collection.Col
 		return nil, ErrClosed
 	}
 	if e := r.entries[name]; e != nil {
+		hidden := e.hidden
 		r.mu.Unlock()
-		if e.hidden {
+		if hidden {
 			return nil, fmt.Errorf("%w: %q is being created or dropped", collection.ErrExists, name)
 		}
 		return nil, fmt.Errorf("%w: %q", collection.ErrExists, name)

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -112,67 +113,96 @@ func TestCreateThatFailsAtAnyStepLeavesNoDirectory(t *testing.T) {
 	}
 }
 
-// reopenAfterPowerLoss cuts the power after each prefix of the operations
-// fs recorded since mark and returns a registry on each result.
-func eachPowerLoss(t *testing.T, fsys *memfs.FS, mark int, check func(t *testing.T, r *Registry, crashed *memfs.FS, n int)) {
+// eachPowerLoss runs setup and then op on a fresh memfs, with the process
+// dying (errorfs Crash) at each of op's filesystem operations in turn and
+// also after op, and then the power failing with each prefix of the
+// operations not yet synced kept; check gets a registry opened on each
+// result, and acked: whether op had returned nil (the answer the client
+// got, which must hold whatever the power loss kept).
+func eachPowerLoss(t *testing.T, setup func(t *testing.T, r *Registry), op func(r *Registry) error,
+	check func(t *testing.T, r *Registry, crashed *memfs.FS, acked bool, at string)) {
 	t.Helper()
-	for n := mark; n <= len(fsys.Pending()); n++ {
-		crashed := fsys.CrashClone(memfs.KeepPrefix(n))
-		r, err := Open(data, options(crashed))
+	run := func(n int) (*memfs.FS, int, bool) {
+		mem := memfs.New()
+		fsys := errorfs.New(mem, errorfs.Rule{})
+		r, err := Open(data, options(fsys))
 		if err != nil {
-			t.Fatalf("prefix %d: open after the crash: %v", n, err)
+			t.Fatal(err)
 		}
-		check(t, r, crashed, n)
+		setup(t, r)
+		before := fsys.Count(errorfs.OpAny)
+		if n > 0 {
+			fsys.SetRule(errorfs.Rule{Op: errorfs.OpAny, N: before + n, Crash: true})
+		}
+		err = op(r)
+		steps := fsys.Count(errorfs.OpAny) - before
 		r.Close()
+		return mem, steps, err == nil
+	}
+	_, steps, _ := run(0)
+	for n := 1; n <= steps+1; n++ { // steps+1: op finished, then the power failed
+		mem, _, acked := run(n)
+		for k := 0; k <= len(mem.Pending()); k++ {
+			crashed := mem.CrashClone(memfs.KeepPrefix(k))
+			r, err := Open(data, options(crashed))
+			at := fmt.Sprintf("died at step %d of %d, %d of %d pending operations kept", n, steps, k, len(mem.Pending()))
+			if err != nil {
+				t.Fatalf("%s: open: %v", at, err)
+			}
+			check(t, r, crashed, acked, at)
+			r.Close()
+		}
 	}
 }
 
 func TestCreateSurvivesPowerLossAtEveryStep(t *testing.T) {
-	fsys := memfs.New()
-	r := open(t, fsys)
-	mark := len(fsys.Pending())
-	mustCreate(t, r, "docs")
-	eachPowerLoss(t, fsys, mark, func(t *testing.T, r *Registry, crashed *memfs.FS, n int) {
+	eachPowerLoss(t, func(*testing.T, *Registry) {}, func(r *Registry) error {
+		_, err := r.Create("docs", small)
+		return err
+	}, func(t *testing.T, r *Registry, crashed *memfs.FS, acked bool, at string) {
 		got := entries(t, crashed)
 		if len(got) == 0 {
+			if acked {
+				t.Fatalf("%s: the acknowledged create is gone", at)
+			}
 			mustCreate(t, r, "docs")
 			return
 		}
 		if !slices.Equal(got, []string{"docs"}) {
-			t.Fatalf("prefix %d: data dir holds %v", n, got)
+			t.Fatalf("%s: data dir holds %v", at, got)
 		}
 		if _, err := r.Get("docs"); err != nil {
-			t.Fatalf("prefix %d: the collection is there but does not open: %v", n, err)
+			t.Fatalf("%s: the collection is there but does not open: %v", at, err)
 		}
 	})
 }
 
 func TestDropSurvivesPowerLossAtEveryStep(t *testing.T) {
-	fsys := memfs.New()
-	r := open(t, fsys)
-	c := mustCreate(t, r, "docs")
-	if err := upsert(c, 7); err != nil {
-		t.Fatal(err)
-	}
-	mark := len(fsys.Pending())
-	if err := r.Drop("docs"); err != nil {
-		t.Fatal(err)
-	}
-	eachPowerLoss(t, fsys, mark, func(t *testing.T, r *Registry, crashed *memfs.FS, n int) {
+	eachPowerLoss(t, func(t *testing.T, r *Registry) {
+		c := mustCreate(t, r, "docs")
+		if err := upsert(c, 7); err != nil {
+			t.Fatal(err)
+		}
+	}, func(r *Registry) error {
+		return r.Drop("docs")
+	}, func(t *testing.T, r *Registry, crashed *memfs.FS, acked bool, at string) {
 		got := entries(t, crashed)
 		if len(got) == 0 {
 			mustCreate(t, r, "docs") // the name is usable
 			return
 		}
+		if acked {
+			t.Fatalf("%s: the acknowledged drop came undone: %v", at, got)
+		}
 		if !slices.Equal(got, []string{"docs"}) {
-			t.Fatalf("prefix %d: data dir holds %v", n, got)
+			t.Fatalf("%s: data dir holds %v", at, got)
 		}
 		c, err := r.Get("docs")
 		if err != nil {
-			t.Fatalf("prefix %d: the drop did not happen, yet the collection does not open: %v", n, err)
+			t.Fatalf("%s: the drop did not happen, yet the collection does not open: %v", at, err)
 		}
 		if c.Len() != 1 {
-			t.Fatalf("prefix %d: the undropped collection holds %d points, want 1", n, c.Len())
+			t.Fatalf("%s: the undropped collection holds %d points, want 1", at, c.Len())
 		}
 	})
 }
@@ -446,4 +476,82 @@ func TestDropForgetsTheNameAndFreesIt(t *testing.T) {
 		t.Fatalf("drop of a bad name: %v", err)
 	}
 	mustCreate(t, r, "docs")
+}
+
+// A failed snapshot write left the collection refusing writes until a
+// restart, though CURRENT was never touched and the log was intact.
+func TestFailedCheckpointIsRecoveredByReopen(t *testing.T) {
+	fsys := errorfs.New(memfs.New(), errorfs.Rule{})
+	r := open(t, fsys)
+	c := mustCreate(t, r, "docs")
+	for id := range uint64(3) {
+		if err := upsert(c, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys.SetRule(errorfs.Rule{Op: errorfs.OpCreate, N: fsys.Count(errorfs.OpCreate) + 1})
+	if err := c.Checkpoint(); err == nil {
+		t.Fatal("checkpoint with a failed create succeeded")
+	}
+	if err := upsert(c, 3); !errors.Is(err, collection.ErrFailed) {
+		t.Skipf("the engine no longer fails a collection on a failed checkpoint (%v): nothing to recover", err)
+	}
+	r.RetryDue(time.Now().Add(time.Hour))
+	c = mustGet(t, r, "docs")
+	if err := upsert(c, 3); err != nil {
+		t.Fatalf("upsert after the re-open: %v", err)
+	}
+	if c.Len() != 4 {
+		t.Fatalf("%d points after the re-open, want 4", c.Len())
+	}
+}
+
+// Requests keep getting a collection, or a clean error, while it is
+// re-opened, dropped and created again beside them (run with -race).
+func TestRequestsDuringReopenAndDropGetACollectionOrAnError(t *testing.T) {
+	r := open(t, memfs.New())
+	mustCreate(t, r, "docs")
+	stop := make(chan struct{})
+	done := make(chan error)
+	for range 2 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+				c, err := r.Get("docs")
+				if err != nil {
+					if !errors.Is(err, ErrUnknownCollection) && !errors.Is(err, ErrUnavailable) {
+						done <- err
+						return
+					}
+					continue
+				}
+				if err := upsert(c, 1); err != nil && !errors.Is(err, collection.ErrClosed) {
+					done <- err
+					return
+				}
+				r.List()
+			}
+		}()
+	}
+	for range 20 {
+		if _, err := r.Reopen("docs"); err != nil {
+			t.Fatal(err)
+		}
+		r.RetryDue(time.Now())
+		if err := r.Drop("docs"); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, r, "docs")
+	}
+	close(stop)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatalf("a request beside the re-opens and drops: %v", err)
+		}
+	}
 }
