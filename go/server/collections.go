@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -31,9 +32,9 @@ type createRequest struct {
 // describe is the answer of GET /collections/{name}: the keys of the
 // embedded library's Collection.info(), with "name" for "path" (a client
 // has no business with the server's directories), and the collection's
-// "state" ("ready" or "failed"; see package registry). A failed collection
-// also has "error", "reopens" and "next_retry"; one that is not open has
-// nothing else.
+// "state" ("ready" or "failed"; see package registry) and "reopens". A
+// failed collection also has "error" and "next_retry"; in the listing, one
+// that is not open has nothing else.
 func describe(st registry.Status) map[string]any {
 	info := map[string]any{}
 	if st.Collection != nil {
@@ -130,6 +131,12 @@ func (s *Server) getCollection(w http.ResponseWriter, r *http.Request, p params)
 	st, err := s.reg.Status(p.name)
 	if err != nil {
 		return err
+	}
+	if st.Collection == nil {
+		// Not open: no info to give beyond why (the listing and /health
+		// name it too). A 503, so that clients reading an info get one.
+		return fmt.Errorf("%w: %q will not open (retried by itself, next at %s; or POST .../reopen): %s",
+			registry.ErrUnavailable, st.Name, st.NextRetry.UTC().Format(time.RFC3339), st.Error)
 	}
 	return writeValue(w, http.StatusOK, describe(st))
 }

@@ -49,7 +49,8 @@
 //	        "metric", "M", "ef_construction", "quantization", "fsync", "seq",
 //	        "last_checkpoint_seq", "wal_bytes", "fsyncs", "group_commits", "recovery", ...,
 //	        and "state" ("ready" or "failed") and "reopens"; a failed one also "error" and
-//	        "next_retry", and one that will not open nothing else
+//	        "next_retry". GET of a collection that will not open answers 503 collection_failed
+//	        with why; the listing shows it as {"name", "state", "reopens", "error", "next_retry"}
 //
 // k defaults to 10 (at most Limits.MaxK); ef 0 means max(k, 64). A filter
 // is package meta's filter language. "exact": true raises ef to the number

@@ -54,15 +54,18 @@ func TestServerStartsWhenOneCollectionIsCorrupt(t *testing.T) {
 		len(health["failed"].([]any)) != 1 || health["failed"].([]any)[0] != "bad" {
 		t.Fatalf("health with a corrupt collection: %v", health)
 	}
-	info := ts.must(t, "GET", "/collections/bad", nil)
-	if info["state"] != "failed" || !strings.Contains(info["error"].(string), "CURRENT") {
-		t.Fatalf("info of the corrupt collection: %v", info)
+	status, out := ts.do(t, "GET", "/collections/bad", nil)
+	if status != 503 || out["error"].(map[string]any)["code"] != CodeFailed ||
+		!strings.Contains(out["error"].(map[string]any)["message"].(string), "CURRENT") {
+		t.Fatalf("info of the corrupt collection: %d %v, want 503 saying what is wrong", status, out)
 	}
-	status, out := ts.do(t, "POST", "/collections/bad/query", map[string]any{"vector": []float32{1, 2, 3, 4}, "k": 1})
+	status, out = ts.do(t, "POST", "/collections/bad/query", map[string]any{"vector": []float32{1, 2, 3, 4}, "k": 1})
 	if status != 503 || out["error"].(map[string]any)["code"] != CodeFailed {
 		t.Fatalf("query of the corrupt collection: %d %v", status, out)
 	}
-	if list := ts.must(t, "GET", "/collections", nil)["collections"].([]any); len(list) != 2 {
+	list := ts.must(t, "GET", "/collections", nil)["collections"].([]any)
+	if len(list) != 2 || list[0].(map[string]any)["name"] != "bad" || list[0].(map[string]any)["state"] != "failed" ||
+		list[1].(map[string]any)["state"] != "ready" {
 		t.Fatalf("list: %v", list)
 	}
 	metrics := ts.get(t, "/metrics")

@@ -48,6 +48,10 @@ async function loadCollections() {
 
 function showInfo() {
   const c = current();
+  if (c && c.state === "failed") {
+    $("info").textContent = `failed, retried by the server: ${c.error}`;
+    return;
+  }
   $("info").textContent = c ? `${c.count} points · dim ${c.dim} · ${c.metric}` : "no collections";
 }
 
