@@ -51,9 +51,9 @@ const (
 )
 
 // classify maps an error to its HTTP status and code. The order matters:
-// engine input errors wrap
-// batch.ErrInvalid; an error matching nothing is a bug in the server or
-// the engine, and the only thing answered with 500.
+// engine input errors wrap batch.ErrInvalid, and the more particular
+// errors must match first; an error matching nothing is a bug in the
+// server or the engine, and the only thing answered with 500.
 func classify(err error) (int, string) {
 	var tooLarge *http.MaxBytesError
 	var refused *guard.Error

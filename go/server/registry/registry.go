@@ -406,6 +406,10 @@ func (r *Registry) Create(name string, opts collection.Options) (*collection.Col
 		delete(r.entries, name)
 		return nil, err
 	}
+	if r.closed { // Close ran meanwhile and could not see it
+		c.Close()
+		return nil, ErrClosed
+	}
 	e.c.Store(c)
 	e.hidden = false
 	return c, nil
