@@ -22,6 +22,7 @@ for target in \
 	./go/indexfile:FuzzRead \
 	./go/hnsw:FuzzLoadValidSections \
 	./go/server:FuzzDecodeRequest \
+	./go/npy:FuzzReadFloat16 \
 	./go/collection/text:FuzzAnalyzer
 do
 	pkg="${target%%:*}" name="${target##*:}"
