@@ -17,8 +17,9 @@
 //
 // # Routes
 //
-//	GET    /health                              {"status": "ok" | "degraded", "collections": n, "failed": [name]}
-//	                                            (no auth; 200 even when degraded: the others are served)
+//	GET    /health                              {"status": "ok" | "degraded", "collections": n, "failed": n}
+//	                                            (no auth, so no names; 200 even when degraded: the others
+//	                                            are served; GET /collections names the failed ones)
 //	GET    /metrics                             Prometheus text format
 //	GET    /collections                         {"collections": [info, ...]}
 //	POST   /collections                         {name, dim, metric, M, ef_construction, quantization, fsync, seed,

@@ -50,8 +50,7 @@ func TestServerStartsWhenOneCollectionIsCorrupt(t *testing.T) {
 		t.Fatalf("the healthy collection: %v", out)
 	}
 	health := ts.must(t, "GET", "/health", nil)
-	if health["status"] != "degraded" || health["collections"] != 2.0 ||
-		len(health["failed"].([]any)) != 1 || health["failed"].([]any)[0] != "bad" {
+	if health["status"] != "degraded" || health["collections"] != 2.0 || health["failed"] != 1.0 {
 		t.Fatalf("health with a corrupt collection: %v", health)
 	}
 	status, out := ts.do(t, "GET", "/collections/bad", nil)
