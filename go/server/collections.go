@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -139,6 +140,22 @@ func (s *Server) getCollection(w http.ResponseWriter, r *http.Request, p params)
 			registry.ErrUnavailable, st.Name, st.NextRetry.UTC().Format(time.RFC3339), st.Error)
 	}
 	return writeValue(w, http.StatusOK, describe(st))
+}
+
+// closedUnder tells apart the two ways a request's collection closes
+// under it: dropped (collection.ErrClosed, answered 404 as before), or
+// re-opened while the request held the old one, when the name is still
+// there: that is the failure being recovered, answered 503 so that the
+// client retries.
+func (s *Server) closedUnder(name string, err error) error {
+	if name == "" || !errors.Is(err, collection.ErrClosed) {
+		return err
+	}
+	if _, serr := s.reg.Status(name); serr != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %q was re-opened while this request used it; retry it: %v",
+		registry.ErrUnavailable, name, err)
 }
 
 // reopenCollection (POST /collections/{name}/reopen) closes a collection

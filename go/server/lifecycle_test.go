@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -122,5 +123,29 @@ func TestDroppedCollectionLeavesNoMetricSeries(t *testing.T) {
 				t.Fatalf("/metrics still reports the dropped collection: %s", line)
 			}
 		}
+	}
+}
+
+// A request that held a collection while it was re-opened got
+// collection.ErrClosed, which said 404 collection_not_found of a
+// collection that was there; a dropped one must still say 404.
+func TestRequestBesideAReopenIsToldToRetry(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	ts.fill(t, "docs", 1)
+	held, err := ts.Collection("docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.must(t, "POST", "/collections/docs/reopen", nil)
+	err = held.Upsert([]uint64{5}, []float32{1, 2, 3, 4}, nil)
+	if !errors.Is(err, collection.ErrClosed) {
+		t.Fatalf("the old collection after a re-open: %v", err)
+	}
+	if status, code := classify(ts.closedUnder("docs", err)); status != 503 || code != CodeFailed {
+		t.Fatalf("beside a re-open: %d %s, want 503 %s", status, code, CodeFailed)
+	}
+	ts.must(t, "DELETE", "/collections/docs", nil)
+	if status, code := classify(ts.closedUnder("docs", err)); status != 404 || code != CodeCollectionNotFound {
+		t.Fatalf("beside a drop: %d %s, want 404 %s", status, code, CodeCollectionNotFound)
 	}
 }

@@ -208,7 +208,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			abort = true
 			return
 		}
-		s.writeError(sw, r, err)
+		s.writeError(sw, r, s.closedUnder(p.name, err))
 	}
 }
 
