@@ -8,6 +8,7 @@
 //	<data>/<name>/                  a collection (package collection's layout)
 //	<data>/.creating-<name>-<hex>/  a create in progress
 //	<data>/.dropped-<name>-<hex>/   a drop whose files are being removed
+//	<data>/.probe-<hex>             a write probe (see Failed collections)
 //
 // Names are ^[A-Za-z0-9_-]{1,64}$, so no collection name starts with a dot
 // and the other two kinds can never be mistaken for collections.
@@ -39,5 +40,9 @@
 // from its log. Both are retried by themselves: on each tick of
 // Options.Ticks (default every Options.MinBackoff) every failed collection
 // whose backoff has passed is closed and opened again; each failed attempt
-// doubles the wait, up to Options.MaxBackoff. Reopen does it at once.
+// doubles the wait, up to Options.MaxBackoff. One that failed while open is
+// re-opened only once the data directory takes a write again (a probe file,
+// .probe-<hex>, written, fsynced and removed): until then it keeps serving
+// reads, which a re-open that fails would take away. Reopen does it at
+// once, without the probe.
 package registry

@@ -24,7 +24,11 @@ import (
 const (
 	creatingPrefix = ".creating-"
 	droppedPrefix  = ".dropped-"
+	probePrefix    = ".probe-"
 )
+
+// probeBytes is what the probe writes: a block, as a real write needs.
+const probeBytes = 4096
 
 const (
 	defaultMinBackoff = time.Second
@@ -155,6 +159,10 @@ func Open(dir string, opts Options) (*Registry, error) {
 			swept = r.sweep(path, "undoing an interrupted create") || swept
 		case strings.HasPrefix(name, droppedPrefix):
 			swept = r.sweep(path, "finishing an interrupted drop") || swept
+		case strings.HasPrefix(name, probePrefix):
+			if err := r.fs.Remove(path); err == nil {
+				swept = true
+			}
 		case validName.MatchString(name):
 			if fi, err := r.fs.Stat(path); err != nil || !fi.IsDir() {
 				continue
@@ -631,9 +639,41 @@ func (r *Registry) retryLocked(e *entry, now time.Time) {
 		return
 	}
 	if c != nil {
+		// It still serves reads: close it only once the disk takes writes
+		// again, or the re-open would fail and take the reads away too.
+		if err := r.probe(); err != nil {
+			e.mu.Lock()
+			e.attempts++
+			e.nextRetry = now.Add(r.backoff(e.attempts))
+			e.mu.Unlock()
+			r.log.Warn("collection failed, and the data dir still refuses writes; serving its reads",
+				"name", e.name, "error", c.Info().Failed, "probe", err, "next_retry", e.nextRetry)
+			return
+		}
 		r.log.Warn("collection failed; re-opening it", "name", e.name, "error", c.Info().Failed)
 	}
 	r.reopenLocked(e, now)
+}
+
+// probe checks that the data dir takes writes: it writes, fsyncs and
+// removes a small file. Open removes one a crash left.
+func (r *Registry) probe() error {
+	path := filepath.Join(r.dir, probePrefix+randomHex())
+	f, err := r.fs.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(make([]byte, probeBytes))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if rerr := r.fs.Remove(path); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // Each calls fn for every open collection, in name order.

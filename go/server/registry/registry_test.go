@@ -329,13 +329,15 @@ func TestFailedCollectionReopensAfterSpaceIsFreed(t *testing.T) {
 		ticks <- at
 		ticks <- at
 	}
-	tick() // still full: the re-open fails, or writes go on failing
-	if c, err := r.Get("docs"); err == nil {
-		if err := upsert(c, 4); err == nil {
-			t.Fatal("upsert succeeded on a full disk")
-		}
-	} else if !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("get while the disk is full: got %v, want ErrUnavailable", err)
+	tick() // still full: not re-opened, so that reads go on
+	if got := mustGet(t, r, "docs"); got != c {
+		t.Fatal("re-opened while the disk was still full")
+	}
+	if found, _, _, err := c.Get([]uint64{1}, false); err != nil || len(found) != 1 {
+		t.Fatalf("a read while the disk is full: %v %v", found, err)
+	}
+	if got := entries(t, fsys); !slices.Equal(got, []string{"docs"}) {
+		t.Fatalf("the probe left %v", got)
 	}
 	fsys.SetRule(errorfs.Rule{}) // space freed
 	tick()
