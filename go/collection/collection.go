@@ -457,7 +457,15 @@ func (c *Collection) Options() Options { return c.opts }
 // Close finishes queued writes, checkpoints if the log holds anything the
 // snapshot lacks, syncs and closes the log, and releases the lock. Calls
 // after Close fail with ErrClosed; Close itself may be called again.
-func (c *Collection) Close() error {
+func (c *Collection) Close() error { return c.close(true) }
+
+// CloseForDrop closes the collection as Close does but skips the final
+// checkpoint: for a collection whose files are deleted next, which would
+// otherwise write a whole snapshot only to remove it. Nothing acknowledged
+// is lost if the files stay after all: the log still holds every write.
+func (c *Collection) CloseForDrop() error { return c.close(false) }
+
+func (c *Collection) close(checkpoint bool) error {
 	c.closeMu.Lock()
 	if c.closed {
 		c.closeMu.Unlock()
@@ -468,7 +476,7 @@ func (c *Collection) Close() error {
 	close(c.stop)
 	c.wg.Wait() // the committer drains queued requests first
 	var err error
-	if c.failure.Load() == nil && c.applied.Load() != c.lastCheckpoint.Load() {
+	if checkpoint && c.failure.Load() == nil && c.applied.Load() != c.lastCheckpoint.Load() {
 		err = c.checkpoint()
 	}
 	c.walMu.Lock()

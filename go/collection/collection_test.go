@@ -446,3 +446,33 @@ func TestCreateHonoursTheFsyncPolicyOfItsOptions(t *testing.T) {
 		t.Fatalf("created with fsync=never: Info says fsync=%s after %d fsyncs", in.Fsync, in.Syncs)
 	}
 }
+
+// A drop closed the collection with Close, which wrote a whole snapshot of
+// a dirty collection only for it to be deleted: seconds for a large one,
+// and a longer window for a kill.
+func TestCloseForDropWritesNoSnapshotAndLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	c := mustCreate(t, dir, Tuning{CheckpointBytes: -1})
+	rng := rand.New(rand.NewPCG(3, 4))
+	ids := []uint64{1, 2, 3}
+	if err := c.Upsert(ids, randomVectors(rng, len(ids)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Info().Checkpoints; n != 0 {
+		t.Fatalf("CloseForDrop checkpointed %d times", n)
+	}
+	if err := c.Upsert([]uint64{4}, randomVectors(rng, 1), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("upsert after CloseForDrop: %v", err)
+	}
+	c, err := Open(dir, Tuning{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Len() != 3 || c.Info().Recovery.Replayed != 1 {
+		t.Fatalf("reopened: %d points, %d records replayed; want 3 from the log", c.Len(), c.Info().Recovery.Replayed)
+	}
+}

@@ -496,10 +496,11 @@ func (r *Registry) Drop(name string) error {
 	e.op.Lock()
 	defer e.op.Unlock()
 	if c := e.c.Swap(nil); c != nil {
-		// Drop needs the lock released, and Close is how it is released.
-		// Its error (a failed final checkpoint) does not matter: the files
-		// go next.
-		_ = c.Close()
+		// Drop needs the lock released, and closing is how it is released;
+		// without a final checkpoint, since the files go next (and if they
+		// stay, the log still holds every write). Its error does not
+		// matter.
+		_ = c.CloseForDrop()
 	}
 	if err := r.remove(name); err != nil {
 		// Still there: serve it again (or retry it, if it will not open).
