@@ -286,3 +286,33 @@ def test_remote_metadata_refuses_what_it_would_change(client):
     got = col.get([1]).metadata[0]
     assert got == {"n": 2**53, "f": 1.5e18} and type(got["n"]) is int
     client.drop_collection("exact")
+
+
+def test_a_collection_that_will_not_open_fails_alone(tmp_path):
+    # A corrupt collection, or one the embedded library holds open, used to
+    # stop the whole server from starting.
+    data_dir = tmp_path / "data"
+    with running_server(data_dir) as srv:
+        client = Client(srv.url)
+        for name in ("good", "bad", "held"):
+            client.create_collection(name, dim=DIM).upsert([1, 2], np.ones((2, DIM)))
+    (data_dir / "bad" / "CURRENT").write_bytes(b"garbage")
+    held = strata.Collection.open(data_dir / "held")
+    try:
+        with running_server(data_dir) as srv:
+            client = Client(srv.url)
+            health = client.health()
+            assert health["status"] == "degraded" and health["failed"] == 2, health
+            assert client.collection("good").count() == 2
+            with pytest.raises(strata.CollectionFailedError, match="CURRENT"):
+                client.collection("bad")
+            states = {c["name"]: c["state"] for c in client.list_collections()}
+            assert states == {"bad": "failed", "good": "ready", "held": "failed"}, states
+            held.close()
+            info = client.request("POST", "/collections/held/reopen", {})
+            assert info["state"] == "ready" and info["count"] == 2, info
+            client.drop_collection("bad")
+            client.create_collection("bad", dim=DIM)
+            assert client.health()["status"] == "ok"
+    finally:
+        held.close()
