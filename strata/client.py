@@ -208,6 +208,13 @@ class Client:
         """Deletes the collection and its files."""
         self.request("DELETE", f"/collections/{_quote(name)}")
 
+    def reopen_collection(self, name: str) -> dict[str, Any]:
+        """Closes the collection on the server and opens it again, which recovers one that
+        failed (the server also does this by itself, with backoff); returns its info.
+        CollectionFailedError if it still will not open."""
+        result: dict[str, Any] = self.request("POST", f"/collections/{_quote(name)}/reopen", {})
+        return result
+
 
 def _quote(name: str) -> str:
     if not isinstance(name, str):

@@ -309,7 +309,7 @@ def test_a_collection_that_will_not_open_fails_alone(tmp_path):
             states = {c["name"]: c["state"] for c in client.list_collections()}
             assert states == {"bad": "failed", "good": "ready", "held": "failed"}, states
             held.close()
-            info = client.request("POST", "/collections/held/reopen", {})
+            info = client.reopen_collection("held")
             assert info["state"] == "ready" and info["count"] == 2, info
             client.drop_collection("bad")
             client.create_collection("bad", dim=DIM)
