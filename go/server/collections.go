@@ -134,8 +134,9 @@ func (s *Server) getCollection(w http.ResponseWriter, r *http.Request, p params)
 		return err
 	}
 	if st.Collection == nil {
-		// Not open: no info to give beyond why (the listing and /health
-		// name it too). A 503, so that clients reading an info get one.
+		// Not open: no info to give beyond why (the listing names it too,
+		// /health counts it). A 503, so that clients reading an info get
+		// one.
 		return fmt.Errorf("%w: %q will not open (retried by itself, next at %s; or POST .../reopen): %s",
 			registry.ErrUnavailable, st.Name, st.NextRetry.UTC().Format(time.RFC3339), st.Error)
 	}
