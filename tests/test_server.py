@@ -296,7 +296,8 @@ def test_a_collection_that_will_not_open_fails_alone(tmp_path):
         client = Client(srv.url)
         for name in ("good", "bad", "held"):
             client.create_collection(name, dim=DIM).upsert([1, 2], np.ones((2, DIM)))
-    (data_dir / "bad" / "CURRENT").write_bytes(b"garbage")
+    for f in (data_dir / "bad" / "snapshots").glob("*/*"):  # nothing left to fall back on
+        f.write_bytes(b"garbage")
     held = strata.Collection.open(data_dir / "held")
     try:
         with running_server(data_dir) as srv:
@@ -304,7 +305,7 @@ def test_a_collection_that_will_not_open_fails_alone(tmp_path):
             health = client.health()
             assert health["status"] == "degraded" and health["failed"] == 2, health
             assert client.collection("good").count() == 2
-            with pytest.raises(strata.CollectionFailedError, match="CURRENT"):
+            with pytest.raises(strata.CollectionFailedError, match="corrupt"):
                 client.collection("bad")
             states = {c["name"]: c["state"] for c in client.list_collections()}
             assert states == {"bad": "failed", "good": "ready", "held": "failed"}, states

@@ -42,8 +42,15 @@ func TestServerStartsWhenOneCollectionIsCorrupt(t *testing.T) {
 	if err := ts.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "bad", "CURRENT"), []byte("garbage"), 0o644); err != nil {
-		t.Fatal(err)
+	// Every snapshot damaged: the engine has nothing to fall back on.
+	snapshots, err := filepath.Glob(filepath.Join(dir, "bad", "snapshots", "*", "*"))
+	if err != nil || len(snapshots) == 0 {
+		t.Fatalf("snapshot files of bad: %v %v", snapshots, err)
+	}
+	for _, f := range snapshots {
+		if err := os.WriteFile(f, []byte("garbage"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	ts = newTestServer(t, Config{DataDir: dir})
@@ -56,7 +63,7 @@ func TestServerStartsWhenOneCollectionIsCorrupt(t *testing.T) {
 	}
 	status, out := ts.do(t, "GET", "/collections/bad", nil)
 	if status != 503 || out["error"].(map[string]any)["code"] != CodeFailed ||
-		!strings.Contains(out["error"].(map[string]any)["message"].(string), "CURRENT") {
+		!strings.Contains(out["error"].(map[string]any)["message"].(string), "corrupt") {
 		t.Fatalf("info of the corrupt collection: %d %v, want 503 saying what is wrong", status, out)
 	}
 	status, out = ts.do(t, "POST", "/collections/bad/query", map[string]any{"vector": []float32{1, 2, 3, 4}, "k": 1})

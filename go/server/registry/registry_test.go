@@ -263,15 +263,19 @@ func TestServerStartsWhenOneCollectionIsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	current := filepath.Join(data, "bad", "CURRENT")
-	f, err := fsys.Open(current)
-	if err != nil {
-		t.Fatal(err)
+	// Every snapshot damaged: the engine has nothing to fall back on.
+	snapshots := filepath.Join(data, "bad", "snapshots")
+	dirs, err := fsys.ReadDir(snapshots)
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("snapshots of bad: %v %v", dirs, err)
 	}
-	fi, _ := f.Stat()
-	f.Close()
-	if err := fsys.Truncate(current, fi.Size()-1); err != nil { // CURRENT's CRC no longer matches
-		t.Fatal(err)
+	for _, d := range dirs {
+		files, _ := fsys.ReadDir(filepath.Join(snapshots, d))
+		for _, f := range files {
+			if err := fsys.Truncate(filepath.Join(snapshots, d, f), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 
 	r = open(t, fsys)
