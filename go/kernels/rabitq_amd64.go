@@ -12,12 +12,12 @@ import (
 // to compare against the generic loop on the same machine.
 var useBitAVX2 = cpuid.CPU.Supports(cpuid.AVX2)
 
-func bitDotU8Rows(q []uint8, words int, codes []uint64, ids []uint32, out []uint32) {
+func bitDotU8Rows(q []uint8, words int, codes []uint64, stride int, ids []uint32, out []uint32) {
 	if !useBitAVX2 || len(ids) == 0 {
-		bitDotU8RowsGeneric(q, words, codes, ids, out)
+		bitDotU8RowsGeneric(q, words, codes, stride, ids, out)
 		return
 	}
-	bitDotU8RowsAVX2(unsafe.SliceData(q), words, unsafe.SliceData(codes), unsafe.SliceData(ids), len(ids), unsafe.SliceData(out))
+	bitDotU8RowsAVX2(unsafe.SliceData(q), words, unsafe.SliceData(codes), stride, unsafe.SliceData(ids), len(ids), unsafe.SliceData(out))
 }
 
 func bitDotPath() path {
@@ -37,7 +37,7 @@ func bitDotPath() path {
 // word, is the next step; this machine has no AVX-512 to test it on.)
 //
 //go:noescape
-func bitDotU8RowsAVX2(q *uint8, words int, codes *uint64, ids *uint32, n int, out *uint32)
+func bitDotU8RowsAVX2(q *uint8, words int, codes *uint64, stride int, ids *uint32, n int, out *uint32)
 
 func useBitAVXFlag() bool { return useBitAVX2 }
 func setBitAVX(on bool)   { useBitAVX2 = on && cpuid.CPU.Supports(cpuid.AVX2) }

@@ -20,16 +20,16 @@ DATA bitSel<>+16(SB)/8, $0x8040201008040201
 DATA bitSel<>+24(SB)/8, $0x8040201008040201
 GLOBL bitSel<>(SB), RODATA|NOPTR, $32
 
-// func bitDotU8RowsAVX2(q *uint8, words int, codes *uint64, ids *uint32, n int, out *uint32)
-TEXT ·bitDotU8RowsAVX2(SB), NOSPLIT, $0-48
+// func bitDotU8RowsAVX2(q *uint8, words int, codes *uint64, stride int, ids *uint32, n int, out *uint32)
+TEXT ·bitDotU8RowsAVX2(SB), NOSPLIT, $0-56
 	MOVQ q+0(FP), SI
 	MOVQ words+8(FP), CX
 	MOVQ codes+16(FP), DI
-	MOVQ ids+24(FP), R8
-	MOVQ n+32(FP), R9
-	MOVQ out+40(FP), R10
-	MOVQ CX, R11
-	SHLQ $3, R11 // bytes per code
+	MOVQ stride+24(FP), R11
+	MOVQ ids+32(FP), R8
+	MOVQ n+40(FP), R9
+	MOVQ out+48(FP), R10
+	SHLQ $3, R11 // bytes per row
 	VMOVDQU bitShuf<>(SB), Y6
 	VMOVDQU bitSel<>(SB), Y7
 	VPXOR   Y0, Y0, Y0

@@ -2,8 +2,8 @@
 
 package kernels
 
-func bitDotU8Rows(q []uint8, words int, codes []uint64, ids []uint32, out []uint32) {
-	bitDotU8RowsGeneric(q, words, codes, ids, out)
+func bitDotU8Rows(q []uint8, words int, codes []uint64, stride int, ids []uint32, out []uint32) {
+	bitDotU8RowsGeneric(q, words, codes, stride, ids, out)
 }
 
 func bitDotPath() path { return pathGeneric }

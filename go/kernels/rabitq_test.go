@@ -26,7 +26,8 @@ func TestBitDotU8RowsMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for words := 1; words <= 33; words++ {
 		const rows = 40
-		codes := make([]uint64, rows*words)
+		stride := words + words%3 // codes with and without data between them
+		codes := make([]uint64, rows*stride)
 		for i := range codes {
 			switch i % 7 {
 			case 0:
@@ -52,7 +53,7 @@ func TestBitDotU8RowsMatchesReference(t *testing.T) {
 		want := make([]uint32, len(ids))
 		for i, id := range ids {
 			for j := range q {
-				if codes[int(id)*words+j/64]>>(j%64)&1 == 1 {
+				if codes[int(id)*stride+j/64]>>(j%64)&1 == 1 {
 					want[i] += uint32(q[j])
 				}
 			}
@@ -61,7 +62,7 @@ func TestBitDotU8RowsMatchesReference(t *testing.T) {
 			for _, n := range []int{0, 1, 2, 3, len(ids)} {
 				out := make([]uint32, n+2)
 				out[n], out[n+1] = 0xdeadbeef, 0xdeadbeef
-				BitDotU8Rows(q, codes, ids[:n], out)
+				BitDotU8Rows(q, codes, stride, ids[:n], out)
 				for i := 0; i < n; i++ {
 					if out[i] != want[i] {
 						t.Fatalf("%s words=%d n=%d: out[%d] = %d, want %d", path, words, n, i, out[i], want[i])
@@ -71,7 +72,7 @@ func TestBitDotU8RowsMatchesReference(t *testing.T) {
 					t.Fatalf("%s words=%d n=%d: wrote past the ids", path, words, n)
 				}
 			}
-			code := codes[3*words : 4*words]
+			code := codes[3*stride : 3*stride+words]
 			if got, w := BitDotU8(code, q), want[0]; ids[0] == 3 && got != w {
 				t.Fatalf("%s words=%d: BitDotU8 = %d, want %d", path, words, got, w)
 			}
@@ -82,13 +83,15 @@ func TestBitDotU8RowsMatchesReference(t *testing.T) {
 // TestBitDotU8RowsRejectsBadArguments prevents the assembly from reading
 // outside the code matrix when an id or the query length is wrong.
 func TestBitDotU8RowsRejectsBadArguments(t *testing.T) {
-	codes := make([]uint64, 4*2)
+	codes := make([]uint64, 4*3)
 	cases := map[string]func(){
-		"id past the codes": func() { BitDotU8Rows(make([]uint8, 128), codes, []uint32{4}, make([]uint32, 1)) },
-		"short output":      func() { BitDotU8Rows(make([]uint8, 128), codes, []uint32{0, 1}, make([]uint32, 1)) },
-		"query not x64":     func() { BitDotU8Rows(make([]uint8, 100), codes, []uint32{0}, make([]uint32, 1)) },
-		"empty query":       func() { BitDotU8Rows(nil, codes, []uint32{0}, make([]uint32, 1)) },
-		"short query":       func() { BitDotU8(codes[:2], make([]uint8, 64)) },
+		"id past the codes":  func() { BitDotU8Rows(make([]uint8, 128), codes, 3, []uint32{4}, make([]uint32, 1)) },
+		"last code cut":      func() { BitDotU8Rows(make([]uint8, 128), codes[:10], 3, []uint32{3}, make([]uint32, 1)) },
+		"stride below words": func() { BitDotU8Rows(make([]uint8, 128), codes, 1, []uint32{0}, make([]uint32, 1)) },
+		"short output":       func() { BitDotU8Rows(make([]uint8, 128), codes, 3, []uint32{0, 1}, make([]uint32, 1)) },
+		"query not x64":      func() { BitDotU8Rows(make([]uint8, 100), codes, 3, []uint32{0}, make([]uint32, 1)) },
+		"empty query":        func() { BitDotU8Rows(nil, codes, 3, []uint32{0}, make([]uint32, 1)) },
+		"short query":        func() { BitDotU8(codes[:2], make([]uint8, 64)) },
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -125,7 +128,7 @@ func BenchmarkBitDotU8Rows(b *testing.B) {
 		withBitPath(b, func(path string) {
 			b.Run(fmt.Sprintf("%s/d=%d", path, dim), func(b *testing.B) {
 				for b.Loop() {
-					BitDotU8Rows(q, codes, ids, out)
+					BitDotU8Rows(q, codes, words, ids, out)
 				}
 				b.ReportMetric(float64(b.N)*float64(len(ids))/b.Elapsed().Seconds(), "codes/s")
 			})

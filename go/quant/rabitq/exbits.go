@@ -9,8 +9,8 @@ import "math"
 // over all t on real data (RaBitQ-Library enumerates the critical values
 // of t instead, which finds the exact optimum at a higher cost).
 const (
-	exCoarseSteps = 48
-	exFineSteps   = 16
+	exCoarseSteps = 32
+	exFineSteps   = 12
 	// exRange reaches past the t at which the largest magnitude saturates:
 	// at few bits the best code clips the largest coordinates.
 	exRange = 2.0
@@ -34,21 +34,25 @@ func (e *Encoder) encodeEx(r []float32, ex []uint8) (ipx, xnorm2 float64, sum in
 		}
 		return 0, float64(len(r)) / 4, len(r) * int(top)
 	}
-	cosAt := func(t float64) float64 {
-		var ip, nn float64
+	// cos(t) up to the constant ‖r'‖: ⟨m + 1/2, |r'|⟩ / ‖m + 1/2‖. The
+	// magnitudes are non-negative, so int() is the floor.
+	topInt := int32(top)
+	cosAt := func(t float32) float64 {
+		var ip, nn float32
 		for _, v := range a {
-			m := math.Min(math.Floor(t*float64(v)), top) + 0.5
-			ip += m * float64(v)
-			nn += m * m
+			m := min(int32(t*v), topInt)
+			mag := float32(m) + 0.5
+			ip += mag * v
+			nn += mag * mag
 		}
-		return ip / math.Sqrt(nn)
+		return float64(ip) / math.Sqrt(float64(nn))
 	}
 	hi := exRange * (top + 1) / float64(amax)
 	step := hi / exCoarseSteps
 	bestT, best := step, -1.0
 	for s := 1; s <= exCoarseSteps; s++ {
 		t := step * float64(s)
-		if c := cosAt(t); c > best {
+		if c := cosAt(float32(t)); c > best {
 			bestT, best = t, c
 		}
 	}
@@ -59,13 +63,14 @@ func (e *Encoder) encodeEx(r []float32, ex []uint8) (ipx, xnorm2 float64, sum in
 		if t <= 0 {
 			continue
 		}
-		if c := cosAt(t); c > best {
+		if c := cosAt(float32(t)); c > best {
 			bestT, best = t, c
 		}
 	}
 	half := int(1) << (B - 1)
+	t := float32(bestT)
 	for i, x := range r {
-		m := int(math.Min(math.Floor(bestT*float64(a[i])), top))
+		m := int(min(int32(t*a[i]), topInt))
 		mag := float64(m) + 0.5
 		var u int
 		if x > 0 {

@@ -74,7 +74,7 @@ func errorStats(c *coded, data, queries []float32, ex bool, eps float32) (violat
 		qv := queries[qi*dim : (qi+1)*dim]
 		qq.Prepare(qv)
 		if !ex {
-			kernels.BitDotU8Rows(qq.Code, c.bits, ids, sums)
+			kernels.BitDotU8Rows(qq.Code, c.bits, q.Words(), ids, sums)
 		} else {
 			for i := range sums {
 				sums[i] = kernels.DotU8(c.ex[i*D:(i+1)*D], qq.Code)
