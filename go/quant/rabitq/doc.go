@@ -8,7 +8,7 @@
 //
 // Vectors are zero-padded to D, the power of two >= max(dim, 64), and
 // rotated by P = H·S₃·H·S₂·H·S₁, where H is the orthonormal Walsh-Hadamard
-// transform of size D (computed in O(D log D), fht.go) and each Sᵢ a diagonal
+// transform of size D (computed in O(D log D) by kernels.FWHT) and each Sᵢ a diagonal
 // of random signs drawn from a PCG seeded by the caller: P is orthogonal
 // (inner products and norms are kept exactly, up to rounding) and the
 // same seed gives the same P on every run and machine.

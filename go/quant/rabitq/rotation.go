@@ -3,6 +3,8 @@ package rabitq
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/strata-db/strata/go/kernels"
 )
 
 // rotationRounds is the number of sign-flip + Hadamard rounds of P.
@@ -52,7 +54,7 @@ func (r *Rotation) Apply(v, out []float32) {
 		for i := range out {
 			out[i] *= s[i]
 		}
-		fhtUnscaled(out)
+		kernels.FWHT(out) // unnormalised: scale applies all rounds' 1/sqrt(D) at once
 	}
 	for i := range out {
 		out[i] *= r.scale
