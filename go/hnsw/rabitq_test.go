@@ -1,0 +1,190 @@
+package hnsw
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// rabitqFixture is a float index over clustered data with its exact
+// neighbours.
+type rabitqFixture struct {
+	x       *Index
+	dim, k  int
+	data    []float32
+	queries []float32
+	truth   [][]uint64
+}
+
+func newRaBitQFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture {
+	t.Helper()
+	f := &rabitqFixture{dim: dim, k: 10}
+	f.data = testdata.Clustered(n, dim, 50, 0.4, 21)
+	f.queries = testdata.Clustered(100, dim, 50, 0.4, 22)
+	x, err := New(Config{Dim: dim, Metric: m, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
+	if err := x.Add(f.data, ids, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Small graphs plan exact scans; these tests are about the graph search.
+	x.forcePlan, x.forcedPlan = true, PlanGraph
+	f.x = x
+	name := map[metric.Metric]string{metric.L2: "l2", metric.IP: "ip", metric.Cosine: "cosine"}[m]
+	for _, row := range testdata.KNN(name, f.data, f.queries, dim, f.k) {
+		ids := make([]uint64, len(row))
+		for i, p := range row {
+			ids[i] = uint64(p)
+		}
+		f.truth = append(f.truth, ids)
+	}
+	return f
+}
+
+// search runs every query one at a time and returns ids, recall and stats.
+func (f *rabitqFixture) search(t *testing.T, ef int, filter *Filter) ([]int64, float64, SearchStats) {
+	t.Helper()
+	nq := len(f.queries) / f.dim
+	ids := make([]int64, nq*f.k)
+	dists := make([]float32, nq*f.k)
+	var total SearchStats
+	for i := 0; i < nq; i++ {
+		st, err := f.x.SearchFiltered(f.queries[i*f.dim:(i+1)*f.dim], f.k, ef, 1, filter, ids[i*f.k:(i+1)*f.k], dists[i*f.k:(i+1)*f.k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		total.DistanceComputations += st.DistanceComputations
+		total.Refinements += st.Refinements
+		total.Plan = st.Plan
+	}
+	return ids, testdata.Recall(ids, f.truth, f.k), total
+}
+
+// TestRaBitQRecallMatchesFloatIndex is the same-algorithm check of issue
+// 22: at equal ef, the search on RaBitQ codes must reach the float graph's
+// recall within 0.01 (8-bit codes re-rank; 1-bit codes re-rank with the
+// floats), while refining only a fraction of the neighbours it estimates.
+// It fails if the estimate, the bound, or the pruning by the bound is wrong.
+func TestRaBitQRecallMatchesFloatIndex(t *testing.T) {
+	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
+		f := newRaBitQFixture(t, m, 4000, 96)
+		_, floatRecall, floatStats := f.search(t, 64, nil)
+		for _, bits := range []int{1, 4, 8} {
+			if err := f.x.BuildRaBitQ(bits); err != nil {
+				t.Fatal(err)
+			}
+			_, recall, st := f.search(t, 64, nil)
+			t.Logf("%s bits=%d: recall %.4f (float %.4f), %d refinements / %d distances (float %d)",
+				m, bits, recall, floatRecall, st.Refinements, st.DistanceComputations, floatStats.DistanceComputations)
+			if st.Refinements == 0 {
+				t.Fatalf("%s bits=%d: no refinements counted: the codes were not searched", m, bits)
+			}
+			if 2*st.Refinements > st.DistanceComputations {
+				t.Errorf("%s bits=%d: refined %d of %d: the bound prunes nothing", m, bits, st.Refinements, st.DistanceComputations)
+			}
+			want := floatRecall - 0.01
+			if bits == 4 {
+				want = floatRecall - 0.03 // a 4-bit refinement misorders close pairs
+			}
+			if recall < want {
+				t.Errorf("%s bits=%d: recall %.4f, want >= %.4f (float %.4f)", m, bits, recall, want, floatRecall)
+			}
+		}
+	}
+}
+
+// TestRaBitQStaleCodesFallBackToFloats prevents searches on codes that no
+// longer describe the graph: after an Add the codes lack the new nodes, so
+// searches must use the float vectors (and find the new ones) until
+// BuildRaBitQ runs again.
+func TestRaBitQStaleCodesFallBackToFloats(t *testing.T) {
+	f := newRaBitQFixture(t, metric.L2, 2000, 32)
+	if err := f.x.BuildRaBitQ(8); err != nil {
+		t.Fatal(err)
+	}
+	extra := testdata.Clustered(10, f.dim, 50, 0.4, 99)
+	if err := f.x.Add(extra, []uint64{5000, 5001, 5002, 5003, 5004, 5005, 5006, 5007, 5008, 5009}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, 1)
+	dists := make([]float32, 1)
+	st, err := f.x.SearchFiltered(extra[:f.dim], 1, 64, 1, nil, ids, dists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Refinements != 0 || ids[0] != 5000 {
+		t.Fatalf("after Add: found %d with %d refinements, want 5000 by the float search", ids[0], st.Refinements)
+	}
+	if err := f.x.BuildRaBitQ(8); err != nil {
+		t.Fatal(err)
+	}
+	st, err = f.x.SearchFiltered(extra[:f.dim], 1, 64, 1, nil, ids, dists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Refinements == 0 || ids[0] != 5000 {
+		t.Fatalf("after rebuilding the codes: found %d with %d refinements, want 5000 on the codes", ids[0], st.Refinements)
+	}
+}
+
+// TestRaBitQHonoursRemovalsAndFilters prevents the code search from
+// returning a removed node or one a filter excludes (they still route).
+func TestRaBitQHonoursRemovalsAndFilters(t *testing.T) {
+	f := newRaBitQFixture(t, metric.L2, 3000, 48)
+	if err := f.x.BuildRaBitQ(8); err != nil {
+		t.Fatal(err)
+	}
+	ids, _, _ := f.search(t, 64, nil)
+	removed := slices.Clone(ids[:f.k]) // query 0's answers
+	rm := make([]uint64, len(removed))
+	for i, id := range removed {
+		rm[i] = uint64(id)
+	}
+	if _, err := f.x.Remove(rm, false); err != nil {
+		t.Fatal(err)
+	}
+	allow := make([]uint64, 0, 1500)
+	for id := uint64(0); id < 3000; id += 2 {
+		allow = append(allow, id)
+	}
+	for _, filter := range []*Filter{nil, {Allow: allow}} {
+		got, _, st := f.search(t, 64, filter)
+		if st.Refinements == 0 {
+			t.Fatalf("filter %v: the codes were not searched", filter != nil)
+		}
+		for _, id := range got {
+			if slices.Contains(removed, id) {
+				t.Fatalf("returned removed id %d", id)
+			}
+			if filter != nil && id >= 0 && id%2 == 1 {
+				t.Fatalf("returned id %d, which the filter excludes", id)
+			}
+		}
+	}
+}
+
+// TestBuildRaBitQRejectsBadArguments prevents codes built from SQ8 codes
+// (there are no floats to code) or with an unsupported width.
+func TestBuildRaBitQRejectsBadArguments(t *testing.T) {
+	f := newRaBitQFixture(t, metric.L2, 100, 16)
+	for _, bits := range []int{0, 9} {
+		if err := f.x.BuildRaBitQ(bits); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("bits=%d: err = %v, want ErrInvalidArgument", bits, err)
+		}
+	}
+	x, err := New(Config{Dim: 16, Quantization: QuantSQ8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.BuildRaBitQ(8); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("sq8 index: err = %v, want ErrInvalidArgument", err)
+	}
+}
