@@ -86,8 +86,8 @@ class RabitqHnsw(Peer):
         from rabitqlib import HnswIndex
 
         centres, assign = kmeans(train, clusters)
-        self.index = HnswIndex(dim=train.shape[1], max_elements=len(train), M=16, ef_construction=200,
-                               nbits=8, metric="l2")
+        self.index = HnswIndex(dim=train.shape[1], max_elements=len(train), M=16,
+                               ef_construction=200, nbits=8, metric="l2")
         self.index.build(train, centres, assign, num_threads=threads)
 
     def search(self, q: np.ndarray, k: int, ef: int) -> np.ndarray:
@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=500, help="first N held-out queries")
     ap.add_argument("--clusters", type=int, default=16, help="rabitqlib HNSW centroids")
     ap.add_argument("--threads", type=int, default=runinfo.cpu_count(), help="build threads")
-    ap.add_argument("--out", help="result JSON (default bench/results/rabitq-peers-<set>-<time>.json)")
+    ap.add_argument("--out",
+                    help="result JSON (default bench/results/rabitq-peers-<set>-<time>.json)")
     args = ap.parse_args(argv)
 
     src = Path(args.data_dir) / args.set
@@ -128,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
 
     peers: list[Peer] = []
     builds = {}
-    for make in (lambda: Hnswlib(train, args.threads), lambda: RabitqHnsw(train, args.threads, args.clusters),
+    for make in (lambda: Hnswlib(train, args.threads),
+                 lambda: RabitqHnsw(train, args.threads, args.clusters),
                  lambda: RabitqSymqg(train, args.threads)):
         t0 = time.perf_counter()
         p = make()
@@ -150,17 +152,19 @@ def main(argv: list[str] | None = None) -> int:
             r = {"lib": p.name, "ef": ef, "recall": hits / (len(rows) * k),
                  "qps_cpu": len(rows) / cpu, "qps_wall": len(rows) / wall}
             results.append(r)
-            print(f"{p.name:16s} ef={ef:<4d} recall {r['recall']:.4f}  qps(cpu) {r['qps_cpu']:7.0f}  "
-                  f"qps(wall) {r['qps_wall']:7.0f}", file=sys.stderr)
+            print(f"{p.name:16s} ef={ef:<4d} recall {r['recall']:.4f}  "
+                  f"qps(cpu) {r['qps_cpu']:7.0f}  qps(wall) {r['qps_wall']:7.0f}", file=sys.stderr)
 
     out = {
-        "benchmark": "bench/bench_rabitq_peers.py", "set": args.set, "n": len(train), "queries": len(queries),
-        "k": k, "clusters": args.clusters, "build_seconds": builds, "loadavg": os.getloadavg(),
+        "benchmark": "bench/bench_rabitq_peers.py", "set": args.set, "n": len(train),
+        "queries": len(queries), "k": k, "clusters": args.clusters, "build_seconds": builds,
+        "loadavg": os.getloadavg(),
         "machine": runinfo.machine(), "git": runinfo.git_info(),
         "versions": {d: _version(d) for d in ("hnswlib", "rabitqlib", "numpy")},
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": results,
     }
-    path = Path(args.out) if args.out else RESULTS_DIR / f"rabitq-peers-{args.set}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = Path(args.out) if args.out else RESULTS_DIR / f"rabitq-peers-{args.set}-{stamp}.json"
     path.write_text(json.dumps(out, indent=1))
     print(path)
     return 0

@@ -14,8 +14,8 @@ import (
 //
 //	rows  []uint64          node i at [i*stride, (i+1)*stride), stride = words + 3:
 //	                        its 1-bit code (words = D/64), then its 1-bit factors
-//	                        Add, Rescale, Err, Sum, QErr as float32 bits, two to a
-//	                        word (low half first), one word half unused
+//	                        Add, Rescale, Err, Sum, QErr as float32 bits and the
+//	                        centroid number as a uint32, two to a word (low half first)
 //	ex    []uint8           node i at [i*padded, (i+1)*padded): B-bit code (B > 1 only)
 //	fx    []rabitq.Factors  node i's B-bit factors (B > 1 only)
 //
@@ -47,7 +47,8 @@ type rabitqCodes struct {
 // until the graph changes (Add, Compact, Renumber), after which they use the
 // float vectors again until BuildRaBitQ runs again. The index must keep its
 // float vectors (QuantNone); the rotation is drawn from Config.Seed and the
-// centroid is the mean of the stored vectors.
+// codes are residuals of k-means centroids of the stored vectors
+// (rabitqClusters).
 func (x *Index) BuildRaBitQ(bits int) error {
 	if err := x.acquire(); err != nil {
 		return err
@@ -67,7 +68,7 @@ func (x *Index) BuildRaBitQ(bits int) error {
 	if x.cfg.Metric != metric.L2 {
 		m = rabitq.InnerProduct // hnsw's ip and cosine distances are 1 − dot
 	}
-	q, err := rabitq.New(x.cfg.Dim, m, bits, x.cfg.Seed, g.vectors[:n*x.cfg.Dim])
+	q, err := rabitq.NewClustered(x.cfg.Dim, m, bits, x.cfg.Seed, g.vectors[:n*x.cfg.Dim], rabitqClusters(n))
 	if err != nil {
 		return fmt.Errorf("hnsw: %w", err)
 	}
@@ -116,6 +117,12 @@ func (x *Index) rabitqFor(g *graph) *rabitqCodes {
 	return rq
 }
 
+// rabitqClusters is the number of centroids of n nodes' codes: one per
+// thousand nodes, between 1 and 64 (rabitqlib's examples use 256 for 1M).
+// More centroids shorten the residuals, and so the estimates' errors, at
+// the price of one distance per centroid per query.
+func rabitqClusters(n int) int { return min(max(n/1000, 1), 64) }
+
 // rowFactorWords is the room of the 1-bit factors at the end of a row.
 const rowFactorWords = 3
 
@@ -123,7 +130,7 @@ func packFactors(dst []uint64, f rabitq.Factors) {
 	dst = dst[:rowFactorWords]
 	dst[0] = uint64(math.Float32bits(f.Add)) | uint64(math.Float32bits(f.Rescale))<<32
 	dst[1] = uint64(math.Float32bits(f.Err)) | uint64(math.Float32bits(f.Sum))<<32
-	dst[2] = uint64(math.Float32bits(f.QErr))
+	dst[2] = uint64(math.Float32bits(f.QErr)) | uint64(f.Cluster)<<32
 }
 
 // factors1 returns node's 1-bit factors from its row.
@@ -132,7 +139,7 @@ func (rq *rabitqCodes) factors1(node uint32) rabitq.Factors {
 	return rabitq.Factors{
 		Add: math.Float32frombits(uint32(w[0])), Rescale: math.Float32frombits(uint32(w[0] >> 32)),
 		Err: math.Float32frombits(uint32(w[1])), Sum: math.Float32frombits(uint32(w[1] >> 32)),
-		QErr: math.Float32frombits(uint32(w[2])),
+		QErr: math.Float32frombits(uint32(w[2])), Cluster: uint32(w[2] >> 32),
 	}
 }
 

@@ -31,6 +31,8 @@ const (
 // hold no pointers.
 type Factors struct {
 	Add, Rescale, Err, Sum float32
+	// Cluster is the centroid the code is a residual of.
+	Cluster uint32
 	// QErr·Δ is the standard deviation of the error the 8-bit query adds
 	// (rounding errors uniform in ±Δ/2: |Rescale|·‖x‖/sqrt(12)); it matters
 	// only for extended codes of many bits, whose Err is small.
@@ -41,11 +43,12 @@ type Factors struct {
 // rotation. It is immutable, and safe for concurrent use; Encoder and Query
 // hold the per-goroutine scratch.
 type Quantizer struct {
-	rot      *Rotation
-	metric   Metric
-	bits     int       // B of the extended code; 1 = 1-bit codes only
-	centroid []float32 // c, dim
-	rc       []float32 // P·c, padded
+	rot       *Rotation
+	metric    Metric
+	bits      int // B of the extended code; 1 = 1-bit codes only
+	dim       int
+	centroids []float32 // c₀, c₁, …: rows of dim
+	rc        []float32 // P·cⱼ: rows of Padded
 }
 
 // New returns a quantizer for dim-dimensional vectors whose centroid is the
@@ -79,18 +82,39 @@ func New(dim int, m Metric, bits int, seed uint64, sample []float32) (*Quantizer
 			return nil, fmt.Errorf("%w: sample holds a non-finite value in dimension %d", ErrInvalidArgument, j)
 		}
 	}
-	return newWithCentroid(m, bits, seed, c), nil
+	return newWithCentroids(dim, m, bits, seed, c), nil
 }
 
-func newWithCentroid(m Metric, bits int, seed uint64, c []float32) *Quantizer {
-	q := &Quantizer{rot: NewRotation(len(c), seed), metric: m, bits: bits, centroid: c}
-	q.rc = make([]float32, q.rot.Padded())
-	q.rot.Apply(c, q.rc)
+// NewClustered is New with the centroids of a k-means clustering of sample
+// into (at most) clusters clusters, seeded by seed (KMeans): each vector is
+// then coded as the residual of its nearest centroid, which shortens the
+// residuals, and with them the estimates' errors, on clustered data.
+func NewClustered(dim int, m Metric, bits int, seed uint64, sample []float32, clusters int) (*Quantizer, error) {
+	if _, err := New(dim, m, bits, seed, sample); err != nil {
+		return nil, err
+	}
+	if clusters < 1 {
+		return nil, fmt.Errorf("%w: clusters must be positive, got %d", ErrInvalidArgument, clusters)
+	}
+	return newWithCentroids(dim, m, bits, seed, KMeans(sample, dim, clusters, kmeansIterations, seed)), nil
+}
+
+func newWithCentroids(dim int, m Metric, bits int, seed uint64, centroids []float32) *Quantizer {
+	q := &Quantizer{rot: NewRotation(dim, seed), metric: m, bits: bits, dim: dim, centroids: centroids}
+	D := q.rot.Padded()
+	n := len(centroids) / dim
+	q.rc = make([]float32, n*D)
+	for j := 0; j < n; j++ {
+		q.rot.Apply(centroids[j*dim:(j+1)*dim], q.rc[j*D:(j+1)*D])
+	}
 	return q
 }
 
 // Dim returns the dimension of the vectors coded.
-func (q *Quantizer) Dim() int { return len(q.centroid) }
+func (q *Quantizer) Dim() int { return q.dim }
+
+// Clusters returns the number of centroids.
+func (q *Quantizer) Clusters() int { return len(q.centroids) / q.dim }
 
 // Padded returns D, the number of dimensions of a code.
 func (q *Quantizer) Padded() int { return q.rot.Padded() }
@@ -104,8 +128,9 @@ func (q *Quantizer) Bits() int { return q.bits }
 // Metric returns the distance estimated.
 func (q *Quantizer) Metric() Metric { return q.metric }
 
-// Centroid returns c (not a copy: do not modify it).
-func (q *Quantizer) Centroid() []float32 { return q.centroid }
+// Centroids returns the centroids, rows of Dim (not a copy: do not modify
+// them).
+func (q *Quantizer) Centroids() []float32 { return q.centroids }
 
 // metricScale is k in dist = … + k·⟨r, q − c⟩: −2 for L2, −1 for 1 − dot.
 func (q *Quantizer) metricScale() float64 {

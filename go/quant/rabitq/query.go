@@ -1,6 +1,10 @@
 package rabitq
 
-import "math"
+import (
+	"math"
+
+	"github.com/strata-db/strata/go/kernels"
+)
 
 // Query is a query prepared for estimating distances to codes: its rotated
 // residual quantized to 8 bits (package doc). Reuse one per goroutine.
@@ -10,33 +14,43 @@ type Query struct {
 	Code  []uint8 // qᵢ in [0, 255], Padded bytes: the kernels' query operand
 	lo    float32 // q'ᵢ ≈ lo + delta·qᵢ
 	delta float32
-	sum   float32 // Σ (lo + delta·qᵢ)
-	add   float32 // the query's term of the distance
-	norm  float32 // ‖q − c‖
-	eps   float32 // ε₀
+	sum   float32   // Σ (lo + delta·qᵢ)
+	add   []float32 // per centroid: the query's term of the distance
+	norm  []float32 // per centroid: ‖q − cⱼ‖
+	eps   float32   // ε₀
 }
 
 // NewQuery returns scratch for preparing queries of q.
 func (q *Quantizer) NewQuery() *Query {
-	return &Query{q: q, buf: make([]float32, q.Padded()), Code: make([]uint8, q.Padded()), eps: Epsilon0}
+	return &Query{q: q, buf: make([]float32, q.Padded()), Code: make([]uint8, q.Padded()), eps: Epsilon0,
+		add: make([]float32, q.Clusters()), norm: make([]float32, q.Clusters())}
 }
 
 // SetEpsilon sets ε₀ of the bounds Estimate1 and EstimateEx return (by
 // default Epsilon0).
 func (qq *Query) SetEpsilon(eps float32) { qq.eps = eps }
 
-// Prepare makes v (length Dim) the current query.
+// Prepare makes v (length Dim) the current query: P·v quantized, which
+// serves every centroid (each code's Add holds its ⟨x, c'⟩), and the terms
+// of each centroid.
 func (qq *Query) Prepare(v []float32) {
 	q := qq.q
 	r := qq.buf
 	q.rot.Apply(v, r)
+	D := len(r)
+	for j := range qq.add {
+		rc := q.rc[j*D : (j+1)*D]
+		norm2 := kernels.L2Squared(r, rc)
+		qq.norm[j] = float32(math.Sqrt(float64(norm2)))
+		if q.metric == L2 {
+			qq.add[j] = norm2
+		} else {
+			qq.add[j] = 1 - kernels.Dot(r, rc)
+		}
+	}
 	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-	var norm2, ipc float64
-	for i := range r {
-		r[i] -= q.rc[i]
-		norm2 += float64(r[i]) * float64(r[i])
-		ipc += float64(q.rc[i]) * float64(r[i]+q.rc[i])
-		lo, hi = min(lo, r[i]), max(hi, r[i])
+	for _, x := range r {
+		lo, hi = min(lo, x), max(hi, x)
 	}
 	delta := (hi - lo) / 255
 	code := qq.Code[:len(r)]
@@ -54,23 +68,14 @@ func (qq *Query) Prepare(v []float32) {
 	}
 	qq.lo, qq.delta = lo, delta
 	qq.sum = lo*float32(len(r)) + delta*float32(total)
-	qq.norm = float32(math.Sqrt(norm2))
-	if q.metric == L2 {
-		qq.add = float32(norm2)
-	} else {
-		qq.add = float32(1 - ipc)
-	}
 }
-
-// Norm returns ‖q − c‖ of the current query.
-func (qq *Query) Norm() float32 { return qq.norm }
 
 // Estimate1 returns the estimated distance to the vector whose 1-bit code
 // has factors f and kernel sum s = Σ bitᵢ·qᵢ (kernels.BitDotU8), and the
 // error bound of the estimate.
 func (qq *Query) Estimate1(s uint32, f Factors) (dist, bound float32) {
 	ip := qq.lo*f.Sum + qq.delta*float32(s) - 0.5*qq.sum
-	return f.Add + qq.add + f.Rescale*ip, qq.eps * (f.Err*qq.norm + f.QErr*qq.delta)
+	return f.Add + qq.add[f.Cluster] + f.Rescale*ip, qq.eps * (f.Err*qq.norm[f.Cluster] + f.QErr*qq.delta)
 }
 
 // EstimateEx is Estimate1 for an extended code, with s = Σ uᵢ·qᵢ
@@ -78,5 +83,5 @@ func (qq *Query) Estimate1(s uint32, f Factors) (dist, bound float32) {
 func (qq *Query) EstimateEx(s uint32, f Factors) (dist, bound float32) {
 	half := float32(int(1)<<qq.q.bits-1) / 2
 	ip := qq.lo*f.Sum + qq.delta*float32(s) - half*qq.sum
-	return f.Add + qq.add + f.Rescale*ip, qq.eps * (f.Err*qq.norm + f.QErr*qq.delta)
+	return f.Add + qq.add[f.Cluster] + f.Rescale*ip, qq.eps * (f.Err*qq.norm[f.Cluster] + f.QErr*qq.delta)
 }

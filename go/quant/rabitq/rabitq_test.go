@@ -285,3 +285,38 @@ func TestNewRejectsBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestClusteredCentroidsShortenErrors prevents the multi-centroid coding
+// from being wrong (a centroid term folded with the wrong sign, the wrong
+// cluster's query terms) or useless: on data of far-apart clusters, codes
+// against k-means centroids must stay within their bound and err much less
+// than codes against the one global mean.
+func TestClusteredCentroidsShortenErrors(t *testing.T) {
+	const dim = 64
+	data := testdata.Clustered(3000, dim, 8, 0.2, 31)
+	queries := testdata.Clustered(20, dim, 8, 0.2, 32)
+	for _, m := range []Metric{L2, InnerProduct} {
+		one, err := New(dim, m, 4, 5, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		many, err := NewClustered(dim, m, 4, 5, data, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range []bool{false, true} {
+			_, _, absOne := errorStats(encodeAll(t, one, data), data, queries, ex, 3)
+			v, bias, absMany := errorStats(encodeAll(t, many, data), data, queries, ex, 3)
+			t.Logf("metric %d ex=%v: mean |error| %.5f with 16 centroids, %.5f with one; %.3f%% outside the bound, bias %.4f", m, ex, absMany, absOne, 100*v, bias)
+			if v > confidence[1].maxViolations || math.Abs(bias) > 0.05 {
+				t.Errorf("metric %d ex=%v: %.3f%% outside the bound, bias %.3f", m, ex, 100*v, bias)
+			}
+			if absMany > absOne/2 {
+				t.Errorf("metric %d ex=%v: 16 centroids err %.5f, not under half of one centroid's %.5f", m, ex, absMany, absOne)
+			}
+		}
+	}
+	if got := KMeans(data, dim, 16, 3, 1); !slices.Equal(got, KMeans(data, dim, 16, 3, 1)) {
+		t.Fatal("KMeans is not deterministic")
+	}
+}
