@@ -56,7 +56,12 @@ func BenchmarkRaBitQSweep(b *testing.B) {
 		name := map[int]string{1: "rabitq1+float", 8: "rabitq8"}[bits]
 		codes[name], codeSec[name] = x.rabitq.Load(), time.Since(start).Seconds()
 	}
-	modes := []string{"float", "rabitq1+float", "rabitq8"}
+	c := codes["rabitq8"]
+	codesOnly := &rabitqCodes{g: c.g, n: c.n, progress: c.progress, q: c.q, words: c.words, stride: c.stride,
+		padded: c.padded, rows: c.rows, ex: c.ex, fx: c.fx, codesOnly: true}
+	codesOnly.pool.New = c.pool.New
+	codes["rabitq8-codes"] = codesOnly
+	modes := []string{"float", "rabitq1+float", "rabitq8", "rabitq8-codes"}
 	type row struct {
 		Mode        string  `json:"mode"`
 		Ef          int     `json:"ef"`
@@ -212,6 +217,8 @@ func BenchmarkRaBitQSearchOne(b *testing.B) {
 			}
 		}
 		b.Run(map[int]string{0: "float", 1: "rabitq1+float", 8: "rabitq8"}[bits], func(b *testing.B) {
+			runtime.LockOSThread() // threadCPU reads this thread's clock
+			defer runtime.UnlockOSThread()
 			var nref int64
 			cpu0 := threadCPU()
 			for i := 0; b.Loop(); i++ {

@@ -38,6 +38,10 @@ type rabitqCodes struct {
 	ex       []uint8
 	fx       []rabitq.Factors
 	pool     sync.Pool // *rabitqScratch
+	// codesOnly makes searches read no float vector: the answer is the top
+	// k by extended estimates (the mode an index without float vectors
+	// will search; set by tests and benchmarks for now).
+	codesOnly bool
 }
 
 // BuildRaBitQ codes every node of the index with RaBitQ: 1-bit codes for

@@ -111,7 +111,7 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		}
 	}
 
-	if g.floats && rq.ex != nil {
+	if g.floats && rq.ex != nil && !rq.codesOnly {
 		return sc.rescore(g, x.l2, q, k)
 	}
 	res := sc.best
@@ -228,7 +228,7 @@ func (rq *rabitqCodes) refineOne(g *graph, l2 bool, sc *rabitqScratch, q []float
 		d, bound := sc.query.EstimateEx(kernels.DotU8(rq.ex[off:off+rq.padded], sc.query.Code), rq.fx[node])
 		sc.lastLower = d - bound
 		return d
-	case g.floats:
+	case g.floats && !rq.codesOnly:
 		sc.refine++
 		return g.floatDist(l2, q, node)
 	}
