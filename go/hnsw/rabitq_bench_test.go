@@ -61,7 +61,11 @@ func BenchmarkRaBitQSweep(b *testing.B) {
 		padded: c.padded, rows: c.rows, ex: c.ex, fx: c.fx, codesOnly: true}
 	codesOnly.pool.New = c.pool.New
 	codes["rabitq8-codes"] = codesOnly
-	modes := []string{"float", "rabitq1+float", "rabitq8", "rabitq8-codes"}
+	expand := &rabitqCodes{g: c.g, n: c.n, progress: c.progress, q: c.q, words: c.words, stride: c.stride,
+		padded: c.padded, rows: c.rows, ex: c.ex, fx: c.fx, refineOnExpand: true}
+	expand.pool.New = c.pool.New
+	codes["rabitq8-expand"] = expand
+	modes := []string{"float", "rabitq1+float", "rabitq8", "rabitq8-codes", "rabitq8-expand"}
 	type row struct {
 		Mode        string  `json:"mode"`
 		Ef          int     `json:"ef"`

@@ -42,6 +42,11 @@ type rabitqCodes struct {
 	// k by extended estimates (the mode an index without float vectors
 	// will search; set by tests and benchmarks for now).
 	codesOnly bool
+	// refineOnExpand refines a node when the traversal expands it (if its
+	// lower bound can still beat the k-th refined distance), as SymphonyQG
+	// scores each visited node, instead of when it is first estimated: fewer
+	// refinements, the traversal ordered by 1-bit estimates alone.
+	refineOnExpand bool
 }
 
 // BuildRaBitQ codes every node of the index with RaBitQ: 1-bit codes for

@@ -28,9 +28,11 @@ type rabitqScratch struct {
 
 // bufferEntry is a candidate of the traversal buffer.
 type bufferEntry struct {
-	dist     float32
+	dist     float32 // refined distance, or 1-bit estimate
 	node     uint32
+	lower    float32 // the 1-bit estimate's lower bound
 	expanded bool
+	refined  bool
 }
 
 // searchRaBitQ answers one query on the codes, as RaBitQ-Library's HNSW
@@ -81,10 +83,19 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 	if !adm.filtering() || adm.admits(g, cur.node) {
 		consider(cur.node, d)
 	}
-	sc.insert(ef, d, cur.node)
+	sc.insert(bufferEntry{dist: d, node: cur.node, lower: d, refined: true}, ef)
 	for next := 0; next < len(sc.buffer); {
-		sc.buffer[next].expanded = true
-		node := sc.buffer[next].node
+		e := &sc.buffer[next]
+		e.expanded = true
+		node := e.node
+		if rq.refineOnExpand && !e.refined && e.lower < worst && (!adm.filtering() || adm.admits(g, node)) {
+			// Put it where its refined distance belongs, as SymphonyQG
+			// does with the exact distance of each visited node.
+			d := rq.refineOne(g, x.l2, sc, q, node)
+			consider(node, d)
+			sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
+			sc.insert(bufferEntry{dist: d, node: node, lower: d, expanded: true, refined: true}, ef)
+		}
 		for j := next + 1; j < len(sc.buffer); j++ {
 			if !sc.buffer[j].expanded {
 				sc.next[0] = sc.buffer[j].node
@@ -97,15 +108,16 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		lowest := len(sc.buffer)
 		for i, nb := range pending {
 			est, bound := sc.query.Estimate1(sums[i], rq.factors1(nb))
-			if est-bound < worst && (!adm.filtering() || adm.admits(g, nb)) {
-				est = rq.refineOne(g, x.l2, sc, q, nb)
+			lower, refined := est-bound, false
+			if !rq.refineOnExpand && lower < worst && (!adm.filtering() || adm.admits(g, nb)) {
+				est, refined = rq.refineOne(g, x.l2, sc, q, nb), true
 				consider(nb, est)
 			}
-			if pos := sc.insert(ef, est, nb); pos < lowest {
+			if pos := sc.insert(bufferEntry{dist: est, node: nb, lower: lower, refined: refined}, ef); pos < lowest {
 				lowest = pos
 			}
 		}
-		next = min(next+1, lowest)
+		next = min(next, lowest) // entries before next are expanded
 		for next < len(sc.buffer) && sc.buffer[next].expanded {
 			next++
 		}
@@ -160,8 +172,9 @@ func (x *Index) searchOneRaBitQ(rq *rabitqCodes, g *graph, s *searcher, q []floa
 
 // insert adds a candidate to the buffer of at most ef, keeping it sorted,
 // and returns its position (len(buffer) when it does not enter).
-func (sc *rabitqScratch) insert(ef int, d float32, node uint32) int {
+func (sc *rabitqScratch) insert(c bufferEntry, ef int) int {
 	b := sc.buffer
+	d := c.dist
 	if len(b) == ef && d >= b[len(b)-1].dist {
 		return len(b)
 	}
@@ -173,7 +186,7 @@ func (sc *rabitqScratch) insert(ef int, d float32, node uint32) int {
 		b = append(b, bufferEntry{})
 	}
 	copy(b[pos+1:], b[pos:len(b)-1])
-	b[pos] = bufferEntry{dist: d, node: node}
+	b[pos] = c
 	sc.buffer = b
 	return pos
 }

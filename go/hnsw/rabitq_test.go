@@ -102,9 +102,21 @@ func TestRaBitQRecallMatchesFloatIndex(t *testing.T) {
 				t.Errorf("%s bits=%d: recall %.4f, want >= %.4f (float %.4f)", m, bits, recall, floatRecall-recallSlack, floatRecall)
 			}
 			if bits == 8 {
+				rq := f.x.rabitq.Load()
+				rq.refineOnExpand = true
+				_, expandRecall, est := f.search(t, 64, nil)
+				t.Logf("%s refined on expansion: recall %.4f, %d refinements", m, expandRecall, est.Refinements)
+				// Not the same algorithm (the traversal is ordered by 1-bit
+				// estimates until a node is expanded): it trades recall at
+				// equal ef for about half the refinements.
+				if expandRecall < floatRecall-0.08 || est.Refinements == 0 || 3*est.Refinements > 2*st.Refinements {
+					t.Errorf("%s refined on expansion: recall %.4f (float %.4f), %d refinements (on discovery %d)",
+						m, expandRecall, floatRecall, est.Refinements, st.Refinements)
+				}
+				rq.refineOnExpand = false
 				// Without floats the answer is the top k by 8-bit
 				// estimates: close, but ties misorder.
-				f.x.rabitq.Load().codesOnly = true
+				rq.codesOnly = true
 				_, codesRecall, st := f.search(t, 64, nil)
 				t.Logf("%s codes only: recall %.4f", m, codesRecall)
 				if codesRecall < floatRecall-0.05 || st.Refinements == 0 {
