@@ -214,3 +214,54 @@ func TestBuildRaBitQRejectsBadArguments(t *testing.T) {
 		t.Errorf("sq8 index: err = %v, want ErrInvalidArgument", err)
 	}
 }
+
+// TestRaBitQSearchDuringAdd prevents a search on codes from reading past
+// them while an Add links new nodes into the graph generation the codes
+// describe (those nodes have no code; a search that started on the codes
+// before the Add's first insertion still walks their links): searches
+// running beside the Add must return only valid ids and never panic. Run
+// with -race.
+func TestRaBitQSearchDuringAdd(t *testing.T) {
+	const dim, first, more = 32, 600, 300
+	data := testdata.Clustered(first+more, dim, 50, 0.4, 77)
+	queries := testdata.Clustered(20, dim, 50, 0.4, 78)
+	x, err := New(Config{Dim: dim, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.forcePlan, x.forcedPlan = true, PlanGraph
+	if err := x.Add(data[:first*dim], nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.BuildRaBitQ(8); err != nil {
+		t.Fatal(err)
+	}
+	g := x.graph.Load()
+	done := make(chan error, 1)
+	go func() { done <- x.Add(data[first*dim:], nil, nil, 2) }()
+	out := make([]int64, 10)
+	dists := make([]float32, 10)
+	for searching := true; searching; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			searching = false
+		default:
+		}
+		for i := 0; i < 20; i++ {
+			if _, err := x.SearchFiltered(queries[i*dim:(i+1)*dim], 10, 32, 1, nil, out, dists); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range out {
+				if id < -1 || id >= first+more {
+					t.Fatalf("search beside Add returned id %d", id)
+				}
+			}
+		}
+	}
+	if x.graph.Load() != g {
+		t.Fatal("the Add grew the graph: the codes were never searched beside it (fixture sizes)")
+	}
+}
