@@ -8,16 +8,17 @@
 //
 // Vectors are zero-padded to D, the power of two >= max(dim, 64), and
 // rotated by P = H·S₃·H·S₂·H·S₁, where H is the orthonormal Walsh-Hadamard
-// transform of size D (computed in O(D log D) by kernels.FWHT) and each Sᵢ a diagonal
-// of random signs drawn from a PCG seeded by the caller: P is orthogonal
+// transform of size D (computed in O(D log D) by kernels.FWHT) and each Sᵢ a
+// diagonal of random signs drawn from a PCG seeded by the caller: P is orthogonal
 // (inner products and norms are kept exactly, up to rounding) and the
 // same seed gives the same P on every run and machine.
 //
 // # Codes
 //
-// A quantizer holds a centroid c (the mean of its training sample) and its
-// rotation c' = P·c. A vector o is coded through its rotated residual
-// r' = P·(o − c). Its B-bit code (B in [1, 8]) is one integer per dimension,
+// A quantizer holds centroids c₀, c₁, … and their rotations c'ⱼ = P·cⱼ: the
+// mean of its training sample (New), or the k-means centroids of it
+// (NewClustered, KMeans). A vector o is coded through its rotated residual
+// r' = P·(o − c) from its nearest centroid c (its Cluster). Its B-bit code (B in [1, 8]) is one integer per dimension,
 // uᵢ in [0, 2^B − 1], standing for the grid point xᵢ = uᵢ − (2^B − 1)/2, a
 // half-integer of the sign of r'ᵢ:
 //
@@ -32,10 +33,10 @@
 //
 // # Estimator
 //
-// For a query q with rotated residual q' = P·(q − c), both codes estimate
-// the residual inner product by
+// For a query q with rotated residual q' − c' (q' = P·q), both codes
+// estimate the residual inner product by
 //
-//	⟨r, q − c⟩ ≈ ‖r‖² · ⟨x, q'⟩ / ⟨x, r'⟩
+//	⟨r, q − c⟩ ≈ ‖r‖² · ⟨x, q' − c'⟩ / ⟨x, r'⟩
 //
 // which is unbiased for B = 1 (RaBitQ, Theorem 3.2) and whose error is close
 // to Gaussian with standard deviation
@@ -52,10 +53,15 @@
 //
 // Each code carries Factors so that a distance costs one integer sum:
 //
-//	dist ≈ Add + query.Add + Rescale · (lo·Sum + Δ·S − (2^B − 1)/2 · Σq'ᵢ)
+//	dist ≈ Add + query.Add[Cluster] + Rescale · (lo·Sum + Δ·S − (2^B − 1)/2 · Σq'ᵢ)
 //	bound = ε₀ · (Err · ‖q − c‖ + QErr · Δ)
 //
-// where the query's rotated residual is quantized to 8 bits, q'ᵢ ≈ lo + Δ·qᵢ
+// with Rescale = k·‖r‖²/⟨x, r'⟩ (k = −2 for L2, −1 for 1 − dot) and Add
+// holding the code's own terms, ‖r‖² (L2) or −⟨r, c⟩ (inner product), minus
+// Rescale·⟨x, c'⟩: that term of ⟨x, q' − c'⟩ is the code's, so one quantized
+// query serves every centroid, and the query keeps per centroid only
+// query.Add (‖q − c‖² or 1 − ⟨c, q⟩) and ‖q − c‖. The query's rotation
+// q' = P·q is quantized to 8 bits, q'ᵢ ≈ lo + Δ·qᵢ
 // with qᵢ in [0, 255] (round to nearest), S = Σ uᵢ·qᵢ is the integer the kernels
 // compute (kernels.BitDotU8 for B = 1, kernels.DotU8 for B > 1), Sum = Σ uᵢ,
 // and Σq'ᵢ is taken over the quantized query, so the estimate is that of
