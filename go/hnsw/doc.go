@@ -54,8 +54,8 @@
 // float vector) only when its lower bound can still beat the k-th refined
 // distance, and finally measure with the float vectors only the refined
 // candidates whose lower bound can still enter the top k
-// (rabitq_search.go). The codes are not persisted yet and are dropped from
-// use by any Add, Compact or Renumber.
+// (rabitq_search.go). Any Add, Compact or Renumber drops them from use; Save
+// writes them while they are current (rabitq_persist.go).
 //
 // # Persistence
 //
@@ -64,8 +64,11 @@
 // RANK, which older files lack and Load then takes as identity. The
 // level-0 spanning tree is the section PRNT; files written before it (with
 // an ignored INDG section of in-degrees instead) get the tree rebuilt from
-// their links on load. Load validates the graph's structure before use
-// and can leave the float vectors memory-mapped in the file.
+// their links on load. Current RaBitQ codes are the optional sections
+// RBQP, RBQC, RBQR and, with extended codes, RBQX and RBQF (rabitq_persist.go);
+// files without them load with no codes. Load validates the graph's
+// structure before use and can leave the float vectors memory-mapped in
+// the file.
 //
 // # Reachability
 //

@@ -103,16 +103,22 @@ func (x *Index) BuildRaBitQ(bits int) error {
 			}
 		}
 	})
-	rq.pool.New = func() any {
-		qq := q.NewQuery()
-		qq.SetEpsilon(rabitqEpsilon)
-		return &rabitqScratch{query: qq}
-	}
+	rq.pool.New = newRaBitQScratch(q)
 	x.rabitq.Store(rq)
 	return nil
 }
 
-var rabitqEpsilon float32 = 1.9
+// rabitqEpsilon is ε₀ of the search's lower bounds (rabitq.Epsilon0).
+var rabitqEpsilon float32 = rabitq.Epsilon0
+
+// newRaBitQScratch returns the pool constructor of q's search scratch.
+func newRaBitQScratch(q *rabitq.Quantizer) func() any {
+	return func() any {
+		qq := q.NewQuery()
+		qq.SetEpsilon(rabitqEpsilon)
+		return &rabitqScratch{query: qq}
+	}
+}
 
 // DropRaBitQ discards the RaBitQ codes: searches use the float vectors.
 func (x *Index) DropRaBitQ() { x.rabitq.Store(nil) }

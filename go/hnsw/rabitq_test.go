@@ -2,11 +2,14 @@ package hnsw
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/internal/testdata"
 	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
 )
 
 // rabitqFixture is a float index over clustered data with its exact
@@ -264,4 +267,84 @@ func TestRaBitQSearchDuringAdd(t *testing.T) {
 	if x.graph.Load() != g {
 		t.Fatal("the Add grew the graph: the codes were never searched beside it (fixture sizes)")
 	}
+}
+
+// TestRaBitQCodesSurviveSaveAndLoad prevents codes that are lost, or come
+// back different, through a file: a loaded index answers every query
+// exactly as the saved one did, on its codes (mapped or not); a file saved
+// after the codes went stale has none; and files whose RaBitQ sections pass
+// their checksums but do not fit the graph fail with ErrFormat.
+func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
+	f := newRaBitQFixture(t, metric.Cosine, 2000, 40)
+	if err := f.x.BuildRaBitQ(6); err != nil {
+		t.Fatal(err)
+	}
+	want, _, st := f.search(t, 48, nil)
+	path := filepath.Join(t.TempDir(), "x.idx")
+	if err := f.x.Save(vfs.Default, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, mmap := range []bool{false, true} {
+		y, err := Load(vfs.Default, path, LoadOptions{MmapVectors: mmap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y.forcePlan, y.forcedPlan = true, PlanGraph
+		g := &rabitqFixture{x: y, dim: f.dim, k: f.k, queries: f.queries, truth: f.truth}
+		got, _, gst := g.search(t, 48, nil)
+		if !slices.Equal(got, want) || gst.Refinements != st.Refinements {
+			t.Fatalf("mmap=%v: loaded index answers differently (%d vs %d refinements)", mmap, gst.Refinements, st.Refinements)
+		}
+		y.Close()
+	}
+
+	sections, err := f.x.sections(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := map[string]func([]indexfile.Section){
+		"count": func(s []indexfile.Section) {
+			p := rabitqParams{Bits: 6, Clusters: 2, Padded: 64, Stride: 4, Count: 1999}
+			s[slices.IndexFunc(s, isTag(tagRaBitQParams))].Data, _ = indexfile.EncodeFixed(&p)
+		},
+		"centroid": func(s []indexfile.Section) {
+			rows := slices.Clone(s[slices.IndexFunc(s, isTag(tagRaBitQRows))].Data)
+			rows[4*8-1] = 0x7f // node 0's cluster: top byte of its row's last word (stride 4 at dim 40)
+			s[slices.IndexFunc(s, isTag(tagRaBitQRows))].Data = rows
+		},
+		"short ex": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQEx))
+			s[i].Data = s[i].Data[:len(s[i].Data)-64]
+		},
+	}
+	for name, damage := range damaged {
+		s := slices.Clone(sections)
+		damage(s)
+		bad := filepath.Join(t.TempDir(), "bad.idx")
+		if err := indexfile.Write(vfs.Default, bad, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(vfs.Default, bad, LoadOptions{}); !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: load error %v, want ErrFormat", name, err)
+		}
+	}
+
+	if err := f.x.Add(f.queries[:f.dim], []uint64{9999}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(t.TempDir(), "stale.idx")
+	if err := f.x.Save(vfs.Default, stale); err != nil {
+		t.Fatal(err)
+	}
+	y, err := Load(vfs.Default, stale, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.rabitq.Load() != nil {
+		t.Fatal("stale codes were saved")
+	}
+}
+
+func isTag(tag uint32) func(indexfile.Section) bool {
+	return func(s indexfile.Section) bool { return s.Tag == tag }
 }

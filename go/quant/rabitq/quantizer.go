@@ -99,6 +99,25 @@ func NewClustered(dim int, m Metric, bits int, seed uint64, sample []float32, cl
 	return newWithCentroids(dim, m, bits, seed, KMeans(sample, dim, clusters, kmeansIterations, seed)), nil
 }
 
+// NewWithCentroids is New with the given centroids (rows of dim), such as
+// those of a quantizer read back from a file (Centroids): with the same
+// dimension, metric, bits and seed it codes and estimates exactly as the
+// quantizer they came from.
+func NewWithCentroids(dim int, m Metric, bits int, seed uint64, centroids []float32) (*Quantizer, error) {
+	if _, err := New(dim, m, bits, seed, nil); err != nil {
+		return nil, err
+	}
+	if len(centroids) == 0 || len(centroids)%dim != 0 {
+		return nil, fmt.Errorf("%w: %d centroid values for dim %d", ErrInvalidArgument, len(centroids), dim)
+	}
+	for i, v := range centroids {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("%w: centroid value %d is not finite", ErrInvalidArgument, i)
+		}
+	}
+	return newWithCentroids(dim, m, bits, seed, centroids), nil
+}
+
 func newWithCentroids(dim int, m Metric, bits int, seed uint64, centroids []float32) *Quantizer {
 	q := &Quantizer{rot: NewRotation(dim, seed), metric: m, bits: bits, dim: dim, centroids: centroids}
 	D := q.rot.Padded()
