@@ -213,14 +213,15 @@ func BenchmarkRaBitQSearchOne(b *testing.B) {
 	nq := len(data.Queries) / dim
 	ids := make([]int64, k)
 	dists := make([]float32, k)
-	for _, bits := range []int{0, 1, 8} {
+	for _, bits := range []int{0, 1, 8, 9} {
 		x.DropRaBitQ()
 		if bits > 0 {
-			if err := x.BuildRaBitQ(bits); err != nil {
+			if err := x.BuildRaBitQ(min(bits, 8)); err != nil {
 				b.Fatal(err)
 			}
+			x.rabitq.Load().refineOnExpand = bits == 9
 		}
-		b.Run(map[int]string{0: "float", 1: "rabitq1+float", 8: "rabitq8"}[bits], func(b *testing.B) {
+		b.Run(map[int]string{0: "float", 1: "rabitq1+float", 8: "rabitq8", 9: "rabitq8-expand"}[bits], func(b *testing.B) {
 			runtime.LockOSThread() // threadCPU reads this thread's clock
 			defer runtime.UnlockOSThread()
 			var nref int64
