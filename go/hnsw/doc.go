@@ -44,6 +44,19 @@
 // fraction p). On an SQ8 graph distances are computed on codes with integer
 // kernels and, with Rerank, the candidates are re-ranked with float vectors.
 //
+// # RaBitQ codes
+//
+// BuildRaBitQ codes a float graph with package rabitq (rabitq_codes.go):
+// each node's 1-bit code and factors share one row of a flat array in node
+// order, optionally beside a 2-8-bit extended code. While the graph is
+// unchanged, graph searches then traverse by 1-bit estimates (one AVX2
+// kernel call per expanded node), refine a neighbour (extended code, or
+// float vector) only when its lower bound can still beat the k-th refined
+// distance, and finally measure with the float vectors only the refined
+// candidates whose lower bound can still enter the top k
+// (rabitq_search.go). Any Add, Compact or Renumber drops them from use; Save
+// writes them while they are current (rabitq_persist.go).
+//
 // # Persistence
 //
 // Save writes the arrays as sections of a go/indexfile container (CRC-32C per
@@ -51,8 +64,11 @@
 // RANK, which older files lack and Load then takes as identity. The
 // level-0 spanning tree is the section PRNT; files written before it (with
 // an ignored INDG section of in-degrees instead) get the tree rebuilt from
-// their links on load. Load validates the graph's structure before use
-// and can leave the float vectors memory-mapped in the file.
+// their links on load. Current RaBitQ codes are the optional sections
+// RBQP, RBQC, RBQR and, with extended codes, RBQX and RBQF (rabitq_persist.go);
+// files without them load with no codes. Load validates the graph's
+// structure before use and can leave the float vectors memory-mapped in
+// the file.
 //
 // # Reachability
 //

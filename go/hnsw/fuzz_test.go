@@ -32,6 +32,11 @@ func FuzzLoadValidSections(f *testing.F) {
 		if _, err := x.Remove([]uint64{3, 9}, false); err != nil {
 			f.Fatal(err)
 		}
+		if i == 0 {
+			if err := x.BuildRaBitQ(4); err != nil { // its sections are fuzzed too
+				f.Fatal(err)
+			}
+		}
 		p := filepath.Join(dir, []string{"a.idx", "b.idx"}[i])
 		if err := x.Save(vfs.Default, p); err != nil {
 			f.Fatal(err)
@@ -75,6 +80,8 @@ func FuzzLoadValidSections(f *testing.F) {
 		}
 		ids := make([]int64, 5)
 		dists := make([]float32, 5)
+		_ = x.Search([]float32{0.1, 0.2, 0.3, 0.4}, 5, 16, 1, ids, dists)
+		x.forcePlan, x.forcedPlan = true, PlanGraph // the graph (and RaBitQ) search, not a scan
 		_ = x.Search([]float32{0.1, 0.2, 0.3, 0.4}, 5, 16, 1, ids, dists)
 		_ = x.CheckIntegrity()
 		_ = x.Add([]float32{1, 2, 3, 4}, nil, nil, 1)

@@ -62,6 +62,9 @@ type Index struct {
 
 	progress atomic.Int64 // nodes inserted by Add and Compact since creation
 	pool     sync.Pool    // *searcher
+
+	// rabitq holds the RaBitQ codes of the graph (rabitq_codes.go), or nil.
+	rabitq atomic.Pointer[rabitqCodes]
 }
 
 // New creates an empty index.

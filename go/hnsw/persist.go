@@ -154,6 +154,11 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 	if g.rank != nil {
 		sections = append(sections, indexfile.Section{Tag: tagRank, Data: indexfile.BytesOf(g.rank[:n])})
 	}
+	codes, err := x.rabitqSections(g)
+	if err != nil {
+		return nil, err
+	}
+	sections = append(sections, codes...)
 	if copied {
 		for i := range sections {
 			if x.file == nil && writeOnce(sections[i].Tag) {
@@ -175,7 +180,8 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 // a file are copied too: Close unmaps them.
 func writeOnce(tag uint32) bool {
 	switch tag {
-	case tagVectors, tagQuantLo, tagCodes, tagShares, tagUpperStart, tagLevels, tagLabels, tagRank:
+	case tagVectors, tagQuantLo, tagCodes, tagShares, tagUpperStart, tagLevels, tagLabels, tagRank,
+		tagRaBitQParams, tagRaBitQCentroids, tagRaBitQRows, tagRaBitQEx, tagRaBitQExFactors:
 		return true
 	}
 	return false
@@ -353,6 +359,9 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	}
 	x.nextID = p.NextID
 	x.graph.Store(g)
+	if err := x.loadRaBitQ(f, g); err != nil {
+		return nil, err
+	}
 	return x, nil
 }
 

@@ -22,6 +22,11 @@ type SearchStats struct {
 	Allowed int
 	// EfSearch is the candidate list size used (ef, widened for filters).
 	EfSearch int
+	// Refinements counts, on RaBitQ codes (BuildRaBitQ), the candidates
+	// whose 1-bit estimate was refined with an extended code or a float
+	// vector, summed over all queries; DistanceComputations then counts
+	// 1-bit estimates, refinements and the final float rescoring.
+	Refinements int64
 }
 
 // Search finds the k nearest live vectors to each of len(queries)/Dim
@@ -55,21 +60,21 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	ef = filteredEf(ef, selected, live)
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, ef)
-	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}}
+	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: x.rabitqFor(g)}
 	if !ignoreSettled {
 		q.adm.settled = g.settled.Load()
 	}
 	if nq == 1 || threads == 1 {
 		s := x.getSearcher()
-		s.ndis = 0
+		s.ndis, s.nrefine = 0, 0
 		for i := 0; i < nq; i++ {
 			x.searchOne(s, &q, queries, i, outIDs, outDists)
 		}
-		stats.DistanceComputations = s.ndis
+		stats.DistanceComputations, stats.Refinements = s.ndis, s.nrefine
 		x.putSearcher(s)
 		return stats, nil
 	}
-	stats.DistanceComputations = x.searchParallel(q, nq, threads, queries, outIDs, outDists)
+	stats.DistanceComputations, stats.Refinements = x.searchParallel(q, nq, threads, queries, outIDs, outDists)
 	return stats, nil
 }
 
@@ -78,16 +83,17 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 var ignoreSettled = false
 
 // searchParallel answers nq queries on up to threads goroutines and returns
-// the distance computations. It is apart from SearchFiltered so that only
-// this path pays for the closure's heap copy of q.
-func (x *Index) searchParallel(q query, nq, threads int, queries []float32, outIDs []int64, outDists []float32) int64 {
-	var total atomic.Int64
+// the distance computations and refinements. It is apart from
+// SearchFiltered so that only this path pays for the closure's heap copy of q.
+func (x *Index) searchParallel(q query, nq, threads int, queries []float32, outIDs []int64, outDists []float32) (ndis, nrefine int64) {
+	var total, refined atomic.Int64
 	x.parallel(nq, threads, func(s *searcher, i int) {
-		before := s.ndis
+		before, beforeRefine := s.ndis, s.nrefine
 		x.searchOne(s, &q, queries, i, outIDs, outDists)
 		total.Add(s.ndis - before)
+		refined.Add(s.nrefine - beforeRefine)
 	})
-	return total.Load()
+	return total.Load(), refined.Load()
 }
 
 // query holds what is fixed for every query of a Search call.
@@ -96,6 +102,7 @@ type query struct {
 	k, ef int
 	plan  Plan
 	adm   admission
+	rq    *rabitqCodes // RaBitQ codes of g, or nil
 }
 
 // searchOne answers query qi, writing row qi of the outputs.
@@ -111,7 +118,11 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 	var found []candidate
 	switch p.plan {
 	case PlanGraph:
-		found = x.searchNode(g, s, q, k, p.ef, &p.adm)
+		if p.rq != nil {
+			found = x.searchOneRaBitQ(p.rq, g, s, q, k, p.ef, &p.adm)
+		} else {
+			found = x.searchNode(g, s, q, k, p.ef, &p.adm)
+		}
 	case PlanExact:
 		found = x.scan(g, s, q, k, &p.adm)
 	}

@@ -25,6 +25,7 @@ type searcher struct {
 	fresh    []candidate // those of them mergeFresh adds to the list
 	next     [1]uint32   // the candidate whose links are being prefetched
 	ndis     int64       // distance computations since the searcher was taken
+	nrefine  int64       // RaBitQ refinements since then (rabitq_search.go)
 
 	// The current query's SQ8 code and inner-product share, used instead
 	// of the float query when the graph is quantized. qcode aliases either

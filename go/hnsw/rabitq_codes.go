@@ -1,0 +1,170 @@
+package hnsw
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/quant/rabitq"
+)
+
+// rabitqCodes are RaBitQ codes of every node of one graph generation, in
+// node order (see package rabitq for the codes and the estimator):
+//
+//	rows  []uint64          node i at [i*stride, (i+1)*stride), stride = words + 3:
+//	                        its 1-bit code (words = D/64), then its 1-bit factors
+//	                        Add, Rescale, Err, Sum, QErr as float32 bits and the
+//	                        centroid number as a uint32, two to a word (low half first)
+//	ex    []uint8           node i at [i*padded, (i+1)*padded): B-bit code (B > 1 only)
+//	fx    []rabitq.Factors  node i's B-bit factors (B > 1 only)
+//
+// A code and its factors share a row so that estimating a neighbour reads
+// one or two adjacent cache lines (88 bytes at D = 512), prefetched before
+// the kernel runs.
+//
+// They describe the graph as it was when BuildRaBitQ ran: searches use them
+// only while the graph generation and the count of inserted nodes are the
+// same (rabitqFor), and otherwise search the float vectors as before.
+type rabitqCodes struct {
+	g        *graph
+	n        int   // nodes coded: [0, n)
+	progress int64 // Index.progress when coded
+	q        *rabitq.Quantizer
+	words    int // uint64 words per 1-bit code
+	stride   int // uint64 words per row: words + rowFactorWords
+	padded   int // bytes per B-bit code
+	rows     []uint64
+	ex       []uint8
+	fx       []rabitq.Factors
+	pool     sync.Pool // *rabitqScratch
+	// codesOnly makes searches read no float vector: the answer is the top
+	// k by extended estimates (the mode an index without float vectors
+	// will search; set by tests and benchmarks for now).
+	codesOnly bool
+	// refineOnExpand refines a node when the traversal expands it (if its
+	// lower bound can still beat the k-th refined distance), as SymphonyQG
+	// scores each visited node, instead of when it is first estimated: fewer
+	// refinements, the traversal ordered by 1-bit estimates alone.
+	refineOnExpand bool
+}
+
+// BuildRaBitQ codes every node of the index with RaBitQ: 1-bit codes for
+// the traversal and, for bits in [2, 8], bits-bit codes for re-ranking
+// (bits = 1: re-rank with the float vectors). From then on, searches that
+// plan a graph traversal (filtered or not) run on the codes (searchRaBitQ)
+// until the graph changes (Add, Compact, Renumber), after which they use the
+// float vectors again until BuildRaBitQ runs again. The index must keep its
+// float vectors (QuantNone); the rotation is drawn from Config.Seed and the
+// codes are residuals of k-means centroids of the stored vectors
+// (rabitqClusters).
+func (x *Index) BuildRaBitQ(bits int) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
+	if x.cfg.Quantization != QuantNone {
+		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, x.cfg.Quantization)
+	}
+	if bits < 1 || bits > rabitq.MaxBits {
+		return fmt.Errorf("%w: rabitq bits must be in [1, %d], got %d", ErrInvalidArgument, rabitq.MaxBits, bits)
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	g := x.graph.Load()
+	n := g.count
+	m := rabitq.L2
+	if x.cfg.Metric != metric.L2 {
+		m = rabitq.InnerProduct // hnsw's ip and cosine distances are 1 − dot
+	}
+	q, err := rabitq.NewClustered(x.cfg.Dim, m, bits, x.cfg.Seed, g.vectors[:n*x.cfg.Dim], rabitqClusters(n))
+	if err != nil {
+		return fmt.Errorf("hnsw: %w", err)
+	}
+	rq := &rabitqCodes{g: g, n: n, progress: x.progress.Load(), q: q, words: q.Words(), padded: q.Padded()}
+	rq.stride = rq.words + rowFactorWords
+	rq.rows = make([]uint64, n*rq.stride)
+	if bits > 1 {
+		rq.ex = make([]uint8, n*rq.padded)
+		rq.fx = make([]rabitq.Factors, n)
+	}
+	inParts(n, func(lo, hi int) {
+		e := q.NewEncoder()
+		for i := lo; i < hi; i++ {
+			var ex []uint8
+			if rq.ex != nil {
+				ex = rq.ex[i*rq.padded : (i+1)*rq.padded]
+			}
+			row := rq.rows[i*rq.stride : (i+1)*rq.stride]
+			f1, fx := e.Encode(g.vector(uint32(i)), row[:rq.words], ex)
+			packFactors(row[rq.words:], f1)
+			if rq.fx != nil {
+				rq.fx[i] = fx
+			}
+		}
+	})
+	rq.pool.New = newRaBitQScratch(q)
+	x.rabitq.Store(rq)
+	return nil
+}
+
+// rabitqEpsilon is ε₀ of the search's lower bounds (rabitq.Epsilon0).
+var rabitqEpsilon float32 = rabitq.Epsilon0
+
+// newRaBitQScratch returns the pool constructor of q's search scratch.
+func newRaBitQScratch(q *rabitq.Quantizer) func() any {
+	return func() any {
+		qq := q.NewQuery()
+		qq.SetEpsilon(rabitqEpsilon)
+		return &rabitqScratch{query: qq}
+	}
+}
+
+// DropRaBitQ discards the RaBitQ codes: searches use the float vectors.
+func (x *Index) DropRaBitQ() { x.rabitq.Store(nil) }
+
+// rabitqFor returns the RaBitQ codes if they describe g as it is now.
+func (x *Index) rabitqFor(g *graph) *rabitqCodes {
+	rq := x.rabitq.Load()
+	if rq == nil || rq.g != g || rq.progress != x.progress.Load() {
+		return nil
+	}
+	return rq
+}
+
+// rabitqClusters is the number of centroids of n nodes' codes: one per
+// thousand nodes, between 1 and 64 (rabitqlib's examples use 256 for 1M).
+// More centroids shorten the residuals, and so the estimates' errors, at
+// the price of one distance per centroid per query.
+func rabitqClusters(n int) int { return min(max(n/1000, 1), 64) }
+
+// rowFactorWords is the room of the 1-bit factors at the end of a row.
+const rowFactorWords = 3
+
+func packFactors(dst []uint64, f rabitq.Factors) {
+	dst = dst[:rowFactorWords]
+	dst[0] = uint64(math.Float32bits(f.Add)) | uint64(math.Float32bits(f.Rescale))<<32
+	dst[1] = uint64(math.Float32bits(f.Err)) | uint64(math.Float32bits(f.Sum))<<32
+	dst[2] = uint64(math.Float32bits(f.QErr)) | uint64(f.Cluster)<<32
+}
+
+// factors1 returns node's 1-bit factors from its row.
+func (rq *rabitqCodes) factors1(node uint32) rabitq.Factors {
+	w := rq.rows[int(node)*rq.stride+rq.words:][:rowFactorWords]
+	return rabitq.Factors{
+		Add: math.Float32frombits(uint32(w[0])), Rescale: math.Float32frombits(uint32(w[0] >> 32)),
+		Err: math.Float32frombits(uint32(w[1])), Sum: math.Float32frombits(uint32(w[1] >> 32)),
+		QErr: math.Float32frombits(uint32(w[2])), Cluster: uint32(w[2] >> 32),
+	}
+}
+
+// RaBitQBytes is the memory the RaBitQ codes and factors take (0 without
+// codes): per node (D/64 + 3)·8 bytes, plus D + 20 with extended codes.
+func (x *Index) RaBitQBytes() int {
+	rq := x.rabitq.Load()
+	if rq == nil {
+		return 0
+	}
+	const factorBytes = 20 // rabitq.Factors: five float32s
+	return len(rq.rows)*8 + len(rq.ex) + len(rq.fx)*factorBytes
+}

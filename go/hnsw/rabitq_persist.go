@@ -1,0 +1,135 @@
+package hnsw
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/quant/rabitq"
+)
+
+// Optional sections of a saved index holding its RaBitQ codes, written when
+// the codes describe the graph being saved (files without them load as
+// before, with no codes). Part of the file format: do not change.
+//
+//	RBQP  rabitqParams
+//	RBQC  []float32  clusters·dim: the centroids (the rotation is redrawn from Config.Seed)
+//	RBQR  []uint64   count·stride: the rows of rabitqCodes (code, then packed 1-bit factors)
+//	RBQX  []uint8    count·padded: extended codes (bits > 1 only)
+//	RBQF  []uint32   count·6: extended factors Add, Rescale, Err, Sum, QErr (float32
+//	                 bits), Cluster (bits > 1 only)
+var (
+	tagRaBitQParams    = indexfile.FourCC("RBQP")
+	tagRaBitQCentroids = indexfile.FourCC("RBQC")
+	tagRaBitQRows      = indexfile.FourCC("RBQR")
+	tagRaBitQEx        = indexfile.FourCC("RBQX")
+	tagRaBitQExFactors = indexfile.FourCC("RBQF")
+)
+
+// rabitqParams is the fixed-size block of section RBQP.
+type rabitqParams struct {
+	Bits, Clusters uint32
+	Padded, Stride uint32
+	Count          uint64
+}
+
+// exFactorWords is the number of uint32s per node in section RBQF.
+const exFactorWords = 6
+
+// rabitqSections returns the sections of x's RaBitQ codes if they describe
+// g, else none. The rows and codes never change once built, so they are
+// not copied; the extended factors are converted into a new array.
+func (x *Index) rabitqSections(g *graph) ([]indexfile.Section, error) {
+	rq := x.rabitqFor(g)
+	if rq == nil {
+		return nil, nil
+	}
+	p := rabitqParams{Bits: uint32(rq.q.Bits()), Clusters: uint32(rq.q.Clusters()),
+		Padded: uint32(rq.padded), Stride: uint32(rq.stride), Count: uint64(rq.n)}
+	params, err := indexfile.EncodeFixed(&p)
+	if err != nil {
+		return nil, err
+	}
+	sections := []indexfile.Section{
+		{Tag: tagRaBitQParams, Data: params},
+		{Tag: tagRaBitQCentroids, Data: indexfile.BytesOf(rq.q.Centroids())},
+		{Tag: tagRaBitQRows, Data: indexfile.BytesOf(rq.rows)},
+	}
+	if rq.ex != nil {
+		fx := make([]uint32, 0, len(rq.fx)*exFactorWords)
+		for _, f := range rq.fx {
+			fx = append(fx, math.Float32bits(f.Add), math.Float32bits(f.Rescale), math.Float32bits(f.Err),
+				math.Float32bits(f.Sum), math.Float32bits(f.QErr), f.Cluster)
+		}
+		sections = append(sections,
+			indexfile.Section{Tag: tagRaBitQEx, Data: indexfile.BytesOf(rq.ex)},
+			indexfile.Section{Tag: tagRaBitQExFactors, Data: indexfile.BytesOf(fx)})
+	}
+	return sections, nil
+}
+
+// loadRaBitQ installs the RaBitQ codes of file f, if it has them, for x's
+// graph g (already validated). Codes that do not fit the graph, or that
+// name a centroid the file lacks, fail with ErrFormat.
+func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
+	raw, ok := f.Section(tagRaBitQParams)
+	if !ok {
+		return nil
+	}
+	var p rabitqParams
+	if err := indexfile.DecodeFixed(raw, &p); err != nil {
+		return fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tagRaBitQParams), err)
+	}
+	if !g.floats || p.Count != uint64(g.count) || p.Clusters == 0 || p.Clusters > 1<<16 {
+		return fmt.Errorf("%w: rabitq parameters %+v for %d nodes", ErrFormat, p, g.count)
+	}
+	m := rabitq.L2
+	if x.cfg.Metric != metric.L2 {
+		m = rabitq.InnerProduct
+	}
+	centroids, err := section[float32](f, tagRaBitQCentroids, int(p.Clusters)*x.cfg.Dim)
+	if err != nil {
+		return err
+	}
+	q, err := rabitq.NewWithCentroids(x.cfg.Dim, m, int(p.Bits), x.cfg.Seed, centroids)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	n := g.count
+	rq := &rabitqCodes{g: g, n: n, progress: x.progress.Load(), q: q, words: q.Words(), padded: q.Padded()}
+	rq.stride = rq.words + rowFactorWords
+	if p.Padded != uint32(rq.padded) || p.Stride != uint32(rq.stride) {
+		return fmt.Errorf("%w: rabitq rows of %d words and codes of %d bytes, want %d and %d",
+			ErrFormat, p.Stride, p.Padded, rq.stride, rq.padded)
+	}
+	if rq.rows, err = section[uint64](f, tagRaBitQRows, n*rq.stride); err != nil {
+		return err
+	}
+	for node := 0; node < n; node++ {
+		if c := rq.factors1(uint32(node)).Cluster; c >= p.Clusters {
+			return fmt.Errorf("%w: rabitq code of node %d names centroid %d of %d", ErrFormat, node, c, p.Clusters)
+		}
+	}
+	if p.Bits > 1 {
+		if rq.ex, err = section[uint8](f, tagRaBitQEx, n*rq.padded); err != nil {
+			return err
+		}
+		fx, err := section[uint32](f, tagRaBitQExFactors, n*exFactorWords)
+		if err != nil {
+			return err
+		}
+		rq.fx = make([]rabitq.Factors, n)
+		for i := range rq.fx {
+			w := fx[i*exFactorWords : (i+1)*exFactorWords]
+			if w[5] >= p.Clusters {
+				return fmt.Errorf("%w: rabitq extended code of node %d names centroid %d of %d", ErrFormat, i, w[5], p.Clusters)
+			}
+			rq.fx[i] = rabitq.Factors{Add: math.Float32frombits(w[0]), Rescale: math.Float32frombits(w[1]),
+				Err: math.Float32frombits(w[2]), Sum: math.Float32frombits(w[3]), QErr: math.Float32frombits(w[4]), Cluster: w[5]}
+		}
+	}
+	rq.pool.New = newRaBitQScratch(q)
+	x.rabitq.Store(rq)
+	return nil
+}

@@ -1,0 +1,103 @@
+package rabitq
+
+import (
+	"math"
+
+	"github.com/strata-db/strata/go/kernels"
+)
+
+// Encoder codes vectors with one quantizer; it holds scratch, so use one
+// per goroutine.
+type Encoder struct {
+	q   *Quantizer
+	buf []float32 // rotated residual r'
+	abs []float32 // |r'|
+}
+
+// NewEncoder returns an encoder for q.
+func (q *Quantizer) NewEncoder() *Encoder {
+	return &Encoder{q: q, buf: make([]float32, q.Padded()), abs: make([]float32, q.Padded())}
+}
+
+// Encode codes v (length Dim): its 1-bit code into bits (Words words) and,
+// when the quantizer has extended codes (Bits > 1) and ex is not nil, its
+// B-bit code into ex (Padded bytes). It returns the factors of each code
+// (fx is zero without an extended code).
+func (e *Encoder) Encode(v []float32, bits []uint64, ex []uint8) (f1, fx Factors) {
+	q := e.q
+	D := q.Padded()
+	r := e.buf[:D]
+	q.rot.Apply(v, r)
+	cluster := 0
+	if q.Clusters() > 1 {
+		best := float32(math.Inf(1))
+		for j := 0; j < q.Clusters(); j++ {
+			if d := kernels.L2Squared(r, q.rc[j*D:(j+1)*D]); d < best {
+				best, cluster = d, j
+			}
+		}
+	}
+	rc := q.rc[cluster*D : (cluster+1)*D]
+	var norm2, ipc float64
+	for i := range r {
+		r[i] -= rc[i]
+		norm2 += float64(r[i]) * float64(r[i])
+		ipc += float64(r[i]) * float64(rc[i])
+	}
+	add := norm2
+	if q.metric == InnerProduct {
+		add = -ipc
+	}
+
+	// 1-bit code: x = ±1/2, ⟨x, r'⟩ = Σ|r'|/2, ‖x‖² = D/4.
+	bits = bits[:D/64]
+	clear(bits)
+	var absSum, ipxc float64 // Σ|r'ᵢ|, ⟨x, c'⟩
+	pop := 0
+	for i, x := range r {
+		if x > 0 {
+			bits[i>>6] |= 1 << (i & 63)
+			pop++
+			ipxc += 0.5 * float64(rc[i])
+		} else {
+			ipxc -= 0.5 * float64(rc[i])
+		}
+		absSum += math.Abs(float64(x))
+	}
+	f1 = q.factors(add, norm2, absSum/2, float64(D)/4, ipxc)
+	f1.Sum, f1.Cluster = float32(pop), uint32(cluster)
+	if q.bits == 1 || ex == nil {
+		return f1, Factors{}
+	}
+	ipx, xnorm2, sum := e.encodeEx(r, ex[:D])
+	half := float64(int(1)<<q.bits-1) / 2
+	ipxc = 0
+	for i, u := range ex[:D] {
+		ipxc += (float64(u) - half) * float64(rc[i])
+	}
+	fx = q.factors(add, norm2, ipx, xnorm2, ipxc)
+	fx.Sum, fx.Cluster = float32(sum), uint32(cluster)
+	return f1, fx
+}
+
+// factors returns Add, Rescale and Err of a code x of residual r' given
+// ‖r'‖², ⟨x, r'⟩, ‖x‖² and ⟨x, c'⟩ (package doc; the last is folded into Add
+// so that the query's quantized operand is P·q for every centroid). A
+// residual of zero (the vector is the centroid) gets Rescale = Err = 0: its
+// distance is Add + query add.
+func (q *Quantizer) factors(add, norm2, ipx, xnorm2, ipxc float64) Factors {
+	f := Factors{Add: float32(add)}
+	if norm2 == 0 || ipx <= 0 {
+		return f
+	}
+	k := q.metricScale()
+	rescale := k * norm2 / ipx
+	f.Rescale = float32(rescale)
+	f.Add = float32(add - rescale*ipxc)
+	gamma := ipx / math.Sqrt(xnorm2*norm2)
+	gamma = min(gamma, 1)
+	D := float64(q.Padded())
+	f.Err = float32(math.Abs(k) * math.Sqrt(norm2) * math.Sqrt((1-gamma*gamma)/(gamma*gamma*(D-1))))
+	f.QErr = float32(math.Abs(float64(f.Rescale)) * math.Sqrt(xnorm2/12))
+	return f
+}
