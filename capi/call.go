@@ -4,22 +4,18 @@ package main
 import "C"
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/strata-db/strata/go/batch"
-	"github.com/strata-db/strata/go/collection"
-	"github.com/strata-db/strata/go/flat"
-	"github.com/strata-db/strata/go/hnsw"
-	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/errkind"
 )
 
 var (
-	errBadHandle = errors.New("strata: invalid handle (index closed or never created)")
-	errCorrupt   = errors.New("strata: integrity check failed")
+	// errBadHandle has kind Closed: a freed handle is the common case.
+	errBadHandle = errkind.New(errkind.Closed, "strata: invalid handle (index closed or never created)")
+	errCorrupt   = errkind.New(errkind.Corrupt, "strata: integrity check failed")
 	errInvalid   = fmt.Errorf("strata: %w", batch.ErrInvalid)
 )
 
@@ -41,38 +37,41 @@ func call(op string, errBuf *C.char, errLen C.size_t, fn func() error) (status C
 	return C.STRATA_OK
 }
 
-// classify maps an error to a status code. Engines mark bad input by
-// wrapping batch.ErrInvalid; an error matching no sentinel below is
-// unexpected and reported as internal.
+// classify maps an error to its status code: one case per errkind.Kind
+// (see package errkind for the rules that give an error its kind). The
+// table test in capi_test.go checks that every kind has a case here.
 func classify(err error) C.int {
-	switch {
-	case errors.Is(err, collection.ErrLocked):
-		return C.STRATA_ERR_LOCKED
-	case errors.Is(err, collection.ErrFailed):
-		return C.STRATA_ERR_FAILED
-	case errors.Is(err, collection.ErrExists):
-		return C.STRATA_ERR_EXISTS
-	case errors.Is(err, collection.ErrNotFound):
-		return C.STRATA_ERR_NOT_FOUND
-	case errors.Is(err, indexfile.ErrCorrupt):
-		return C.STRATA_ERR_CORRUPT
-	case errors.Is(err, errBadHandle):
-		return C.STRATA_ERR_HANDLE
-	case errors.Is(err, errCorrupt), errors.Is(err, errDamaged):
-		return C.STRATA_ERR_CORRUPT
-	case errors.Is(err, batch.ErrInvalid):
+	switch errkind.Of(err) {
+	case errkind.Invalid, errkind.TooLarge:
 		return C.STRATA_ERR_INVALID
-	case errors.Is(err, hnsw.ErrNotFound):
-		return C.STRATA_ERR_NOT_FOUND
-	case errors.Is(err, hnsw.ErrCorrupt), errors.Is(err, flat.ErrCorrupt):
-		return C.STRATA_ERR_CORRUPT
-	case errors.Is(err, errNotHNSW):
+	case errkind.Type:
 		return C.STRATA_ERR_TYPE
-	case errors.Is(err, fs.ErrNotExist):
-		return C.STRATA_ERR_NO_FILE
-	}
-	if _, ok := errors.AsType[*fs.PathError](err); ok {
+	case errkind.NotFound:
+		return C.STRATA_ERR_NOT_FOUND
+	case errkind.Closed:
+		return C.STRATA_ERR_HANDLE
+	case errkind.Corrupt:
+		return C.STRATA_ERR_CORRUPT
+	case errkind.IO:
 		return C.STRATA_ERR_IO
+	case errkind.NoFile:
+		return C.STRATA_ERR_NO_FILE
+	case errkind.Locked:
+		return C.STRATA_ERR_LOCKED
+	case errkind.Failed:
+		return C.STRATA_ERR_FAILED
+	case errkind.Exists:
+		return C.STRATA_ERR_EXISTS
+	case errkind.NoSpace:
+		return C.STRATA_ERR_NO_SPACE
+	case errkind.Exhausted:
+		return C.STRATA_ERR_EXHAUSTED
+	case errkind.ReadOnly:
+		return C.STRATA_ERR_READ_ONLY
+	case errkind.Permission:
+		return C.STRATA_ERR_PERMISSION
+	case errkind.Internal:
+		return C.STRATA_ERR_INTERNAL
 	}
 	return C.STRATA_ERR_INTERNAL
 }

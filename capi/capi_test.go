@@ -2,14 +2,20 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/flat"
+	"github.com/strata-db/strata/go/limits"
 )
 
 // The compiler checks each strata.h prototype against its //export, but not
@@ -95,9 +101,45 @@ func TestClassify(t *testing.T) {
 		{flatErr, 1},
 		{errors.Join(errCorrupt, errors.New("self link")), 5},
 		{errors.New("something unexpected"), 6},
+		{fmt.Errorf("collection: create: %w", &fs.PathError{Op: "write", Path: "/x", Err: syscall.ENOSPC}), 12},
+		{&fs.PathError{Op: "open", Path: "/x", Err: syscall.EMFILE}, 13},
+		{&fs.PathError{Op: "open", Path: "/x", Err: syscall.EROFS}, 14},
+		{&fs.PathError{Op: "open", Path: "/x", Err: syscall.EACCES}, 15},
+		{collection.ErrClosed, 4},
 	} {
 		if got := int(classify(c.err)); got != c.want {
 			t.Errorf("classify(%v) = %d, want %d", c.err, got, c.want)
 		}
+	}
+}
+
+// TestEveryKindHasOneStatus prevents a kind added to errkind from falling
+// through to STRATA_ERR_INTERNAL, and two kinds other than Invalid and
+// TooLarge (one C status for both) from sharing a status.
+func TestEveryKindHasOneStatus(t *testing.T) {
+	const internal = 6 // STRATA_ERR_INTERNAL (a test cannot use cgo)
+	seen := map[int]errkind.Kind{}
+	for _, k := range errkind.All() {
+		got := int(classify(errkind.New(k, "test")))
+		if got == internal && k != errkind.Internal {
+			t.Errorf("kind %v maps to STRATA_ERR_INTERNAL", k)
+		}
+		if prev, dup := seen[got]; dup && !(prev == errkind.Invalid && k == errkind.TooLarge) {
+			t.Errorf("kinds %v and %v both map to status %d", prev, k, got)
+		}
+		seen[got] = k
+	}
+}
+
+// TestHeaderMaxKIsTheEngines prevents the one limit the header exports
+// from drifting from package limits, which owns it.
+func TestHeaderMaxKIsTheEngines(t *testing.T) {
+	header, err := os.ReadFile("strata.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`STRATA_MAX_K = (\d+)`).FindSubmatch(header)
+	if m == nil || string(m[1]) != fmt.Sprint(limits.MaxK) {
+		t.Fatalf("strata.h: STRATA_MAX_K = %s, limits.MaxK = %d", m, limits.MaxK)
 	}
 }

@@ -103,7 +103,7 @@ func strata_col_create(path *C.char, dim C.int64_t, metricCode C.int, m C.int64_
 		if err != nil {
 			return err
 		}
-		mtr, err := checkDimMetric(dim, metricCode)
+		mtr, err := checkMetric(metricCode)
 		if err != nil {
 			return err
 		}
@@ -112,9 +112,6 @@ func strata_col_create(path *C.char, dim C.int64_t, metricCode C.int, m C.int64_
 		}
 		if fsync < 0 || fsync > 2 {
 			return invalidf("unknown fsync policy %d (0=always, 1=batch, 2=never)", fsync)
-		}
-		if m < 0 || m > 1<<16 || efConstruction < 0 || efConstruction > 1<<20 {
-			return invalidf("M=%d or ef_construction=%d out of range", m, efConstruction)
 		}
 		c, err := collection.Create(dir, collection.Options{Dim: int(dim), Metric: mtr, M: int(m),
 			EfConstruction: int(efConstruction), Quantization: hnsw.Quantization(quantization),
@@ -338,7 +335,11 @@ func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int
 			return err
 		}
 		if outMeta != nil {
-			setBuffer(outMeta, documentsJSON(c.Documents(ids)))
+			docs, err := c.Documents(ids)
+			if err != nil {
+				return err
+			}
+			setBuffer(outMeta, documentsJSON(docs))
 		}
 		if stats != nil {
 			*stats = C.strata_search_stats{distance_computations: C.int64_t(st.DistanceComputations),
@@ -383,7 +384,11 @@ func strata_col_count(h C.strata_handle, where *C.char, whereLen C.size_t, out *
 		if err != nil {
 			return err
 		}
-		*out = C.int64_t(c.Count(f))
+		n, err := c.Count(f)
+		if err != nil {
+			return err
+		}
+		*out = C.int64_t(n)
 		return nil
 	})
 }
@@ -392,8 +397,8 @@ func strata_col_count(h C.strata_handle, where *C.char, whereLen C.size_t, out *
 func strata_col_scan_ids(h C.strata_handle, where *C.char, whereLen C.size_t, after C.uint64_t, hasAfter C.int,
 	limit C.int64_t, out *C.uint64_t, outN *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_scan_ids", h, errBuf, errLen, func(c *collection.Collection) error {
-		if limit <= 0 || limit > 1<<30 {
-			return invalidf("limit must be in [1, 2^30], got %d", limit)
+		if limit <= 0 { // to the engine 0 means "no limit"; here it sizes out
+			return invalidf("limit must be positive, got %d", limit)
 		}
 		if out == nil || outN == nil {
 			return invalidf("output pointer is NULL")
@@ -402,7 +407,10 @@ func strata_col_scan_ids(h C.strata_handle, where *C.char, whereLen C.size_t, af
 		if err != nil {
 			return err
 		}
-		ids := c.ScanIDs(f, uint64(after), hasAfter != 0, int(limit))
+		ids, err := c.ScanIDs(f, uint64(after), hasAfter != 0, int(limit))
+		if err != nil {
+			return err
+		}
 		copy(view[uint64](out, int(limit)), ids)
 		*outN = C.int64_t(len(ids))
 		return nil

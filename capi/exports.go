@@ -11,11 +11,9 @@ import (
 	"github.com/strata-db/strata/go/flat"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/kernels"
+	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
-
-// maxDim bounds the vector dimension; larger values are surely mistakes.
-const maxDim = 1 << 16
 
 //export strata_create
 func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efConstruction C.int64_t,
@@ -33,7 +31,7 @@ func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efC
 			x, err = newHNSW(dim, metricCode, m, efConstruction, seed, hasSeed, C.STRATA_QUANT_NONE, 0)
 		case C.STRATA_KIND_FLAT:
 			var mtr metric.Metric
-			if mtr, err = checkDimMetric(dim, metricCode); err == nil {
+			if mtr, err = checkMetric(metricCode); err == nil {
 				x, err = flat.New(flat.Config{Dim: int(dim), Metric: mtr})
 			}
 		default:
@@ -47,11 +45,9 @@ func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efC
 	})
 }
 
-// checkDimMetric range-checks the arguments every index kind takes.
-func checkDimMetric(dim C.int64_t, metricCode C.int) (metric.Metric, error) {
-	if dim <= 0 || dim > maxDim {
-		return 0, invalidf("dim must be in 1..%d, got %d", maxDim, dim)
-	}
+// checkMetric converts a metric code; the dimension and every other
+// parameter are the engine's to check (package limits).
+func checkMetric(metricCode C.int) (metric.Metric, error) {
 	// Range-check before converting: metric.Metric is a uint8.
 	mtr := metric.Metric(metricCode)
 	if metricCode < 0 || metricCode > math.MaxUint8 || !mtr.Valid() {
@@ -64,15 +60,9 @@ func checkDimMetric(dim C.int64_t, metricCode C.int) (metric.Metric, error) {
 // creates the index. With hasSeed 0 the seed is drawn at random.
 func newHNSW(dim C.int64_t, metricCode C.int, m, efConstruction C.int64_t, seed C.uint64_t, hasSeed C.int,
 	quantization, rerank C.int) (*hnsw.Index, error) {
-	mtr, err := checkDimMetric(dim, metricCode)
+	mtr, err := checkMetric(metricCode)
 	if err != nil {
 		return nil, err
-	}
-	if m < 2 || m > 256 {
-		return nil, invalidf("M must be in 2..256, got %d", m)
-	}
-	if efConstruction < 1 || efConstruction > 1<<20 {
-		return nil, invalidf("ef_construction must be in 1..%d, got %d", 1<<20, efConstruction)
 	}
 	if quantization != C.STRATA_QUANT_NONE && quantization != C.STRATA_QUANT_SQ8 {
 		return nil, invalidf("unknown quantization %d (0=none, 1=sq8)", quantization)
@@ -245,6 +235,16 @@ func strata_check_integrity(h C.strata_handle, errBuf *C.char, errLen C.size_t) 
 //export strata_kernel_path
 func strata_kernel_path(out *C.char, outLen C.size_t, errBuf *C.char, errLen C.size_t) C.int {
 	return call("strata_kernel_path", errBuf, errLen, func() error { return copyOut(out, outLen, kernelPath()) })
+}
+
+//export strata_check_k
+func strata_check_k(k C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
+	return call("strata_check_k", errBuf, errLen, func() error {
+		if err := limits.CheckK(int(k)); err != nil {
+			return fmt.Errorf("%w: %w", errInvalid, err)
+		}
+		return nil
+	})
 }
 
 //export strata_version

@@ -7,14 +7,15 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/vfs"
 )
 
 var (
-	errNotHNSW = errors.New("strata: this operation needs an HNSW index (strata.Index)")
-	errDamaged = errors.New("strata: damaged index file")
+	errNotHNSW = errkind.New(errkind.Type, "strata: this operation needs an HNSW index (strata.Index)")
+	errDamaged = errkind.New(errkind.Corrupt, "strata: damaged index file")
 )
 
 // lookupHNSW returns the HNSW index behind h.

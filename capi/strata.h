@@ -37,6 +37,17 @@
 /* BEGIN CDEF */
 typedef uint64_t strata_handle;
 
+/* Every status but STRATA_OK is one kind of the engine's error taxonomy
+ * (package go/errkind), and every kind has exactly one status:
+ *   invalid, too large -> STRATA_ERR_INVALID; wrong type -> STRATA_ERR_TYPE;
+ *   id not found -> STRATA_ERR_NOT_FOUND; closed -> STRATA_ERR_HANDLE;
+ *   corrupt (or a format version this build cannot read) -> STRATA_ERR_CORRUPT;
+ *   a bug -> STRATA_ERR_INTERNAL; other OS errors -> STRATA_ERR_IO;
+ *   no such file -> STRATA_ERR_NO_FILE; locked -> STRATA_ERR_LOCKED;
+ *   failed -> STRATA_ERR_FAILED; exists -> STRATA_ERR_EXISTS; and the
+ *   environment's four: STRATA_ERR_NO_SPACE, STRATA_ERR_EXHAUSTED,
+ *   STRATA_ERR_READ_ONLY, STRATA_ERR_PERMISSION.
+ * The message written into err names the cause (file, offset, limit). */
 enum strata_status {
     STRATA_OK = 0,
     STRATA_ERR_INVALID = 1,   /* bad argument value or shape */
@@ -49,7 +60,11 @@ enum strata_status {
     STRATA_ERR_NO_FILE = 8,   /* the file does not exist */
     STRATA_ERR_LOCKED = 9,    /* the collection is open elsewhere */
     STRATA_ERR_FAILED = 10,   /* a write, fsync or checkpoint failed: the collection refuses writes */
-    STRATA_ERR_EXISTS = 11    /* a collection already exists there */
+    STRATA_ERR_EXISTS = 11,   /* a collection already exists there */
+    STRATA_ERR_NO_SPACE = 12, /* the disk or quota is full (ENOSPC, EDQUOT) */
+    STRATA_ERR_EXHAUSTED = 13, /* out of file descriptors or memory (EMFILE, ENFILE, ENOMEM) */
+    STRATA_ERR_READ_ONLY = 14, /* the file system is read-only (EROFS) */
+    STRATA_ERR_PERMISSION = 15 /* the operating system refused access (EACCES, EPERM) */
 };
 
 enum strata_kind {
@@ -196,6 +211,16 @@ int strata_load(char *path, int mmap_vectors, strata_handle *out, char *err, siz
  * and the library version. */
 int strata_kernel_path(char *out, size_t outlen, char *err, size_t errlen);
 int strata_version(char *out, size_t outlen, char *err, size_t errlen);
+
+/* The most results one query may ask for (the engine's limits.MaxK). Every
+ * other bound is checked by the engine only; this one is exported for
+ * bindings that allocate k-sized outputs before calling. */
+enum strata_limit { STRATA_MAX_K = 1048576 };
+
+/* strata_check_k fails with STRATA_ERR_INVALID, and the engine's message,
+ * if k is outside [1, STRATA_MAX_K]: a binding asks it before allocating
+ * outputs for a k it is not sure of. */
+int strata_check_k(int64_t k, char *err, size_t errlen);
 /* ---- Collections: durable ids + vectors + JSON metadata (go/collection) ----
  *
  * Collection handles come from strata_col_create/strata_col_open and are

@@ -36,12 +36,6 @@ func strata_col_query_text(h C.strata_handle, vector *C.float, textArg *C.char, 
 	k1 C.double, b C.double, outIDs *C.int64_t, outScores *C.float, outDists *C.float, outSources *C.uint8_t,
 	outN *C.int64_t, outMeta *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_query_text", h, errBuf, errLen, func(c *collection.Collection) error {
-		if k <= 0 || k > 1<<20 {
-			return invalidf("k must be in [1, 2^20], got %d", k)
-		}
-		if ef < 0 {
-			return invalidf("ef must be >= 0 (0 = default), got %d", ef)
-		}
 		if outIDs == nil || outScores == nil || outDists == nil || outSources == nil || outN == nil {
 			return invalidf("output pointer is NULL")
 		}
@@ -84,7 +78,11 @@ func strata_col_query_text(h C.strata_handle, vector *C.float, textArg *C.char, 
 		}
 		*outN = C.int64_t(len(hits))
 		if outMeta != nil {
-			setBuffer(outMeta, documentsJSON(c.Documents(ids)))
+			docs, err := c.Documents(ids)
+			if err != nil {
+				return err
+			}
+			setBuffer(outMeta, documentsJSON(docs))
 		}
 		return nil
 	})

@@ -9,14 +9,16 @@
 package batch
 
 import (
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/strata-db/strata/go/errkind"
+	"github.com/strata-db/strata/go/limits"
 )
 
-// ErrInvalid is wrapped by every error this package returns; callers that
-// turn errors into status codes test for it with errors.Is.
-var ErrInvalid = errors.New("invalid argument")
+// ErrInvalid is wrapped by every error this package returns. Its kind is
+// errkind.Invalid: doors classify errors with errkind.Of.
+var ErrInvalid = errkind.New(errkind.Invalid, "invalid argument")
 
 // MaxID is the largest id an index accepts.
 const MaxID = math.MaxInt64
@@ -96,8 +98,8 @@ func CheckSearch(queries []float32, dim, k int, outIDs []int64, outDists []float
 	if err != nil {
 		return 0, err
 	}
-	if k <= 0 {
-		return 0, fmt.Errorf("%w: k must be positive, got %d", ErrInvalid, k)
+	if err := limits.CheckK(k); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if nq > 0 && k > math.MaxInt/nq {
 		return 0, fmt.Errorf("%w: nq*k overflows (nq=%d, k=%d)", ErrInvalid, nq, k)

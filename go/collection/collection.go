@@ -57,6 +57,7 @@ type Collection struct {
 
 	closeMu sync.RWMutex // writers hold it shared; Close exclusively
 	closed  bool
+	shut    atomic.Bool // closed, for readers that take no lock (alive)
 
 	checkpointMu   sync.Mutex // one checkpoint at a time
 	checkpointKick chan struct{}
@@ -472,6 +473,7 @@ func (c *Collection) close(checkpoint bool) error {
 		return nil
 	}
 	c.closed = true
+	c.shut.Store(true)
 	c.closeMu.Unlock()
 	close(c.stop)
 	c.wg.Wait() // the committer drains queued requests first
@@ -488,6 +490,16 @@ func (c *Collection) close(checkpoint bool) error {
 		err = cerr
 	}
 	return err
+}
+
+// alive fails with ErrClosed once Close has begun: every method that reads
+// or writes entries starts with it. A read already past it when Close
+// begins finishes safely (Close frees no memory a read could touch).
+func (c *Collection) alive() error {
+	if c.shut.Load() {
+		return ErrClosed
+	}
+	return nil
 }
 
 // Drop deletes the collection in dir. It fails with ErrLocked if the

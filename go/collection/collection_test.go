@@ -49,14 +49,18 @@ func TestUpsertQueryGet(t *testing.T) {
 		if id < 0 {
 			continue
 		}
-		doc := c.Documents([]int64{id})[0]
+		docs, err := c.Documents([]int64{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := docs[0]
 		d, _ := meta.ParseDocument(doc)
 		if !f.Match(d) {
 			t.Fatalf("filtered query returned %d with %s", id, doc)
 		}
 	}
-	if n := c.Count(f); n == 0 || n == 100 {
-		t.Fatalf("Count(news) = %d", n)
+	if n, err := c.Count(f); err != nil || n == 0 || n == 100 {
+		t.Fatalf("Count(news) = %d, %v", n, err)
 	}
 }
 

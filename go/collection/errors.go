@@ -1,10 +1,10 @@
 package collection
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/indexfile"
 )
 
@@ -15,18 +15,20 @@ var (
 	// engine (shapes, ids, documents, filters) matches.
 	ErrInvalid = fmt.Errorf("collection: %w", batch.ErrInvalid)
 	// ErrNotFound marks ids or collections that do not exist.
-	ErrNotFound = errors.New("collection: not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "collection: not found")
 	// ErrExists marks a Create over an existing collection.
-	ErrExists = errors.New("collection: already exists")
+	ErrExists = errkind.New(errkind.Exists, "collection: already exists")
 	// ErrCorrupt marks damaged files: a WAL record in the middle of the log,
 	// a snapshot or CURRENT. It wraps indexfile.ErrCorrupt.
 	ErrCorrupt = fmt.Errorf("collection: %w", indexfile.ErrCorrupt)
 	// ErrFailed marks a collection that refuses writes because a write,
 	// fsync or checkpoint failed: what the disk holds is no longer known,
 	// so it must be closed and reopened (which recovers from the log).
-	ErrFailed = errors.New("collection: failed, reopen to recover")
-	// ErrClosed marks calls on a closed collection.
-	ErrClosed = fmt.Errorf("%w: collection is closed", batch.ErrInvalid)
+	ErrFailed = errkind.New(errkind.Failed, "collection: failed, reopen to recover")
+	// ErrClosed marks calls on a closed collection, every method but Close,
+	// Dir and Options. Its kind is errkind.Closed, not Invalid: the call
+	// was well formed, the collection is gone.
+	ErrClosed = errkind.New(errkind.Closed, "collection: the collection is closed")
 	// ErrLocked marks a collection already open in this or another process.
-	ErrLocked = errors.New("collection: locked")
+	ErrLocked = errkind.New(errkind.Locked, "collection: locked")
 )

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-db/strata/go/collection/text"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
@@ -144,7 +145,8 @@ func (o *Options) hnswConfig() hnsw.Config {
 }
 
 // newIndex fills in defaults, checks the options and makes the collection's
-// empty index (hnsw.New is where the index parameters are checked).
+// empty index (hnsw.New checks the index parameters against package
+// limits). Nothing has touched the disk yet.
 func (o *Options) newIndex() (*hnsw.Index, error) {
 	if o.M == 0 {
 		o.M = hnsw.DefaultM
@@ -154,6 +156,17 @@ func (o *Options) newIndex() (*hnsw.Index, error) {
 	}
 	if int(o.Fsync) >= len(fsyncNames) {
 		return nil, fmt.Errorf("%w: unknown fsync policy %d", ErrInvalid, o.Fsync)
+	}
+	if len(o.TextFields) > MaxTextFields {
+		return nil, fmt.Errorf("%w: %d text fields, more than the limit of %d", ErrInvalid, len(o.TextFields), MaxTextFields)
+	}
+	if _, err := text.ParseAnalyzer(o.TextAnalyzer); err != nil {
+		return nil, fmt.Errorf("collection: %w", err)
+	}
+	for _, field := range o.TextFields {
+		if _, err := checkTextSpec(field, o.TextAnalyzer); err != nil {
+			return nil, err
+		}
 	}
 	index, err := hnsw.New(o.hnswConfig())
 	if err != nil {

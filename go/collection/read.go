@@ -8,12 +8,13 @@ import (
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/limits"
 )
 
 // Query finds the k nearest entries to each of the queries (nq·Dim
 // floats) among those whose document matches f (nil: all), writing ids and
-// distances into out (nq·k each, padded with -1 and +Inf). ef <= 0 uses
-// max(k, 64).
+// distances into out (nq·k each, padded with -1 and +Inf). ef 0 uses
+// max(k, 64); k and ef are bounded by package limits.
 func (c *Collection) Query(queries []float32, k, ef int, f *meta.Filter, threads int,
 	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
 	return c.QueryAmong(queries, k, ef, f, nil, threads, outIDs, outDists)
@@ -25,10 +26,16 @@ func (c *Collection) Query(queries []float32, k, ef int, f *meta.Filter, threads
 // do not hold (the Qdrant door's has_id).
 func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, among []uint64, threads int,
 	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
+	if err := c.alive(); err != nil {
+		return hnsw.SearchStats{}, err
+	}
 	if _, err := batch.CheckSearch(queries, c.opts.Dim, k, outIDs, outDists); err != nil {
 		return hnsw.SearchStats{}, fmt.Errorf("collection: %w", err)
 	}
-	if ef <= 0 {
+	if err := limits.CheckEf(ef); err != nil {
+		return hnsw.SearchStats{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if ef == 0 {
 		ef = max(k, hnsw.DefaultEfSearch)
 	}
 	var filter *hnsw.Filter
@@ -71,20 +78,26 @@ func intersectSorted(ascending, among []uint64) []uint64 {
 
 // Documents returns the JSON document of each id (nil where the id is
 // negative or gone).
-func (c *Collection) Documents(ids []int64) [][]byte {
+func (c *Collection) Documents(ids []int64) ([][]byte, error) {
+	if err := c.alive(); err != nil {
+		return nil, err
+	}
 	docs := make([][]byte, len(ids))
 	for i, id := range ids {
 		if id >= 0 {
 			docs[i], _ = c.meta.Get(uint64(id))
 		}
 	}
-	return docs
+	return docs, nil
 }
 
 // Get returns the ids among ids that exist, in request order, their
 // documents and, with vectors, their stored vectors (normalised for the
 // cosine metric).
 func (c *Collection) Get(ids []uint64, withVectors bool) (found []uint64, docs [][]byte, vectors []float32, err error) {
+	if err := c.alive(); err != nil {
+		return nil, nil, nil, err
+	}
 	for _, id := range ids {
 		doc, ok := c.meta.Get(id)
 		if !ok {
@@ -107,20 +120,32 @@ func (c *Collection) Get(ids []uint64, withVectors bool) (found []uint64, docs [
 }
 
 // Count returns how many entries match f (nil: all).
-func (c *Collection) Count(f *meta.Filter) int {
-	if f == nil || f.MatchesAll() {
-		return c.meta.Len()
+func (c *Collection) Count(f *meta.Filter) (int, error) {
+	if err := c.alive(); err != nil {
+		return 0, err
 	}
-	return c.meta.Count(f)
+	if f == nil || f.MatchesAll() {
+		return c.meta.Len(), nil
+	}
+	return c.meta.Count(f), nil
 }
 
-// Len is the number of entries.
+// Len is the number of entries. Like Dir, Options, Info, Describe and
+// TextFields it describes the collection and answers after Close too (as
+// it was at Close); the methods that read or write entries fail with
+// ErrClosed then.
 func (c *Collection) Len() int { return c.meta.Len() }
 
 // ScanIDs returns up to limit ids matching f (nil: all), ascending, after
 // the id after when hasAfter: a page of a scan.
-func (c *Collection) ScanIDs(f *meta.Filter, after uint64, hasAfter bool, limit int) []uint64 {
-	return c.meta.IDsAfter(f, after, hasAfter, limit)
+func (c *Collection) ScanIDs(f *meta.Filter, after uint64, hasAfter bool, limit int) ([]uint64, error) {
+	if err := c.alive(); err != nil {
+		return nil, err
+	}
+	if err := limits.CheckScan(limit); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return c.meta.IDsAfter(f, after, hasAfter, limit), nil
 }
 
 // Info describes the collection's state.
@@ -174,6 +199,9 @@ func (c *Collection) Info() Info {
 // CheckIntegrity checks the index's graph and that the index and the
 // documents hold the same ids.
 func (c *Collection) CheckIntegrity() error {
+	if err := c.alive(); err != nil {
+		return err
+	}
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	if err := c.index.CheckIntegrity(); err != nil {

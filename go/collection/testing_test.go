@@ -125,8 +125,8 @@ func checkModel(t testing.TB, c *Collection, m model) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	if got := c.ScanIDs(nil, 0, false, len(m)+1); !slices.Equal(got, ids) {
-		t.Fatalf("ids %v, model %v", got, ids)
+	if got, err := c.ScanIDs(nil, 0, false, len(m)+1); err != nil || !slices.Equal(got, ids) {
+		t.Fatalf("ids %v (%v), model %v", got, err, ids)
 	}
 	found, docs, vecs, err := c.Get(ids, true)
 	if err != nil || len(found) != len(ids) {

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/collection/text"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/limits"
 )
 
 // Full-text search over metadata fields (see package text).
@@ -203,6 +204,9 @@ type textSpec struct {
 // already or an existing document holds a value that is not a string
 // there. The index is durable once this returns (it is logged).
 func (c *Collection) CreateTextIndex(field, analyzer string) error {
+	if err := c.alive(); err != nil {
+		return err
+	}
 	a, err := checkTextSpec(field, analyzer)
 	if err != nil {
 		return err
@@ -283,8 +287,14 @@ type Hit = text.Fused
 // hybrid query then returns the vector side's ranking.
 func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta.Filter, threads int,
 	fusion text.Fusion) ([]Hit, error) {
-	if k <= 0 || k > 1<<20 {
-		return nil, fmt.Errorf("%w: k must be in [1, 2^20], got %d", ErrInvalid, k)
+	if err := c.alive(); err != nil {
+		return nil, err
+	}
+	if err := limits.CheckK(k); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := limits.CheckEf(ef); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if vector != nil && len(vector) != c.opts.Dim {
 		return nil, fmt.Errorf("%w: query vector of %d floats for dimension %d", ErrInvalid, len(vector), c.opts.Dim)

@@ -17,6 +17,9 @@ const maxBatchBytes = 256 << 20
 // It returns once the write is durable per the fsync policy and visible to
 // queries.
 func (c *Collection) Upsert(ids []uint64, vectors []float32, docs []meta.Document) error {
+	if err := c.alive(); err != nil {
+		return err
+	}
 	n, err := batch.CheckAdd(vectors, c.opts.Dim, ids, nil)
 	if err != nil {
 		return fmt.Errorf("collection: %w", err)
@@ -46,6 +49,9 @@ func (c *Collection) Upsert(ids []uint64, vectors []float32, docs []meta.Documen
 // vectors alone. An id that does not exist fails the call with ErrNotFound
 // before anything is written.
 func (c *Collection) UpdateMetadata(ids []uint64, docs []meta.Document) (int, error) {
+	if err := c.alive(); err != nil {
+		return 0, err
+	}
 	if err := batch.CheckIDs(ids); err != nil {
 		return 0, fmt.Errorf("collection: %w", err)
 	}
@@ -77,6 +83,9 @@ func (c *Collection) UpdateMetadata(ids []uint64, docs []meta.Document) (int, er
 // Delete removes ids (unknown ids are ignored) and returns how many
 // existed.
 func (c *Collection) Delete(ids []uint64) (int, error) {
+	if err := c.alive(); err != nil {
+		return 0, err
+	}
 	for i, id := range ids {
 		if id > batch.MaxID {
 			return 0, fmt.Errorf("%w: ids[%d] = %d exceeds the largest id %d", ErrInvalid, i, id, uint64(batch.MaxID))
@@ -96,6 +105,9 @@ func (c *Collection) Delete(ids []uint64) (int, error) {
 // how many it removed. The matching ids are resolved first and logged as
 // ids, so replaying the log needs no filter.
 func (c *Collection) DeleteWhere(f *meta.Filter) (int, error) {
+	if err := c.alive(); err != nil {
+		return 0, err
+	}
 	if f == nil {
 		return 0, fmt.Errorf("%w: DeleteWhere needs a filter", ErrInvalid)
 	}

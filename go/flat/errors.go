@@ -1,10 +1,10 @@
 package flat
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/errkind"
 )
 
 var (
@@ -14,5 +14,5 @@ var (
 	// more sequential ids.
 	ErrFull = fmt.Errorf("flat: %w: index full", batch.ErrInvalid)
 	// ErrCorrupt reports a broken internal invariant found by CheckIntegrity.
-	ErrCorrupt = errors.New("flat: corrupt index")
+	ErrCorrupt = errkind.New(errkind.Corrupt, "flat: corrupt index")
 )

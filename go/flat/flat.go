@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -36,8 +37,8 @@ const maxRows = math.MaxUint32
 
 // New returns an empty index.
 func New(cfg Config) (*Index, error) {
-	if cfg.Dim <= 0 {
-		return nil, fmt.Errorf("%w: dim must be positive, got %d", ErrConfig, cfg.Dim)
+	if err := limits.CheckDim(cfg.Dim); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if !cfg.Metric.Valid() {
 		return nil, fmt.Errorf("%w: unknown metric %d", ErrConfig, uint8(cfg.Metric))

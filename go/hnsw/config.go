@@ -2,7 +2,9 @@ package hnsw
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -14,8 +16,6 @@ const (
 	// maxLevel caps the random level; with M=2 the chance of exceeding it is
 	// below 2^-31 per node.
 	maxLevel = 31
-	// maxDim bounds the dimension so that offsets stay well inside int.
-	maxDim = 1 << 16
 )
 
 // Config holds the parameters fixed at creation.
@@ -62,14 +62,14 @@ func (c *Config) setDefaults() {
 func (c *Config) storesFloats() bool { return c.Quantization == QuantNone || c.Rerank }
 
 func (c *Config) validate() error {
-	if c.Dim <= 0 || c.Dim > maxDim {
-		return fmt.Errorf("%w: dim must be in [1, %d], got %d", ErrInvalidArgument, maxDim, c.Dim)
+	if err := limits.CheckDim(c.Dim); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	if !c.Metric.Valid() {
 		return fmt.Errorf("%w: unknown metric %d", ErrInvalidArgument, c.Metric)
 	}
-	if c.M < 2 || c.M > 256 {
-		return fmt.Errorf("%w: M must be in [2, 256], got %d", ErrInvalidArgument, c.M)
+	if err := limits.CheckM(c.M); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	if c.Quantization > QuantSQ8 {
 		return fmt.Errorf("%w: unknown quantization %d", ErrInvalidArgument, c.Quantization)
@@ -77,8 +77,10 @@ func (c *Config) validate() error {
 	if c.Rerank && c.Quantization == QuantNone {
 		return fmt.Errorf("%w: rerank needs a quantized index", ErrInvalidArgument)
 	}
-	if c.EfConstruction < 1 {
-		return fmt.Errorf("%w: ef_construction must be positive, got %d", ErrInvalidArgument, c.EfConstruction)
+	if c.EfConstruction < 1 || c.EfConstruction > math.MaxUint32 {
+		// New checks the tighter limits.MaxEfConstruction; this is what
+		// the file's uint32 field can hold, all Load may assume.
+		return fmt.Errorf("%w: ef_construction %d does not fit the index file's uint32", ErrInvalidArgument, c.EfConstruction)
 	}
 	return nil
 }

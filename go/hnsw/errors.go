@@ -1,10 +1,10 @@
 package hnsw
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/errkind"
 )
 
 var (
@@ -13,7 +13,7 @@ var (
 	// batch.ErrInvalid. The index is unchanged when an operation fails with it.
 	ErrInvalidArgument = fmt.Errorf("hnsw: %w", batch.ErrInvalid)
 	// ErrNotFound marks operations on ids the index does not hold.
-	ErrNotFound = errors.New("hnsw: id not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "hnsw: id not found")
 	// ErrCorrupt marks an index that failed an integrity check.
-	ErrCorrupt = errors.New("hnsw: corrupt graph")
+	ErrCorrupt = errkind.New(errkind.Corrupt, "hnsw: corrupt graph")
 )

@@ -1,12 +1,14 @@
 package hnsw
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -67,12 +69,23 @@ type Index struct {
 	rabitq atomic.Pointer[rabitqCodes]
 }
 
-// New creates an empty index.
+// New creates an empty index. Its parameters are checked against package
+// limits.
 func New(cfg Config) (*Index, error) {
 	cfg.setDefaults()
+	if err := limits.CheckEfConstruction(cfg.EfConstruction); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	return newIndex(cfg), nil
+}
+
+// newIndex makes the empty index of a checked cfg. Load calls it directly:
+// a file written before ef_construction was bounded holds any value its
+// uint32 field can, and must still open.
+func newIndex(cfg Config) *Index {
 	x := &Index{
 		cfg:     cfg,
 		l2:      cfg.Metric == metric.L2,
@@ -83,7 +96,7 @@ func New(cfg Config) (*Index, error) {
 	x.rng = rand.New(x.pcg)
 	x.graph.Store(newGraph(cfg.Dim, cfg.M, nil, cfg.storesFloats()))
 	x.pool.New = func() any { return new(searcher) }
-	return x, nil
+	return x
 }
 
 // Config returns the parameters the index was created with (defaults filled in).

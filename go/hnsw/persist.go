@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/sq8"
@@ -257,10 +258,11 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	if p.Rerank > 1 || p.Dim == 0 || p.M == 0 || p.EfConstruction == 0 {
 		return nil, fmt.Errorf("%w: parameters %+v", ErrFormat, p)
 	}
-	x, err := New(cfg)
-	if err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
+	x := newIndex(cfg)
+	var err error
 	if rng, ok := f.Section(tagRNG); !ok || x.pcg.UnmarshalBinary(rng) != nil {
 		return nil, fmt.Errorf("%w: section %q missing or invalid", ErrFormat, indexfile.TagName(tagRNG))
 	}
@@ -387,5 +389,6 @@ func (x *Index) Mapped() bool {
 	return x.file != nil
 }
 
-// errClosed is returned by operations on a closed index.
-var errClosed = fmt.Errorf("%w: index is closed", ErrInvalidArgument)
+// errClosed is returned by operations on a closed index. Its kind is
+// errkind.Closed.
+var errClosed = errkind.New(errkind.Closed, "hnsw: index is closed")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/kernels"
+	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -32,8 +33,8 @@ type SearchStats struct {
 // Search finds the k nearest live vectors to each of len(queries)/Dim
 // queries. Results go to outIDs and outDists (row-major, nq×k, nearest
 // first); rows with fewer than k results are padded with id -1 and
-// distance +Inf. ef is the size of the level-0 candidate list (ef <= 0:
-// max(k, 64); raised to k if smaller). threads <= 0 uses every core.
+// distance +Inf. ef is the size of the level-0 candidate list (ef 0:
+// max(k, 64); raised to k if smaller; at most limits.MaxEf). threads <= 0 uses every core.
 func (x *Index) Search(queries []float32, k, ef, threads int, outIDs []int64, outDists []float32) error {
 	_, err := x.SearchFiltered(queries, k, ef, threads, nil, outIDs, outDists)
 	return err
@@ -51,6 +52,9 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	nq, err := batch.CheckSearch(queries, x.cfg.Dim, k, outIDs, outDists)
 	if err != nil {
 		return stats, fmt.Errorf("hnsw: %w", err)
+	}
+	if err := limits.CheckEf(ef); err != nil {
+		return stats, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 	}
 	if ef <= 0 {
 		ef = max(k, DefaultEfSearch)

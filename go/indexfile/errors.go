@@ -1,20 +1,20 @@
 package indexfile
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/errkind"
 )
 
 var (
 	// ErrCorrupt marks a file that is truncated, damaged or not an index
 	// file. The message names the header, the section table or the
 	// section, and the offset.
-	ErrCorrupt = errors.New("indexfile: corrupt file")
+	ErrCorrupt = errkind.New(errkind.Corrupt, "indexfile: corrupt file")
 	// ErrVersion marks a file written in a format version this build
-	// cannot read.
-	ErrVersion = errors.New("indexfile: unsupported format version")
+	// cannot read. Its kind is errkind.Corrupt: this build cannot use it.
+	ErrVersion = errkind.New(errkind.Corrupt, "indexfile: unsupported format version")
 	// ErrInvalid marks a caller's mistake: duplicate tags passed to Write,
 	// a byte slice that cannot be viewed as the asked-for type. It wraps
 	// batch.ErrInvalid.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection"
-	"github.com/strata-db/strata/go/collection/text"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/server/registry"
@@ -75,9 +74,6 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ para
 }
 
 func (req *createRequest) options() (collection.Options, error) {
-	if req.Dim <= 0 {
-		return collection.Options{}, invalidf("dim must be a positive integer, got %d", req.Dim)
-	}
 	if req.Metric == "" {
 		req.Metric = "cosine"
 	}
@@ -102,9 +98,6 @@ func (req *createRequest) options() (collection.Options, error) {
 	if err != nil {
 		return collection.Options{}, err
 	}
-	if req.M < 0 || req.EfConstruction < 0 {
-		return collection.Options{}, invalidf("M and ef_construction must be positive (0 or absent: default)")
-	}
 	var seed uint64
 	if req.Seed != nil {
 		seed = *req.Seed
@@ -112,9 +105,6 @@ func (req *createRequest) options() (collection.Options, error) {
 		var b [8]byte
 		rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
-	}
-	if _, err := text.ParseAnalyzer(req.TextAnalyzer); err != nil {
-		return collection.Options{}, invalidf("text_analyzer: %v", err)
 	}
 	return collection.Options{Dim: req.Dim, Metric: mtr, M: req.M, EfConstruction: req.EfConstruction,
 		Quantization: q, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}, nil

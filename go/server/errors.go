@@ -3,11 +3,10 @@ package server
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 
 	"github.com/strata-db/strata/go/batch"
-	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/registry"
 )
@@ -28,7 +27,7 @@ var (
 	// ErrNoRoute marks a path the server does not serve. 404.
 	ErrNoRoute = errors.New("server: no such route")
 	// ErrTooLarge marks a body over Config.MaxBodyBytes. 413.
-	ErrTooLarge = errors.New("server: request body too large")
+	ErrTooLarge = errkind.New(errkind.TooLarge, "server: request body too large")
 	// ErrClosing marks requests that arrive while the server shuts down. 503.
 	ErrClosing = errors.New("server: shutting down")
 )
@@ -48,43 +47,68 @@ const (
 	CodeFailed             = "collection_failed"
 	CodeUnavailable        = "unavailable"
 	CodeInternal           = "internal"
+	// The server's environment, not the request: an operator can fix
+	// them. 507 for a full disk, 503 for the others.
+	CodeNoSpace    = "insufficient_storage"
+	CodeExhausted  = "resource_exhausted"
+	CodeReadOnly   = "read_only"
+	CodePermission = "permission_denied"
 )
 
-// classify maps an error to its HTTP status and code. The order matters:
-// engine input errors wrap batch.ErrInvalid, and the more particular
-// errors must match first; an error matching nothing is a bug in the
-// server or the engine, and the only thing answered with 500.
+// classify maps an error to its HTTP status and code: the errors only this
+// door makes first (none of them wraps another of a different status),
+// then the engine's kind (see package errkind), one case each. 500 is left
+// for bugs, damaged files and unexplained I/O errors.
 func classify(err error) (int, string) {
 	var tooLarge *http.MaxBytesError
 	var refused *guard.Error
 	switch {
 	case errors.As(err, &refused):
 		return refused.Status, refused.Code
-	case errors.As(err, &tooLarge), errors.Is(err, ErrTooLarge):
+	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, CodeTooLarge
 	case errors.Is(err, ErrBadRequest), errors.Is(err, registry.ErrBadName):
 		return http.StatusBadRequest, CodeBadRequest
 	case errors.Is(err, ErrUnauthorized):
 		return http.StatusUnauthorized, CodeUnauthorized
-	case errors.Is(err, ErrUnknownCollection), errors.Is(err, collection.ErrClosed):
-		// ErrClosed: the request raced with a DELETE of its collection.
+	case errors.Is(err, ErrUnknownCollection):
 		return http.StatusNotFound, CodeCollectionNotFound
 	case errors.Is(err, ErrNoRoute):
 		return http.StatusNotFound, CodeNoRoute
 	case errors.Is(err, ErrMethod):
 		return http.StatusMethodNotAllowed, CodeMethod
-	case errors.Is(err, collection.ErrNotFound):
-		return http.StatusNotFound, CodePointNotFound
-	case errors.Is(err, collection.ErrExists), errors.Is(err, fs.ErrExist):
-		return http.StatusConflict, CodeExists
-	case errors.Is(err, collection.ErrLocked):
-		return http.StatusConflict, CodeExists
 	case errors.Is(err, ErrClosing):
 		return http.StatusServiceUnavailable, CodeUnavailable
-	case errors.Is(err, collection.ErrFailed):
-		return http.StatusServiceUnavailable, CodeFailed
-	case errors.Is(err, batch.ErrInvalid):
+	}
+	return statusOfKind(errkind.Of(err))
+}
+
+// statusOfKind is the native door's answer to each kind of engine error.
+func statusOfKind(k errkind.Kind) (int, string) {
+	switch k {
+	case errkind.Invalid, errkind.Type:
 		return http.StatusUnprocessableEntity, CodeInvalid
+	case errkind.TooLarge:
+		return http.StatusRequestEntityTooLarge, CodeTooLarge
+	case errkind.NotFound:
+		return http.StatusNotFound, CodePointNotFound
+	case errkind.NoFile, errkind.Closed:
+		// Closed: the request raced with a DELETE of its collection.
+		return http.StatusNotFound, CodeCollectionNotFound
+	case errkind.Exists, errkind.Locked:
+		return http.StatusConflict, CodeExists
+	case errkind.Failed:
+		return http.StatusServiceUnavailable, CodeFailed
+	case errkind.NoSpace:
+		return http.StatusInsufficientStorage, CodeNoSpace
+	case errkind.Exhausted:
+		return http.StatusServiceUnavailable, CodeExhausted
+	case errkind.ReadOnly:
+		return http.StatusServiceUnavailable, CodeReadOnly
+	case errkind.Permission:
+		return http.StatusServiceUnavailable, CodePermission
+	case errkind.Corrupt, errkind.IO, errkind.Internal:
+		return http.StatusInternalServerError, CodeInternal
 	}
 	return http.StatusInternalServerError, CodeInternal
 }

@@ -256,7 +256,11 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request, p params) error {
 	if err != nil {
 		return err
 	}
-	return writeValue(w, http.StatusOK, map[string]int{"count": c.Count(f)})
+	n, err := c.Count(f)
+	if err != nil {
+		return err
+	}
+	return writeValue(w, http.StatusOK, map[string]int{"count": n})
 }
 
 type getRequest struct {
@@ -331,7 +335,10 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request, p params) error {
 	if req.After != nil {
 		after = *req.After
 	}
-	ids := c.ScanIDs(f, after, req.After != nil, req.Limit)
+	ids, err := c.ScanIDs(f, after, req.After != nil, req.Limit)
+	if err != nil {
+		return err
+	}
 	var next *uint64
 	if len(ids) == req.Limit {
 		next = &ids[len(ids)-1]

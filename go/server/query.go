@@ -105,9 +105,6 @@ func (s *Server) queryOptions(c *collection.Collection, req *queryRequest, nq in
 	if k < 1 || k > s.limits.MaxK {
 		return 0, 0, in, nil, invalidf("k must be between 1 and %d, got %d (the server's limit: strata-server --max-k)", s.limits.MaxK, k)
 	}
-	if req.Ef < 0 || req.Ef > maxEf {
-		return 0, 0, in, nil, invalidf("ef must be between 0 (default) and %d, got %d", maxEf, req.Ef)
-	}
 	if in, err = parseInclude(req.Include, include{metadata: true, distances: true}); err != nil {
 		return 0, 0, in, nil, err
 	}
@@ -195,9 +192,6 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
 	return err
 }
 
-// maxEf bounds ef: its candidate list is allocated per query.
-const maxEf = 1 << 16
-
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n)
@@ -244,7 +238,10 @@ func appendResults(b []byte, spill func([]byte) []byte, c *collection.Collection
 	b = append(b, `{"results":[`...)
 	for q := range nq {
 		if in.metadata {
-			docs = c.Documents(ids[q*k : (q+1)*k])
+			var err error
+			if docs, err = c.Documents(ids[q*k : (q+1)*k]); err != nil {
+				return nil, err
+			}
 		}
 		if batch {
 			if q > 0 {

@@ -97,7 +97,10 @@ func appendTextResults(b []byte, c *collection.Collection, hits []collection.Hit
 		for i, h := range hits {
 			ids[i] = int64(h.ID)
 		}
-		docs = c.Documents(ids)
+		var err error
+		if docs, err = c.Documents(ids); err != nil {
+			return nil, err
+		}
 	}
 	b = append(b, `{"results":[`...)
 	for i, h := range hits {

@@ -1,7 +1,7 @@
 package vfs
 
-import "errors"
+import "github.com/strata-db/strata/go/errkind"
 
 // ErrLocked is wrapped by the error Lock returns when someone else holds
 // the lock.
-var ErrLocked = errors.New("vfs: locked")
+var ErrLocked = errkind.New(errkind.Locked, "vfs: locked")

@@ -203,7 +203,10 @@ func Verify(c *collection.Collection, base Model, events []Event, cut Cut) (Mode
 }
 
 func readAll(c *collection.Collection) (map[uint64]observed, error) {
-	ids := c.ScanIDs(nil, 0, false, math.MaxInt32)
+	ids, err := c.ScanIDs(nil, 0, false, math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
 	found, docs, vecs, err := c.Get(ids, true)
 	if err != nil {
 		return nil, err

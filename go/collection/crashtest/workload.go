@@ -267,7 +267,9 @@ func (w *Workload) reader(c *collection.Collection, r int, stop chan struct{}) e
 				return fmt.Errorf("reader %d: distances out of order: %v", r, dists)
 			}
 		}
-		c.Documents(ids)
+		if _, err := c.Documents(ids); err != nil {
+			return fmt.Errorf("reader %d: %w", r, err)
+		}
 		time.Sleep(100 * time.Microsecond)
 	}
 }

@@ -1,9 +1,8 @@
 package meta
 
 import (
-	"errors"
-
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/errkind"
 )
 
 var (
@@ -17,7 +16,7 @@ var (
 	ErrInvalidFilter error = &invalidError{"meta: invalid filter"}
 	// ErrCorrupt marks snapshot input given to Import that does not describe
 	// a valid index; the message names the entry.
-	ErrCorrupt = errors.New("meta: corrupt metadata")
+	ErrCorrupt = errkind.New(errkind.Corrupt, "meta: corrupt metadata")
 )
 
 // invalidError lets the two caller-error sentinels keep their own message

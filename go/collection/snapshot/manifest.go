@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"path/filepath"
 
+	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/vfs"
 )
 
@@ -89,11 +91,14 @@ func (m *Manifest) validate() error {
 		return bad("format %d (this build reads 1 and 2)", m.Format)
 	case m.Format == 1 && m.WALHead:
 		return bad("wal_head in a format 1 manifest")
-	case m.Dim < 1 || m.Dim > 1<<16:
+	case limits.CheckDim(m.Dim) != nil:
 		return bad("dim %d", m.Dim)
-	case m.M < 2 || m.M > 256:
+	case limits.CheckM(m.M) != nil:
 		return bad("M %d", m.M)
-	case m.EfConstruction < 1:
+	case m.EfConstruction < 1 || m.EfConstruction > math.MaxUint32:
+		// Not limits.MaxEfConstruction: collections created before it
+		// was enforced hold larger values, and the index file holds any
+		// uint32.
 		return bad("ef_construction %d", m.EfConstruction)
 	case m.Count < 0:
 		return bad("count %d", m.Count)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/strata-db/strata/go/limits"
 )
 
 // Fusion says how a hybrid query merges its vector and text rankings.
@@ -29,7 +31,7 @@ func (f Fusion) Check() error {
 	if f.Weighted && !(f.Alpha >= 0 && f.Alpha <= 1) {
 		return fmt.Errorf("%w: fusion alpha must be in [0, 1], got %v", ErrInvalid, f.Alpha)
 	}
-	if !(f.RRFK >= 0 && f.RRFK <= 1e6) {
+	if !(f.RRFK >= 0 && f.RRFK <= limits.MaxRRFK) {
 		return fmt.Errorf("%w: rrf k must be in [0, 1e6], got %v", ErrInvalid, f.RRFK)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/strata-db/strata/go/limits"
 )
 
 // Bounds on a query.
@@ -38,8 +40,8 @@ func (p Params) resolve() (k1, b float64, err error) {
 	if !p.HasB && b == 0 {
 		b = DefaultB
 	}
-	if !(k1 >= 0 && k1 <= 1000) || !(b >= 0 && b <= 1) {
-		return 0, 0, fmt.Errorf("%w: BM25 needs 0 <= k1 <= 1000 and 0 <= b <= 1, got k1=%v b=%v", ErrInvalid, p.K1, p.B)
+	if !(k1 >= 0 && k1 <= limits.MaxBM25K1) || !(b >= 0 && b <= 1) {
+		return 0, 0, fmt.Errorf("%w: BM25 needs 0 <= k1 <= %d and 0 <= b <= 1, got k1=%v b=%v", ErrInvalid, limits.MaxBM25K1, p.K1, p.B)
 	}
 	return k1, b, nil
 }

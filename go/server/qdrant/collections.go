@@ -80,9 +80,6 @@ func (req *createRequest) options() (collection.Options, error) {
 	if err := strictUnmarshal(req.Vectors, &vp); err != nil || vp.Size == 0 {
 		return collection.Options{}, unsupportedf("vectors: only one unnamed vector {size, distance, hnsw_config} per collection (named vectors are not supported)")
 	}
-	if vp.Size < 0 || vp.Size > 65536 {
-		return collection.Options{}, badRequestf("vectors.size must be in [1, 65536], got %d", vp.Size)
-	}
 	mtr, ok := distances[vp.Distance]
 	if !ok {
 		return collection.Options{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot)", vp.Distance)
@@ -98,15 +95,17 @@ func (req *createRequest) options() (collection.Options, error) {
 		if hc == nil {
 			continue
 		}
+		// The ranges are the engine's (package limits); only 0 is this
+		// door's to refuse, because to the engine 0 means "the default".
 		if hc.M != nil {
-			if *hc.M < 2 || *hc.M > 256 {
-				return collection.Options{}, unsupportedf("hnsw_config.m = %d (strata takes 2..256)", *hc.M)
+			if *hc.M == 0 {
+				return collection.Options{}, unsupportedf("hnsw_config.m = 0 (a collection without a graph)")
 			}
 			opts.M = *hc.M
 		}
 		if hc.EfConstruct != nil {
-			if *hc.EfConstruct < 1 || *hc.EfConstruct > 1<<20 {
-				return collection.Options{}, badRequestf("hnsw_config.ef_construct must be in [1, 2^20], got %d", *hc.EfConstruct)
+			if *hc.EfConstruct == 0 {
+				return collection.Options{}, badRequestf("hnsw_config.ef_construct must be positive, got 0")
 			}
 			opts.EfConstruction = *hc.EfConstruct
 		}

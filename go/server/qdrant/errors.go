@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/strata-db/strata/go/batch"
-	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/registry"
 )
@@ -33,8 +32,10 @@ func unsupportedf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
 }
 
-// status maps an error to the HTTP status Qdrant answers it with; anything
-// unrecognised is a bug and a 500.
+// status maps an error to the HTTP status Qdrant answers it with: the
+// errors only the doors make first, then the engine's kind (see package
+// errkind), one case each. 500 is left for bugs, damaged files and
+// unexplained I/O errors.
 func status(err error) int {
 	var tooLarge *http.MaxBytesError
 	var refused *guard.Error
@@ -45,17 +46,32 @@ func status(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, ErrUnauthorized):
 		return http.StatusUnauthorized
-	case errors.Is(err, registry.ErrBadName):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, registry.ErrBadName):
 		return http.StatusBadRequest
-	case errors.Is(err, registry.ErrUnknownCollection), errors.Is(err, collection.ErrClosed),
-		errors.Is(err, collection.ErrNotFound), errors.Is(err, ErrNotFound):
+	case errors.Is(err, registry.ErrUnknownCollection), errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, collection.ErrExists), errors.Is(err, collection.ErrLocked):
-		return http.StatusConflict
-	case errors.Is(err, ErrBadRequest), errors.Is(err, batch.ErrInvalid):
+	}
+	return statusOfKind(errkind.Of(err))
+}
+
+// statusOfKind is the Qdrant door's answer to each kind of engine error;
+// bad input is 400, as Qdrant answers it.
+func statusOfKind(k errkind.Kind) int {
+	switch k {
+	case errkind.Invalid, errkind.Type:
 		return http.StatusBadRequest
-	case errors.Is(err, collection.ErrFailed):
+	case errkind.TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case errkind.NotFound, errkind.NoFile, errkind.Closed:
+		return http.StatusNotFound
+	case errkind.Exists, errkind.Locked:
+		return http.StatusConflict
+	case errkind.Failed, errkind.Exhausted, errkind.ReadOnly, errkind.Permission:
 		return http.StatusServiceUnavailable
+	case errkind.NoSpace:
+		return http.StatusInsufficientStorage
+	case errkind.Corrupt, errkind.IO, errkind.Internal:
+		return http.StatusInternalServerError
 	}
 	return http.StatusInternalServerError
 }

@@ -189,11 +189,11 @@ func TestFilterTranslationAgreesWithLegacy(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compile %s: %v", raw, err)
 			}
-			got := c.ScanIDs(f, 0, false, 0)
+			got := scanIDs(c, f, 0, false, 0)
 			if !slices.Equal(got, want) && len(got)+len(want) > 0 {
 				t.Fatalf("seed %d: %s\n got  %v\n want %v (legacy)", seed, raw, got, want)
 			}
-			if n := c.Count(f); n != len(want) {
+			if n := count(c, f); n != len(want) {
 				t.Fatalf("seed %d: %s: Count %d, want %d", seed, raw, n, len(want))
 			}
 		}
@@ -269,7 +269,7 @@ func TestFilterTranslationCornerCases(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.filter, err)
 		}
-		if got := c.ScanIDs(f, 0, false, 0); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
+		if got := scanIDs(c, f, 0, false, 0); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
 			t.Errorf("%s: got %v, want %v", tc.filter, got, tc.want)
 		}
 	}

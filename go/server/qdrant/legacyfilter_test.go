@@ -644,7 +644,7 @@ func legacyEvalSet(c *collection.Collection, n *legacyNode, all *[]uint64) ([]ui
 	}
 	universe := func() []uint64 {
 		if *all == nil {
-			*all = c.ScanIDs(nil, 0, false, 0)
+			*all = scanIDs(c, nil, 0, false, 0)
 		}
 		return *all
 	}
@@ -653,7 +653,7 @@ func legacyEvalSet(c *collection.Collection, n *legacyNode, all *[]uint64) ([]ui
 		if err != nil {
 			return nil, err
 		}
-		return c.ScanIDs(f, 0, false, 0), nil
+		return scanIDs(c, f, 0, false, 0), nil
 	}
 	switch n.kind {
 	case legacyNodeIDs:
@@ -663,13 +663,13 @@ func legacyEvalSet(c *collection.Collection, n *legacyNode, all *[]uint64) ([]ui
 		if err != nil {
 			return nil, err
 		}
-		candidates := c.ScanIDs(f, 0, false, 0)
+		candidates := scanIDs(c, f, 0, false, 0)
 		ids := make([]int64, len(candidates))
 		for i, id := range candidates {
 			ids[i] = int64(id)
 		}
 		var out []uint64
-		for i, raw := range c.Documents(ids) {
+		for i, raw := range documents(c, ids) {
 			if raw == nil {
 				continue // deleted meanwhile
 			}

@@ -316,7 +316,7 @@ func selected(c *collection.Collection, req *selectorRequest) ([]uint64, error) 
 		if err != nil {
 			return nil, err
 		}
-		return c.ScanIDs(p, 0, false, 0), nil
+		return c.ScanIDs(p, 0, false, 0)
 	}
 	return nil, badRequestf("select points with exactly one of \"points\" (ids) and \"filter\"")
 }

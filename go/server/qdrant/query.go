@@ -185,7 +185,10 @@ func scoredRecords(c *collection.Collection, ids []uint64, scores []float64, sel
 // firstPoints answers a query without a vector: the matching points in
 // id order, score 0, as Qdrant does.
 func (h *Handler) firstPoints(c *collection.Collection, p *meta.Filter, limit, offset int, sel payloadSelector, withVector bool) ([]record, error) {
-	ids := c.ScanIDs(p, 0, false, limit+offset)
+	ids, err := c.ScanIDs(p, 0, false, limit+offset)
+	if err != nil {
+		return nil, err
+	}
 	ids = ids[min(offset, len(ids)):]
 	ids = ids[:min(limit, len(ids))]
 	return scoredRecords(c, ids, make([]float64, len(ids)), sel, withVector)

@@ -84,7 +84,10 @@ func (h *Handler) scroll(r *http.Request) (any, error) {
 		}
 	}
 	// offset is inclusive, ScanIDs' after exclusive.
-	ids := c.ScanIDs(p, from-1, hasFrom && from > 0, limit+1)
+	ids, err := c.ScanIDs(p, from-1, hasFrom && from > 0, limit+1)
+	if err != nil {
+		return nil, err
+	}
 	var next any
 	if len(ids) > limit {
 		next, ids = ids[limit], ids[:limit]
@@ -116,13 +119,20 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 	default:
 		return nil, badRequestf("order_by.direction must be \"asc\" or \"desc\", got %q", ob.Direction)
 	}
-	ids := c.ScanIDs(p, 0, false, 0)
+	ids, err := c.ScanIDs(p, 0, false, 0)
+	if err != nil {
+		return nil, err
+	}
 	signed := make([]int64, len(ids))
 	for i, id := range ids {
 		signed[i] = int64(id)
 	}
+	docs, err := c.Documents(signed)
+	if err != nil {
+		return nil, err
+	}
 	var pts []orderedPoint
-	for i, raw := range c.Documents(signed) {
+	for i, raw := range docs {
 		if raw == nil {
 			continue
 		}
@@ -187,5 +197,9 @@ func (h *Handler) count(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]int{"count": c.Count(p)}, nil
+	n, err := c.Count(p)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]int{"count": n}, nil
 }

@@ -1,0 +1,116 @@
+// Package limits is the one list of bounds the engine puts on its
+// parameters, and the checks that enforce them. Every bound is here with
+// the reason for its value; the engine (packages hnsw, flat, collection,
+// batch) checks every parameter that reaches a file or bounds work against
+// it, and the doors (C ABI, REST, Qdrant, Python, Ray) check none of them:
+// they pass the engine's message on. A door checks only what only it can
+// see (a JSON type, a NumPy dtype, whether a Python int fits the C type it
+// is passed as) and, for the server, its own deployment policy
+// (server.Config.MaxK bounds the size of one HTTP answer).
+//
+// Every error returned here has kind errkind.Invalid and names the
+// parameter, the range and the value given; callers wrap it with their
+// package's invalid-argument sentinel ("hnsw: invalid argument: M must be
+// in [2, 256], got 300").
+package limits
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/strata-db/strata/go/errkind"
+)
+
+const (
+	// MaxDim bounds the vector dimension. The index file stores dim as a
+	// uint32, but the collection's manifest reader (package snapshot)
+	// refuses a dim above 2^16, so a larger one could be created and never
+	// opened again; 2^16 floats (256 KiB a row) also keeps every node
+	// offset of the graph far inside int.
+	MaxDim = 1 << 16
+	// MinM and MaxM bound M, the neighbours per node above level 0 (level
+	// 0 keeps 2·M). Below 2 the graph is a list; a node's level-0 record
+	// is a fixed stride of 1+2·M uint32s, copied whole on every link
+	// update, and the manifest reader refuses M above 256.
+	MinM = 2
+	MaxM = 256
+	// MaxEfConstruction bounds the candidate list of an insert. The index
+	// file (hnsw, "HNSW" header) stores it as a uint32 and the manifest
+	// as a JSON integer, so a value of 2^32 or more was stored truncated
+	// (2^32 as 0) and refused as corrupt on the next open. Each insert
+	// holds a heap of this many candidates, 2^20 (16 MiB of heap per
+	// inserting thread) is the most that is still a build parameter
+	// rather than a mistake.
+	MaxEfConstruction = 1 << 20
+	// MaxK bounds the results asked of one query: the caller allocates
+	// nq·k ids and distances, and the search keeps a heap of max(k, ef).
+	MaxK = 1 << 20
+	// MaxEf bounds a search's candidate list, allocated per query. It
+	// equals MaxK because a search widens ef to k.
+	MaxEf = 1 << 20
+	// MaxScan bounds one page of a scan (ids returned by one call): a
+	// collection holds at most 2^32 entries (the graph numbers its nodes
+	// with uint32), so no page can be longer.
+	MaxScan = math.MaxUint32
+	// MaxBM25K1 bounds BM25's k1 (term-frequency saturation; b and a
+	// fusion's alpha are fractions, [0, 1]): past 1000 the score is raw
+	// term frequency and a larger value is a mistake. Checked by package
+	// text, like the analyzer names, MaxTextFields and the query bounds
+	// (text.MaxQueryBytes, text.MaxQueryTerms).
+	MaxBM25K1 = 1000
+	// MaxRRFK bounds the constant of reciprocal rank fusion.
+	MaxRRFK = 1e6
+)
+
+func outside(name string, low, high, got int) error {
+	return errkind.New(errkind.Invalid, fmt.Sprintf("%s must be in [%d, %d], got %d", name, low, high, got))
+}
+
+// CheckDim checks a vector dimension.
+func CheckDim(dim int) error {
+	if dim < 1 || dim > MaxDim {
+		return outside("dim", 1, MaxDim, dim)
+	}
+	return nil
+}
+
+// CheckM checks M (0, the default, must be filled in first).
+func CheckM(m int) error {
+	if m < MinM || m > MaxM {
+		return outside("M", MinM, MaxM, m)
+	}
+	return nil
+}
+
+// CheckEfConstruction checks ef_construction (0, the default, must be
+// filled in first).
+func CheckEfConstruction(ef int) error {
+	if ef < 1 || ef > MaxEfConstruction {
+		return outside("ef_construction", 1, MaxEfConstruction, ef)
+	}
+	return nil
+}
+
+// CheckK checks the number of results of one query.
+func CheckK(k int) error {
+	if k < 1 || k > MaxK {
+		return outside("k", 1, MaxK, k)
+	}
+	return nil
+}
+
+// CheckEf checks a search's ef; 0 means the default and passes.
+func CheckEf(ef int) error {
+	if ef < 0 || ef > MaxEf {
+		return outside("ef", 0, MaxEf, ef)
+	}
+	return nil
+}
+
+// CheckScan checks the page size of a scan; 0 means no limit and passes.
+func CheckScan(limit int) error {
+	if limit < 0 || limit > MaxScan {
+		return outside("limit", 0, MaxScan, limit)
+	}
+	return nil
+}
