@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from strata import _lib
 from strata._ffi import ffi
-from strata._index import METRICS, _as_rows, _id_list, _int, _path, _threads
+from strata._index import METRICS, _as_rows, _i64, _id_list, _int, _k, _path, _set, _threads
 from strata._lib import ERRLEN, check, const
 
 _FSYNC = {
@@ -139,17 +139,21 @@ def _fusion_arg(fusion: object) -> tuple[int, float]:
         return const("STRATA_FUSION_RRF"), 0.0
     if isinstance(fusion, dict) and set(fusion) == {"alpha"}:
         alpha = fusion["alpha"]
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
-            raise ValueError(f"fusion alpha must be a number in [0, 1], got {alpha!r}")
-        return const("STRATA_FUSION_WEIGHTED"), float(alpha)
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+            raise ValueError(f"fusion alpha must be a number, got {alpha!r}")
+        return const("STRATA_FUSION_WEIGHTED"), float(alpha)  # the engine checks [0, 1]
     raise ValueError(f'fusion must be "rrf" or {{"alpha": a}} with a in [0, 1], got {fusion!r}')
 
 
-def _bm25_arg(value: float | None, name: str, high: float) -> float:
+def _bm25_arg(value: float | None, name: str) -> float:
+    """k1 or b for the C ABI, where a negative value means "the default"; so a
+    negative one is refused here, and the engine checks the upper bound."""
     if value is None:
         return -1.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
-        raise ValueError(f"{name} must be a number in [0, {high:g}], got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not value >= 0:
+        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
     return float(value)
 
 
@@ -157,8 +161,8 @@ def analyze(text: str, analyzer: str = "english") -> list[str]:
     """The terms a text index with that analyzer makes of text (the same at query time)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if analyzer not in ANALYZERS:
-        raise ValueError(f"analyzer must be one of {ANALYZERS}, got {analyzer!r}")
+    if not isinstance(analyzer, str):
+        raise TypeError(f"analyzer must be a str, got {type(analyzer).__name__}")
     lib = _engine()
     raw = text.encode()
     buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
@@ -237,13 +241,14 @@ class Collection(_lib.NativeObject):
         by text_analyzer ("simple", "stop" or "english"; see create_text_index).
         Raises FileExistsError if path already holds a collection."""
         fields = _text_fields_arg(text_fields)
-        if text_analyzer not in ANALYZERS:
-            raise ValueError(f"text_analyzer must be one of {ANALYZERS}, got {text_analyzer!r}")
-        dim = _int(dim, "dim", 1, 1 << 16)
+        if not isinstance(text_analyzer, str):
+            raise TypeError(f"text_analyzer must be a str, got {type(text_analyzer).__name__}")
+        analyze("", text_analyzer)  # the engine's check and message, before anything is made
+        dim = _i64(dim, "dim")
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
-        m = _int(M, "M", 2, 256)
-        efc = _int(ef_construction, "ef_construction", 1, 1 << 20)
+        m = _set(M, "M")
+        efc = _set(ef_construction, "ef_construction")
         if quantization not in _QUANT:
             raise ValueError(f"quantization must be None or 'sq8', got {quantization!r}")
         if fsync not in _FSYNC:
@@ -370,8 +375,8 @@ class Collection(_lib.NativeObject):
         handle = self._live()
         if not isinstance(field, str) or not field:
             raise TypeError(f"field must be a non-empty str, got {field!r}")
-        if analyzer not in ANALYZERS:
-            raise ValueError(f"analyzer must be one of {ANALYZERS}, got {analyzer!r}")
+        if not isinstance(analyzer, str):
+            raise TypeError(f"analyzer must be a str, got {type(analyzer).__name__}")
         err = _lib.errbuf()
         rc = _native.strata_col_create_text_index(
             handle, field.encode(), analyzer.encode(), err, ERRLEN
@@ -442,8 +447,8 @@ class Collection(_lib.NativeObject):
             raise ValueError("query needs a query vector (queries or vector=), text=, or both")
         handle = self._live()
         qs, nq = _as_rows(queries, self._dim, "queries", "collection")
-        k = _int(k, "k", 1, 1 << 20)
-        ef_value = 0 if ef is None else _int(ef, "ef", 1, 1 << 24)
+        k = _k(k)
+        ef_value = 0 if ef is None else _set(ef, "ef")
         raw, size = _where_arg(where)
         ids = np.empty((nq, k), dtype=np.int64)
         dists = np.empty((nq, k), dtype=np.float32)
@@ -489,9 +494,9 @@ class Collection(_lib.NativeObject):
         if text_field is not None and not isinstance(text_field, str):
             raise TypeError(f"text_field must be a str, got {type(text_field).__name__}")
         kind, alpha = _fusion_arg(fusion)
-        k1_value, b_value = _bm25_arg(k1, "k1", 1000), _bm25_arg(b, "b", 1)
-        k = _int(k, "k", 1, 1 << 20)
-        ef_value = 0 if ef is None else _int(ef, "ef", 1, 1 << 24)
+        k1_value, b_value = _bm25_arg(k1, "k1"), _bm25_arg(b, "b")
+        k = _k(k)
+        ef_value = 0 if ef is None else _set(ef, "ef")
         vec: Any = ffi.NULL
         if queries is not None:
             qs, nq = _as_rows(queries, self._dim, "queries", "collection")

@@ -89,6 +89,37 @@ def _int(value: object, name: str, low: int, high: int) -> int:
     return number
 
 
+def _i64(value: object, name: str) -> int:
+    """value as an int that fits the C ABI's int64_t. The engine checks the range
+    (go/limits) and raises with its own message; this only converts."""
+    return _int(value, name, -_INT64_MAX - 1, _INT64_MAX)
+
+
+def _set(value: object, name: str) -> int:
+    """An explicitly given M, ef_construction or ef: 0 is how the C ABI says "the
+    default" (None in Python), so an explicit 0 is refused here; every other range
+    is the engine's."""
+    number = _i64(value, name)
+    if number == 0:
+        raise ValueError(f"{name} must be positive, got 0")
+    return number
+
+
+_MAX_K = const("STRATA_MAX_K")
+
+
+def _k(value: object) -> int:
+    """k as an int the engine accepts. The bound and its message are the engine's
+    (strata_check_k); it is asked before the (nq, k) outputs are allocated."""
+    k = _i64(value, "k")
+    if not 1 <= k <= _MAX_K:
+        err = _lib.errbuf()
+        rc = _engine().strata_check_k(k, err, ERRLEN)
+        if rc:
+            check(rc, err)
+    return k
+
+
 def _threads(num_threads: object) -> int:
     """None means every core (0 for the engine)."""
     return 0 if num_threads is None else _int(num_threads, "num_threads", 1, _INT32_MAX)
@@ -343,14 +374,14 @@ class _BaseIndex(_lib.NativeObject):
             nq = 1
         else:
             q, nq = self._rows(queries, "queries")
-        if type(k) is not int or k <= 0:
-            k = _int(k, "k", 1, _INT64_MAX)
+        if type(k) is not int or k <= 0 or k > _MAX_K:
+            k = _k(k)
         if ef is None:
             ef_value = 0
         elif type(ef) is int and 0 < ef <= _INT64_MAX:
             ef_value = ef
         else:
-            ef_value = _int(ef, "ef", 1, _INT64_MAX)
+            ef_value = _set(ef, "ef")
         threads = self._threads if num_threads is None else _threads(num_threads)
         # Freshly allocated, hence writable: no require_writable check needed.
         ids = _empty((nq, k), dtype=_I64)
@@ -409,8 +440,8 @@ class Index(_BaseIndex):
         quantization: str | None = None,
         rerank: bool = True,
     ) -> None:
-        self._M = _int(M, "M", 2, 256)
-        self._ef_construction = _int(ef_construction, "ef_construction", 1, 1 << 20)
+        self._M = _set(M, "M")
+        self._ef_construction = _set(ef_construction, "ef_construction")
         if quantization not in _QUANTIZATIONS:
             raise ValueError(f"unknown quantization {quantization!r}; choose None or 'sq8'")
         if not isinstance(rerank, bool):
@@ -531,8 +562,8 @@ class Index(_BaseIndex):
         if self._dead is not None:
             self._raise_dead()
         q, nq = self._rows(queries, "queries")
-        k = _int(k, "k", 1, _INT64_MAX)
-        ef_value = 0 if ef is None else _int(ef, "ef", 1, _INT64_MAX)
+        k = _k(k)
+        ef_value = 0 if ef is None else _set(ef, "ef")
         threads = self._threads if num_threads is None else _threads(num_threads)
         allow = None if filter_ids is None else _id_list(filter_ids, "filter_ids")
         deny = _id_list([] if exclude_ids is None else exclude_ids, "exclude_ids")

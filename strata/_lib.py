@@ -57,6 +57,7 @@ the child, so their methods raise instead of calling into a dead runtime.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import weakref
@@ -158,6 +159,10 @@ class CollectionFailedError(OSError):
 
 STATUS_OK = const("STRATA_OK")
 
+# One exception per status, and so per kind of the engine's error taxonomy
+# (go/errkind; strata.h lists which kind has which status). The classes and
+# their bases are part of the API: ValueError for bad input, KeyError for a
+# missing id, OSError subclasses for what the operating system refused.
 _EXCEPTIONS: dict[int, type[Exception]] = {
     const("STRATA_ERR_INVALID"): ValueError,
     const("STRATA_ERR_TYPE"): TypeError,
@@ -172,6 +177,17 @@ _EXCEPTIONS: dict[int, type[Exception]] = {
     const("STRATA_ERR_EXISTS"): FileExistsError,
 }
 
+# The environment's errors: an OSError carrying the errno, so that
+# ``except OSError as e: e.errno == errno.ENOSPC`` works as for any file
+# call (EACCES makes a PermissionError). The message is the engine's, which
+# names the file and the cause.
+_ERRNOS: dict[int, int] = {
+    const("STRATA_ERR_NO_SPACE"): errno.ENOSPC,
+    const("STRATA_ERR_EXHAUSTED"): errno.EMFILE,
+    const("STRATA_ERR_READ_ONLY"): errno.EROFS,
+    const("STRATA_ERR_PERMISSION"): errno.EACCES,
+}
+
 
 def check(rc: int, err: Any) -> None:
     """Raises the exception for status rc, carrying the engine's message in err.
@@ -181,6 +197,9 @@ def check(rc: int, err: Any) -> None:
     if rc == STATUS_OK:
         return
     message = ffi.string(err).decode("utf-8", "replace") or f"strata: status {rc}"
+    code = _ERRNOS.get(rc)
+    if code is not None:
+        raise OSError(code, message)
     raise _EXCEPTIONS.get(rc, RuntimeError)(message)
 
 

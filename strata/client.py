@@ -24,11 +24,16 @@ Errors raise what the embedded library raises for the same mistake:
     404 point_not_found                         KeyError
     409 collection_exists                       FileExistsError
     503 collection_failed                       strata.CollectionFailedError (an OSError)
+    507 insufficient_storage                    OSError, errno ENOSPC
+    503 resource_exhausted                      OSError, errno EMFILE
+    503 read_only                               OSError, errno EROFS
+    503 permission_denied                       PermissionError (errno EACCES)
     anything else (404 route, 405, 500, 503)    RuntimeError
 """
 
 from __future__ import annotations
 
+import errno
 import http.client
 import json
 import os
@@ -41,7 +46,6 @@ import numpy as np
 import numpy.typing as npt
 
 from strata._collection import (
-    ANALYZERS,
     GetResult,
     QueryResult,
     _json_arg,
@@ -49,7 +53,7 @@ from strata._collection import (
     check_metadata,
     check_where,
 )
-from strata._index import _as_rows, _id_list, _int
+from strata._index import _as_rows, _i64, _id_list, _int, _set
 from strata._lib import CollectionFailedError, IntegrityError
 
 __all__ = ["Client", "RemoteCollection", "ServerError"]
@@ -71,6 +75,15 @@ _BY_CODE: dict[str, type[Exception]] = {
     "point_not_found": KeyError,
     "collection_exists": FileExistsError,
     "collection_failed": CollectionFailedError,
+}
+
+# The server's environment (go/errkind's resource kinds): OSError with the
+# errno, as the embedded library raises them.
+_ERRNO_BY_CODE: dict[str, int] = {
+    "insufficient_storage": errno.ENOSPC,
+    "resource_exhausted": errno.EMFILE,
+    "read_only": errno.EROFS,
+    "permission_denied": errno.EACCES,
 }
 
 
@@ -188,15 +201,15 @@ class Client:
         text_fields and text_analyzer are strata.Collection.create's: BM25 indexes over
         those metadata fields."""
         fields = _text_fields_arg(text_fields)
-        if text_analyzer not in ANALYZERS:
-            raise ValueError(f"text_analyzer must be one of {ANALYZERS}, got {text_analyzer!r}")
+        # Every range (dim, M, ef_construction, the analyzer) is the engine's to
+        # check: the server answers 422 with its message, raised as ValueError.
         body: dict[str, Any] = {"name": name, "dim": dim, "metric": metric, "M": M,
                                 "ef_construction": ef_construction, "quantization": quantization,
-                                "fsync": fsync}  # fmt: skip
+                                "fsync": fsync, "text_analyzer": text_analyzer}  # fmt: skip
         if seed is not None:
             body["seed"] = seed
         if fields:
-            body["text_fields"], body["text_analyzer"] = fields, text_analyzer
+            body["text_fields"] = fields
         info = self.request("POST", "/collections", body)
         return RemoteCollection(self, info)
 
@@ -228,6 +241,8 @@ def _raise(status: int, data: bytes) -> None:
         code, message = str(error["code"]), str(error["message"])
     except (ValueError, KeyError, TypeError):
         code, message = "", data[:500].decode("utf-8", "replace")
+    if code in _ERRNO_BY_CODE:
+        raise OSError(_ERRNO_BY_CODE[code], f"{message} (HTTP {status})")
     exc = _BY_CODE.get(code, ServerError)
     raise exc(f"{message} (HTTP {status})")
 
@@ -348,11 +363,11 @@ class RemoteCollection:
             if queries is not None:
                 raise ValueError("pass the query vector as queries or as vector=, not both")
             queries = vector
-        k = _int(k, "k", 1, 1 << 20)
+        k = _i64(k, "k")  # the server checks the range before anything is allocated here
         include = ["distances", "metadata"] if include_metadata else ["distances"]
         body: dict[str, Any] = {"k": k, "include": include}
         if ef is not None:
-            body["ef"] = _int(ef, "ef", 1, 1 << 24)
+            body["ef"] = _set(ef, "ef")
         if where is not None:
             body["filter"] = check_where(where)
         if exact:
@@ -399,13 +414,12 @@ class RemoteCollection:
         body["text"], body["fusion"] = text, fusion
         if text_field is not None:
             body["text_field"] = text_field
-        for name, value, high in (("k1", k1, 1000), ("b", b, 1)):
+        for name, value in (("k1", k1), ("b", b)):
             if value is None:
                 continue
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if not number or not 0 <= value <= high:
-                raise ValueError(f"{name} must be a number in [0, {high:g}], got {value!r}")
-            body[name] = float(value)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name} must be a number, got {value!r}")
+            body[name] = float(value)  # the engine checks the range
         if queries is not None:
             qs, nq = _as_rows(queries, self._dim, "queries", "collection")
             if nq != 1:

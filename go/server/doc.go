@@ -88,14 +88,24 @@
 //	415 unsupported_media_type a body whose Content-Type is not JSON (none is read as JSON)
 //	422 invalid_argument       JSON of the right shape the engine refuses: wrong dimension,
 //	                           non-finite or out-of-float32 values, negative or duplicate ids,
-//	                           k or ef out of range, invalid documents or filters (an integer
-//	                           beyond ±2^53 among them: refused, not rounded)
+//	                           dim, M, ef_construction, k or ef out of the engine's range
+//	                           (package limits; the message is the engine's), invalid
+//	                           documents or filters (an integer beyond ±2^53 among them:
+//	                           refused, not rounded)
 //	422 limit_exceeded         the answer asked for is past Limits.MaxResults or MaxAnswerBytes
 //	                           (the message names the strata-server flag that raises it)
 //	503 collection_failed      the collection refuses writes after an I/O failure, or will not
 //	                           open (both are retried by themselves; see POST .../reopen)
 //	503 unavailable            the server is shutting down
-//	500 internal               a bug; nothing else is answered with 500
+//	507 insufficient_storage   the disk or quota is full (ENOSPC, EDQUOT)
+//	503 resource_exhausted     out of file descriptors or memory (EMFILE, ENFILE, ENOMEM)
+//	503 read_only              the data directory's file system is read-only (EROFS)
+//	503 permission_denied      the OS refused access to the data directory (EACCES, EPERM)
+//	500 internal               a bug, a damaged file or an unexplained I/O error
+//
+// The status comes from the error's kind (package errkind): classify in
+// errors.go is the one table. Limits.MaxK (--max-k) is this server's own
+// policy on the size of one answer, below the engine's limits.MaxK.
 //
 // A refused request changes nothing: bodies are decoded and checked whole
 // before the engine is called, and the engine validates a write whole

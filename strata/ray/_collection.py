@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from strata._collection import GetResult, QueryResult, check_metadata, check_where
-from strata._index import _as_rows, _id_list, _int
+from strata._index import _as_rows, _id_list, _int, _k
 from strata.ray import _manifest
 from strata.ray._actors import COLLECTION_SHARD, ShardPool, connect, put_if_large
 from strata.ray._index import _check_finite
@@ -340,7 +340,7 @@ class ShardedCollection:
         if queries is None:
             raise ValueError("query needs a query vector (queries or vector=), text=, or both")
         q, nq = _as_rows(queries, self._dim, "queries", "collection")
-        k = _int(k, "k", 1, 1 << 20)
+        k = _k(k)  # the engine's bound and message, as strata.Collection.query
         check_where(where)
         shared = put_if_large(q.reshape(nq, self._dim)) if self.shards > 1 else q
         results = self._pool.call(
@@ -358,7 +358,7 @@ class ShardedCollection:
     def _query_text(self, text: str, k: int, where: dict[str, Any] | None,
                     text_field: str | None, k1: float | None, b: float | None,
                     include_metadata: bool) -> QueryResult:
-        k = _int(k, "k", 1, 1 << 20)
+        k = _k(k)
         check_where(where)
         results = self._pool.run(
             "query", text=text, k=k, where=where, text_field=text_field, k1=k1, b=b,

@@ -32,12 +32,17 @@
 // allowed ones), 404 (collection, point or route), 409 (collection
 // exists), 413, 415 (a body that is not JSON), 422 (an answer past the
 // server's limits: the message names the flag), 503 (the collection
-// refuses writes after an I/O failure) or 500 (a bug). Fields this door
-// does not know are refused, never ignored. Every request passes the
-// native server's package guard first (Config.Guard): one admission, one
-// set of limits and one set of request metrics for both doors. A batch's
-// answer is checked whole against the limits before any search runs, and
-// sent one search at a time.
+// refuses writes after an I/O failure, or the OS is out of file
+// descriptors, read-only or refusing access), 507 (the disk is full) or
+// 500 (a bug, a damaged file). The status comes from the error's kind
+// (package errkind; status in errors.go); out-of-range parameters (m,
+// ef_construct, hnsw_ef, size) are the engine's to refuse (package
+// limits), with its message. Fields this door does not know are refused,
+// never ignored. Every request passes the native server's package guard
+// first (Config.Guard): one admission, one set of limits and one set of
+// request metrics for both doors. A batch's answer is checked whole
+// against the limits before any search runs, and sent one search at a
+// time.
 //
 // # Scores
 //
