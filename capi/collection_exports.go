@@ -315,11 +315,8 @@ func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int
 		if err != nil {
 			return err
 		}
-		if k <= 0 || int64(k) > maxFloats/(int64(nq)+1) {
-			return invalidf("k must be positive, got %d", k)
-		}
-		if ef < 0 {
-			return invalidf("ef must be >= 0 (0 = default), got %d", ef)
+		if err := checkOutputs(nq, k); err != nil {
+			return err
 		}
 		total := int(nq) * int(k)
 		if total > 0 && (outIDs == nil || outDists == nil) {

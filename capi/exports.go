@@ -190,11 +190,8 @@ func searchViews(x engine, queries *C.float, nq, k, ef C.int64_t, outIDs *C.int6
 	if err != nil {
 		return searchArgs{}, err
 	}
-	if k <= 0 || int64(k) > maxFloats/(int64(nq)+1) {
-		return searchArgs{}, invalidf("k must be positive, got %d", k)
-	}
-	if ef < 0 {
-		return searchArgs{}, invalidf("ef must be >= 0 (0 = default), got %d", ef)
+	if err := checkOutputs(nq, k); err != nil {
+		return searchArgs{}, err
 	}
 	total := int(nq) * int(k)
 	if total > 0 && (outIDs == nil || outDists == nil) {
@@ -239,12 +236,20 @@ func strata_kernel_path(out *C.char, outLen C.size_t, errBuf *C.char, errLen C.s
 
 //export strata_check_k
 func strata_check_k(k C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
-	return call("strata_check_k", errBuf, errLen, func() error {
-		if err := limits.CheckK(int(k)); err != nil {
-			return fmt.Errorf("%w: %w", errInvalid, err)
-		}
-		return nil
-	})
+	return call("strata_check_k", errBuf, errLen, func() error { return checkOutputs(0, k) })
+}
+
+// checkOutputs checks k against the engine's limit (package limits, with
+// its message) before nq·k sizes a view of the caller's output buffers;
+// every other argument of a search is the engine's to check.
+func checkOutputs(nq, k C.int64_t) error {
+	if err := limits.CheckK(int(k)); err != nil {
+		return fmt.Errorf("%w: %w", errInvalid, err)
+	}
+	if int64(k) > maxFloats/(int64(nq)+1) {
+		return invalidf("%d queries × k=%d results exceed %d", nq, k, int64(maxFloats))
+	}
+	return nil
 }
 
 //export strata_version

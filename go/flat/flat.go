@@ -117,6 +117,11 @@ func (x *Index) Search(queries []float32, k, ef, threads int, outIDs []int64, ou
 	if err != nil {
 		return fmt.Errorf("flat: %w", err)
 	}
+	// ef means nothing to an exact scan, but both indexes refuse the same
+	// arguments.
+	if err := limits.CheckEf(ef); err != nil {
+		return fmt.Errorf("flat: %w: %w", batch.ErrInvalid, err)
+	}
 	if nq == 0 {
 		return nil
 	}
