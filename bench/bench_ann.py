@@ -35,7 +35,6 @@ from adapters import ADAPTERS, Adapter
 
 DEFAULT_EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
 QUICK_EFS = [10, 16, 32, 64, 128, 256]
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SCHEMA = 1
 
 
@@ -104,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=runinfo.cpu_count(),
                     help="threads for build and batch queries (default: all cores)")
     ap.add_argument("--seed", type=int, default=100)
-    ap.add_argument("--out", help="result JSON path (default bench/results/<dataset>-<time>.json)")
+    ap.add_argument("--out", help="result JSON path (default: runinfo.result_path('ann', dataset))")
     args = ap.parse_args(argv)
 
     libs = [s.strip() for s in args.libs.split(",") if s.strip()]
@@ -240,8 +239,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for a in adapters.values():
         a.close()
-    out = Path(args.out) if args.out else (
-        RESULTS_DIR / f"{ds.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    out = Path(args.out) if args.out else runinfo.result_path("ann", ds.name)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=_json_default) + "\n")
     log(f"wrote {out}")

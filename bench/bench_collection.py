@@ -422,9 +422,8 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", default=None, help="directory for the collections (default: a temp dir)"
     )
     ap.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
-    ap.add_argument(
-        "--out", default=str(Path(__file__).resolve().parent / "results" / "collection")
-    )
+    ap.add_argument("--out", default=None,
+                    help="result JSON (default: runinfo.result_path('collection'))")
     args = ap.parse_args(argv)
     if args.quick:
         args.n, args.queries, args.singles, args.budget = min(args.n, 3000), 30, 30, 2.0
@@ -501,10 +500,8 @@ def main(argv: list[str] | None = None) -> int:
             f"d=128 ingest {result['ingest_d128']['vectors_per_s']:.0f} vectors/s",
             flush=True,
         )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    file = out / f"collection-{stamp}.json"
+    file = Path(args.out) if args.out else runinfo.result_path("collection")
+    file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(json.dumps(result, indent=1))
     print(f"wrote {file}")
     if args.workdir is None:

@@ -60,7 +60,6 @@ SELECTIVITIES = [0.5, 0.1, 0.05, 0.02, 0.01, 0.001]
 EFS = [64, 128]
 KINDS = ["random", "correlated"]
 LIBS = ["strata", "hnswlib", "faiss"]
-RESULTS_DIR = Path(__file__).resolve().parent / "results" / "filter"
 RECALL_TARGET = 0.99
 ALLOW_SEED = 5
 SCHEMA = 1
@@ -312,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=100, help="graph seed")
     ap.add_argument("--allow-seed", type=int, default=ALLOW_SEED)
     ap.add_argument("--out",
-                    help="result JSON (default bench/results/filter/<dataset>-<time>.json)")
+                    help="result JSON (default: runinfo.result_path('filter', dataset))")
     ap.add_argument("--note", help="free text stored in the result (e.g. how strata was built)")
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
     ap.add_argument("--summarize", nargs="+", metavar="JSON",
@@ -457,8 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         s.close()
     result["load_average_end"] = list(os.getloadavg())
     result["peak_rss_mib"] = runinfo.peak_rss_bytes() / 2**20
-    out = Path(args.out) if args.out else (
-        RESULTS_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    out = Path(args.out) if args.out else runinfo.result_path("filter", name)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=_json_default) + "\n")
     log(f"wrote {out}")

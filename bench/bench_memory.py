@@ -47,7 +47,6 @@ from typing import Any
 import numpy as np
 
 BENCH_DIR = Path(__file__).resolve().parent
-RESULTS_DIR = BENCH_DIR / "results" / "memory"
 SCHEMA = 1
 TARGET_RATIO = 0.4  # sq8-mmap index RssAnon <= 0.4 x float32's (issue 4, d >= 100)
 
@@ -215,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settle", type=float, default=5.0, help="idle seconds before last reading")
     ap.add_argument("--workdir", help="keep index files here and reuse them (default: temporary)")
     ap.add_argument("--out",
-                    help="result JSON (default bench/results/memory/<dataset>-<time>.json)")
+                    help="result JSON (default: runinfo.result_path('memory', dataset))")
     ap.add_argument("--note", help="free text stored in the result (e.g. how strata was built)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--summarize", nargs="+", metavar="JSON")
@@ -305,8 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         if tmp is not None:
             tmp.cleanup()
     result["load_average_end"] = list(os.getloadavg())
-    out = Path(args.out) if args.out else (
-        RESULTS_DIR / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    out = Path(args.out) if args.out else runinfo.result_path("memory", name)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     log(f"wrote {out}")

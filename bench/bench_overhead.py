@@ -59,7 +59,6 @@ import datasets
 import runinfo
 from adapters import load_strata
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 C_SOURCE = Path(__file__).resolve().parent / "overhead_c" / "search_one.c"
 METRIC_CODES = {"l2": 0, "ip": 1, "cosine": 2}  # enum strata_metric in capi/strata.h
 _BENCH_LINE = re.compile(r"^BenchmarkSearchOne(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op(.*)$")
@@ -232,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers", default="",
                     help="comma-separated peers timed the same way, alternating with strata "
                          "(hnswlib, faiss)")
-    ap.add_argument("--out", help="result JSON (default bench/results/overhead-<time>.json)")
+    ap.add_argument("--out", help="result JSON (default: runinfo.result_path('overhead'))")
     args = ap.parse_args(argv)
 
     if args.dataset:
@@ -348,8 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     if load > 0.5:
         summary.append(f"NOTE: load average {load:.2f} at start: other processes add noise")
     print("\n".join(summary))
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = Path(args.out) if args.out else RESULTS_DIR / f"overhead-{stamp}.json"
+    out = Path(args.out) if args.out else runinfo.result_path("overhead")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     log(f"wrote {out}")

@@ -47,8 +47,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import datasets
 import runinfo
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results" / "ray"
-
 
 def load(n: int, nq: int) -> tuple[np.ndarray, np.ndarray]:
     src = datasets.shared_data_dir() / "pypi-use512"
@@ -190,7 +188,7 @@ def main() -> None:
                     help="slow-down assumed for shards far larger than the CPU caches")
     ap.add_argument("--model-only", metavar="JSON",
                     help="recompute the model of an earlier result file (rewritten in place)")
-    ap.add_argument("--out", help="result JSON (default bench/results/ray/ray-<time>.json)")
+    ap.add_argument("--out", help="result JSON (default: runinfo.result_path('ray'))")
     args = ap.parse_args()
 
     if args.model_only:
@@ -282,8 +280,7 @@ def main() -> None:
         print(json.dumps(row))
 
     results["load_average_end"] = list(os.getloadavg())
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    out = Path(args.out) if args.out else RESULTS_DIR / f"ray-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out = Path(args.out) if args.out else runinfo.result_path("ray")
     out.write_text(json.dumps(results, indent=1))
     print(f"wrote {out}")
 

@@ -26,7 +26,7 @@ documents at open); bm25s = index(); tantivy = add_document + commit (1 writer t
 strata's terms and postings (each posting 8 bytes: slot + tf), bm25s's sparse matrix bytes,
 tantivy's directory on disk.
 
-  python bench/bench_text.py [--scale 10] [--queries 200] [--out bench/results/text]
+  python bench/bench_text.py [--scale 10] [--queries 200] [--out FILE]
 """
 
 from __future__ import annotations
@@ -186,7 +186,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=int, default=10)
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "text"))
+    ap.add_argument("--out", default=None,
+                    help="result JSON (default bench/results/text/text-<time>-<commit>.json)")
     args = ap.parse_args()
     corpora = load(args.scale)
     queries = make_queries(corpora["pypi30k"], args.queries)
@@ -201,9 +202,8 @@ def main() -> None:
         for name, texts in corpora.items():
             result["corpora"][name] = run_corpus(name, texts, queries, Path(tmp))
     result["load_after"] = os.getloadavg()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"text-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path = Path(args.out) if args.out else runinfo.result_path("text")
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1))
     print("wrote", path)
 

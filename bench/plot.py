@@ -1,8 +1,8 @@
 """Recall-vs-QPS curves (one PNG per data set, log QPS axis, one curve per library) and
 build-time bars (one PNG over all data sets), from bench_ann.py results.
 
-    python bench/plot.py                       # newest result per data set in bench/results
-    python bench/plot.py bench/results/x.json --out-dir bench/results
+    python bench/plot.py                       # newest result per data set in bench/results/ann
+    python bench/plot.py bench/results/ann/ann-....json --out-dir build/plots   # the default
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def plot_build(results: list[dict], out_dir: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="*", help="result JSON files (default: newest per data set)")
-    ap.add_argument("--out-dir", default=str(RESULTS_DIR))
+    ap.add_argument("--out-dir",
+                    default=str(Path(__file__).resolve().parent.parent / "build" / "plots"))
     args = ap.parse_args(argv)
     results = load_results(args.results)
     if not results:

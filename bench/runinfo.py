@@ -1,14 +1,31 @@
-"""What a result file records about where and how it was made: machine, commit, versions."""
+"""What a result file records about where and how it was made: machine, commit, versions.
+
+Where it goes: one layout for every benchmark (docs/benchmarks-methodology.md)::
+
+    bench/results/<benchmark>/<benchmark>-<YYYYMMDDTHHMMSSZ>-<commit>[-<label>].json
+
+The timestamp is UTC, the commit is the first 7 hex digits of the HEAD that ran (``nogit``
+outside a checkout), and the label, when there is one, says what the run was of (a data set,
+a variant such as ``query-only``). ``result_path`` makes such a name, ``parse_result_name``
+reads one back; bench/report.py builds docs/benchmarks.md from these files.
+"""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
 import platform
+import re
 import subprocess
+import time
 from pathlib import Path
+from typing import NamedTuple
 
 REPO_DIR = Path(__file__).resolve().parent.parent
+RESULTS_DIR = REPO_DIR / "bench" / "results"
+_RESULT_NAME = re.compile(
+    r"^(?P<benchmark>[a-z0-9]+(?:-[a-z0-9]+)*?)-(?P<stamp>\d{8}T\d{6}Z)-(?P<commit>[0-9a-f]{7}|nogit)"
+    r"(?:-(?P<label>[A-Za-z0-9._-]+))?\.json$")
 FLAGS_OF_INTEREST = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
                      "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile")
 
@@ -91,3 +108,31 @@ def peak_rss_bytes() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class ResultName(NamedTuple):
+    benchmark: str
+    stamp: str  # YYYYMMDDTHHMMSSZ, UTC
+    commit: str  # 7 hex digits, or "nogit"
+    label: str | None
+
+
+def parse_result_name(name: str) -> ResultName:
+    """Splits a result file name; ValueError when it does not follow the layout."""
+    m = _RESULT_NAME.match(name)
+    if m is None:
+        raise ValueError(f"result file name {name!r} is not "
+                         "<benchmark>-<YYYYMMDDTHHMMSSZ>-<commit>[-<label>].json")
+    return ResultName(m["benchmark"], m["stamp"], m["commit"], m["label"])
+
+
+def result_path(benchmark: str, label: str | None = None, *, when: float | None = None,
+                results_dir: Path = RESULTS_DIR) -> Path:
+    """bench/results/<benchmark>/<benchmark>-<UTC time>-<commit>[-<label>].json (dir created)."""
+    commit = (git_info().get("commit") or "")[:7] or "nogit"
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(when))
+    name = f"{benchmark}-{stamp}-{commit}" + (f"-{label}" if label else "") + ".json"
+    parse_result_name(name)  # a label the reader could not split back is a bug here
+    out = results_dir / benchmark
+    out.mkdir(parents=True, exist_ok=True)
+    return out / name

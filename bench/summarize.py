@@ -1,7 +1,7 @@
 """Tables from bench_ann.py results: build, size, QPS at fixed recall, ratios, algorithm check.
 
-    python bench/summarize.py                      # newest result per data set in bench/results
-    python bench/summarize.py bench/results/x.json --markdown
+    python bench/summarize.py                      # newest result per data set in bench/results/ann
+    python bench/summarize.py bench/results/ann/ann-....json --markdown
 
 QPS at recall >= r is read off the single-thread sweep: the points are reduced to their Pareto
 frontier (no point kept that another beats in both recall and QPS), and between the two frontier
@@ -22,7 +22,7 @@ import math
 import sys
 from pathlib import Path
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+RESULTS_DIR = Path(__file__).resolve().parent / "results" / "ann"
 RECALL_LEVELS = (0.90, 0.95, 0.99)
 CHECK_TOLERANCE = 0.01
 STRATA_NAMES = ("strata", "strata-sq8")

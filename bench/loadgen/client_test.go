@@ -166,3 +166,18 @@ func TestLatencyQuantilesWithinABucket(t *testing.T) {
 		t.Errorf("max %v, want %v", l.max, all[len(all)-1])
 	}
 }
+
+// A result written into a directory must carry the name bench/report.py and
+// bench/runinfo.py parse; a drifting format would drop it from the docs.
+func TestResultNameFollowsTheResultsLayout(t *testing.T) {
+	now := time.Date(2026, 12, 1, 4, 12, 57, 0, time.FixedZone("CET", 3600))
+	for _, tc := range []struct{ commit, label, want string }{
+		{"610215c", "", "server-load-20261201T031257Z-610215c.json"},
+		{"610215c", "query-only", "server-load-20261201T031257Z-610215c-query-only.json"},
+		{"", "", "server-load-20261201T031257Z-nogit.json"},
+	} {
+		if got := resultName(now, tc.commit, tc.label); got != tc.want {
+			t.Errorf("resultName(%q, %q) = %q, want %q", tc.commit, tc.label, got, tc.want)
+		}
+	}
+}

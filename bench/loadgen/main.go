@@ -5,7 +5,11 @@
 // time, and writes req/s, latency percentiles and each process's CPU time
 // as JSON.
 //
-//	go run ./bench/loadgen --server bin/strata-server --out bench/results/server-load.json
+//	go run ./bench/loadgen --server bin/strata-server --out bench/results/server-load/
+//
+// An --out ending in "/" is a directory: the file is named as every result
+// in bench/results is (bench/runinfo.py),
+// server-load-<YYYYMMDDTHHMMSSZ>-<commit>[-<label>].json, with --label.
 //
 // The load generator and the server share the machine's cores, so the
 // figures are lower bounds for a server with the machine to itself; the
@@ -117,7 +121,8 @@ func main() {
 	conns := flag.String("conns", "1,8,32", "connection counts")
 	scenarios := flag.String("scenarios", "query,filtered-query-10pct,upsert-1", "scenarios to run, in order")
 	clientKind := flag.String("client", "raw", "raw (one HTTP/1.1 socket per worker, pre-encoded requests) or net/http")
-	out := flag.String("out", "", "JSON results file (default: stdout only)")
+	out := flag.String("out", "", "JSON results file, or a directory ending in / (default: stdout only)")
+	label := flag.String("label", "", "with a directory --out: the variant this run measures, appended to the file name (e.g. query-only)")
 	engine := flag.Bool("engine", false, "also build the same collection in this process and time collection.Query alone (no HTTP, no JSON) from 1 and 2 goroutines: the ceiling for the query cells")
 	wrk := flag.String("wrk", "", "also run each cell through this wrk binary (a cross-check; off when empty)")
 	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
@@ -346,9 +351,10 @@ func main() {
 		cells = append(cells, engineCells...)
 	}
 	if *out != "" {
-		commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+		commit, _ := exec.Command("git", "rev-parse", "--short=7", "HEAD").Output()
+		now := time.Now().UTC()
 		result := map[string]any{
-			"benchmark": "strata-server loopback load", "time": time.Now().UTC().Format(time.RFC3339),
+			"benchmark": "strata-server loopback load", "time": now.Format(time.RFC3339),
 			"commit": strings.TrimSpace(string(commit)), "go": runtime.Version(), "cpus": runtime.NumCPU(),
 			"cpu": cpuModel(), "loadavg_at_end": loadAvg(), "n": *n, "dim": *dim, "ef": *ef, "metric": "l2", "fsync": "batch",
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
@@ -358,7 +364,13 @@ func main() {
 			"note": "load generator and server share the machine's cores", "cells": cells,
 		}
 		data, _ := json.MarshalIndent(result, "", "  ")
-		check(os.WriteFile(*out, append(data, '\n'), 0o644))
+		path := *out
+		if strings.HasSuffix(path, "/") {
+			path = filepath.Join(path, resultName(now, strings.TrimSpace(string(commit)), *label))
+			check(os.MkdirAll(filepath.Dir(path), 0o755))
+		}
+		check(os.WriteFile(path, append(data, '\n'), 0o644))
+		fmt.Fprintln(os.Stderr, "wrote", path)
 	}
 }
 
@@ -515,4 +527,17 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
+}
+
+// resultName is bench/results' file name for a run at now of commit:
+// server-load-<YYYYMMDDTHHMMSSZ>-<commit>[-<label>].json (bench/runinfo.py).
+func resultName(now time.Time, commit, label string) string {
+	if commit == "" {
+		commit = "nogit"
+	}
+	name := "server-load-" + now.UTC().Format("20060102T150405Z") + "-" + commit
+	if label != "" {
+		name += "-" + label
+	}
+	return name + ".json"
 }
