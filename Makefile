@@ -9,9 +9,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Real embeddings for the demo, if a copy of the shared data sits beside the repo.
 STRATA_DATA ?= $(firstword $(wildcard ../shared/data/pypi-use512))
 
-.PHONY: test demo wheel install system-deps go-check go-test crash-ci fuzz-ci soak py-lint py-test annb server serve clean
+.PHONY: test demo wheel install system-deps go-check go-test crash-ci fuzz-ci soak py-lint py-test docs annb server serve clean
 
-test: system-deps go-check go-test crash-ci fuzz-ci install py-lint py-test
+test: system-deps go-check go-test crash-ci fuzz-ci install py-lint py-test docs
 
 # The browser test of the playground needs Debian's Chromium and its driver;
 # building the wheel needs Python.h (installed the same way when missing).
@@ -60,7 +60,7 @@ go-test:
 	go test -race ./go/... ./capi/...
 	go test -tags noasm ./go/...
 
-# Crash testing (go/collection/crashtest; README "Crash testing").
+# Crash testing (go/collection/crashtest; docs/durability.md).
 # crash-ci: the CI tier of kills, power losses and sweeps; fuzz-ci: 50k
 # executions per storage-format fuzz target; soak: the long tier, not in CI.
 crash-ci:
@@ -83,6 +83,16 @@ py-lint: install
 # installed package (tests/test_install.py checks which one is imported).
 py-test: install
 	cd tests && ../$(PY) -m pytest -q
+
+# make docs: docs/benchmarks.md from bench/results (bench/report.py), then the
+# site (mkdocs.yml, docs/) into site/ with mkdocs build --strict. Needs Python
+# and PyPI only: the docs extra of pyproject.toml is installed into .venv
+# without building strata.
+docs: $(PY)
+	$(PY) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["docs"]))' \
+		| $(PIP) install -r /dev/stdin
+	$(PY) bench/report.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # A local ann-benchmarks checkout, prepared and run with strata and hnswlib:
 #   make annb ANNB=/path/to/ann-benchmarks [ANNB_DATASET=fashion-mnist-784-euclidean]

@@ -10,7 +10,7 @@ rows; ground truth recomputed exactly for the slice) it measures, for the in-pro
   shard     seconds for one shard alone to answer the whole batch (one actor call, merge excluded)
   recall    recall@k of the batch results
 
-and, to build the scale-out model of bench/README.md from:
+and, to build the scale-out model of docs/benchmarks-methodology.md from:
 
   ray_call_us      a no-op actor round trip (ray.get(actor.pid.remote()))
   ray_put_ms       ray.put of the query batch (what a batch search puts in the object store)

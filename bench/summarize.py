@@ -188,7 +188,7 @@ def summarize(result: dict, markdown: bool) -> tuple[str, bool]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="*", help="result JSON files (default: newest per data set)")
-    ap.add_argument("--markdown", action="store_true", help="Markdown tables for the README")
+    ap.add_argument("--markdown", action="store_true", help="Markdown tables")
     ap.add_argument("--strict", action="store_true",
                     help="exit 1 when an algorithm check fails")
     args = ap.parse_args(argv)

@@ -8,7 +8,6 @@ happens in a process that has only imported strata when it forks.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import textwrap
@@ -19,7 +18,6 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 WRAPPER = REPO / "bench" / "ann_benchmarks" / "strata" / "module.py"
 RUN_MINIMAL = REPO / "bench" / "ann_benchmarks" / "run_minimal.py"
-README = REPO / "README.md"
 
 PRELUDE = """
 import os, signal, sys
@@ -110,7 +108,7 @@ def test_import_starts_no_engine(tmp_path):
     ["strata.Index(4)", "strata.FlatIndex(4)", "strata.kernel_path()", "strata.native_version()"],
 )
 def test_documented_calls_start_the_engine(tmp_path, call):
-    # README "Forking and multiprocessing" lists exactly these (and Index.load).
+    # docs/index-api.md "Forking and multiprocessing" lists these (and Index.load, Collection).
     run_script(
         f"""
         import strata
@@ -315,20 +313,6 @@ def test_run_minimal_forks_a_worker_per_definition(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "best recall@10" in proc.stdout
-
-
-def test_readme_fork_example_runs_as_written(tmp_path):
-    # A ```py block, not ```python: test_readme.py runs those in this pytest process,
-    # which started the engine long ago, so a fork there would (rightly) fail.
-    section = README.read_text().split("### Forking and multiprocessing", 1)[1]
-    example = re.search(r"```py\n(.*?)```", section, re.DOTALL).group(1)
-    script = tmp_path / "example.py"
-    script.write_text(example)
-    proc = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[[0, 1, 2], [0, 1, 2]]"
 
 
 def test_child_forked_after_open_does_not_keep_the_collection_locked(tmp_path):
