@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from collections.abc import Callable
@@ -169,29 +170,43 @@ def overhead_section(runs: list) -> str:
 def server_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
-        cells = {(c["scenario"], c["connections"]): c for c in r["cells"]}
-        q = cells.get(("query", 32))
+        q = query32(r)
         rows.append([when(name), f"`{name.commit}`", name.label or "-",
                      f"{r['n']:,} x {r['dim']}", fmt(r.get("ingest_vectors_per_s")),
                      fmt(q["req_per_s"]) if q else "-", f"{q['p99_ms']:.2f}" if q else "-",
                      f"`{path.name}`"])
-    default = [r for n, _, r in runs if (n.label or "").startswith("ab0413-repeat-q-default")]
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for name, _, r in runs:
+        m = re.fullmatch(r"(.+)-(\d+)", name.label or "")
+        if m and query32(r):
+            groups.setdefault((name.commit, m.group(1)), []).append(r)
+    series = [[f"`{commit}`", f"{label}-N", f"`{rs[0].get('server_args') or '(none)'}`",
+               str(len(rs)),
+               fmt(statistics.median(query32(r)["req_per_s"] for r in rs)),
+               f"{statistics.median(query32(r)['p99_ms'] for r in rs):.2f}",
+               fmt(statistics.median(r["ingest_vectors_per_s"] for r in rs))]
+              for (commit, label), rs in groups.items() if len(rs) > 1]
     summary = ""
-    if default:
-        rps = statistics.median(next(c["req_per_s"] for c in r["cells"]
-                                     if c["scenario"] == "query" and c["connections"] == 32)
-                                for r in default)
-        summary = (f"The newest series of repeated runs (label `ab0413-repeat-q-default-N`, "
-                   f"{len(default)} runs): median {fmt(rps)} query req/s at 32 connections.\n\n")
+    if series:
+        summary = ("Repeated runs (labels ending in the run number), medians:\n\n" + table(
+            ["commit", "label", "server flags", "runs", "query req/s (32 conns)", "query p99 ms",
+             "ingest vectors/s"], series) + "\n\nEvery run:\n\n")
     return "\n".join([
         "## strata-server over HTTP (`bench/loadgen`)", "",
         "The load generator starts the server on loopback, ingests n points over HTTP (batches "
         "of 1,000, 2 writers), then runs each scenario for a fixed time per connection count; "
         "generator and server share the machine's cores. Labels name variants: `query-only`, "
         "`gomaxprocs4` (`--server-args \"--gomaxprocs 4\"`), `query-engine` (`--engine`), "
-        "`abHHMM-...` (interleaved A/B rounds).", "", summary +
+        "`abHHMM-<variant>-N` (round N of an interleaved A/B comparison started at HH:MM UTC; "
+        "the variant's server flags are in the file).", "", summary +
         table(["time", "commit", "label", "points", "ingest vectors/s", "query req/s (32 conns)",
                "query p99 ms", "file"], rows)])
+
+
+def query32(result: dict) -> dict | None:
+    """The query cell at 32 connections of a server-load result, if it ran."""
+    return next((c for c in result["cells"]
+                 if c["scenario"] == "query" and c["connections"] == 32), None)
 
 
 def collection_section(runs: list) -> str:

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_ann
 import datasets
+import runinfo
 import summarize
 
 
@@ -137,3 +138,25 @@ def test_missing_sources_say_which_command_fetches_them(tmp_path: Path,
     with pytest.raises(datasets.MissingSourceError, match=npm):
         datasets.prepare("glove-100-angular")
     assert not list(tmp_path.glob("*.hdf5"))
+
+
+def test_result_path_names_a_file_report_py_can_read(tmp_path):
+    # A name the reader cannot split would drop the run from docs/benchmarks.md.
+    path = runinfo.result_path("server-load", "ab0413-q-g2-1", when=1764562377.0,
+                               results_dir=tmp_path)
+    assert path.parent == tmp_path / "server-load"
+    name = runinfo.parse_result_name(path.name)
+    assert (name.benchmark, name.stamp, name.label) == (
+        "server-load", "20251201T041257Z", "ab0413-q-g2-1")
+    assert len(name.commit) == 7 or name.commit == "nogit"
+
+
+@pytest.mark.parametrize("name", [
+    "glove-100-angular-20261201-015419.json",           # the old layout: local-style stamp
+    "collection-20261130T213641.json",                  # no zone, no commit
+    "ann-20261201T015419Z-decebcb-glove 100.json",      # a space in the label
+])
+def test_result_names_outside_the_layout_are_refused(name):
+    with pytest.raises(ValueError, match="is not <benchmark>"):
+        runinfo.parse_result_name(name)
+
