@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runinfo
 
 EFS = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256]
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def _version(dist: str) -> str | None:
@@ -116,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clusters", type=int, default=16, help="rabitqlib HNSW centroids")
     ap.add_argument("--threads", type=int, default=runinfo.cpu_count(), help="build threads")
     ap.add_argument("--out",
-                    help="result JSON (default bench/results/rabitq-peers-<set>-<time>.json)")
+                    help="result JSON (default: runinfo.result_path('rabitq-peers', set))")
     args = ap.parse_args(argv)
 
     src = Path(args.data_dir) / args.set
@@ -163,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         "versions": {d: _version(d) for d in ("hnswlib", "rabitqlib", "numpy")},
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": results,
     }
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = Path(args.out) if args.out else RESULTS_DIR / f"rabitq-peers-{args.set}-{stamp}.json"
+    path = Path(args.out) if args.out else runinfo.result_path("rabitq-peers", args.set)
     path.write_text(json.dumps(out, indent=1))
     print(path)
     return 0

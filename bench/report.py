@@ -295,6 +295,30 @@ def annb_section(runs: list) -> str:
     return "\n".join(parts)
 
 
+def rabitq_section(title: str, key: str, intro: str) -> Callable[[list], str]:
+    """CPU-time QPS at the recall targets per mode (Go sweep) or library (peers)."""
+    def section(runs: list) -> str:
+        parts = [title, "", intro, ""]
+        for name, path, r in runs:
+            by: dict[str, list[dict]] = {}
+            for row in r["rows"]:
+                by.setdefault(row[key], []).append(
+                    {"ef": row["ef"], "recall": row["recall"], "qps": row["qps_cpu"]})
+            rows = [[variant, *(fmt(summarize.qps_at_recall(sweep, target))
+                                for target in summarize.RECALL_LEVELS),
+                     f"{max(p['recall'] for p in sweep):.4f}"] for variant, sweep in by.items()]
+            head = [key, *(f"CPU QPS@{t:.2f}" for t in summarize.RECALL_LEVELS), "max recall"]
+            load = r.get("loadavg")
+            load = float(load[0] if isinstance(load, list) else str(load).split()[0])
+            size = f"{r['n']:,} x {r['dim']}" if "dim" in r else f"{r['n']:,} rows of"
+            parts += [f"### {name.label}", "",
+                      f"{size} {r['set']}, {r['queries']} queries, k={r['k']}; commit "
+                      f"`{name.commit}`, {when(name)}, 1-minute load average {load:.1f}; "
+                      f"`{path.name}`", "", table(head, rows), ""]
+        return "\n".join(parts)
+    return section
+
+
 def machine_line(result: dict) -> str:
     m = result.get("machine") or {}
     return f"{m.get('cpu_model', '?')}, {m.get('cores', '?')} cores"
@@ -305,6 +329,14 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("overhead", overhead_section), ("collection", collection_section),
     ("text", text_section), ("server-load", server_section), ("ray", ray_section),
     ("annb", annb_section),
+    ("rabitq-go", rabitq_section(
+        "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",
+        "strata's RaBitQ search modes (Go only so far: no Python door) against its float search "
+        "on the same graph: QPS per CPU second, one query at a time, at recall@10 targets.")),
+    ("rabitq-peers", rabitq_section(
+        "## RaBitQ peers (`bench_rabitq_peers.py`)", "lib",
+        "hnswlib and rabitqlib's HnswIndex (8-bit RaBitQ) and SymqgIndex on the same rows and "
+        "queries: QPS per CPU second, one query at a time, at recall@10 targets.")),
 ]
 
 
