@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -67,7 +67,7 @@ func BenchmarkQueryOversubscribed(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	data := testdata.Clustered(n, dim, 200, 0.3, 11)
+	data := synth.Clustered(n, dim, 200, 0.3, 11)
 	ids := make([]uint64, n)
 	for i := range ids {
 		ids[i] = uint64(i)
@@ -77,7 +77,7 @@ func BenchmarkQueryOversubscribed(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	queries := testdata.Clustered(1000, dim, 200, 0.3, 12)
+	queries := synth.Clustered(1000, dim, 200, 0.3, 12)
 	var next atomic.Int64
 	b.SetParallelism(32 / runtime.GOMAXPROCS(0))
 	b.ResetTimer()

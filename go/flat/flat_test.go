@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -56,7 +56,7 @@ func TestSearchMatchesFloat64Reference(t *testing.T) {
 			want := make([]float64, n)
 			order := make([]int, n)
 			for i := range n {
-				want[i], order[i] = testdata.Distance(m.String(), query, data[i*dim:(i+1)*dim]), i
+				want[i], order[i] = synth.Distance(m.String(), query, data[i*dim:(i+1)*dim]), i
 			}
 			sort.SliceStable(order, func(a, b int) bool { return want[order[a]] < want[order[b]] })
 			for j := range k {

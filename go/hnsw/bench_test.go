@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -76,8 +76,8 @@ func benchSetup(b *testing.B) {
 			}
 			b.Logf("strata-bench-data: %s", path)
 		} else {
-			data = testdata.Clustered(benchN, benchDim, 200, 0.3, 11)
-			benchQueries = testdata.Clustered(1000, benchDim, 200, 0.3, 12)
+			data = synth.Clustered(benchN, benchDim, 200, 0.3, 11)
+			benchQueries = synth.Clustered(1000, benchDim, 200, 0.3, 12)
 		}
 		x, err := New(Config{
 			Dim: benchDim, Metric: m, M: envInt("STRATA_BENCH_M", 16),
@@ -119,7 +119,7 @@ func BenchmarkSearchOne(b *testing.B) {
 
 // BenchmarkBuild measures parallel construction of benchN clustered vectors.
 func BenchmarkBuild(b *testing.B) {
-	data := testdata.Clustered(benchN, benchDim, 200, 0.3, 11)
+	data := synth.Clustered(benchN, benchDim, 200, 0.3, 11)
 	for b.Loop() {
 		x, _ := New(Config{Dim: benchDim, Seed: 1})
 		if err := x.Add(data, nil, nil, 0); err != nil {
@@ -322,7 +322,7 @@ func BenchmarkRenumber(b *testing.B) {
 // the swap), which copies every array under the write lock (95-367 ms at
 // 225k-337k nodes of 128-d while Compact runs beside it).
 func BenchmarkCompactWritePause(b *testing.B) {
-	data := testdata.Clustered(benchN, benchDim, 200, 0.3, 11)
+	data := synth.Clustered(benchN, benchDim, 200, 0.3, 11)
 	x, err := New(Config{Dim: benchDim, Seed: 1})
 	if err != nil {
 		b.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 )
 
 // liveModel checks that x holds exactly the ids of model with their vectors,
@@ -85,7 +85,7 @@ func testCompactCarriesOver(t *testing.T) {
 		t.Run(fmt.Sprintf("%v-rerank=%v", cfg.Quantization, cfg.Rerank), func(t *testing.T) {
 			const n = 1200
 			dim := cfg.Dim
-			data := testdata.Clustered(2*n, dim, 30, 0.2, 9)
+			data := synth.Clustered(2*n, dim, 30, 0.2, 9)
 			x := mustNew(t, cfg)
 			if err := x.Add(data[:n*dim], nil, nil, 2); err != nil {
 				t.Fatal(err)
@@ -179,7 +179,7 @@ func TestCompactUnderConcurrentWritesAndSearches(t *testing.T) {
 		rounds = 3
 	}
 	x := mustNew(t, Config{Dim: dim, M: 6, EfConstruction: 40, Seed: 2})
-	data := testdata.Clustered(3000, dim, 20, 0.3, 4)
+	data := synth.Clustered(3000, dim, 20, 0.3, 4)
 	if err := x.Add(data[:1000*dim], nil, nil, 2); err != nil {
 		t.Fatal(err)
 	}

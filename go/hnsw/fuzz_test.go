@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -26,7 +26,7 @@ func FuzzLoadValidSections(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if err := x.Add(testdata.Clustered(60, 4, 5, 0.3, 1), nil, nil, 1); err != nil {
+		if err := x.Add(synth.Clustered(60, 4, 5, 0.3, 1), nil, nil, 1); err != nil {
 			f.Fatal(err)
 		}
 		if _, err := x.Remove([]uint64{3, 9}, false); err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -53,8 +53,8 @@ func search(t testing.TB, x *Index, queries []float32, k, ef, threads int) ([]in
 }
 
 func TestRecallOnClusteredData(t *testing.T) {
-	data := testdata.Clustered(testN, testDim, 100, 0.15, 1)
-	queries := testdata.Clustered(testQueries, testDim, 100, 0.15, 2)
+	data := synth.Clustered(testN, testDim, 100, 0.15, 1)
+	queries := synth.Clustered(testQueries, testDim, 100, 0.15, 2)
 	for _, m := range []metric.Metric{metric.L2, metric.IP, metric.Cosine} {
 		t.Run(m.String(), func(t *testing.T) {
 			x := mustNew(t, Config{Dim: testDim, Metric: m, Seed: 7})
@@ -64,16 +64,16 @@ func TestRecallOnClusteredData(t *testing.T) {
 			if err := x.CheckIntegrity(); err != nil {
 				t.Fatal(err)
 			}
-			truth := truthIDs(testdata.KNN(m.String(), data, queries, testDim, testK), 0)
+			truth := truthIDs(synth.KNN(m.String(), data, queries, testDim, testK), 0)
 			ids, dists := search(t, x, queries, testK, 64, 0)
-			if r := testdata.Recall(ids, truth, testK); r < 0.95 {
+			if r := synth.Recall(ids, truth, testK); r < 0.95 {
 				t.Errorf("recall@%d = %.4f, want >= 0.95", testK, r)
 			}
 			// Distances match a float64 reference for the ids returned.
 			for i, id := range ids {
 				q := queries[(i/testK)*testDim : (i/testK+1)*testDim]
 				v := data[int(id)*testDim : (int(id)+1)*testDim]
-				want := testdata.Distance(m.String(), q, v)
+				want := synth.Distance(m.String(), q, v)
 				if math.Abs(float64(dists[i])-want) > 1e-4*(1+math.Abs(want)) {
 					t.Fatalf("distance to id %d = %v, reference %v", id, dists[i], want)
 				}
@@ -86,9 +86,9 @@ func TestRecallOnClusteredData(t *testing.T) {
 }
 
 func TestRecallIndependentOfThreadCount(t *testing.T) {
-	data := testdata.Clustered(testN, testDim, 100, 0.15, 3)
-	queries := testdata.Clustered(testQueries, testDim, 100, 0.15, 4)
-	truth := truthIDs(testdata.KNN("l2", data, queries, testDim, testK), 0)
+	data := synth.Clustered(testN, testDim, 100, 0.15, 3)
+	queries := synth.Clustered(testQueries, testDim, 100, 0.15, 4)
+	truth := truthIDs(synth.KNN("l2", data, queries, testDim, testK), 0)
 	var recalls []float64
 	for _, threads := range []int{1, 4} {
 		x := mustNew(t, Config{Dim: testDim, Seed: 9})
@@ -99,7 +99,7 @@ func TestRecallIndependentOfThreadCount(t *testing.T) {
 			t.Fatalf("threads=%d: %v", threads, err)
 		}
 		ids, _ := search(t, x, queries, testK, 32, 1)
-		recalls = append(recalls, testdata.Recall(ids, truth, testK))
+		recalls = append(recalls, synth.Recall(ids, truth, testK))
 	}
 	if math.Abs(recalls[0]-recalls[1]) > 0.02 {
 		t.Errorf("recall with 1 thread %.4f vs 4 threads %.4f differ by more than 0.02", recalls[0], recalls[1])
@@ -189,7 +189,7 @@ func TestSearchDuringAddSeesOnlyCompleteInserts(t *testing.T) {
 	if raceEnabled {
 		batches, per = 4, 150
 	}
-	data := testdata.Clustered(batches*per, testDim, 50, 0.2, 5)
+	data := synth.Clustered(batches*per, testDim, 50, 0.2, 5)
 	x := mustNew(t, Config{Dim: testDim, M: 8, EfConstruction: 64})
 	var added atomic.Int64 // ids below this are complete
 	var wg sync.WaitGroup
@@ -221,7 +221,7 @@ func TestSearchDuringAddSeesOnlyCompleteInserts(t *testing.T) {
 						errs <- errors.New("search returned an id whose batch had not started")
 						return
 					}
-					want := testdata.Distance("l2", q, data[id*testDim:(id+1)*testDim])
+					want := synth.Distance("l2", q, data[id*testDim:(id+1)*testDim])
 					if math.Abs(float64(dists[j])-want) > 1e-3*(1+want) {
 						errs <- errors.New("search saw a partially written vector")
 						return

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestPlanIsADeterministicPermutationSortedByDescent(t *testing.T) {
 	const dim = 16
 	x := mustNew(t, Config{Dim: dim, Metric: metric.L2, M: 4, Seed: 3})
-	if err := x.Add(testdata.Clustered(testN, dim, 20, 0.2, 5), nil, nil, 0); err != nil {
+	if err := x.Add(synth.Clustered(testN, dim, 20, 0.2, 5), nil, nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	g := x.graph.Load()
@@ -71,7 +71,7 @@ func TestPlanIsADeterministicPermutationSortedByDescent(t *testing.T) {
 func TestBatchLargerThanTheGraphIsInsertedInRounds(t *testing.T) {
 	const dim = 16
 	n := 3*minOrderedRound + 100 // rounds of 1024, 1024, 1124
-	data := testdata.Clustered(n, dim, 30, 0.2, 8)
+	data := synth.Clustered(n, dim, 30, 0.2, 8)
 	for _, threads := range []int{1, 4} {
 		x := mustNew(t, Config{Dim: dim, Metric: metric.L2, Seed: 4})
 		if err := x.Add(data, nil, nil, threads); err != nil {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -27,7 +27,7 @@ func (m *model) knn(q []float32, k int, allow map[uint64]bool, deny map[uint64]b
 		if (allow != nil && !allow[id]) || deny[id] {
 			continue
 		}
-		hits = append(hits, hit{id, testdata.Distance("l2", q, v)})
+		hits = append(hits, hit{id, synth.Distance("l2", q, v)})
 	}
 	slices.SortFunc(hits, func(a, b hit) int {
 		if a.d != b.d {
@@ -162,7 +162,7 @@ func TestOperationsMatchBruteForceModel(t *testing.T) {
 						if (want[i] == -1) != (ids[i] == -1) {
 							t.Fatalf("step %d: exact plan returned %v, model %v", step, ids, want)
 						}
-						if want[i] >= 0 && testdata.Distance("l2", q, m.vecs[uint64(ids[i])]) != testdata.Distance("l2", q, m.vecs[uint64(want[i])]) {
+						if want[i] >= 0 && synth.Distance("l2", q, m.vecs[uint64(ids[i])]) != synth.Distance("l2", q, m.vecs[uint64(want[i])]) {
 							t.Fatalf("step %d: exact plan returned %v, model %v", step, ids, want)
 						}
 					}
@@ -203,7 +203,7 @@ func TestOperationsMatchBruteForceModel(t *testing.T) {
 }
 
 func TestPlannerPicksExactForSelectiveFilters(t *testing.T) {
-	data := testdata.Clustered(3000, 16, 30, 0.2, 8)
+	data := synth.Clustered(3000, 16, 30, 0.2, 8)
 	x := mustNew(t, Config{Dim: 16, Metric: metric.L2})
 	if err := x.Add(data, nil, nil, 0); err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestPlannerPicksExactForSelectiveFilters(t *testing.T) {
 }
 
 func TestRemovedIDsNeverReturnedAndReaddWorks(t *testing.T) {
-	data := testdata.Clustered(2000, 16, 20, 0.2, 9)
+	data := synth.Clustered(2000, 16, 20, 0.2, 9)
 	x := mustNew(t, Config{Dim: 16})
 	if err := x.Add(data, nil, nil, 0); err != nil {
 		t.Fatal(err)
@@ -273,8 +273,8 @@ func TestRemovedIDsNeverReturnedAndReaddWorks(t *testing.T) {
 }
 
 func TestCompactKeepsRecall(t *testing.T) {
-	data := testdata.Clustered(testN, testDim, 100, 0.15, 21)
-	queries := testdata.Clustered(testQueries, testDim, 100, 0.15, 22)
+	data := synth.Clustered(testN, testDim, 100, 0.15, 21)
+	queries := synth.Clustered(testQueries, testDim, 100, 0.15, 22)
 	x := mustNew(t, Config{Dim: testDim, Seed: 4})
 	if err := x.Add(data, nil, nil, 0); err != nil {
 		t.Fatal(err)
@@ -305,7 +305,7 @@ func TestCompactKeepsRecall(t *testing.T) {
 	if err := fresh.Add(liveVecs, liveIDs, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	pos := testdata.KNN("l2", liveVecs, queries, testDim, testK)
+	pos := synth.KNN("l2", liveVecs, queries, testDim, testK)
 	truth := make([][]uint64, len(pos))
 	for i, row := range pos {
 		for _, p := range row {
@@ -314,7 +314,7 @@ func TestCompactKeepsRecall(t *testing.T) {
 	}
 	got, _ := search(t, x, queries, testK, 32, 0)
 	want, _ := search(t, fresh, queries, testK, 32, 0)
-	rc, rf := testdata.Recall(got, truth, testK), testdata.Recall(want, truth, testK)
+	rc, rf := synth.Recall(got, truth, testK), synth.Recall(want, truth, testK)
 	if rc < rf-0.01 {
 		t.Errorf("recall after compaction %.4f < fresh build %.4f - 0.01", rc, rf)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -25,7 +25,7 @@ var persistConfigs = map[string]Config{
 
 func builtIndex(t *testing.T, cfg Config) (*Index, []float32) {
 	t.Helper()
-	data := testdata.Clustered(1500, cfg.Dim, 20, 0.2, 77)
+	data := synth.Clustered(1500, cfg.Dim, 20, 0.2, 77)
 	x := mustNew(t, cfg)
 	if err := x.Add(data, nil, nil, 0); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func TestFrozenIsTheIndexAtFreeze(t *testing.T) {
 			}
 			// Room to grow in place: the writes after Freeze go into the
 			// very arrays it shares.
-			more := testdata.Clustered(3000, cfg.Dim, 20, 0.2, 78)
+			more := synth.Clustered(3000, cfg.Dim, 20, 0.2, 78)
 			if err := x.Add(more[:10*cfg.Dim], nil, nil, 1); err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -13,11 +13,11 @@ import (
 // same data and queries through a float index and an SQ8+rerank index give
 // recall within 0.01, and an SQ8 codes-only index stays useful.
 func TestSQ8RerankMatchesFloatRecall(t *testing.T) {
-	data := testdata.Clustered(testN, testDim, 100, 0.15, 31)
-	queries := testdata.Clustered(testQueries, testDim, 100, 0.15, 32)
+	data := synth.Clustered(testN, testDim, 100, 0.15, 31)
+	queries := synth.Clustered(testQueries, testDim, 100, 0.15, 32)
 	for _, m := range []metric.Metric{metric.L2, metric.IP, metric.Cosine} {
 		t.Run(m.String(), func(t *testing.T) {
-			truth := truthIDs(testdata.KNN(m.String(), data, queries, testDim, testK), 0)
+			truth := truthIDs(synth.KNN(m.String(), data, queries, testDim, testK), 0)
 			recall := map[string]float64{}
 			for name, cfg := range map[string]Config{
 				"float":  {Dim: testDim, Metric: m, Seed: 5},
@@ -32,7 +32,7 @@ func TestSQ8RerankMatchesFloatRecall(t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 				ids, _ := search(t, x, queries, testK, 64, 0)
-				recall[name] = testdata.Recall(ids, truth, testK)
+				recall[name] = synth.Recall(ids, truth, testK)
 			}
 			if recall["rerank"] < recall["float"]-0.01 {
 				t.Errorf("SQ8+rerank recall %.4f, float %.4f", recall["rerank"], recall["float"])

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/kernels"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
@@ -25,7 +25,7 @@ import (
 //
 //	STRATA_RABITQ_N=20000 go test ./go/hnsw -run '^$' -bench RaBitQSweep -benchtime 1x
 //
-// Env: STRATA_RABITQ_SET (default pypi-use512, from testdata.DataDir),
+// Env: STRATA_RABITQ_SET (default pypi-use512, from synth.DataDir),
 // STRATA_RABITQ_N train rows (20000), STRATA_RABITQ_Q queries (500, held
 // out), STRATA_RABITQ_INDEX a file caching the built graph, STRATA_RABITQ_JSON
 // a file for the results (machine, commit, load, one row per mode and ef).
@@ -35,7 +35,7 @@ func BenchmarkRaBitQSweep(b *testing.B) {
 		set = "pypi-use512"
 	}
 	n, nq, k := envInt("STRATA_RABITQ_N", 20000), envInt("STRATA_RABITQ_Q", 500), 10
-	data, err := testdata.LoadRealSet(set, n)
+	data, err := synth.LoadRealSet(set, n)
 	if err != nil {
 		b.Skipf("real data not available: %v", err)
 	}
@@ -96,7 +96,7 @@ func BenchmarkRaBitQSweep(b *testing.B) {
 				nref += st.Refinements
 			}
 			cpu, wall := threadCPU()-cpu0, time.Since(wall0).Seconds()
-			r := row{Mode: mode, Ef: ef, Recall: testdata.Recall(ids, truth, k), QPSCPU: float64(nq) / cpu, QPSWall: float64(nq) / wall,
+			r := row{Mode: mode, Ef: ef, Recall: synth.Recall(ids, truth, k), QPSCPU: float64(nq) / cpu, QPSWall: float64(nq) / wall,
 				DistPerQ: float64(ndis) / float64(nq), RefinePerQ: float64(nref) / float64(nq)}
 			if mode != "float" {
 				r.MemoryBytes = x.RaBitQBytes()
@@ -204,7 +204,7 @@ func cpuModel() string {
 // BenchmarkRaBitQSweep graph ($STRATA_RABITQ_INDEX caches it) in each mode
 // at ef = $STRATA_BENCH_EF (64), for profiling one mode at a time.
 func BenchmarkRaBitQSearchOne(b *testing.B) {
-	data, err := testdata.LoadRealSet("pypi-use512", envInt("STRATA_RABITQ_N", 20000))
+	data, err := synth.LoadRealSet("pypi-use512", envInt("STRATA_RABITQ_N", 20000))
 	if err != nil {
 		b.Skipf("real data not available: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -25,8 +25,8 @@ type rabitqFixture struct {
 func newRaBitQFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture {
 	t.Helper()
 	f := &rabitqFixture{dim: dim, k: 10}
-	f.data = testdata.Clustered(n, dim, 50, 0.4, 21)
-	f.queries = testdata.Clustered(100, dim, 50, 0.4, 22)
+	f.data = synth.Clustered(n, dim, 50, 0.4, 21)
+	f.queries = synth.Clustered(100, dim, 50, 0.4, 22)
 	x, err := New(Config{Dim: dim, Metric: m, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func newRaBitQFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture 
 	x.forcePlan, x.forcedPlan = true, PlanGraph
 	f.x = x
 	name := map[metric.Metric]string{metric.L2: "l2", metric.IP: "ip", metric.Cosine: "cosine"}[m]
-	for _, row := range testdata.KNN(name, f.data, f.queries, dim, f.k) {
+	for _, row := range synth.KNN(name, f.data, f.queries, dim, f.k) {
 		ids := make([]uint64, len(row))
 		for i, p := range row {
 			ids[i] = uint64(p)
@@ -68,7 +68,7 @@ func (f *rabitqFixture) search(t *testing.T, ef int, filter *Filter) ([]int64, f
 		total.Refinements += st.Refinements
 		total.Plan = st.Plan
 	}
-	return ids, testdata.Recall(ids, f.truth, f.k), total
+	return ids, synth.Recall(ids, f.truth, f.k), total
 }
 
 // recallSlack is how far below the float graph's recall the code search
@@ -139,7 +139,7 @@ func TestRaBitQStaleCodesFallBackToFloats(t *testing.T) {
 	if err := f.x.BuildRaBitQ(8); err != nil {
 		t.Fatal(err)
 	}
-	extra := testdata.Clustered(10, f.dim, 50, 0.4, 99)
+	extra := synth.Clustered(10, f.dim, 50, 0.4, 99)
 	if err := f.x.Add(extra, []uint64{5000, 5001, 5002, 5003, 5004, 5005, 5006, 5007, 5008, 5009}, nil, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -226,8 +226,8 @@ func TestBuildRaBitQRejectsBadArguments(t *testing.T) {
 // with -race.
 func TestRaBitQSearchDuringAdd(t *testing.T) {
 	const dim, first, more = 32, 600, 300
-	data := testdata.Clustered(first+more, dim, 50, 0.4, 77)
-	queries := testdata.Clustered(20, dim, 50, 0.4, 78)
+	data := synth.Clustered(first+more, dim, 50, 0.4, 77)
+	queries := synth.Clustered(20, dim, 50, 0.4, 78)
 	x, err := New(Config{Dim: dim, Seed: 5})
 	if err != nil {
 		t.Fatal(err)

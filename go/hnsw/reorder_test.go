@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/vfs"
 )
 
@@ -29,8 +29,8 @@ func TestReorderChangesNothingACallerSees(t *testing.T) {
 	for name, cfg := range persistConfigs {
 		t.Run(name, func(t *testing.T) {
 			const n = 1500
-			data := testdata.Clustered(n, cfg.Dim, 20, 0.2, 41)
-			queries := testdata.Clustered(100, cfg.Dim, 20, 0.2, 42)
+			data := synth.Clustered(n, cfg.Dim, 20, 0.2, 41)
+			queries := synth.Clustered(100, cfg.Dim, 20, 0.2, 42)
 			ids := make([]uint64, n)
 			for i := range ids {
 				ids[i] = uint64(n-i) * 3 // insertion order differs from id order
@@ -118,7 +118,7 @@ func TestReorderChangesNothingACallerSees(t *testing.T) {
 func TestBFSOrderIsAPermutationStartingAtTheEntry(t *testing.T) {
 	withReorderAt(t, 0)
 	x := mustNew(t, Config{Dim: 8, M: 4, Seed: 3})
-	if err := x.Add(testdata.Clustered(700, 8, 10, 0.2, 5), nil, nil, 2); err != nil {
+	if err := x.Add(synth.Clustered(700, 8, 10, 0.2, 5), nil, nil, 2); err != nil {
 		t.Fatal(err)
 	}
 	g := x.graph.Load()
@@ -152,8 +152,8 @@ func overlap(a, b []int64, k int) float64 {
 func TestRenumberChangesNothingACallerSees(t *testing.T) {
 	const n, dim = 1500, 16
 	withReorderAt(t, 1000)
-	data := testdata.Clustered(n, dim, 20, 0.2, 43)
-	queries := testdata.Clustered(100, dim, 20, 0.2, 44)
+	data := synth.Clustered(n, dim, 20, 0.2, 43)
+	queries := synth.Clustered(100, dim, 20, 0.2, 44)
 	build := func() *Index {
 		x := mustNew(t, Config{Dim: dim, Seed: 5})
 		for at := 0; at < n; at += 100 { // batches too small to renumber
@@ -220,7 +220,7 @@ func TestRenumberChangesNothingACallerSees(t *testing.T) {
 	same("after Renumber")
 	// New vectors: a copy of a stored one would tie with it, and ties
 	// break by arrival order, which renumbering is free to change.
-	more := testdata.Clustered(5, dim, 20, 0.2, 45)
+	more := synth.Clustered(5, dim, 20, 0.2, 45)
 	for _, x := range []*Index{plain, renumbered} {
 		if err := x.Add(more, []uint64{7, 3, 6, 9000, 9001}, nil, 1); err != nil {
 			t.Fatal(err)
@@ -237,7 +237,7 @@ func TestRenumberChangesNothingACallerSees(t *testing.T) {
 	}
 	// A large Add renumbers by itself and counts as the last renumbering:
 	// the next Renumber(1.5) must not copy the graph again.
-	big := testdata.Clustered(2000, dim, 20, 0.2, 46)
+	big := synth.Clustered(2000, dim, 20, 0.2, 46)
 	if err := plain.Add(big, nil, nil, 1); err != nil {
 		t.Fatal(err)
 	}

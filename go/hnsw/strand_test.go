@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -68,7 +68,7 @@ func TestTightClustersStayReachable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := x.Add(testdata.Clustered(3000, 8, 20, 0.01, uint64(m)), nil, nil, threads); err != nil {
+			if err := x.Add(synth.Clustered(3000, 8, 20, 0.01, uint64(m)), nil, nil, threads); err != nil {
 				t.Fatal(err)
 			}
 			if err := x.CheckIntegrity(); err != nil {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/strata-db/strata/go/internal/testdata"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/kernels"
 )
 
@@ -102,7 +102,7 @@ func errorStats(c *coded, data, queries []float32, ex bool, eps float32) (violat
 
 func loadUse512(t *testing.T, n, nq int) (data, queries []float32) {
 	t.Helper()
-	set, err := testdata.LoadRealSet("pypi-use512", n)
+	set, err := synth.LoadRealSet("pypi-use512", n)
 	if err != nil {
 		t.Skipf("real data not available: %v", err)
 	}
@@ -147,11 +147,11 @@ func TestEstimateWithinBoundOnRealData(t *testing.T) {
 // and a centroid far from the origin.
 func TestEstimateWithinBoundOnSyntheticData(t *testing.T) {
 	for _, dim := range []int{100, 300} {
-		data := testdata.Clustered(2000, dim, 20, 0.3, uint64(dim))
+		data := synth.Clustered(2000, dim, 20, 0.3, uint64(dim))
 		for i := range data {
 			data[i] += 3
 		}
-		queries := testdata.Clustered(20, dim, 20, 0.3, uint64(dim)+1)
+		queries := synth.Clustered(20, dim, 20, 0.3, uint64(dim)+1)
 		for i := range queries {
 			queries[i] += 3
 		}
@@ -208,7 +208,7 @@ func TestExBitsConvergeToExact(t *testing.T) {
 // same seed and sample give identical codes and factors, and another seed
 // gives another rotation.
 func TestEncodingIsDeterministic(t *testing.T) {
-	data := testdata.Clustered(200, 70, 5, 0.5, 9)
+	data := synth.Clustered(200, 70, 5, 0.5, 9)
 	a := encodeAll(t, mustNew(t, 70, 4, 11, data), data)
 	b := encodeAll(t, mustNew(t, 70, 4, 11, data), data)
 	if !slices.Equal(a.bits, b.bits) || !slices.Equal(a.ex, b.ex) || !slices.Equal(a.f1, b.f1) || !slices.Equal(a.fx, b.fx) {
@@ -293,8 +293,8 @@ func TestNewRejectsBadArguments(t *testing.T) {
 // than codes against the one global mean.
 func TestClusteredCentroidsShortenErrors(t *testing.T) {
 	const dim = 64
-	data := testdata.Clustered(3000, dim, 8, 0.2, 31)
-	queries := testdata.Clustered(20, dim, 8, 0.2, 32)
+	data := synth.Clustered(3000, dim, 8, 0.2, 31)
+	queries := synth.Clustered(20, dim, 8, 0.2, 32)
 	for _, m := range []Metric{L2, InnerProduct} {
 		one, err := New(dim, m, 4, 5, data)
 		if err != nil {
