@@ -136,9 +136,9 @@ func BenchmarkBuild(b *testing.B) {
 func BenchmarkSearchOneKernels(b *testing.B) {
 	benchSetup(b)
 	x := benchIndex
-	defer func() { oneRowKernels = false }()
+	defer func() { x.testing = searchTesting{} }()
 	benchAlternating(b, [2]string{"one", "rows"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
-		oneRowKernels = side == 0
+		x.testing.oneRowKernels = side == 0
 		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)
@@ -216,9 +216,9 @@ func numberedCopy(b *testing.B, x *Index, order []uint32) *Index {
 func BenchmarkSearchOneSettled(b *testing.B) {
 	benchSetup(b)
 	x := benchIndex
-	defer func() { ignoreSettled = false }()
+	defer func() { x.testing = searchTesting{} }()
 	benchAlternating(b, [2]string{"flags", "settled"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
-		ignoreSettled = side == 0
+		x.testing.ignoreSettled = side == 0
 		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)
@@ -233,9 +233,9 @@ func BenchmarkSearchOneSettled(b *testing.B) {
 func BenchmarkSearchOneSmallNoPrefetch(b *testing.B) {
 	benchSetup(b)
 	x := benchIndex
-	defer func() { alwaysPrefetch = false }()
+	defer func() { x.testing = searchTesting{} }()
 	benchAlternating(b, [2]string{"prefetch", "skip"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
-		alwaysPrefetch = side == 0
+		x.testing.alwaysPrefetch = side == 0
 		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)
@@ -251,10 +251,10 @@ func BenchmarkSearchOneSmallNoPrefetch(b *testing.B) {
 func BenchmarkSearchLayerList(b *testing.B) {
 	benchSetup(b)
 	x := benchIndex
-	defer func(m int) { heapsOnly, listMaxEF = false, m }(listMaxEF)
-	listMaxEF = 1 << 30
+	defer func() { x.testing = searchTesting{} }()
+	x.testing.listMaxEF = 1 << 30
 	benchAlternating(b, [2]string{"heaps", "list"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
-		heapsOnly = side == 0
+		x.testing.heapsOnly = side == 0
 		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)
@@ -270,9 +270,12 @@ func BenchmarkSearchLayerList(b *testing.B) {
 func BenchmarkSearchListInsert(b *testing.B) {
 	benchSetup(b)
 	x := benchIndex
-	defer func(m int) { listScanMaxEF = m }(listScanMaxEF)
+	defer func() { x.testing = searchTesting{} }()
 	benchAlternating(b, [2]string{"bisect", "scan"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
-		listScanMaxEF = side * (1 << 30)
+		x.testing.listScanMaxEF = -1 // always bisect
+		if side == 1 {
+			x.testing.listScanMaxEF = 1 << 30 // always scan
+		}
 		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)
@@ -287,9 +290,9 @@ func BenchmarkSearchListInsert(b *testing.B) {
 func BenchmarkSearchListMerge(b *testing.B) {
 	benchSetup(b)
 	x := benchIndex
-	defer func() { mergeOff = false }()
+	defer func() { x.testing = searchTesting{} }()
 	benchAlternating(b, [2]string{"single", "merge"}, func(side int, q []float32, ids []int64, dists []float32) int64 {
-		mergeOff = side == 0
+		x.testing.mergeOff = side == 0
 		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
 		if err != nil {
 			b.Fatal(err)

@@ -114,8 +114,8 @@ func (x *Index) choosePlan(g *graph, selected, ef int) Plan {
 	if selected == 0 || g.entry.Load() == noEntry {
 		return PlanEmpty
 	}
-	if x.forcePlan {
-		return x.forcedPlan
+	if x.testing.forcePlan {
+		return x.testing.forcedPlan
 	}
 	n := g.capacity()
 	if float64(selected)*float64(selected) < float64(ef)*float64(g.m0)*float64(n) {

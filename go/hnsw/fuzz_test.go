@@ -81,7 +81,7 @@ func FuzzLoadValidSections(f *testing.F) {
 		ids := make([]int64, 5)
 		dists := make([]float32, 5)
 		_ = x.Search([]float32{0.1, 0.2, 0.3, 0.4}, 5, 16, 1, ids, dists)
-		x.forcePlan, x.forcedPlan = true, PlanGraph // the graph (and RaBitQ) search, not a scan
+		x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph // the graph (and RaBitQ) search, not a scan
 		_ = x.Search([]float32{0.1, 0.2, 0.3, 0.4}, 5, 16, 1, ids, dists)
 		_ = x.CheckIntegrity()
 		_ = x.Add([]float32{1, 2, 3, 4}, nil, nil, 1)

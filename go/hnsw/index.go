@@ -57,10 +57,7 @@ type Index struct {
 	closed  bool
 	file    *indexfile.File // mapped file backing vectors, or nil
 
-	// forcePlan makes every non-empty search use forcedPlan; tests use it
-	// to check each plan against the same model.
-	forcePlan  bool
-	forcedPlan Plan
+	testing searchTesting // zero: production behaviour
 
 	progress atomic.Int64 // nodes inserted by Add and Compact since creation
 	pool     sync.Pool    // *searcher
@@ -138,7 +135,11 @@ func (x *Index) acquire() error {
 	return nil
 }
 
-func (x *Index) getSearcher() *searcher { return x.pool.Get().(*searcher) }
+func (x *Index) getSearcher() *searcher {
+	s := x.pool.Get().(*searcher)
+	s.testing = x.testing
+	return s
+}
 
 func (x *Index) putSearcher(s *searcher) { x.pool.Put(s) }
 

@@ -33,7 +33,6 @@ func TestListSearchMatchesHeaps(t *testing.T) {
 		if _, err := x.Remove(gone, false); err != nil {
 			t.Fatal(err)
 		}
-		defer func() { heapsOnly = false }()
 		for _, ef := range []int{1, 5, 10, 40, 200, 600} {
 			for qi := 0; qi < 50; qi++ {
 				q := make([]float32, dim)
@@ -43,7 +42,7 @@ func TestListSearchMatchesHeaps(t *testing.T) {
 				var ids [2][]int64
 				var ndis [2]int64
 				for side := range 2 {
-					heapsOnly = side == 0
+					x.testing.heapsOnly = side == 0
 					ids[side] = make([]int64, 10)
 					dists := make([]float32, 10)
 					st, err := x.SearchFiltered(q, 10, ef, 1, nil, ids[side], dists)

@@ -22,12 +22,11 @@ func TestMergeFreshBuildsTheSameGraph(t *testing.T) {
 		// Few distinct values: many equal distances, so ties are tested.
 		data[i] = float32(rng.IntN(4))
 	}
-	defer func() { mergeOff = false }()
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
 		var graphs [2]*graph
 		for side := range 2 {
-			mergeOff = side == 0
 			x := mustNew(t, Config{Dim: dim, Metric: m, M: 6, EfConstruction: 40, Seed: 9})
+			x.testing.mergeOff = side == 0
 			if err := x.Add(data, nil, nil, 1); err != nil {
 				t.Fatal(err)
 			}

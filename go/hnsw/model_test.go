@@ -149,7 +149,7 @@ func TestOperationsMatchBruteForceModel(t *testing.T) {
 			}
 			want := m.knn(q, k, allow, deny)
 			for _, plan := range []Plan{PlanExact, PlanGraph} {
-				x.forcePlan, x.forcedPlan = true, plan
+				x.testing.forcePlan, x.testing.forcedPlan = true, plan
 				ids := make([]int64, k)
 				dists := make([]float32, k)
 				if _, err := x.SearchFiltered(q, k, 64, 1, f, ids, dists); err != nil {
@@ -188,7 +188,7 @@ func TestOperationsMatchBruteForceModel(t *testing.T) {
 					}
 				}
 			}
-			x.forcePlan = false
+			x.testing.forcePlan = false
 		}
 		if x.Len() != len(m.vecs) {
 			t.Fatalf("step %d: Len %d, model %d", step, x.Len(), len(m.vecs))

@@ -39,7 +39,7 @@ func newRaBitQFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture 
 		t.Fatal(err)
 	}
 	// Small graphs plan exact scans; these tests are about the graph search.
-	x.forcePlan, x.forcedPlan = true, PlanGraph
+	x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph
 	f.x = x
 	name := map[metric.Metric]string{metric.L2: "l2", metric.IP: "ip", metric.Cosine: "cosine"}[m]
 	for _, row := range synth.KNN(name, f.data, f.queries, dim, f.k) {
@@ -232,7 +232,7 @@ func TestRaBitQSearchDuringAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.forcePlan, x.forcedPlan = true, PlanGraph
+	x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph
 	if err := x.Add(data[:first*dim], nil, nil, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y.forcePlan, y.forcedPlan = true, PlanGraph
+		y.testing.forcePlan, y.testing.forcedPlan = true, PlanGraph
 		g := &rabitqFixture{x: y, dim: f.dim, k: f.k, queries: f.queries, truth: f.truth}
 		got, _, gst := g.search(t, 48, nil)
 		if !slices.Equal(got, want) || gst.Refinements != st.Refinements {

@@ -65,7 +65,7 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, ef)
 	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: x.rabitqFor(g)}
-	if !ignoreSettled {
+	if !x.testing.ignoreSettled {
 		q.adm.settled = g.settled.Load()
 	}
 	if nq == 1 || threads == 1 {
@@ -81,10 +81,6 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.DistanceComputations, stats.Refinements = x.searchParallel(q, nq, threads, queries, outIDs, outDists)
 	return stats, nil
 }
-
-// ignoreSettled makes searches check every node's flags: a test hook, so
-// benchmarks can compare both in one process.
-var ignoreSettled = false
 
 // searchParallel answers nq queries on up to threads goroutines and returns
 // the distance computations and refinements. It is apart from

@@ -33,6 +33,8 @@ type searcher struct {
 	qcode  []uint8
 	qshare float32
 	qbuf   []uint8
+
+	testing searchTesting // the index's, copied by getSearcher
 }
 
 // dist is the distance from the current query (q, or its code on a
@@ -55,7 +57,7 @@ func (s *searcher) distRows(g *graph, l2 bool, q []float32, nodes []uint32) []fl
 		s.dists = make([]float32, max(len(nodes), 2*g.m0))
 	}
 	out := s.dists[:len(nodes)]
-	if g.sq != nil || oneRowKernels {
+	if g.sq != nil || s.testing.oneRowKernels {
 		for i, node := range nodes {
 			out[i] = s.dist(g, l2, q, node)
 		}
@@ -76,14 +78,6 @@ func (s *searcher) distRows(g *graph, l2 bool, q []float32, nodes []uint32) []fl
 // prefetchMinBytes is the size of the searched rows (capacity × row
 // bytes) from which searchLayer prefetches: about one core's L2 cache.
 const prefetchMinBytes = 1 << 20
-
-// alwaysPrefetch makes searchLayer prefetch whatever the graph's size: a
-// test hook, so benchmarks can compare both in one process.
-var alwaysPrefetch = false
-
-// oneRowKernels makes distRows call the one-row kernel per node: a test
-// hook, so benchmarks can compare both in one process.
-var oneRowKernels = false
 
 // pairDist is the distance between two stored nodes, on codes when the
 // graph is quantized.
@@ -174,7 +168,7 @@ func (a *admission) admits(g *graph, node uint32) bool {
 // found, and stop when none is left, so their results and distance counts
 // agree (up to ties).
 func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef, level int, adm *admission) {
-	if adm.allow == nil && ef <= listMaxEF && !heapsOnly {
+	if adm.allow == nil && ef <= s.testing.maxListEF() && !s.testing.heapsOnly {
 		s.searchList(g, l2, q, ep, ef, level, adm)
 		return
 	}
@@ -230,23 +224,14 @@ func (s *searcher) unvisitedNeighbours(g *graph, node uint32, level int, prefetc
 // is short. BenchmarkSearchLayerList (20k x 128): the list takes 0.84x the
 // heaps' time at ef 10 on a 2k x 32 graph, 0.91-0.95x at ef 10-256 and 0.97x
 // at 512; at 1,024 both visit the whole graph.
-var listMaxEF = 512
+const listMaxEF = 512
 
 // listScanMaxEF is the largest ef for which searchList finds an insertion
 // point by scanning back from the end rather than bisecting.
 // BenchmarkSearchListInsert, scan/bisect time: 0.956 on 2k x 32 at ef 10;
 // on 20k x 128 0.934, 0.929, 0.953, 1.017, 1.134 at ef 32, 64, 128, 256,
-// 512. A variable only so that benchmark can compare both.
-var listScanMaxEF = 128
-
-// mergeOff makes unfiltered list searches insert candidates one at a time
-// as filtered ones do, instead of through mergeFresh: a test hook, so tests
-// and benchmarks can compare both in one process.
-var mergeOff = false
-
-// heapsOnly makes every layer search use the heaps: a test hook, so tests
-// and benchmarks can compare both in one process.
-var heapsOnly = false
+// 512.
+const listScanMaxEF = 128
 
 // listEntry is a candidate of searchList: whether it was expanded, and
 // whether it may be a result (tombstones and unfinished nodes route only).
@@ -264,9 +249,9 @@ type listEntry struct {
 // a third of a search's time on small graphs, with short memmoves.
 func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, level int, adm *admission) {
 	s.visited.reset(g.capacity())
-	prefetch := alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
+	prefetch := s.testing.alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
 	filtering := adm.filtering()
-	scan := ef <= listScanMaxEF
+	scan := ef <= s.testing.maxListScanEF()
 	if cap(s.list) < ef+1 {
 		s.list = make([]listEntry, 0, ef+1)
 	}
@@ -290,7 +275,7 @@ func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, 
 		}
 		pending := s.unvisitedNeighbours(g, c, level, prefetch)
 		next := cur + 1
-		if !mergeOff && (!filtering || (nres == len(list) && allAdmitted(g, adm, pending))) {
+		if !s.testing.mergeOff && (!filtering || (nres == len(list) && allAdmitted(g, adm, pending))) {
 			var lowest int
 			list, lowest = mergeFresh(list, ef, pending, s.distRows(g, l2, q, pending), &s.fresh)
 			nres = len(list)
@@ -403,7 +388,7 @@ func (s *searcher) searchHeaps(g *graph, l2 bool, q []float32, ep candidate, ef,
 	filtering := adm.filtering()
 	// Rows of a graph this small stay in cache between queries: issuing
 	// prefetches would only cost instructions.
-	prefetch := alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
+	prefetch := s.testing.alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
 
 	s.visited.visit(ep.node)
 	s.frontier.push(ep)

@@ -1,0 +1,47 @@
+package hnsw
+
+// searchTesting switches off, for one index, choices the search and build
+// paths make for speed, so that tests and benchmarks can compare both
+// sides in one process without global state that parallel tests would
+// share. The zero value is production behaviour. Index.testing is set by
+// tests before the index is used (never while it is in use) and copied
+// into every searcher the index hands out, so the hot path reads a field
+// of the searcher it already holds.
+type searchTesting struct {
+	// ignoreSettled makes searches check every node's flags, not only
+	// those of nodes past graph.settled.
+	ignoreSettled bool
+	// alwaysPrefetch makes layer searches prefetch whatever the graph's
+	// size (prefetchMinBytes).
+	alwaysPrefetch bool
+	// oneRowKernels makes distRows call the one-row kernel per node.
+	oneRowKernels bool
+	// mergeOff makes unfiltered list searches insert candidates one at a
+	// time, as filtered ones do, instead of through mergeFresh.
+	mergeOff bool
+	// heapsOnly makes every layer search use the heaps.
+	heapsOnly bool
+	// listMaxEF and listScanMaxEF, when not 0, replace the constants of
+	// the same names (a negative value: no ef qualifies).
+	listMaxEF, listScanMaxEF int
+	// forcePlan makes every non-empty search use forcedPlan, so that each
+	// plan can be checked against the same model.
+	forcePlan  bool
+	forcedPlan Plan
+}
+
+// maxListEF is listMaxEF unless a test replaced it.
+func (t *searchTesting) maxListEF() int {
+	if t.listMaxEF != 0 {
+		return t.listMaxEF
+	}
+	return listMaxEF
+}
+
+// maxListScanEF is listScanMaxEF unless a test replaced it.
+func (t *searchTesting) maxListScanEF() int {
+	if t.listScanMaxEF != 0 {
+		return t.listScanMaxEF
+	}
+	return listScanMaxEF
+}
