@@ -52,6 +52,9 @@ install: wheel
 go-check:
 	@unformatted=$$(gofmt -l go capi); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	@# The assembly is gen_amd64.py's output: regenerate aside and compare.
+	@gen=$$(mktemp -d) && $(PYTHON) go/kernels/gen_amd64.py $$gen && \
+	for f in $$gen/*.s; do cmp -s $$f go/kernels/$${f##*/} || { echo "go/kernels/$${f##*/} is not gen_amd64.py's output: run go generate ./go/kernels"; rm -rf $$gen; exit 1; }; done; rm -rf $$gen
 	go vet ./...
 	go vet -tags noasm ./...
 	go run $(STATICCHECK) ./...

@@ -55,7 +55,7 @@
 // DotRows and L2SquaredRows compute one query's distances to a list of rows
 // of a matrix (rows[id·len(q):], one id per neighbour being measured) in
 // one call. On the avx512 path four rows advance together
-// (rows_amd64.s, written by gen_rows_amd64.py): each query chunk is loaded
+// (rows_amd64.s): each query chunk is loaded
 // once per group, sixteen accumulators keep the FMA units busy, and four
 // rows' loads are in flight at once; each row still gets exactly the
 // instructions of the one-row kernel, so results are bit-identical to one
@@ -69,4 +69,15 @@
 // neighbours before computing their distances so the memory loads overlap.
 // It reads nothing architecturally and cannot fault; without assembly it is
 // a no-op.
+//
+// # Generated assembly
+//
+// Every *_amd64.s file is written by gen_amd64.py (go generate ./go/kernels);
+// edit the generator, never the output. One generator writes the one-row
+// and the four-row AVX-512 kernels from the same chunk, tail and reduction
+// code, which is what keeps their results bit-identical. make go-check
+// regenerates into a temporary directory and fails if a committed file
+// differs.
 package kernels
+
+//go:generate python3 gen_amd64.py

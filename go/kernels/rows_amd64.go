@@ -4,7 +4,7 @@
 
 package kernels
 
-// Multi-row float32 kernels in rows_amd64.s (written by gen_rows_amd64.py).
+// Multi-row float32 kernels in rows_amd64.s (written by gen_amd64.py).
 // Every function reads exactly len(q) elements of q and of each row
 // rows[ids[i]·len(q):]; callers guarantee the rows lie within rows and
 // len(out) >= len(ids).
