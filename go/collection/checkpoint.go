@@ -149,24 +149,40 @@ func (c *Collection) checkpointLoop() {
 	tick := time.NewTicker(vacuumCheckInterval)
 	defer tick.Stop()
 	for {
+		var looked chan struct{}
 		select {
 		case <-c.stop:
 			return
 		case <-c.checkpointKick:
-			if !c.vacuum() {
-				c.renumber()
-			}
-		case <-tick.C:
-			if !c.vacuum() {
-				c.renumber()
+			c.look()
+		case looked = <-c.lookNow:
+			if !c.look() {
+				close(looked)
 				continue
 			}
-			// The vacuum's snapshot: the compacted index on disk too.
+		case <-tick.C:
+			if !c.look() {
+				continue
+			}
 		}
 		// A failure is recorded in c.failure and reported by the next
 		// write; there is no caller to return it to here.
 		_ = c.checkpoint()
+		if looked != nil {
+			close(looked)
+		}
 	}
+}
+
+// look is the checkpoint loop's periodic look: a vacuum if tombstones
+// crowd the index (it reports whether one ran: its snapshot, the compacted
+// index on disk too, follows), else a renumbering if the graph has grown.
+func (c *Collection) look() bool {
+	if c.vacuum() {
+		return true
+	}
+	c.renumber()
+	return false
 }
 
 // vacuum compacts the index when tombstones crowd it (Tuning.VacuumRatio)

@@ -61,6 +61,11 @@ type Collection struct {
 
 	checkpointMu   sync.Mutex // one checkpoint at a time
 	checkpointKick chan struct{}
+	// lookNow asks the checkpoint loop for its once-a-second look at once;
+	// it closes the channel it receives when the look (and the checkpoint
+	// after a vacuum) is done. Tests drive the loop with it instead of
+	// waiting for the ticker (testing_test.go, startLook).
+	lookNow        chan chan struct{}
 	lastCheckpoint atomic.Uint64 // sequence number of the live snapshot
 	checkpointAt   atomic.Int64  // unix nanoseconds of the last checkpoint, or 0
 	walAtSnapshot  atomic.Int64  // log bytes when the last checkpoint started
@@ -376,7 +381,7 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 
 func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index) *Collection {
 	return &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, index: index, meta: docs,
-		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1)}
+		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1), lookNow: make(chan chan struct{})}
 }
 
 // openLog opens the log for appending at nextSeq.

@@ -3,7 +3,6 @@ package collection
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 )
 
 // TestBackgroundLoopRenumbersAGrowingGraph guards the renumbering of a
@@ -20,19 +19,16 @@ func TestBackgroundLoopRenumbersAGrowingGraph(t *testing.T) {
 	for at := 0; at < len(ids); at += 500 {
 		upsertRandom(t, c, rng, m, ids[at:min(at+500, len(ids))])
 	}
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s after 30 s: %+v", what, c.Info())
-			}
-		}
+	// The checkpoint loop's look (driven here rather than waited for)
+	// renumbers a graph grown this much.
+	c.lookAndWait()
+	if n := c.Info().Renumbers; n != 1 {
+		t.Fatalf("%d renumberings of a graph grown from empty to %d nodes, want 1", n, len(ids))
 	}
-	waitFor("renumbering", func() bool { return c.Info().Renumbers == 1 })
 	checkModel(t, c, m)
 	// A little growth is not enough for another copy of the graph.
 	upsertRandom(t, c, rng, m, []uint64{20000, 20001})
-	time.Sleep(vacuumCheckInterval + 300*time.Millisecond)
+	c.lookAndWait()
 	if n := c.Info().Renumbers; n != 1 {
 		t.Fatalf("%d renumberings after growing by 2 nodes, want 1", n)
 	}
@@ -43,6 +39,9 @@ func TestBackgroundLoopRenumbersAGrowingGraph(t *testing.T) {
 	for at := 0; at < len(more); at += 500 {
 		upsertRandom(t, c, rng, m, more[at:at+500])
 	}
-	waitFor("second renumbering", func() bool { return c.Info().Renumbers == 2 })
+	c.lookAndWait()
+	if n := c.Info().Renumbers; n != 2 {
+		t.Fatalf("%d renumberings after growing past %v times, want 2", n, renumberGrowth)
+	}
 	checkModel(t, c, m)
 }

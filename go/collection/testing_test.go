@@ -52,6 +52,26 @@ func mustOpen(t testing.TB, dir string, tuning Tuning) *Collection {
 	return c
 }
 
+// startLook asks c's checkpoint loop for its periodic look (a vacuum if
+// tombstones crowd the index, then its checkpoint; else a renumbering) now,
+// and returns a channel closed when the look is done, so tests wait on
+// that event instead of on the once-a-second ticker and a deadline.
+func (c *Collection) startLook() <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case c.lookNow <- done:
+		case <-c.stop:
+			close(done)
+		}
+	}()
+	return done
+}
+
+// lookAndWait makes c's checkpoint loop take its periodic look now and
+// waits for it.
+func (c *Collection) lookAndWait() { <-c.startLook() }
+
 // abandon stops c as a crash would: no checkpoint, no final fsync, the
 // lock released. What is on disk is whatever the writes left there.
 func (c *Collection) abandon() {

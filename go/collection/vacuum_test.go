@@ -3,7 +3,6 @@ package collection
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 )
 
 // TestBackgroundCheckpointVacuumsTombstones: an overwrite-heavy collection
@@ -37,10 +36,9 @@ func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
 		}
 		// One more small write kicks a checkpoint after the tombstones exist.
 		upsert([]uint64{5000})
-		deadline := time.Now().Add(30 * time.Second)
-		for ratio >= 0 && c.Info().Vacuums == 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		// Whether or not a kicked checkpoint vacuumed already, the loop's
+		// look does once it is done (or, with vacuums off, does not).
+		c.lookAndWait()
 		if err := c.Checkpoint(); err != nil {
 			t.Fatal(err)
 		}
@@ -82,18 +80,27 @@ func TestCrashAfterVacuumRecoversEverything(t *testing.T) {
 	upsert := func(ids []uint64) { upsertRandom(t, c, rng, m, ids) }
 	ids := idRange(4000)
 	upsert(ids)
-	// Keep overwriting in small groups until a vacuum has run and some
-	// writes came after it, so writes race the rebuild and follow its
-	// snapshot.
-	deadline := time.Now().Add(30 * time.Second)
-	for after := 0; after < 20; {
+	// Keep overwriting in small groups while the checkpoint loop vacuums
+	// (asked once the tombstones pass the ratio: 1,000 of 5,000 nodes),
+	// and for 20 groups after it, so writes race the rebuild and follow
+	// its snapshot.
+	var looked <-chan struct{}
+	for group, after := 1, 0; after < 20; group++ {
 		lo := rng.IntN(len(ids) - 100)
 		upsert(ids[lo : lo+100])
+		if group == 12 {
+			looked = c.startLook()
+		}
 		if c.Info().Vacuums > 0 {
 			after++
+			continue
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no vacuum within 30 s")
+		select {
+		case <-looked:
+			if in := c.Info(); in.Vacuums == 0 {
+				t.Fatalf("the checkpoint loop looked and did not vacuum: %+v", in)
+			}
+		default:
 		}
 	}
 	if _, err := c.Delete(ids[:50]); err != nil {
