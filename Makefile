@@ -60,7 +60,7 @@ go-check:
 	go run $(STATICCHECK) ./...
 
 go-test:
-	go test -race ./go/... ./capi/...
+	go test -race ./go/... ./capi/... ./bench/...
 	go test -tags noasm ./go/...
 
 # Crash testing (go/collection/crashtest; docs/durability.md).
@@ -83,9 +83,10 @@ py-lint: install
 	$(VENV)/bin/ruff check strata python tests bench setup.py
 
 # Run from tests/ so that the source tree's strata/ cannot shadow the
-# installed package (tests/test_install.py checks which one is imported).
+# installed package (tests/test_install.py checks which one is imported);
+# bench/test_*.py test the benchmark harness.
 py-test: install
-	cd tests && ../$(PY) -m pytest -q
+	cd tests && ../$(PY) -m pytest -q . ../bench
 
 # make docs: docs/benchmarks.md from bench/results (bench/report.py), then the
 # site (mkdocs.yml, docs/) into site/ with mkdocs build --strict. Needs Python

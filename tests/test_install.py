@@ -1,5 +1,6 @@
 """The tests must exercise the installed wheel, not the source tree."""
 
+import os
 from pathlib import Path
 
 import strata
@@ -26,6 +27,15 @@ def test_wheel_ships_exactly_one_go_library():
     assert go == ["_native.so"], (go, libraries)
     assert sorted(set(libraries) - set(go)) == ["_calls.abi3.so", "_ffi.abi3.so"], libraries
     assert not list(location.glob("*.h")), "the cgo-generated header leaked into the wheel"
+
+
+def test_wheel_ships_the_server_binary():
+    # The server, Qdrant and playground suites skip when the binary is missing (a
+    # source install without Go): this makes a wheel without it fail instead.
+    server = Path(strata.__file__).resolve().parent / "bin" / "strata-server"
+    assert server.is_file(), f"{server} is missing: the wheel was built without the server"
+    assert os.access(server, os.X_OK), f"{server} is not executable"
+    assert GO_BUILDINFO_MAGIC in server.read_bytes(), f"{server} is not a Go binary"
 
 
 def test_versions_agree():

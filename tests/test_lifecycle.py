@@ -8,8 +8,10 @@ import sys
 import numpy as np
 import pytest
 from helpers import clustered
+from strata._ffi import ffi
 
 import strata
+from strata import _lib
 
 
 def test_context_manager_closes():
@@ -27,12 +29,29 @@ def test_repr_and_properties():
     assert repr(strata.FlatIndex(2, "ip")) == "strata.FlatIndex(dim=2, metric='ip', len=0)"
 
 
-def test_garbage_collected_index_frees_its_handle():
-    for _ in range(50):
-        index = strata.FlatIndex(4)
-        index.add(np.eye(4))
-        del index
+def test_garbage_collected_objects_free_their_handles(tmp_path):
+    """An index or collection nobody refers to any more releases its engine handle: the
+    library then rejects the handle as freed. A __del__ that did not free it would keep
+    every dropped graph (and a collection's directory lock) alive until exit."""
+    handles = []
+    for kind in (strata.Index, strata.FlatIndex):
+        for _ in range(10):
+            index = kind(4)
+            index.add(np.eye(4))
+            handles.append(index._handle)
+            del index
+    collection = strata.Collection.create(tmp_path / "c", dim=4)
+    handles.append(collection._handle)
+    del collection
     gc.collect()
+    lib = _lib.load()
+    out, err = ffi.new("int64_t *"), _lib.errbuf()
+    for handle in handles[:-1]:
+        assert lib.strata_len(handle, out, err, _lib.ERRLEN) == _lib.const("STRATA_ERR_HANDLE")
+    rc = lib.strata_col_count(handles[-1], ffi.NULL, 0, out, err, _lib.ERRLEN)
+    assert rc == _lib.const("STRATA_ERR_HANDLE")
+    # The freed collection released its directory: it opens again.
+    strata.Collection.open(tmp_path / "c").close()
 
 
 @pytest.mark.parametrize("kind", [strata.Index, strata.FlatIndex], ids=lambda k: k.__name__)

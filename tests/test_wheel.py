@@ -84,6 +84,7 @@ def test_wheel_is_tagged_for_every_python(wheel):
     libraries = sorted(n for n in names if n.endswith(".so"))
     # No cpython-3XX name to outgrow: the engine is plain C, the cffi modules limited-API.
     assert libraries == ["strata/_calls.abi3.so", "strata/_ffi.abi3.so", "strata/_native.so"]
+    assert "strata/bin/strata-server" in names, "the wheel lacks the server binary"
 
 
 def _candidates() -> list[str]:
