@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,9 +57,22 @@ func powerLoss(t *testing.T, seed uint64, fsync collection.Fsync, quant hnsw.Qua
 	}
 	j, _ := NewJournal("", false)
 	done := make(chan error, 1)
-	go func() { done <- w.Run(c, j) }()
+	var finished atomic.Bool
+	go func() {
+		err := w.Run(c, j)
+		finished.Store(true)
+		done <- err
+	}()
 	var tally Tally
+	seen := 0
 	for cut := range cuts {
+		// Each cut waits for the workload to have moved on since the last
+		// one (or to have finished), so that however slow the machine, the
+		// cuts do not all fall before the first write.
+		for len(j.Events()) <= seen && !finished.Load() {
+			time.Sleep(100 * time.Microsecond)
+		}
+		seen = len(j.Events())
 		time.Sleep(time.Duration(rng.IntN(8000)) * time.Microsecond)
 		cutAt := time.Now()
 		acked := len(j.Events())
@@ -111,7 +125,16 @@ func TestPowerLossKeepsEveryAcknowledgedWrite(t *testing.T) {
 
 // TestPowerLossSQ8KeepsEveryAcknowledgedWrite is the same with SQ8.
 func TestPowerLossSQ8KeepsEveryAcknowledgedWrite(t *testing.T) {
-	for seed := range uint64(tier(2, 10, 60)) {
-		powerLoss(t, seed+1, collection.FsyncAlways, hnsw.QuantSQ8, 12)
+	runs := tier(2, 10, 60)
+	var total Tally
+	for seed := range uint64(runs) {
+		total.Merge(powerLoss(t, seed+1, collection.FsyncAlways, hnsw.QuantSQ8, 12))
+	}
+	t.Log(total)
+	if total.Kills != 12*runs {
+		t.Fatalf("%d power cuts verified, want %d", total.Kills, 12*runs)
+	}
+	if total.Acked == 0 {
+		t.Fatal("no acknowledged write was verified")
 	}
 }
