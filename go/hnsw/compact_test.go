@@ -83,7 +83,7 @@ func testCompactCarriesOver(t *testing.T) {
 		{Dim: 16, M: 8, Seed: 5, Quantization: QuantSQ8},
 	} {
 		t.Run(fmt.Sprintf("%v-rerank=%v", cfg.Quantization, cfg.Rerank), func(t *testing.T) {
-			const n = 1200
+			const n = 1200 / raceShrink
 			dim := cfg.Dim
 			data := synth.Clustered(2*n, dim, 30, 0.2, 9)
 			x := mustNew(t, cfg)

@@ -3,3 +3,5 @@
 package hnsw
 
 const raceEnabled = false
+
+const raceShrink = 1
