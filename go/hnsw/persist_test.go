@@ -25,13 +25,14 @@ var persistConfigs = map[string]Config{
 
 func builtIndex(t *testing.T, cfg Config) (*Index, []float32) {
 	t.Helper()
-	data := synth.Clustered(1500, cfg.Dim, 20, 0.2, 77)
+	const n = 1500 / raceShrink
+	data := synth.Clustered(n, cfg.Dim, 20, 0.2, 77)
 	x := mustNew(t, cfg)
 	if err := x.Add(data, nil, nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	var gone []uint64
-	for id := uint64(0); id < 1500; id += 7 {
+	for id := uint64(0); id < n; id += 7 {
 		gone = append(gone, id)
 	}
 	if _, err := x.Remove(gone, false); err != nil {
@@ -225,7 +226,7 @@ func TestFrozenIsTheIndexAtFreeze(t *testing.T) {
 			}
 			// Room to grow in place: the writes after Freeze go into the
 			// very arrays it shares.
-			more := synth.Clustered(3000, cfg.Dim, 20, 0.2, 78)
+			more := synth.Clustered(3000/raceShrink, cfg.Dim, 20, 0.2, 78)
 			if err := x.Add(more[:10*cfg.Dim], nil, nil, 1); err != nil {
 				t.Fatal(err)
 			}
