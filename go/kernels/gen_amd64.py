@@ -4,6 +4,8 @@
   u8_amd64.s        SQ8 DotU8 and L2U8: AVX2 and AVX-512 VNNI bodies, dispatch stubs
   rows_amd64.s      AVX-512 multi-row float32 kernels (DotRows, L2SquaredRows)
   prefetch_amd64.s  PrefetchRows
+  fwht_amd64.s      the AVX2 stages (span >= 8) of the Walsh-Hadamard transform (FWHT)
+  rabitq_amd64.s    BitDotU8Rows, the integer part of the RaBitQ 1-bit estimate
 
 One generator, so that kernels that must agree instruction for instruction are written by the
 same code: the one-row AVX-512 float kernels and the four-row ones use the same chunk, block,
@@ -440,11 +442,95 @@ def prefetch_file() -> str:
     return HEADER + "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------- FWHT
+
+def fwht_file() -> str:
+    """In-place butterflies of every stage whose span h is at least 8 (one Y register of each
+    half); the reference loop is fwhtWideGeneric."""
+    out = [
+        "",
+        "// The reference loop is fwhtWideGeneric.",
+        *text("fwhtWideAVX2", "(x *float32, n int)", "$0-16")[1:],
+        ins("MOVQ", "x+0(FP)", "DI"), ins("MOVQ", "n+8(FP)", "CX"),
+        ins("MOVQ", "$8", "R8", comment="butterfly span h, in elements"),
+        label("stage"), ins("CMPQ", "R8", "CX"), ins("JAE", "done"), ins("XORQ", "R9", "R9", comment="block start"),
+        label("block"), ins("CMPQ", "R9", "CX"), ins("JAE", "nextstage"),
+        ins("LEAQ", "(DI)(R9*4)", "SI", comment="a = x[i:i+h]"),
+        ins("LEAQ", "(SI)(R8*4)", "DX", comment="b = x[i+h:i+2h]"),
+        ins("MOVQ", "R8", "R10"),
+        label("inner"),
+        ins("VMOVUPS", "(SI)", "Y0"), ins("VMOVUPS", "(DX)", "Y1"),
+        ins("VADDPS", "Y1", "Y0", "Y2"), ins("VSUBPS", "Y1", "Y0", "Y3"),
+        ins("VMOVUPS", "Y2", "(SI)"), ins("VMOVUPS", "Y3", "(DX)"),
+        *advance2x("SI", "DX", 32), ins("SUBQ", "$8", "R10"), ins("JNZ", "inner"),
+        ins("LEAQ", "(R9)(R8*2)", "R9"), ins("JMP", "block"),
+        label("nextstage"), ins("SHLQ", "$1", "R8"), ins("JMP", "stage"),
+        label("done"), ins("VZEROUPPER"), ins("RET"),
+    ]
+    return HEADER + "\n".join(out) + "\n"
+
+
+def advance2x(a: str, b: str, nbytes: int) -> list[str]:
+    return [ins("ADDQ", f"${nbytes}", a), ins("ADDQ", f"${nbytes}", b)]
+
+
+# ---------------------------------------------------------------- RaBitQ 1-bit estimate
+
+def bit_half(off: int, qoff: int, t: str, acc: str) -> list[str]:
+    """32 dimensions of one code word (its 32 bits at byte offset off) against 32 query bytes
+    at qoff: each bit spread to a byte mask, the query bytes it selects summed into acc."""
+    return [
+        ins("VPBROADCASTD", f"{off or ''}(DX)", t), ins("VPSHUFB", "Y6", t, t), ins("VPAND", "Y7", t, t),
+        ins("VPCMPEQB", "Y7", t, t, comment="0xff where the bit is set" if off == 0 else ""),
+        ins("VPAND", f"{qoff or ''}(BX)", t, t), ins("VPSADBW", "Y0", t, t), ins("VPADDQ", t, acc, acc),
+    ]
+
+
+def rabitq_file() -> str:
+    out = [
+        "",
+        "// The reference loop is bitDotU8RowsGeneric and the method is described at",
+        "// bitDotU8RowsAVX2 in rabitq_amd64.go.",
+        "",
+        "// bitShuf spreads byte j of a broadcast 32-bit chunk over bytes 8j..8j+7",
+        "// (VPSHUFB works within 128-bit lanes; each lane holds the chunk 4 times).",
+        *[f"DATA bitShuf<>+{8 * j}(SB)/8, $0x{f'{j:02x}' * 8}" for j in range(4)],
+        "GLOBL bitShuf<>(SB), RODATA|NOPTR, $32",
+        "",
+        "// bitSel holds 1<<(p%8) in byte p: the bit of its byte that position p tests.",
+        *[f"DATA bitSel<>+{8 * j}(SB)/8, $0x8040201008040201" for j in range(4)],
+        "GLOBL bitSel<>(SB), RODATA|NOPTR, $32",
+        *text("bitDotU8RowsAVX2", "(q *uint8, words int, codes *uint64, stride int, ids *uint32, n int, out *uint32)", "$0-56"),
+        ins("MOVQ", "q+0(FP)", "SI"), ins("MOVQ", "words+8(FP)", "CX"), ins("MOVQ", "codes+16(FP)", "DI"),
+        ins("MOVQ", "stride+24(FP)", "R11"), ins("MOVQ", "ids+32(FP)", "R8"), ins("MOVQ", "n+40(FP)", "R9"),
+        ins("MOVQ", "out+48(FP)", "R10"), ins("SHLQ", "$3", "R11", comment="bytes per row"),
+        ins("VMOVDQU", "bitShuf<>(SB)", "Y6"), ins("VMOVDQU", "bitSel<>(SB)", "Y7"), ins("VPXOR", "Y0", "Y0", "Y0"),
+        label("row"),
+        ins("MOVL", "(R8)", "AX"), ins("IMULQ", "R11", "AX"), ins("LEAQ", "(DI)(AX*1)", "DX", comment="this code"),
+        ins("MOVQ", "SI", "BX", comment="query bytes"), ins("MOVQ", "CX", "R12", comment="words left"),
+        ins("VPXOR", "Y1", "Y1", "Y1"), ins("VPXOR", "Y2", "Y2", "Y2"),
+        label("word"),
+        "\t// Low 32 bits of the word: dimensions 0..31 of it.",
+        *bit_half(0, 0, "Y3", "Y1"),
+        "\t// High 32 bits: dimensions 32..63.",
+        *bit_half(4, 32, "Y4", "Y2"),
+        ins("ADDQ", "$8", "DX"), ins("ADDQ", "$64", "BX"), ins("DECQ", "R12"), ins("JNZ", "word"),
+        "",
+        ins("VPADDQ", "Y2", "Y1", "Y1"), ins("VEXTRACTI128", "$1", "Y1", "X2"), ins("VPADDQ", "X2", "X1", "X1"),
+        ins("VPSHUFD", "$0x4e", "X1", "X2"), ins("VPADDQ", "X2", "X1", "X1"), ins("VMOVQ", "X1", "AX"),
+        ins("MOVL", "AX", "(R10)"), ins("ADDQ", "$4", "R8"), ins("ADDQ", "$4", "R10"), ins("DECQ", "R9"), ins("JNZ", "row"),
+        "", ins("VZEROUPPER"), ins("RET"),
+    ]
+    return HEADER + "\n".join(out) + "\n"
+
+
 FILES = {
     "dot_amd64.s": dot_file,
     "u8_amd64.s": u8_file,
     "rows_amd64.s": rows_file,
     "prefetch_amd64.s": prefetch_file,
+    "fwht_amd64.s": fwht_file,
+    "rabitq_amd64.s": rabitq_file,
 }
 
 if __name__ == "__main__":
