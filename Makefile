@@ -80,7 +80,7 @@ soak:
 	./go/collection/crashtest/fuzzall.sh 1000000
 
 py-lint: install
-	$(VENV)/bin/ruff check strata python tests bench setup.py
+	$(VENV)/bin/ruff check strata python tests bench setup.py go/kernels/gen_amd64.py
 
 # Run from tests/ so that the source tree's strata/ cannot shadow the
 # installed package (tests/test_install.py checks which one is imported);
