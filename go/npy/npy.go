@@ -1,5 +1,6 @@
 // Package npy reads NumPy .npy files that hold a C-order, little-endian
-// float16 matrix (the playground's pypi demo ships its vectors so).
+// float16 or int32 matrix (the playground's pypi demo ships its vectors as
+// float16; the shared data sets add int32 ground-truth neighbours).
 //
 // # Format (NumPy format versions 1, 2 and 3)
 //
@@ -8,7 +9,8 @@
 //	offset 8  header length H        uint16 LE (version 1) or uint32 LE (2, 3)
 //	then      header, H bytes        a Python dict literal, e.g.
 //	                                 {'descr': '<f2', 'fortran_order': False, 'shape': (n, d), }
-//	then      data                   n·d float16 values, row after row, 2 bytes each LE
+//	then      data                   n·d values, row after row, LE: 2 bytes each ('<f2')
+//	                                 or 4 bytes each ('<i4')
 //
 // Anything else (another dtype, Fortran order, a shape that is not two
 // positive dimensions, data of the wrong length) is refused with an error
@@ -27,15 +29,43 @@ import (
 )
 
 // ErrFormat marks input that is not a .npy file this package reads.
-var ErrFormat = errors.New("npy: not a C-order float16 matrix .npy file")
+var ErrFormat = errors.New("npy: not a C-order float16 or int32 matrix .npy file")
 
 const magic = "\x93NUMPY"
 
-var header = regexp.MustCompile(`'descr':\s*'<f2',\s*'fortran_order':\s*False,\s*'shape':\s*\((\d+),\s*(\d+)\)`)
+var header = regexp.MustCompile(`'descr':\s*'(<f2|<i4)',\s*'fortran_order':\s*False,\s*'shape':\s*\((\d+),\s*(\d+)\)`)
 
-// ReadFloat16 decodes a .npy file's bytes into float32 values, row-major,
-// and the matrix's shape.
+// ReadFloat16 decodes a '<f2' .npy file's bytes into float32 values,
+// row-major, and the matrix's shape.
 func ReadFloat16(data []byte) (values []float32, rows, cols int, err error) {
+	body, rows, cols, err := matrix(data, "<f2", 2)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	values = make([]float32, rows*cols)
+	for i := range values {
+		values[i] = HalfToFloat(binary.LittleEndian.Uint16(body[2*i:]))
+	}
+	return values, rows, cols, nil
+}
+
+// ReadInt32 decodes a '<i4' .npy file's bytes, row-major, and the
+// matrix's shape.
+func ReadInt32(data []byte) (values []int32, rows, cols int, err error) {
+	body, rows, cols, err := matrix(data, "<i4", 4)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	values = make([]int32, rows*cols)
+	for i := range values {
+		values[i] = int32(binary.LittleEndian.Uint32(body[4*i:]))
+	}
+	return values, rows, cols, nil
+}
+
+// matrix checks the header and returns the data of a descr matrix whose
+// values are size bytes each.
+func matrix(data []byte, descr string, size int) (body []byte, rows, cols int, err error) {
 	if len(data) < 10 || !bytes.Equal(data[:6], []byte(magic)) {
 		return nil, 0, 0, fmt.Errorf("%w: no .npy magic", ErrFormat)
 	}
@@ -55,20 +85,19 @@ func ReadFloat16(data []byte) (values []float32, rows, cols int, err error) {
 	if m == nil {
 		return nil, 0, 0, fmt.Errorf("%w: the header describes another array", ErrFormat)
 	}
-	body := data[start+headerLen:]
-	rows, err1 := strconv.Atoi(string(m[1]))
-	cols, err2 := strconv.Atoi(string(m[2]))
+	if string(m[1]) != descr {
+		return nil, 0, 0, fmt.Errorf("%w: dtype %s, want %s", ErrFormat, m[1], descr)
+	}
+	body = data[start+headerLen:]
+	rows, err1 := strconv.Atoi(string(m[2]))
+	cols, err2 := strconv.Atoi(string(m[3]))
 	// Checked against the data before multiplying, so that no shape can
-	// overflow n·d or ask for more memory than the file holds.
-	if err1 != nil || err2 != nil || rows <= 0 || cols <= 0 || cols > len(body)/2 ||
-		rows > len(body)/2/cols || len(body) != 2*rows*cols {
-		return nil, 0, 0, fmt.Errorf("%w: %d bytes of data for shape (%s, %s)", ErrFormat, len(body), m[1], m[2])
+	// overflow n·d·size or ask for more memory than the file holds.
+	if err1 != nil || err2 != nil || rows <= 0 || cols <= 0 || cols > len(body)/size ||
+		rows > len(body)/size/cols || len(body) != size*rows*cols {
+		return nil, 0, 0, fmt.Errorf("%w: %d bytes of data for shape (%s, %s)", ErrFormat, len(body), m[2], m[3])
 	}
-	values = make([]float32, rows*cols)
-	for i := range values {
-		values[i] = HalfToFloat(binary.LittleEndian.Uint16(body[2*i:]))
-	}
-	return values, rows, cols, nil
+	return body, rows, cols, nil
 }
 
 // HalfToFloat converts an IEEE 754 binary16 value, exactly.

@@ -63,6 +63,28 @@ func TestReadFloat16RefusesWhatItCannotRead(t *testing.T) {
 	}
 }
 
+func TestReadInt32DecodesNumPysLayoutAndRefusesOtherDtypes(t *testing.T) {
+	var data []byte
+	for _, v := range []int32{7, -1, 1 << 30, 0} {
+		data = binary.LittleEndian.AppendUint32(data, uint32(v))
+	}
+	dict := "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }"
+	got, n, d, err := ReadInt32(file(dict, data))
+	if err != nil || n != 2 || d != 2 || got[0] != 7 || got[1] != -1 || got[2] != 1<<30 || got[3] != 0 {
+		t.Fatalf("ReadInt32: %v n=%d d=%d err=%v", got, n, d, err)
+	}
+	// Each reader takes only its own dtype, though the header is valid.
+	if _, _, _, err := ReadFloat16(file(dict, data)); !errors.Is(err, ErrFormat) {
+		t.Errorf("ReadFloat16 of an int32 file: got %v, want ErrFormat", err)
+	}
+	if _, _, _, err := ReadInt32(file(shapeDict(2, 4), data)); !errors.Is(err, ErrFormat) {
+		t.Errorf("ReadInt32 of a float16 file: got %v, want ErrFormat", err)
+	}
+	if _, _, _, err := ReadInt32(file("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", data)); !errors.Is(err, ErrFormat) {
+		t.Errorf("ReadInt32 of short data: got %v, want ErrFormat", err)
+	}
+}
+
 // The reader takes files from disk: no input may crash it or make it
 // allocate more than the input's size suggests.
 func FuzzReadFloat16(f *testing.F) {
