@@ -20,14 +20,10 @@ var (
 	ErrUnknownCollection = registry.ErrUnknownCollection
 	// ErrBadName marks a collection name outside ^[A-Za-z0-9_-]{1,64}$. 400.
 	ErrBadName = registry.ErrBadName
-	// ErrUnauthorized marks a request without the right bearer token. 401.
-	ErrUnauthorized = errors.New("server: missing or wrong bearer token")
 	// ErrMethod marks a method the route does not serve. 405.
 	ErrMethod = errors.New("server: method not allowed")
 	// ErrNoRoute marks a path the server does not serve. 404.
 	ErrNoRoute = errors.New("server: no such route")
-	// ErrTooLarge marks a body over Config.MaxBodyBytes. 413.
-	ErrTooLarge = errkind.New(errkind.TooLarge, "server: request body too large")
 	// ErrClosing marks requests that arrive while the server shuts down. 503.
 	ErrClosing = errors.New("server: shutting down")
 )
@@ -69,8 +65,6 @@ func classify(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, CodeTooLarge
 	case errors.Is(err, ErrBadRequest), errors.Is(err, registry.ErrBadName):
 		return http.StatusBadRequest, CodeBadRequest
-	case errors.Is(err, ErrUnauthorized):
-		return http.StatusUnauthorized, CodeUnauthorized
 	case errors.Is(err, ErrUnknownCollection):
 		return http.StatusNotFound, CodeCollectionNotFound
 	case errors.Is(err, ErrNoRoute):

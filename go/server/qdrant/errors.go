@@ -18,8 +18,6 @@ var (
 	// door does not translate (named vectors, geo filters, UUID ids, ...).
 	// 400, with the construct named, rather than a wrong answer.
 	ErrUnsupported = fmt.Errorf("%w: not supported by strata's Qdrant API", ErrBadRequest)
-	// ErrUnauthorized marks a request without the right api-key. 401.
-	ErrUnauthorized = errors.New("qdrant: missing or wrong api-key")
 	// ErrNotFound marks an unknown route or point. 404.
 	ErrNotFound = errors.New("qdrant: not found")
 )
@@ -44,8 +42,6 @@ func status(err error) int {
 		return refused.Status
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, ErrUnauthorized):
-		return http.StatusUnauthorized
 	case errors.Is(err, ErrBadRequest), errors.Is(err, registry.ErrBadName):
 		return http.StatusBadRequest
 	case errors.Is(err, registry.ErrUnknownCollection), errors.Is(err, ErrNotFound):
