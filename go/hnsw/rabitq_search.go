@@ -182,6 +182,11 @@ func (sc *rabitqScratch) insert(c bufferEntry, ef int) int {
 	for pos > 0 && b[pos-1].dist > d {
 		pos--
 	}
+	if pos == ef {
+		// A full buffer and a distance no comparison places (NaN, from
+		// damaged factors): it does not enter.
+		return len(b)
+	}
 	if len(b) < ef {
 		b = append(b, bufferEntry{})
 	}
