@@ -305,9 +305,8 @@ func BenchmarkSearchListMerge(b *testing.B) {
 // and Removes wait while a collection renumbers its graph.
 func BenchmarkRenumber(b *testing.B) {
 	benchSetup(b)
-	saved := reorderMinNodes
-	defer func() { reorderMinNodes = saved }()
-	reorderMinNodes = 1
+	benchIndex.build.reorderMinNodes = 1
+	defer func() { benchIndex.build.reorderMinNodes = 0 }()
 	for b.Loop() {
 		if _, err := benchIndex.Renumber(0); err != nil {
 			b.Fatal(err)

@@ -64,11 +64,11 @@ func (x *Index) Compact(threads int) error {
 	// each one. Room no node uses yet is address space: the pages are
 	// touched when nodes arrive (100k x 128, four rounds of a quarter
 	// overwritten and a Compact: RSS 129-141 MB after each, 123 MB built).
-	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(2*len(live)+2*compactLockedMax, upperWords)
+	g := newGraph(old.dim, old.m, old.sq, old.floats).grown(2*len(live)+2*x.build.lockedMax(), upperWords)
 	byID := newIDTable()
 	x.copyIn(g, old, live, levels, threads, &byID)
-	if compactBuilt != nil {
-		compactBuilt()
+	if x.build.compactBuilt != nil {
+		x.build.compactBuilt()
 	}
 
 	// Renumber for locality now, before the carry-over: the ids written
@@ -76,7 +76,7 @@ func (x *Index) Compact(threads int) error {
 	// them, and the locked step follows the last round directly rather
 	// than the copy (which let writes pile up for it: 3,407 ids, a 156 ms
 	// pause, against one writer upserting as fast as it can).
-	renumbered := g.count >= reorderMinNodes
+	renumbered := g.count >= x.build.minReorderNodes()
 	if renumbered {
 		var newOf []uint32
 		g, newOf = g.permuted(g.bfsOrder())
@@ -96,7 +96,7 @@ func (x *Index) Compact(threads int) error {
 	for range compactCatchUpRounds {
 		x.writeMu.Lock()
 		touched := x.touched
-		if len(touched) <= compactLockedMax {
+		if len(touched) <= x.build.lockedMax() {
 			x.writeMu.Unlock()
 			break
 		}
@@ -135,11 +135,11 @@ func (x *Index) Compact(threads int) error {
 
 // compactCatchUpRounds bounds the unlocked carry-over rounds (each at least
 // halves what is pending once on every core); they stop once at most
-// compactLockedMax ids are pending (a variable so tests can
-// force the rounds with 0).
-const compactCatchUpRounds = 16
-
-var compactLockedMax = 256
+// compactLockedMax ids are pending (buildTesting can force the rounds).
+const (
+	compactCatchUpRounds = 16
+	compactLockedMax     = 256
+)
 
 // carryOver brings g up to date for the ids touched: each one's copy in g
 // (if any) becomes a tombstone, and its current node (if live) is copied in
@@ -186,10 +186,6 @@ func (x *Index) drawLevelsOnly(n int) []uint8 {
 	levels, _ := x.drawLevels(n, 0)
 	return levels
 }
-
-// compactBuilt, when set, runs between Compact's build and its carry-over:
-// a test hook, so tests can write at exactly that point.
-var compactBuilt func()
 
 // copyIn appends copies of the nodes src of graph from to g (which has room
 // for them), with the given levels, links them as Add does and records

@@ -66,17 +66,14 @@ func firstDiff(a, b []uint64) string {
 // made while Compact builds its graph aside must all be in the swapped-in
 // graph (before the carry-over they were lost, or a removed id came back).
 func TestCompactCarriesOverWritesMadeDuringTheBuild(t *testing.T) {
-	for _, lockedMax := range []int{1024, 0} { // all under the lock; all in unlocked rounds
+	for _, lockedMax := range []int{1024, -1} { // all under the lock; all in unlocked rounds
 		t.Run(fmt.Sprintf("lockedMax=%d", lockedMax), func(t *testing.T) {
-			saved := compactLockedMax
-			compactLockedMax = lockedMax
-			t.Cleanup(func() { compactLockedMax = saved })
-			testCompactCarriesOver(t)
+			testCompactCarriesOver(t, lockedMax)
 		})
 	}
 }
 
-func testCompactCarriesOver(t *testing.T) {
+func testCompactCarriesOver(t *testing.T, lockedMax int) {
 	for _, cfg := range []Config{
 		{Dim: 16, M: 8, Seed: 5},
 		{Dim: 16, M: 8, Seed: 5, Quantization: QuantSQ8, Rerank: true},
@@ -87,6 +84,7 @@ func testCompactCarriesOver(t *testing.T) {
 			dim := cfg.Dim
 			data := synth.Clustered(2*n, dim, 30, 0.2, 9)
 			x := mustNew(t, cfg)
+			x.build.compactLockedMax = lockedMax
 			if err := x.Add(data[:n*dim], nil, nil, 2); err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +114,7 @@ func testCompactCarriesOver(t *testing.T) {
 					model[id] = v
 				}
 			}
-			compactBuilt = func() {
+			x.build.compactBuilt = func() {
 				// New ids, upserts of live ids, a removed id added back,
 				// removals of live ids.
 				if err := x.Add(data[n*dim:(n+50)*dim], nil, nil, 1); err != nil {
@@ -136,11 +134,10 @@ func testCompactCarriesOver(t *testing.T) {
 					delete(model, id)
 				}
 			}
-			t.Cleanup(func() { compactBuilt = nil })
 			if err := x.Compact(2); err != nil {
 				t.Fatal(err)
 			}
-			compactBuilt = nil
+			x.build.compactBuilt = nil
 			liveModel(t, x, model)
 			// Tombstones left: only the ids written during the build that
 			// were live when it started: 1, 2, 3 (upserted; 2 then removed),
@@ -233,10 +230,8 @@ func TestCompactUnderConcurrentWritesAndSearches(t *testing.T) {
 			}
 		})
 	}
-	saved := compactLockedMax
-	defer func() { compactLockedMax = saved }()
 	for round := range rounds {
-		compactLockedMax = []int{1024, 0}[round%2] // odd rounds carry over unlocked
+		x.build.compactLockedMax = []int{1024, -1}[round%2] // odd rounds carry over unlocked
 		if err := x.Compact(2); err != nil {
 			t.Fatal(err)
 		}

@@ -58,6 +58,7 @@ type Index struct {
 	file    *indexfile.File // mapped file backing vectors, or nil
 
 	testing searchTesting // zero: production behaviour
+	build   buildTesting  // zero: production behaviour
 
 	progress atomic.Int64 // nodes inserted by Add and Compact since creation
 	pool     sync.Pool    // *searcher

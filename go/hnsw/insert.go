@@ -99,7 +99,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	// are published; searches still running on the old numbering finish
 	// on the old graph, which keeps its own labels.
 	var newOf []uint32
-	if shouldReorder(n, g.count) {
+	if x.shouldReorder(n, g.count) {
 		g, newOf = g.permuted(g.bfsOrder())
 	}
 	x.mapMu.Lock()

@@ -14,14 +14,15 @@ import (
 // insertion order that IDs reports.
 
 // reorderMinNodes is the smallest batch worth renumbering after: a graph
-// this small stays in cache whatever its order.
-var reorderMinNodes = 16384
+// this small stays in cache whatever its order (buildTesting can replace
+// it).
+const reorderMinNodes = 16384
 
 // shouldReorder says whether an Add of added nodes that left the graph
 // with count nodes renumbers it: when the batch is large and at least half
 // of the graph, so repeated small adds never pay for a full copy.
-func shouldReorder(added, count int) bool {
-	return added >= reorderMinNodes && 2*added >= count
+func (x *Index) shouldReorder(added, count int) bool {
+	return added >= x.build.minReorderNodes() && 2*added >= count
 }
 
 // bfsOrder returns g's nodes in breadth-first order over level 0 from the
@@ -223,7 +224,7 @@ func (x *Index) Renumber(growth float64) (bool, error) {
 	x.mapMu.RLock()
 	live := x.byID.len()
 	x.mapMu.RUnlock()
-	if g.count < reorderMinNodes || float64(live) < growth*float64(x.orderedLive) {
+	if g.count < x.build.minReorderNodes() || float64(live) < growth*float64(x.orderedLive) {
 		return false, nil
 	}
 	ng, newOf := g.permuted(g.bfsOrder())

@@ -9,15 +9,13 @@ import (
 	"github.com/strata-db/strata/go/vfs"
 )
 
-// withReorderAt makes batches of at least n nodes renumber the graph for
-// the duration of a test (0: never).
-func withReorderAt(t *testing.T, n int) {
-	saved := reorderMinNodes
-	reorderMinNodes = n
+// reorderAt makes batches of at least n nodes renumber x's graph, and
+// Compact and Renumber renumber graphs of at least n nodes (0: never).
+func reorderAt(x *Index, n int) {
+	x.build.reorderMinNodes = n
 	if n == 0 {
-		reorderMinNodes = 1 << 30
+		x.build.reorderMinNodes = -1
 	}
-	t.Cleanup(func() { reorderMinNodes = saved })
 }
 
 // TestReorderChangesNothingACallerSees guards the renumbering after a
@@ -35,9 +33,9 @@ func TestReorderChangesNothingACallerSees(t *testing.T) {
 			for i := range ids {
 				ids[i] = uint64(n-i) * 3 // insertion order differs from id order
 			}
-			build := func(reorderAt int) *Index {
-				withReorderAt(t, reorderAt)
+			build := func(minNodes int) *Index {
 				x := mustNew(t, cfg)
+				reorderAt(x, minNodes)
 				if err := x.Add(data, ids, nil, 1); err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +87,9 @@ func TestReorderChangesNothingACallerSees(t *testing.T) {
 			defer loaded.Close()
 			same("after save and load", plain, loaded)
 
-			withReorderAt(t, 1000)
+			for _, x := range []*Index{plain, loaded} {
+				reorderAt(x, 1000)
+			}
 			for _, x := range []*Index{plain, loaded} {
 				if err := x.Add(data[:50*cfg.Dim], []uint64{1, 2, 3, 6, 9}, nil, 1); err == nil {
 					t.Fatal("mismatched ids accepted")
@@ -116,8 +116,8 @@ func TestReorderChangesNothingACallerSees(t *testing.T) {
 // TestBFSOrderIsAPermutationStartingAtTheEntry guards the renumbering's
 // input: every node exactly once, the entry point first.
 func TestBFSOrderIsAPermutationStartingAtTheEntry(t *testing.T) {
-	withReorderAt(t, 0)
 	x := mustNew(t, Config{Dim: 8, M: 4, Seed: 3})
+	reorderAt(x, 0)
 	if err := x.Add(synth.Clustered(700, 8, 10, 0.2, 5), nil, nil, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +151,11 @@ func overlap(a, b []int64, k int) float64 {
 // searches run during it.
 func TestRenumberChangesNothingACallerSees(t *testing.T) {
 	const n, dim = 1500, 16
-	withReorderAt(t, 1000)
 	data := synth.Clustered(n, dim, 20, 0.2, 43)
 	queries := synth.Clustered(100, dim, 20, 0.2, 44)
 	build := func() *Index {
 		x := mustNew(t, Config{Dim: dim, Seed: 5})
+		reorderAt(x, 1000)
 		for at := 0; at < n; at += 100 { // batches too small to renumber
 			ids := make([]uint64, 100)
 			for i := range ids {
@@ -255,7 +255,7 @@ func TestRenumberChangesNothingACallerSees(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	withReorderAt(t, 1<<20)
+	reorderAt(renumbered, 1<<20)
 	if ok, err := renumbered.Renumber(0); ok || err != nil {
 		t.Fatalf("Renumber below the threshold: %v, %v", ok, err)
 	}

@@ -1,5 +1,7 @@
 package hnsw
 
+import "math"
+
 // searchTesting switches off, for one index, choices the search and build
 // paths make for speed, so that tests and benchmarks can compare both
 // sides in one process without global state that parallel tests would
@@ -44,4 +46,46 @@ func (t *searchTesting) maxListScanEF() int {
 		return t.listScanMaxEF
 	}
 	return listScanMaxEF
+}
+
+// buildTesting replaces, for one index, thresholds and hooks of Compact
+// and of renumbering, so that tests can reach the paths they guard on
+// small graphs and run in parallel. The zero value is production
+// behaviour. It is kept apart from searchTesting, which every searcher
+// copies: a test changes compactLockedMax between Compacts while searches
+// run, and a field the searchers copy would be a data race. Index.build
+// is set before the index is shared, or by the goroutine that then calls
+// Compact or Renumber (a field nothing else is reading at that moment).
+type buildTesting struct {
+	// compactLockedMax, when not 0, replaces the constant of the same
+	// name (a negative value: every carry-over round runs unlocked).
+	compactLockedMax int
+	// compactBuilt, when set, runs between Compact's build and its
+	// carry-over, so that a test can write at exactly that point.
+	compactBuilt func()
+	// reorderMinNodes, when not 0, replaces the constant of the same name
+	// (a negative value: never renumber).
+	reorderMinNodes int
+}
+
+// lockedMax is compactLockedMax unless a test replaced it.
+func (t *buildTesting) lockedMax() int {
+	switch {
+	case t.compactLockedMax < 0:
+		return 0
+	case t.compactLockedMax > 0:
+		return t.compactLockedMax
+	}
+	return compactLockedMax
+}
+
+// minReorderNodes is reorderMinNodes unless a test replaced it.
+func (t *buildTesting) minReorderNodes() int {
+	switch {
+	case t.reorderMinNodes < 0:
+		return math.MaxInt
+	case t.reorderMinNodes > 0:
+		return t.reorderMinNodes
+	}
+	return reorderMinNodes
 }
