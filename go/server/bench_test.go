@@ -200,8 +200,9 @@ func benchServer(b testing.TB, n, dim int) *Server {
 
 // TestQueryHandlerAllocatesNothingOfItsOwn pins the query path's own
 // allocations (decoding, scratch, body buffer, status writer, headers) at
-// zero once its pools are warm: net/http's per-request allocations are
-// all that is left of the ~30 a request cost (BenchmarkQueryOverSocket).
+// zero once its pools are warm: net/http's per-request allocations
+// (ServeMux's one included) are all that is left of the ~30 a request
+// cost (BenchmarkQueryOverSocket).
 func TestQueryHandlerAllocatesNothingOfItsOwn(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -223,8 +224,15 @@ func TestQueryHandlerAllocatesNothingOfItsOwn(t *testing.T) {
 			t.Fatalf("status %d", w.status)
 		}
 	})
-	if allocs > 0 {
-		t.Errorf("a query allocates %.1f times in the server's own code, want 0", allocs)
+	// ServeMux allocates the slice of a pattern's wildcard values: that is
+	// net/http's share, measured on a bare ServeMux routing the same
+	// request to a handler that does nothing.
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /collections/{name}/query", func(http.ResponseWriter, *http.Request) {})
+	routing := testing.AllocsPerRun(200, func() { mux.ServeHTTP(w, r) })
+	if allocs > routing {
+		t.Errorf("a query allocates %.1f times in the server's own code, want 0 (%.1f allocations, ServeMux's %.1f)",
+			allocs-routing, allocs, routing)
 	}
 }
 

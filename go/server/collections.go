@@ -53,7 +53,7 @@ func ready(name string, c *collection.Collection) registry.Status {
 	return registry.Status{Name: name, State: registry.StateReady, Collection: c}
 }
 
-func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ params) error {
+func (s *Server) createCollection(w http.ResponseWriter, r *http.Request) error {
 	var req createRequest
 	if err := s.decodeBody(r, &req); err != nil {
 		return err
@@ -110,7 +110,7 @@ func (req *createRequest) options() (collection.Options, error) {
 		Quantization: q, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}, nil
 }
 
-func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, _ params) error {
+func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
 	infos := []map[string]any{}
 	for _, st := range s.reg.List() {
 		infos = append(infos, describe(st))
@@ -118,8 +118,8 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, _ param
 	return writeValue(w, http.StatusOK, map[string]any{"collections": infos})
 }
 
-func (s *Server) getCollection(w http.ResponseWriter, r *http.Request, p params) error {
-	st, err := s.reg.Status(p.name)
+func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.reg.Status(r.PathValue("name"))
 	if err != nil {
 		return err
 	}
@@ -152,27 +152,29 @@ func (s *Server) closedUnder(name string, err error) error {
 // reopenCollection (POST /collections/{name}/reopen) closes a collection
 // and opens it again, recovering it from its log: what the server does by
 // itself, with backoff, for a failed one.
-func (s *Server) reopenCollection(w http.ResponseWriter, r *http.Request, p params) error {
-	if _, err := s.reg.Reopen(p.name); err != nil {
+func (s *Server) reopenCollection(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	if _, err := s.reg.Reopen(name); err != nil {
 		return err
 	}
-	s.log.Info("collection re-opened on request", "name", p.name)
-	st, err := s.reg.Status(p.name)
+	s.log.Info("collection re-opened on request", "name", name)
+	st, err := s.reg.Status(name)
 	if err != nil { // dropped meanwhile
 		return err
 	}
 	return writeValue(w, http.StatusOK, describe(st))
 }
 
-func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request, p params) error {
-	if err := s.reg.Drop(p.name); err != nil {
+func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	if err := s.reg.Drop(name); err != nil {
 		return err
 	}
-	s.log.Info("collection dropped", "name", p.name)
-	return writeValue(w, http.StatusOK, map[string]any{"dropped": p.name})
+	s.log.Info("collection dropped", "name", name)
+	return writeValue(w, http.StatusOK, map[string]any{"dropped": name})
 }
 
-func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ params) error {
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) error {
 	list := s.reg.List()
 	failed := 0
 	for _, st := range list {

@@ -53,6 +53,12 @@
 //	        "next_retry". GET of a collection that will not open answers 503 collection_failed
 //	        with why; the listing shows it as {"name", "state", "reopens", "error", "next_retry"}
 //
+// A path is matched as sent, segment by segment after decoding ("%2F" is
+// a separator): a "." or ".." segment is a name (refused as one), never
+// cleaned away or redirected, and an empty segment ("//", "/collections/",
+// ".../points/") matches no route (404 not_found). Another method on a
+// route's path answers 405 with Allow.
+//
 // k defaults to 10 (at most Limits.MaxK); ef 0 means max(k, 64). A filter
 // is package meta's filter language. "exact": true raises ef to the number
 // of points, which makes the index's planner scan every allowed vector:

@@ -172,13 +172,13 @@ func must[T any](v T, err error) T {
 func TestStreamedAnswerThatFailsCutsTheConnection(t *testing.T) {
 	ts := newTestServer(t, Config{})
 	ts.fill(t, "c", 1)
-	failing := func(w http.ResponseWriter, r *http.Request, _ params) error {
+	failing := func(w http.ResponseWriter, r *http.Request) error {
 		a := answer{w: w}
 		b := append([]byte(`{"results":[`), strings.Repeat(`{"id":1},`, streamAt/8)...)
 		a.spill(b)
 		return invalidf("failed half-way")
 	}
-	ts.ops["query"] = operation{route: "/collections/{name}/query", h: method(http.MethodPost, failing)}
+	ts.routes["POST /collections/{name}/query"].h = failing
 	resp, err := ts.client.Post(ts.url+"/collections/c/query", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)

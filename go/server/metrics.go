@@ -88,7 +88,7 @@ func newMetrics(promRegistry *prometheus.Registry, reg *registry.Registry, engin
 	return m, nil
 }
 
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ params) error {
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 	s.metrics.handler.ServeHTTP(w, r)
 	return nil
 }

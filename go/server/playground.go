@@ -15,24 +15,30 @@ import (
 //go:embed playground
 var playgroundFiles embed.FS
 
-// playgroundRoute serves "/" (index.html) and the files beside it.
-func playgroundRoute(urlPath string) (handler, bool) {
-	name := strings.TrimPrefix(urlPath, "/")
-	if name == "" {
-		name = "index.html"
-	}
-	if strings.Contains(name, "/") || strings.HasPrefix(name, ".") {
-		return nil, false
-	}
-	data, err := fs.ReadFile(playgroundFiles, "playground/"+name)
+// playgroundHandlers serves each file of the playground, by name
+// ("index.html", which also answers "/", "app.js", ...).
+func playgroundHandlers() map[string]handler {
+	entries, err := fs.ReadDir(playgroundFiles, "playground")
 	if err != nil {
-		return nil, false
+		panic(err) // embedded: present in every build
 	}
-	ctype := mime.TypeByExtension(path.Ext(name))
-	return func(w http.ResponseWriter, r *http.Request, _ params) error {
-		w.Header().Set("Content-Type", ctype)
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Write(data)
-		return nil
-	}, true
+	handlers := map[string]handler{}
+	for _, entry := range entries {
+		name := entry.Name()
+		if entry.IsDir() || strings.HasPrefix(name, ".") {
+			continue
+		}
+		data, err := fs.ReadFile(playgroundFiles, "playground/"+name)
+		if err != nil {
+			panic(err)
+		}
+		ctype := mime.TypeByExtension(path.Ext(name))
+		handlers[name] = func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Content-Type", ctype)
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Write(data)
+			return nil
+		}
+	}
+	return handlers
 }

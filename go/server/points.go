@@ -50,12 +50,8 @@ type upsertRequest struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
-func (s *Server) upsert(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
-	buf, err := s.readBody(r)
+func (s *Server) upsert(w http.ResponseWriter, r *http.Request) error {
+	c, buf, err := s.collectionAndRawBody(r)
 	if err != nil {
 		return err
 	}
@@ -113,13 +109,10 @@ type idsOrFilter struct {
 	Filter json.RawMessage `json:"filter"`
 }
 
-func (s *Server) delete(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	var req idsOrFilter
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	hasIDs, hasFilter := rawJSON(req.IDs) != nil, rawJSON(req.Filter) != nil
@@ -153,13 +146,10 @@ type metadataRequest struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
-func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request) error {
 	var req metadataRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	if rawJSON(req.IDs) == nil || rawJSON(req.Metadata) == nil {
@@ -180,13 +170,10 @@ func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params
 	return writeValue(w, http.StatusOK, map[string]int{"updated": n})
 }
 
-func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) error {
 	var req struct{}
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	if err := c.Checkpoint(); err != nil {
@@ -198,16 +185,13 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p params) er
 // createTextIndex answers POST /collections/{name}/text_index: a BM25 index
 // over a metadata field of every existing and future point (durable when it
 // answers; collection.CreateTextIndex).
-func (s *Server) createTextIndex(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) createTextIndex(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Field    string `json:"field"`
 		Analyzer string `json:"analyzer"`
 	}
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	if req.Field == "" {
@@ -222,13 +206,10 @@ func (s *Server) createTextIndex(w http.ResponseWriter, r *http.Request, p param
 // checkIntegrity answers POST /collections/{name}/check_integrity with
 // {"ok": true} or {"ok": false, "problem": ...}: a broken invariant is the
 // answer to the question asked, not a failed request.
-func (s *Server) checkIntegrity(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) checkIntegrity(w http.ResponseWriter, r *http.Request) error {
 	var req struct{}
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	err = c.CheckIntegrity()
@@ -241,15 +222,12 @@ func (s *Server) checkIntegrity(w http.ResponseWriter, r *http.Request, p params
 	return err
 }
 
-func (s *Server) count(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Filter json.RawMessage `json:"filter"`
 	}
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	f, err := parseFilter(req.Filter)
@@ -270,13 +248,10 @@ type getRequest struct {
 
 // get answers POST /collections/{name}/get: the points among ids that
 // exist, in request order.
-func (s *Server) get(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	var req getRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	if rawJSON(req.IDs) == nil {
@@ -305,13 +280,10 @@ type scanRequest struct {
 
 // scan answers a page of the points matching a filter, in id order, and
 // the "next_after" to pass for the next page (null after the last).
-func (s *Server) scan(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
+func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 	var req scanRequest
-	if err := s.decodeBody(r, &req); err != nil {
+	c, err := s.collectionAndBody(r, &req)
+	if err != nil {
 		return err
 	}
 	f, err := parseFilter(req.Filter)
@@ -386,12 +358,13 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 }
 
 // getPoint answers GET /collections/{name}/points/{id}[?include=vector].
-func (s *Server) getPoint(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
+func (s *Server) getPoint(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	c, err := s.reg.Get(name)
 	if err != nil {
 		return err
 	}
-	rd := numberReader{data: []byte(p.id), what: "point id", row: -1, col: -1}
+	rd := numberReader{data: []byte(r.PathValue("id")), what: "point id", row: -1, col: -1}
 	id, err := rd.id()
 	if err == nil {
 		err = rd.end()
@@ -412,7 +385,7 @@ func (s *Server) getPoint(w http.ResponseWriter, r *http.Request, p params) erro
 		return err
 	}
 	if len(found) == 0 {
-		return fmt.Errorf("%w: no point %d in %q", collection.ErrNotFound, id, p.name)
+		return fmt.Errorf("%w: no point %d in %q", collection.ErrNotFound, id, name)
 	}
 	b := strconv.AppendUint([]byte(`{"id":`), id, 10)
 	b = append(append(b, `,"metadata":`...), docs[0]...)

@@ -121,12 +121,8 @@ func (s *Server) queryOptions(c *collection.Collection, req *queryRequest, nq in
 	return k, ef, in, f, nil
 }
 
-func (s *Server) query(w http.ResponseWriter, r *http.Request, p params) error {
-	c, err := s.reg.Get(p.name)
-	if err != nil {
-		return err
-	}
-	buf, err := s.readBody(r)
+func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
+	c, buf, err := s.collectionAndRawBody(r)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/server/guard"
-	"github.com/strata-db/strata/go/server/internal/httpstatus"
 	"github.com/strata-db/strata/go/server/registry"
 )
 
@@ -61,15 +59,10 @@ type Server struct {
 	closing  atomic.Bool
 	bodyPool sync.Pool
 
-	// Routes, built once: ServeHTTP allocates nothing to find a handler.
-	health, metricsRoute, collectionsRoute, collectionRoute, pointRoute handler
-	ops                                                                 map[string]operation
-}
-
-// operation is a POST /collections/{name}/<op> route.
-type operation struct {
-	route string // the metrics label
-	h     handler
+	// mux routes every request to a *route (routes.go); routes holds
+	// them by pattern.
+	mux    *http.ServeMux
+	routes map[string]*route
 }
 
 // New opens every collection under cfg.DataDir and returns a server for
@@ -147,151 +140,6 @@ func (s *Server) Guard() *guard.Guard { return s.guard }
 
 // Collections names the collections, open or failed.
 func (s *Server) Collections() []string { return s.reg.Names() }
-
-// statusWriters recycles ServeHTTP's status-recording writers: one fewer
-// allocation per request.
-var statusWriters = sync.Pool{New: func() any { return new(httpstatus.Writer) }}
-
-// handler answers one route. It returns an error instead of writing one,
-// so that every error body has the same shape and status mapping.
-type handler func(w http.ResponseWriter, r *http.Request, p params) error
-
-// params are the parts of the path a route matched.
-type params struct {
-	name string // collection
-	id   string // point
-}
-
-// ServeHTTP routes, authenticates, times and logs a request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	sw := statusWriters.Get().(*httpstatus.Writer)
-	*sw = httpstatus.Writer{ResponseWriter: w}
-	route, h, p, public := s.route(r)
-	abort := false
-	defer func() {
-		if v := recover(); v != nil {
-			s.log.Error("panic serving request", "route", route, "panic", v)
-			if sw.Code == 0 {
-				s.writeError(sw, r, fmt.Errorf("server: internal error (please report): %v", v))
-			}
-		}
-		elapsed := time.Since(start)
-		s.guard.Observe("native", r.Method, route, sw.Code, elapsed)
-		if s.log.Enabled(r.Context(), slog.LevelDebug) {
-			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.Code,
-				"duration", elapsed, "remote", r.RemoteAddr)
-		}
-		*sw = httpstatus.Writer{} // no handler keeps its writer past ServeHTTP
-		statusWriters.Put(sw)
-		if abort {
-			panic(http.ErrAbortHandler)
-		}
-	}()
-	if err := s.guard.Admit(sw, r, public); err != nil {
-		s.writeError(sw, r, err)
-		return
-	}
-	if guard.Preflight(sw, r) {
-		sw.WriteHeader(http.StatusNoContent)
-		return
-	}
-	if s.closing.Load() {
-		s.writeError(sw, r, ErrClosing)
-		return
-	}
-	if err := h(sw, r, p); err != nil {
-		if sw.Code != 0 {
-			// A streamed answer failed half-way: its 200 is sent, so
-			// cut the connection rather than end a truncated body cleanly.
-			s.log.Error("request failed after its answer began", "method", r.Method, "path", r.URL.Path, "error", err)
-			abort = true
-			return
-		}
-		s.writeError(sw, r, s.closedUnder(p.name, err))
-	}
-}
-
-// route finds the handler for r. The route string labels metrics: it is
-// the pattern, never the raw path, so that names do not multiply series.
-func (s *Server) route(r *http.Request) (route string, h handler, p params, public bool) {
-	path := r.URL.Path
-	switch path {
-	case "/health":
-		return path, s.health, p, true
-	case "/metrics":
-		return path, s.metricsRoute, p, false
-	case "/collections":
-		return path, s.collectionsRoute, p, false
-	}
-	if rest, ok := strings.CutPrefix(path, "/collections/"); ok {
-		name, op, _ := strings.Cut(rest, "/")
-		p.name = name
-		switch {
-		case op == "" && !strings.HasSuffix(rest, "/"):
-			return "/collections/{name}", s.collectionRoute, p, false
-		case strings.HasPrefix(op, "points/") && !strings.Contains(op[len("points/"):], "/"):
-			p.id = op[len("points/"):]
-			return "/collections/{name}/points/{id}", s.pointRoute, p, false
-		}
-		if o, ok := s.ops[op]; ok {
-			return o.route, o.h, p, false
-		}
-		return "other", notFound, p, false
-	}
-	if h, ok := playgroundRoute(path); ok {
-		return "/playground", method(http.MethodGet, h), p, true
-	}
-	return "other", notFound, p, false
-}
-
-func (s *Server) buildRoutes() {
-	s.health = method(http.MethodGet, s.serveHealth)
-	s.metricsRoute = method(http.MethodGet, s.serveMetrics)
-	s.collectionsRoute = methods(map[string]handler{http.MethodGet: s.listCollections,
-		http.MethodPost: s.createCollection})
-	s.collectionRoute = methods(map[string]handler{http.MethodGet: s.getCollection,
-		http.MethodDelete: s.dropCollection})
-	s.pointRoute = method(http.MethodGet, s.getPoint)
-	s.ops = map[string]operation{}
-	for op, h := range map[string]handler{
-		"upsert": s.upsert, "query": s.query, "delete": s.delete, "checkpoint": s.checkpoint,
-		"count": s.count, "scan": s.scan, "get": s.get, "metadata": s.updateMetadata,
-		"text_index": s.createTextIndex, "check_integrity": s.checkIntegrity,
-		"reopen": s.reopenCollection,
-	} {
-		s.ops[op] = operation{route: "/collections/{name}/" + op, h: method(http.MethodPost, h)}
-	}
-}
-
-func notFound(w http.ResponseWriter, r *http.Request, _ params) error {
-	return fmt.Errorf("%w: %s %s", ErrNoRoute, r.Method, truncateForMessage(r.URL.Path))
-}
-
-func method(m string, h handler) handler {
-	return methods(map[string]handler{m: h})
-}
-
-func methods(byMethod map[string]handler) handler {
-	return func(w http.ResponseWriter, r *http.Request, p params) error {
-		if h, ok := byMethod[r.Method]; ok {
-			return h(w, r, p)
-		}
-		if r.Method == http.MethodHead {
-			if h, ok := byMethod[http.MethodGet]; ok {
-				return h(w, r, p)
-			}
-		}
-		allowed := make([]string, 0, len(byMethod))
-		for m := range byMethod {
-			allowed = append(allowed, m)
-		}
-		slices.Sort(allowed)
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		return fmt.Errorf("%w: %s %s (allowed: %s)", ErrMethod, r.Method, truncateForMessage(r.URL.Path),
-			strings.Join(allowed, ", "))
-	}
-}
 
 // writeError answers with {"error": {"code", "message"}}.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
