@@ -60,6 +60,15 @@ const (
 	MaxBM25K1 = 1000
 	// MaxRRFK bounds the constant of reciprocal rank fusion.
 	MaxRRFK = 1e6
+	// MaxSparseNonZeros bounds the non-zeros of one sparse vector (a
+	// stored point's or a query's). Each costs 8 bytes (a uint32 index and
+	// a float32 value), so 2^15 makes a row at most 256 KiB, the size of a
+	// dense row of MaxDim floats: a log record or snapshot row of a sparse
+	// field is never larger than a dense one. Encoders stay far below it
+	// (SPLADE keeps a few hundred, BM25 one per distinct term of a
+	// document), and a query's non-zeros bound its posting lists, so the
+	// bound is also one on the work of one query.
+	MaxSparseNonZeros = 1 << 15
 )
 
 func outside(name string, low, high, got int) error {
@@ -103,6 +112,14 @@ func CheckK(k int) error {
 func CheckEf(ef int) error {
 	if ef < 0 || ef > MaxEf {
 		return outside("ef", 0, MaxEf, ef)
+	}
+	return nil
+}
+
+// CheckSparseNonZeros checks the non-zeros of one sparse vector.
+func CheckSparseNonZeros(n int) error {
+	if n < 0 || n > MaxSparseNonZeros {
+		return outside("sparse vector non-zeros", 0, MaxSparseNonZeros, n)
 	}
 	return nil
 }

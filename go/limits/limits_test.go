@@ -30,13 +30,14 @@ func TestChecksNameTheParameterAndTheRange(t *testing.T) {
 		{CheckK(0), "k must be in [1, 1048576], got 0"},
 		{CheckEf(-1), "ef must be in [0, 1048576], got -1"},
 		{CheckScan(-1), "limit must be in [0, 4294967295], got -1"},
+		{CheckSparseNonZeros(MaxSparseNonZeros + 1), "sparse vector non-zeros must be in [0, 32768], got 32769"},
 	} {
 		if c.err == nil || c.err.Error() != c.want || errkind.Of(c.err) != errkind.Invalid {
 			t.Errorf("got %v, want %q (invalid argument)", c.err, c.want)
 		}
 	}
 	for _, err := range []error{CheckDim(MaxDim), CheckM(MinM), CheckEfConstruction(MaxEfConstruction),
-		CheckK(MaxK), CheckEf(0), CheckEf(MaxEf), CheckScan(0)} {
+		CheckK(MaxK), CheckEf(0), CheckEf(MaxEf), CheckScan(0), CheckSparseNonZeros(0), CheckSparseNonZeros(MaxSparseNonZeros)} {
 		if err != nil {
 			t.Errorf("a bound itself is refused: %v", err)
 		}
