@@ -15,8 +15,8 @@ import (
 // of two duplicate keys and cannot name the key path of a problem, which is
 // why this package reads JSON itself.
 //
-// In document mode it also enforces the document rules (key spelling,
-// scalar-only lists) while reading, so that an error can name the key path
+// In document mode it also enforces the document rules (key spelling)
+// while reading, so that an error can name the key path
 // where it was found.
 type decoder struct {
 	data     []byte
@@ -28,6 +28,7 @@ type decoder struct {
 	// which older versions wrote without the check, is not.
 	exact bool
 	path  []string // document mode: keys from the root to the value being read
+	at    []int    // the positions of the lists' elements in path
 }
 
 // decodeRoot reads data as exactly one JSON value.
@@ -48,8 +49,27 @@ func (d *decoder) syntaxErrorf(format string, args ...any) error {
 	return fmt.Errorf("offset %d: %s", d.pos, fmt.Sprintf(format, args...))
 }
 
-// keyPath names the value being read: "a.b".
-func (d *decoder) keyPath() string { return strings.Join(d.path, ".") }
+// keyPath names the value being read: "a.b", "a[2].b".
+func (d *decoder) keyPath() string {
+	var b strings.Builder
+	at := 0
+	for i, part := range d.path {
+		if part == listPart {
+			fmt.Fprintf(&b, "[%d]", d.at[at])
+			at++
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
+
+// listPart stands in path for the element of a list being read, whose
+// position is in at.
+const listPart = "." // no key holds a dot
 
 // valueErrorf reports a document-rule problem with the value at the current
 // key path.
@@ -213,10 +233,14 @@ func (d *decoder) list(depth int) (value, error) {
 	if d.open(']') {
 		return value{kind: kindList, list: items}, nil
 	}
+	if d.document {
+		d.path = append(d.path, listPart)
+		d.at = append(d.at, 0)
+	}
 	for more := true; more; {
 		d.skipSpace()
-		if d.document && d.pos < len(d.data) && (d.data[d.pos] == '{' || d.data[d.pos] == '[') {
-			return value{}, d.valueErrorf("lists may only hold scalars")
+		if d.document {
+			d.at[len(d.at)-1] = len(items)
 		}
 		v, err := d.value(depth + 1)
 		if err != nil {
@@ -226,6 +250,10 @@ func (d *decoder) list(depth int) (value, error) {
 		if more, err = d.separator(']'); err != nil {
 			return value{}, err
 		}
+	}
+	if d.document {
+		d.path = d.path[:len(d.path)-1]
+		d.at = d.at[:len(d.at)-1]
 	}
 	return value{kind: kindList, list: items}, nil
 }

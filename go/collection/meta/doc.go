@@ -5,19 +5,21 @@
 //
 // # Documents
 //
-// A document is a JSON object (RFC 8259, UTF-8) whose values are strings,
-// numbers, true/false, null, nested objects, or lists of scalars:
+// A document is any JSON object (RFC 8259, UTF-8): its values are strings,
+// numbers, true/false, null, objects and lists, and lists may hold any of
+// them, objects and lists included:
 //
 //	{"title": "Dune", "year": 1965, "tags": ["sf", "classic"],
-//	 "stock": {"shop": 3, "web": null}, "signed": false}
+//	 "stock": {"shop": 3, "web": null}, "signed": false,
+//	 "reviews": [{"by": "ann", "stars": 5}, {"by": "bo", "stars": 3}],
+//	 "grid": [[1, 2], [3]]}
 //
 // Rules, each checked by ParseDocument with an error naming the key path:
 //   - keys are non-empty, contain no '.', and do not start with '$', so that
 //     every key is reachable by a dotted filter path;
 //   - a key appears at most once in an object (duplicates are an error, not
-//     "last one wins");
-//   - lists hold only scalars (string, number, bool, null): no lists of
-//     objects and no nested lists; an empty list is fine;
+//     "last one wins"); these rules hold in objects inside lists too, and
+//     an error names the position: key "k" in "reviews[1]";
 //   - objects and lists nest at most MaxDocumentDepth (32) levels, the
 //     document itself being level 1;
 //   - the JSON text is at most MaxDocumentBytes (1 MiB).
@@ -48,6 +50,8 @@
 // log replay), accepts those as the float64 they were and writes them back
 // in the exponent form; ParseDocument, the reader for input, refuses them.
 // Both forms are plain JSON numbers, so the change needs no format version.
+// Versions that allowed only scalars in lists wrote a subset of today's
+// documents, read unchanged.
 //
 // # Filters
 //
@@ -58,8 +62,16 @@
 //	{"year": {"$gte": 1960, "$lt": 1970}, "tags": "sf", "stock.shop": {"$gt": 0}}
 //
 // A field path is a document key, or keys joined by '.' reaching into nested
-// objects ("stock.shop"). There is no positional indexing: a path that runs
-// into a list or a scalar before its end is missing.
+// objects ("stock.shop"). As in MongoDB, a path reaches through lists: a
+// key applied to a list reaches that key in each element that is an
+// object ("reviews.stars" reaches 5 and 3 above), one list level per key
+// (the objects of a list of lists are not reached: "grid" elements are
+// lists), and a part that is a list position (decimal digits, no leading
+// zero: "0", "12") also reaches the element there ("reviews.0.by" is
+// "ann", "grid.1" is [3]). A path that reaches nothing is missing. The
+// values a path reaches are what its condition tests, and a condition
+// holds when it holds for one of them (each operator separately, as for
+// the elements of a list below).
 //
 // A field's condition is either a value, meaning $eq, or an object of
 // operators ({"$gt": 1, "$lt": 5}), all of which must hold. An object with
@@ -74,6 +86,25 @@
 //	{"f": {"$nin": [v, ...]}} not {"f": {"$in": [...]}}
 //	{"f": {"$exists": b}}    f is present (any value, null included) iff b
 //	{"f": {"$not": {ops}}}   not {"f": {ops}}; ops is an operator object
+//	{"f": {"$elemMatch": q}} f is a list with one element satisfying all of q
+//	                         at once: q of operators ({"$gte": 80, "$lt":
+//	                         85}) tests the element itself; q with field
+//	                         paths or $and/$or/$nor tests each element that
+//	                         is an object, paths relative to it
+//	{"f": {"$size": n}}      f is a list of n elements (n an integer >= 0)
+//	{"f": {"$all": [v, ...]}} f equals every v in the sense of $eq (a list
+//	                         holding them all); an item {"$elemMatch": q}
+//	                         stands for an element matching q; [] matches
+//	                         nothing
+//	{"f": {"$type": t}}      f, or an element of its list, is of type t:
+//	                         "string", "bool", "null", "object", "array",
+//	                         "number"; "int" or "long" (an integral number,
+//	                         2 or 2.0), "double" or "decimal" (a number with
+//	                         a fraction, 2.5); BSON's codes (1 double, 2
+//	                         string, 3 object, 4 array, 8 bool, 10 null, 16
+//	                         int, 18 long, 19 decimal); a list of types is
+//	                         any of them; BSON's other names ("date", ...)
+//	                         match nothing
 //	{"$and": [q, ...]}       every query q holds; the list must be non-empty
 //	{"$or":  [q, ...]}       at least one holds
 //	{"$nor": [q, ...]}       none holds
@@ -88,10 +119,12 @@
 //   - A list field matches $eq, $in and the range operators when any of its
 //     elements does: {"tags": "sf"} matches {"tags": ["sf", "classic"]}.
 //     Each operator looks at the list separately, so {"f": {"$gt": 1, "$lt": 5}}
-//     matches [0, 10]. $eq with a list operand also matches a field that is
-//     that exact list (same elements in the same order).
-//   - An object operand equals an object field with the same keys and equal
-//     values; key order does not matter.
+//     matches [0, 10] ($elemMatch is the one-element form). Only one level
+//     is opened: {"grid": 1} does not match [[1, 2], [3]], {"grid": [3]} does.
+//   - A list operand equals a list of equal elements in the same order; an
+//     object operand equals an object with the same keys and equal values,
+//     key order not mattering. Either matches a field that is such a value
+//     or a list holding one: {"reviews": {"by": "bo", "stars": 3}} matches.
 //   - null matches a field that is null, a list holding null, or a missing
 //     field. Hence {"f": {"$ne": null}} means "present, and neither null nor a
 //     list holding null".
@@ -99,13 +132,21 @@
 //     complements: they match documents where the field is missing or holds
 //     another type. {"tags": {"$ne": "sf"}} rejects ["sf", "classic"].
 //
+// MongoDB differs in two corners: {"a.b": null} there also matches a list
+// a of objects one of which lacks b, where here it does not when another
+// element has a non-null b (null matches when nothing is reached, or null
+// is); and MongoDB's object equality depends on key order, which documents
+// here do not keep.
+//
 // A filter is rejected, with an error naming where ("at \"$or[1].year\""),
 // for: an unknown operator; an operator other than $and, $or, $nor, $not at
 // the top level; $and, $or, $nor without a non-empty list of objects; $in or
 // $nin without a list; $exists without true or false; a range operator with
 // an object, list, bool or null operand; a field-level $not without an
-// object of operators; an empty field path or path part, or a part starting
-// with '$'; duplicate keys; nesting deeper than 64 levels.
+// object of operators; $elemMatch without a non-empty object; $size
+// without a non-negative integer; $all without a list; $type without a
+// known type; an empty field path or path part, or a part starting with
+// '$'; duplicate keys; nesting deeper than 64 levels.
 //
 // # The filter tree
 //
@@ -113,7 +154,14 @@
 // filter languages: the Qdrant door builds the tree directly with the
 // constructors of tree.go instead of writing JSON for ParseFilter. One
 // tree, one reference evaluator (Filter.Match, Filter.MatchID), one
-// evaluator over postings (Index.Select, Count, IDsAfter):
+// evaluator over postings (Index.Select, Count, IDsAfter).
+//
+// A leaf's path is a dotted path (ParsePath), reaching through lists as
+// above, or an explicit path of steps (NewPath: Key, At, Elements), which
+// enters a list only where a step says so: Key("a"), Elements(), Key("b")
+// is Qdrant's "a[].b", and Key("a"), Key("b") reaches nothing when a is a
+// list. Either way, the conditions below test each value reached and, for
+// the value conditions (Eq to Words), the elements of a list reached:
 //
 //	All(), None()              everything, nothing
 //	And(f...), Or(f...), Not(f) as $and, $or, $not; And() is All, Or() None
@@ -132,12 +180,20 @@
 //	Words(p, text)             a string (or element) holding every word of
 //	                           text: lower-cased, split at every rune that
 //	                           is neither a letter nor a digit
-//	ValuesCount(p, Bounds)     the number of values inside the bounds: a
-//	                           list counts its elements, missing counts 0,
-//	                           any other value (null too) 1
-//	IsEmpty(p)                 missing, null, or a list of nulls only ([] too)
-//	IsNull(p)                  null itself (a list holding null is not)
+//	ValuesCount(p, Bounds)     a value whose count is inside the bounds: a
+//	                           list counts its elements, null 0, any other
+//	                           value 1; a missing path counts 0
+//	IsEmpty(p)                 every value reached null or [] (or none)
+//	IsNull(p)                  a value null, or a list holding null
+//	ElemMatch(p, f)            a list with an element f matches ($elemMatch);
+//	                           f's paths start at the element, and an empty
+//	                           path is the element itself
+//	Nested(p, f)               ElemMatch over the elements that are objects
+//	                           (Qdrant's nested condition)
+//	Size(p, n)                 a list of n elements ($size)
 //
+// $all compiles to an And of Eq (and ElemMatch), $type to a type leaf.
+
 // Paths are checked once by ParsePath; operands are Scalars (Number,
 // String, Bool, Null, ParseNumber). At-least-k is evaluated with k+1
 // bitsets (reached[j]: slots that j of the filters seen so far match), so
@@ -150,17 +206,31 @@
 // Every id of a collection has a document in the Index (maybe {}), so the
 // Index is also the set of live ids, and a negation is a complement within
 // it. Ids map to dense uint32 slots (freed slots are reused). For each
-// dotted path the index keeps postings, sets of slots:
+// route, the exact way from the root to a value, the index keeps
+// postings, sets of slots:
 //
-//	path "year"   exists  {0 1 2 5}      any value, null and lists included
+//	route "year"  exists  {0 1 2 5}      any value, null and lists included
+//	              full    {0 1 2}        a value other than null and []
 //	              nulls   {5}            null, or a list holding null
 //	              trues / falses         booleans
-//	              lists / objects        value is a list / an object
+//	              lists                  value is a list
+//	              objects / nested       an object / -, or a list holding one
+//	                                     / a list
 //	              nums    1965 → {0}     one per distinct number (-0 is 0),
 //	                      1984 → {1 2}   in a map for $eq and in key order
 //	              strs    "sf" → {...}   for ranges; likewise strings
 //
-// List elements are indexed under the list's path like single values.
+// The scalar elements of a list are indexed at the list's route like
+// single values. Its objects and lists are values at the route of its
+// elements, the route followed by a part "$" (no key is "$"), and so are
+// theirs in turn: {"reviews": [{"stars": 5}], "grid": [[1]]} has routes
+// reviews, reviews.$, reviews.$.stars, grid and grid.$. A dotted path
+// stands for the routes that enter at most one list after each key and do
+// not end entering one: "reviews.stars" is reviews.stars and
+// reviews.$.stars, and the index keeps that list of routes per dotted
+// path, so a leaf unites the postings of its routes. An explicit path is
+// one route, Elements being "$".
+//
 // Postings are sorted slices while small and roaring bitmaps beyond 32
 // slots. Each path's distinct numbers and strings are kept in key order
 // (new keys wait in a short unsorted list until merged), so a range is a
@@ -169,12 +239,23 @@
 // A filter is evaluated bottom-up into dense bitsets over slots: leaves OR
 // postings together ($in over its values, a range over its keys), $and and
 // $or intersect and unite, negations complement within the live slots.
-// On a path that holds no lists, a document has one value there, so the
-// range conditions of one $and on that path fold into one interval, and an
-// interval covering most keys is computed as "has a number (string) here"
-// minus the keys outside it. $eq with a list or object operand, which
-// postings cannot answer exactly, narrows candidates with postings and tests
-// each with Filter.Match on the stored document.
+// On a path of one route that enters and holds no lists, a document has
+// one value there, so the range conditions of one $and on that path fold
+// into one interval, and an interval covering most keys is computed as
+// "has a number (string) here" minus the keys outside it.
+//
+// What postings cannot answer exactly is answered by reading documents:
+// candidates from postings, each decoded from its stored JSON (about a
+// microsecond per small document) and tested with the reference
+// evaluator. That is $eq with a list or object operand (candidates: the
+// slots holding a list, narrowed by the operand's elements, or an object
+// with the operand's keys); $elemMatch and $size (the slots holding a list
+// at the path); ValuesCount on a path through a list of objects, and on
+// any path for the slots holding a list there; a list position in a path
+// ("a.0.b", At) and an explicit path ending in Elements (the slots where
+// the path up to that step is present). Their cost grows with the number
+// of candidates, not of matches; a selective condition beside them in an
+// $and does not narrow what they read.
 //
 // Matching slots become ascending ids through a list of (id, slot) pairs in
 // id order: writers append to it when ids arrive in ascending order and

@@ -119,7 +119,7 @@ func ParseDocuments(data []byte) ([]Document, error) {
 			if err := d.expectObject(); err != nil {
 				return fail("metadata[%d]: %v", i, err)
 			}
-			d.path = d.path[:0]
+			d.path, d.at = d.path[:0], d.at[:0]
 			v, err := d.value(1)
 			if err != nil {
 				return fail("metadata[%d]: %v", i, err)

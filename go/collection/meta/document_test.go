@@ -144,8 +144,9 @@ func TestParseDocumentErrorsNameTheProblem(t *testing.T) {
 		{`"x"`, `not a string`},
 		{`12`, `not a number`},
 		{``, `not empty input`},
-		{`{"a": {"b": [1, {"c": 2}]}}`, `key "a.b": lists may only hold scalars`},
-		{`{"a": [[1]]}`, `key "a": lists may only hold scalars`},
+		{`{"a": {"b": [1, {"c.d": 2}]}}`, `key "c.d" in "a.b[1]": keys may not contain '.'`},
+		{`{"a": [[1, {"$x": 1}]]}`, `key "$x" in "a[0][1]": keys may not start with '$'`},
+		{`{"a": [{}, {"k": 1, "k": 2}], "b": [{"": 0}]}`, `key "k" in "a[1]": duplicate key`},
 		{`{"a": {"": 1}}`, `key "" in "a": keys may not be empty`},
 		{`{"a.b": 1}`, `key "a.b": keys may not contain '.'`},
 		{`{"x": {"$gt": 1}}`, `key "$gt" in "x": keys may not start with '$'`},
@@ -222,7 +223,7 @@ func TestParseDocumentsNamesTheEntry(t *testing.T) {
 	}
 	for _, tc := range []struct{ in, want string }{
 		{`{}`, `metadata must be a JSON list of objects, found character '{'`},
-		{`[{}, {}, {}, {"a": [{}]}]`, `metadata[3]: key "a": lists may only hold scalars`},
+		{`[{}, {}, {}, {"a": [{"b": [{"": 1}]}]}]`, `metadata[3]: key "" in "a[0].b[0]": keys may not be empty`},
 		{`[{}, 5]`, `metadata[1]: a document must be a JSON object, not a number`},
 		{`[{}, nul]`, `metadata[1]: offset 5: invalid literal, expected null`},
 		{`[{} {}]`, `metadata[0]: offset 4: unexpected character '{', expected ',' or ']'`},

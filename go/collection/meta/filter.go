@@ -39,6 +39,10 @@ const (
 	nodeIsNull      // path holds null itself
 	nodeIDs         // the document's id is one of ids
 	nodeAtLeast     // at least min kids
+	// Built by ParseFilter and by tree.go.
+	nodeElemMatch // a list at path with an element that kids[0] matches
+	nodeSize      // a list at path with size elements
+	nodeType      // a value at path (or an element) of one of types
 )
 
 type rangeOp uint8
@@ -66,10 +70,14 @@ func (op rangeOp) holds(c int) bool {
 }
 
 type node struct {
-	kind     nodeKind
-	kids     []*node
-	path     string   // dotted field path, the postings key
-	parts    []string // path split at '.'
+	kind nodeKind
+	kids []*node
+	path Path
+	// key finds the postings of path (Path.postingsKey); scan means they
+	// cannot answer it, and documents holding prefix are read instead.
+	key      string
+	scan     bool
+	prefix   string
 	op       rangeOp
 	operand  value
 	operands []value
@@ -77,6 +85,18 @@ type node struct {
 	words    []string          // nodeWords
 	ids      []uint64          // nodeIDs: ascending, unique
 	min      int               // nodeAtLeast: 1 < min < len(kids)
+	size     int               // nodeSize
+	types    typeSet           // nodeType
+	// objectsOnly: nodeElemMatch tries only the elements that are
+	// objects (a query of fields, Mongo's object form; Qdrant's nested).
+	objectsOnly bool
+}
+
+// newLeaf makes a node that tests the values at p.
+func newLeaf(kind nodeKind, p Path) *node {
+	n := &node{kind: kind, path: p}
+	n.key, n.scan, n.prefix = p.postingsKey()
+	return n
 }
 
 // ParseFilter parses a filter. Empty input, null and {} give a filter that
@@ -194,6 +214,7 @@ func parseLogical(op string, v value, where string) (*node, error) {
 var fieldOperators = map[string]struct{}{
 	"$eq": {}, "$ne": {}, "$gt": {}, "$gte": {}, "$lt": {}, "$lte": {},
 	"$in": {}, "$nin": {}, "$exists": {}, "$not": {},
+	"$elemMatch": {}, "$size": {}, "$all": {}, "$type": {},
 }
 
 var rangeOps = map[string]rangeOp{"$gt": opGt, "$gte": opGte, "$lt": opLt, "$lte": opLte}
@@ -222,10 +243,13 @@ func parseField(path string, v value, where string) (*node, error) {
 	if err != nil {
 		return nil, errorAt(here, "%v", err)
 	}
+	p := dottedPath(path, parts)
 	if v.kind == kindObject && hasOperator(v.fields) {
-		return parseOperators(path, parts, v.fields, here)
+		return parseOperators(p, v.fields, here)
 	}
-	return &node{kind: nodeEq, path: path, parts: parts, operand: v}, nil
+	n := newLeaf(nodeEq, p)
+	n.operand = v
+	return n, nil
 }
 
 func hasOperator(fields []field) bool {
@@ -239,13 +263,14 @@ func hasOperator(fields []field) bool {
 
 // parseOperators reads a field's operator object ({"$gt": 1, "$lt": 5}),
 // every operator of which must hold.
-func parseOperators(path string, parts []string, fields []field, here string) (*node, error) {
+func parseOperators(p Path, fields []field, here string) (*node, error) {
 	and := &node{kind: nodeAnd}
 	for _, f := range fields {
 		if !strings.HasPrefix(f.key, "$") {
 			return nil, errorAt(here, "cannot mix operators and fields in one object: %q is not an operator", f.key)
 		}
-		leaf := &node{path: path, parts: parts, operand: f.val}
+		leaf := newLeaf(nodeEq, p)
+		leaf.operand = f.val
 		n := leaf
 		switch f.key {
 		case "$eq":
@@ -282,11 +307,35 @@ func parseOperators(path string, parts []string, fields []field, here string) (*
 			if f.val.kind != kindObject || len(f.val.fields) == 0 || !hasOperator(f.val.fields) {
 				return nil, errorAt(here, "%q needs an object of operators such as {\"$gt\": 5}, not %s", f.key, describeValue(f.val))
 			}
-			kid, err := parseOperators(path, parts, f.val.fields, here)
+			kid, err := parseOperators(p, f.val.fields, here)
 			if err != nil {
 				return nil, err
 			}
 			n = &node{kind: nodeNot, kids: []*node{kid}}
+		case "$elemMatch":
+			var err error
+			if n, err = parseElemMatch(p, f.val, here); err != nil {
+				return nil, err
+			}
+		case "$size":
+			size, ok := sizeOperand(f.val)
+			if !ok {
+				return nil, errorAt(here, "%q needs a non-negative integer, not %s", f.key, describeValue(f.val))
+			}
+			n = newLeaf(nodeSize, p)
+			n.size = size
+		case "$all":
+			var err error
+			if n, err = parseAll(p, f.val, here); err != nil {
+				return nil, err
+			}
+		case "$type":
+			types, err := parseTypes(f.val)
+			if err != nil {
+				return nil, errorAt(here, "%v", err)
+			}
+			n = newLeaf(nodeType, p)
+			n.types = types
 		case "$and", "$or", "$nor":
 			return nil, errorAt(here, "operator %q combines whole filters and cannot be applied to a field", f.key)
 		default:

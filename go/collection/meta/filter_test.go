@@ -102,7 +102,9 @@ func TestFilterSemantics(t *testing.T) {
 		{`{"a": {"b": 1}}`, nil},
 		{`{"a": {}}`, nil},
 		{`{"a.b": {"$exists": true}}`, []uint64{9, 10, 15}},
-		{`{"a.0": 1}`, nil}, // no positional indexing into lists
+		{`{"a.0": 1}`, []uint64{6}}, // a position in a list, as in Mongo
+		{`{"a.1": {"$gt": 5}}`, []uint64{13}},
+		{`{"a.3": {"$exists": true}}`, nil},
 		// $not is a complement, missing fields included.
 		{`{"a": {"$not": {"$gt": 1}}}`, []uint64{0, 1, 2, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15}},
 		{`{"a": {"$not": {"$gt": 1, "$lt": 5}}}`, []uint64{0, 1, 2, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15}},

@@ -3,6 +3,8 @@ package meta
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -11,27 +13,41 @@ import (
 // It is safe for concurrent use: writers are exclusive, readers share.
 type Index struct {
 	mu    sync.RWMutex
-	slots map[uint64]uint32 // id -> slot
-	ids   []uint64          // slot -> id; stale for free slots
-	docs  [][]byte          // slot -> canonical JSON; nil for {} and free slots
-	free  []uint32          // free slots, reused last-in first-out
-	alive bitset            // live slots; covers every slot ever handed out
-	paths map[string]*pathPostings
-	order idOrder
+	slots map[uint64]uint32        // id -> slot
+	ids   []uint64                 // slot -> id; stale for free slots
+	docs  [][]byte                 // slot -> canonical JSON; nil for {} and free slots
+	free  []uint32                 // free slots, reused last-in first-out
+	alive bitset                   // live slots; covers every slot ever handed out
+	paths map[string]*pathPostings // by route (see routeElements)
+	// dotted lists the routes of each dotted path: "a.b" is a.b, and
+	// a.$.b if a held a list of objects.
+	dotted map[string][]*pathPostings
+	order  idOrder
+	// touched is writer scratch: the routes a removal went through, to
+	// drop those it left empty.
+	touched []*pathPostings
 	// pathBuf is writer scratch for building dotted paths without
 	// allocating on every key of every document.
 	pathBuf []byte
 }
 
-// pathPostings indexes the values found at one dotted path. Every slot in
-// any of its postings is in exists; list elements are indexed like values.
+// pathPostings indexes the values found at one route. Every slot in any
+// of its postings is in exists; the scalar elements of a list are indexed
+// like values (as a filter tests them), its objects and lists also at the
+// route of the list's elements.
 type pathPostings struct {
+	route string
+	// spread: the route enters a list, so a slot may have several values
+	// here.
+	spread  bool
 	exists  posting // the path is present, whatever its value
+	full    posting // a value other than null and []
 	nulls   posting // null, or a list holding null
 	trues   posting
 	falses  posting
 	lists   posting // a list (for $eq with a list operand)
-	objects posting // an object (for $eq with an object operand)
+	nested  posting // a list holding a list
+	objects posting // an object, or a list holding one
 	numbers posting // a number, or a list holding one: the union of nums
 	strings posting // a string, or a list holding one: the union of strs
 	nums    keyIndex[float64]
@@ -41,8 +57,9 @@ type pathPostings struct {
 // NewIndex returns an empty index.
 func NewIndex() *Index {
 	return &Index{
-		slots: make(map[uint64]uint32),
-		paths: make(map[string]*pathPostings),
+		slots:  make(map[uint64]uint32),
+		paths:  make(map[string]*pathPostings),
+		dotted: make(map[string][]*pathPostings),
 	}
 }
 
@@ -162,35 +179,82 @@ func (x *Index) unindex(slot uint32, doc []byte) {
 		panic(fmt.Sprintf("meta: stored document of slot %d unreadable: %v", slot, err))
 	}
 	x.walk(slot, fields, x.pathBuf[:0], false)
+	x.dropEmptyRoutes()
 }
 
-// walk adds (or removes) slot to (or from) the postings of every path of
-// an object. prefix is the object's own path; appending to it reuses one
-// buffer for the whole depth-first walk.
+// walk adds (or removes) slot to (or from) the postings of every route of
+// an object (see routeElements). prefix is the object's own route;
+// appending to it reuses one buffer for the whole depth-first walk.
 func (x *Index) walk(slot uint32, fields []field, prefix []byte, add bool) {
 	for _, f := range fields {
-		path := prefix
-		if len(path) > 0 {
-			path = append(path, '.')
+		route := prefix
+		if len(route) > 0 {
+			route = append(route, '.')
 		}
-		path = append(path, f.key...)
-		pp := x.paths[string(path)]
-		if pp == nil {
-			if !add {
-				panic(fmt.Sprintf("meta: removing slot %d from unknown path %q", slot, path))
-			}
-			pp = &pathPostings{}
-			x.paths[string(path)] = pp
-		}
-		pp.update(slot, f.val, add)
-		if f.val.kind == kindObject {
-			x.walk(slot, f.val.fields, path, add)
-		}
-		if !add && pp.exists.empty() {
-			delete(x.paths, string(path))
-		}
-		x.pathBuf = path[:0] // keep the grown buffer
+		x.walkValue(slot, append(route, f.key...), f.val, add)
 	}
+}
+
+// walkValue indexes v at route, then what it holds: an object's fields
+// below it, a list's objects and lists at route.$ (its scalars are
+// indexed with the list, at route).
+func (x *Index) walkValue(slot uint32, route []byte, v value, add bool) {
+	pp := x.paths[string(route)]
+	if pp == nil {
+		if !add {
+			panic(fmt.Sprintf("meta: removing slot %d from unknown route %q", slot, route))
+		}
+		pp = x.newRoute(string(route))
+	}
+	pp.update(slot, v, add)
+	if !add {
+		x.touched = append(x.touched, pp)
+	}
+	switch v.kind {
+	case kindObject:
+		x.walk(slot, v.fields, route, add)
+	case kindList:
+		elements := append(route, '.')
+		elements = append(elements, routeElements...)
+		for _, e := range v.list {
+			if e.kind == kindObject || e.kind == kindList {
+				x.walkValue(slot, elements, e, add)
+			}
+		}
+		route = elements
+	}
+	x.pathBuf = route[:0] // keep the grown buffer
+}
+
+// newRoute adds the postings of a route, and lists them under the dotted
+// path they are part of, if any.
+func (x *Index) newRoute(route string) *pathPostings {
+	pp := &pathPostings{route: route, spread: strings.Contains(route, "."+routeElements)}
+	x.paths[route] = pp
+	if dotted, ok := dottedOfRoute(route); ok {
+		x.dotted[dotted] = append(x.dotted[dotted], pp)
+	}
+	return pp
+}
+
+// dropEmptyRoutes forgets the routes a removal left without a slot.
+func (x *Index) dropEmptyRoutes() {
+	for _, pp := range x.touched {
+		if !pp.exists.empty() || x.paths[pp.route] != pp {
+			continue
+		}
+		delete(x.paths, pp.route)
+		if dotted, ok := dottedOfRoute(pp.route); ok {
+			routes := slices.DeleteFunc(x.dotted[dotted], func(q *pathPostings) bool { return q == pp })
+			if len(routes) == 0 {
+				delete(x.dotted, dotted)
+			} else {
+				x.dotted[dotted] = routes
+			}
+		}
+	}
+	clear(x.touched)
+	x.touched = x.touched[:0]
 }
 
 func (pp *pathPostings) update(slot uint32, v value, add bool) {
@@ -199,11 +263,21 @@ func (pp *pathPostings) update(slot uint32, v value, add bool) {
 		change = (*posting).add
 	}
 	change(&pp.exists, slot)
+	if v.kind != kindNull && (v.kind != kindList || len(v.list) > 0) {
+		change(&pp.full, slot)
+	}
 	switch v.kind {
 	case kindList:
 		change(&pp.lists, slot)
 		for _, item := range v.list {
-			pp.updateScalar(slot, item, add, change)
+			switch item.kind {
+			case kindObject:
+				change(&pp.objects, slot)
+			case kindList:
+				change(&pp.nested, slot)
+			default:
+				pp.updateScalar(slot, item, add, change)
+			}
 		}
 	case kindObject:
 		change(&pp.objects, slot)

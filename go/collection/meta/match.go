@@ -13,7 +13,7 @@ func (f *Filter) Match(d Document) bool {
 	if f == nil {
 		return true
 	}
-	return f.root.match(d.fields, subject{})
+	return f.root.match(d.root(), subject{})
 }
 
 // MatchID reports whether the document d of id satisfies the filter.
@@ -21,8 +21,10 @@ func (f *Filter) MatchID(id uint64, d Document) bool {
 	if f == nil {
 		return true
 	}
-	return f.root.match(d.fields, subject{id: id, hasID: true})
+	return f.root.match(d.root(), subject{id: id, hasID: true})
 }
+
+func (d Document) root() value { return value{kind: kindObject, fields: d.fields} }
 
 // subject is what the reference evaluator knows of a document besides its
 // fields.
@@ -31,59 +33,32 @@ type subject struct {
 	hasID bool
 }
 
-func (n *node) match(fields []field, s subject) bool {
+// match tests the node against root: the document, or inside $elemMatch
+// one element of a list (an element has no id).
+func (n *node) match(root value, s subject) bool {
 	switch n.kind {
 	case nodeAll:
 		return true
 	case nodeAnd:
 		for _, k := range n.kids {
-			if !k.match(fields, s) {
+			if !k.match(root, s) {
 				return false
 			}
 		}
 		return true
 	case nodeOr:
 		for _, k := range n.kids {
-			if k.match(fields, s) {
+			if k.match(root, s) {
 				return true
 			}
 		}
 		return false
 	case nodeNot:
-		return !n.kids[0].match(fields, s)
-	case nodeExists:
-		_, ok := lookup(fields, n.parts)
-		return ok
-	case nodeEq:
-		v, ok := lookup(fields, n.parts)
-		return matchEq(v, ok, n.operand)
-	case nodeIn:
-		v, ok := lookup(fields, n.parts)
-		for _, operand := range n.operands {
-			if matchEq(v, ok, operand) {
-				return true
-			}
-		}
-		return false
-	case nodeRange:
-		v, ok := lookup(fields, n.parts)
-		if !ok {
-			return false
-		}
-		if v.kind == kindList {
-			for _, item := range v.list {
-				if c, ok := compareScalar(item, n.operand); ok && n.op.holds(c) {
-					return true
-				}
-			}
-			return false
-		}
-		c, ok := compareScalar(v, n.operand)
-		return ok && n.op.holds(c)
+		return !n.kids[0].match(root, s)
 	case nodeAtLeast:
 		held := 0
 		for _, k := range n.kids {
-			if k.match(fields, s) {
+			if k.match(root, s) {
 				if held++; held >= n.min {
 					return true
 				}
@@ -93,52 +68,104 @@ func (n *node) match(fields []field, s subject) bool {
 	case nodeIDs:
 		_, found := slices.BinarySearch(n.ids, s.id)
 		return s.hasID && found
-	case nodeValuesCount:
-		v, ok := lookup(fields, n.parts)
-		count := 0
-		switch {
-		case !ok, v.kind == kindNull:
-		case v.kind == kindList:
-			count = len(v.list)
-		default:
-			count = 1
+	}
+	vals := n.path.reach(root)
+	switch n.kind {
+	case nodeExists:
+		return len(vals) > 0
+	case nodeEq:
+		return matchEq(vals, n.operand)
+	case nodeIn:
+		for _, operand := range n.operands {
+			if matchEq(vals, operand) {
+				return true
+			}
 		}
-		return n.bounds.contains(float64(count))
+		return false
+	case nodeValuesCount:
+		// Qdrant's counts: a list counts its elements, null 0, any other
+		// value 1, and a missing field 0; one count inside the bounds is
+		// enough.
+		if len(vals) == 0 {
+			return n.bounds.contains(0)
+		}
+		for _, v := range vals {
+			count := 1
+			switch v.kind {
+			case kindNull:
+				count = 0
+			case kindList:
+				count = len(v.list)
+			}
+			if n.bounds.contains(float64(count)) {
+				return true
+			}
+		}
+		return false
 	case nodeIsEmpty:
-		v, ok := lookup(fields, n.parts)
-		return !ok || v.kind == kindNull || (v.kind == kindList && len(v.list) == 0)
+		for _, v := range vals {
+			if v.kind != kindNull && (v.kind != kindList || len(v.list) > 0) {
+				return false
+			}
+		}
+		return true
 	case nodeIsNull:
-		v, ok := lookup(fields, n.parts)
-		if ok && v.kind == kindList {
-			for _, item := range v.list {
-				if item.kind == kindNull {
+		for _, v := range vals {
+			if v.kind == kindNull || (v.kind == kindList && slices.ContainsFunc(v.list, isNull)) {
+				return true
+			}
+		}
+		return false
+	case nodeSize:
+		for _, v := range vals {
+			if v.kind == kindList && len(v.list) == n.size {
+				return true
+			}
+		}
+		return false
+	case nodeElemMatch:
+		for _, v := range vals {
+			if v.kind != kindList {
+				continue
+			}
+			for _, e := range v.list {
+				if (!n.objectsOnly || e.kind == kindObject) && n.kids[0].match(e, subject{}) {
 					return true
 				}
 			}
 		}
-		return ok && v.kind == kindNull
-	}
-	// The rest hold when one value at the path, the field itself or an
-	// element of its list, does.
-	v, ok := lookup(fields, n.parts)
-	if !ok {
 		return false
 	}
-	if v.kind != kindList {
-		return n.holdsFor(v)
-	}
-	for _, item := range v.list {
-		if n.holdsFor(item) {
+	// The rest hold when one value at the path, or one element of a list
+	// there, does.
+	for _, v := range vals {
+		if v.kind != kindList {
+			if n.holdsFor(v) {
+				return true
+			}
+			continue
+		}
+		if n.kind == nodeType && n.types.has(v) {
 			return true
+		}
+		for _, item := range v.list {
+			if n.holdsFor(item) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// holdsFor tests one value (not a list) against a per-value condition:
-// nodeWithin, nodeExcept, nodeWords.
+func isNull(v value) bool { return v.kind == kindNull }
+
+// holdsFor tests one value against a per-value condition: nodeRange,
+// nodeWithin, nodeExcept, nodeWords, nodeType.
 func (n *node) holdsFor(v value) bool {
 	switch n.kind {
+	case nodeRange:
+		c, ok := compareScalar(v, n.operand)
+		return ok && n.op.holds(c)
 	case nodeWithin:
 		return v.kind == kindNumber && n.bounds.contains(normZero(v.num))
 	case nodeExcept:
@@ -153,24 +180,28 @@ func (n *node) holdsFor(v value) bool {
 		return true
 	case nodeWords:
 		return v.kind == kindString && hasWords(v.str, n.words)
+	case nodeType:
+		return n.types.has(v)
 	}
 	panic("meta: unknown filter node")
 }
 
-// matchEq is Mongo's equality: the field equals the operand, or the field
-// is a list one of whose elements equals it; null also matches a missing
-// field.
-func matchEq(v value, present bool, operand value) bool {
-	if !present {
+// matchEq is Mongo's equality over the values a path reaches: one of them
+// equals the operand, or is a list one of whose elements does; null also
+// matches a missing field.
+func matchEq(vals []value, operand value) bool {
+	if len(vals) == 0 {
 		return operand.kind == kindNull
 	}
-	if equal(v, operand) {
-		return true
-	}
-	if v.kind == kindList {
-		for _, item := range v.list {
-			if equal(item, operand) {
-				return true
+	for _, v := range vals {
+		if equal(v, operand) {
+			return true
+		}
+		if v.kind == kindList {
+			for _, item := range v.list {
+				if equal(item, operand) {
+					return true
+				}
 			}
 		}
 	}

@@ -16,12 +16,18 @@ import (
 type gen struct{ r *rand.Rand }
 
 var (
-	genTopKeys  = []string{"a", "b", "c", "n", "t"}
-	genSubKeys  = []string{"x", "y", "z"}
-	genPaths    = []string{"a", "b", "c", "n", "t", "n.x", "n.y", "n.x.z", "n.x.y", "missing", "a.x"}
-	genStrings  = []string{`""`, `"a"`, `"b"`, `"ab"`, `"ba"`, `"é"`, `"A"`}
-	genNumbers  = []string{"0", "-0", "1", "1.0", "1e0", "-1", "2", "2.5", "-2.5", "3", "10", "0.5", "-3"}
-	genOperator = []string{"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$not"}
+	genTopKeys = []string{"a", "b", "c", "n", "t"}
+	genSubKeys = []string{"x", "y", "z"}
+	genPaths   = []string{"a", "b", "c", "n", "t", "n.x", "n.y", "n.x.z", "n.x.y", "missing", "a.x",
+		"a.y", "b.x.z", "t.z", "a.0", "a.1.x", "b.0.0", "n.x.0", "t.0.y"}
+	// genElemPaths are the paths inside an element, for $elemMatch.
+	genElemPaths = []string{"x", "y", "z", "x.z", "x.0", "y.y"}
+	genStrings   = []string{`""`, `"a"`, `"b"`, `"ab"`, `"ba"`, `"é"`, `"A"`}
+	genNumbers   = []string{"0", "-0", "1", "1.0", "1e0", "-1", "2", "2.5", "-2.5", "3", "10", "0.5", "-3"}
+	genOperator  = []string{"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$not",
+		"$elemMatch", "$size", "$all", "$type"}
+	genTypes = []string{`"string"`, `"number"`, `"int"`, `"double"`, `"bool"`, `"null"`, `"object"`,
+		`"array"`, `"long"`, `2`, `16`, `["null", "array"]`, `"date"`}
 )
 
 func (g gen) pick(list []string) string { return list[g.r.IntN(len(list))] }
@@ -39,21 +45,31 @@ func (g gen) scalar() string {
 	}
 }
 
-func (g gen) list() string {
+// list is a list of scalars, or now and then (depth permitting) one
+// holding objects and lists too.
+func (g gen) list(depth int) string {
 	items := make([]string, g.r.IntN(4))
+	composite := depth < 3 && g.r.IntN(2) == 0
 	for i := range items {
-		items[i] = g.scalar()
+		switch n := g.r.IntN(10); {
+		case composite && n < 4:
+			items[i] = g.object(genSubKeys, depth+1)
+		case composite && n < 5:
+			items[i] = g.list(depth + 1)
+		default:
+			items[i] = g.scalar()
+		}
 	}
 	return "[" + strings.Join(items, ",") + "]"
 }
 
-// value is a document value; depth bounds object nesting.
+// value is a document value; depth bounds nesting.
 func (g gen) value(depth int) string {
 	switch n := g.r.IntN(10); {
 	case n < 6 || depth >= 3:
 		return g.scalar()
 	case n < 8:
-		return g.list()
+		return g.list(depth)
 	default:
 		return g.object(genSubKeys, depth+1)
 	}
@@ -81,7 +97,7 @@ func (g gen) document() string { return g.object(genTopKeys, 1) }
 func (g gen) operand() string {
 	switch g.r.IntN(12) {
 	case 0:
-		return g.list()
+		return g.list(2)
 	case 1:
 		return g.object(genSubKeys, 3)
 	default:
@@ -125,8 +141,53 @@ func (g gen) operators(depth int) string {
 			arg = []string{"true", "false"}[g.r.IntN(2)]
 		case "$not":
 			arg = g.operators(depth + 1)
+		case "$elemMatch":
+			if depth > 3 {
+				arg = `{"$gt": 1}`
+			} else if g.r.IntN(2) == 0 {
+				arg = g.operators(depth + 1) // the value form
+			} else {
+				arg = g.elemQuery(depth + 1)
+			}
+		case "$size":
+			arg = []string{"0", "1", "2", "3", "2.0"}[g.r.IntN(5)]
+		case "$all":
+			items := make([]string, g.r.IntN(3))
+			for i := range items {
+				if depth <= 3 && g.r.IntN(4) == 0 {
+					items[i] = `{"$elemMatch": ` + g.elemQuery(depth+1) + `}`
+				} else {
+					items[i] = g.operand()
+				}
+			}
+			arg = "[" + strings.Join(items, ",") + "]"
+		case "$type":
+			arg = g.pick(genTypes)
 		}
 		parts = append(parts, fmt.Sprintf("%q: %s", op, arg))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// elemQuery is the object form of $elemMatch: conditions on the paths
+// of an element.
+func (g gen) elemQuery(depth int) string {
+	var parts []string
+	used := map[string]bool{}
+	for range 1 + g.r.IntN(2) {
+		path := g.pick(genElemPaths)
+		if used[path] {
+			continue
+		}
+		used[path] = true
+		if g.r.IntN(3) == 0 {
+			parts = append(parts, fmt.Sprintf("%q: %s", path, g.operand()))
+		} else {
+			parts = append(parts, fmt.Sprintf("%q: %s", path, g.operators(depth)))
+		}
+	}
+	if g.r.IntN(5) == 0 {
+		parts = append(parts, fmt.Sprintf(`"$or": [%s, %s]`, g.elemQuery(depth+1), g.elemQuery(depth+1)))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

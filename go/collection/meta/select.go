@@ -166,207 +166,351 @@ func (e *evaluator) eval(n *node) bitset {
 		}
 		return res
 	}
+	if n.scan {
+		return e.scanLeaf(n)
+	}
+	pps := e.routes(n)
 	res := newBitset(e.words)
-	pp := x.paths[n.path]
 	switch n.kind {
 	case nodeExists:
-		if pp != nil {
+		for _, pp := range pps {
 			pp.exists.orInto(res, e.scratch)
 		}
 	case nodeEq:
-		e.eq(res, n, pp, n.operand)
+		e.eq(res, n, pps, n.operand)
 	case nodeIn:
 		for _, operand := range n.operands {
-			e.eq(res, n, pp, operand)
+			e.eq(res, n, pps, operand)
 		}
 	case nodeRange:
 		return e.rangeGroup([]*node{n}, 0, nil)
 	default:
-		return e.valueLeaf(n, pp)
+		return e.valueLeaf(n, pps)
 	}
 	return res
 }
 
-// valueLeaf evaluates the leaves only the constructors of tree.go build.
-func (e *evaluator) valueLeaf(n *node, pp *pathPostings) bitset {
+// routes returns the postings that answer n's path: every route of a
+// dotted path (one, unless lists of objects were met on the way), or the
+// one route of an explicit path.
+func (e *evaluator) routes(n *node) []*pathPostings {
+	if n.path.expand {
+		return e.x.dotted[n.key]
+	}
+	if pp := e.x.paths[n.key]; pp != nil {
+		return []*pathPostings{pp}
+	}
+	return nil
+}
+
+// single reports whether every slot has at most one value at the routes,
+// and that not a list: a route that enters no list and holds no list.
+func single(pps []*pathPostings) bool {
+	return len(pps) == 1 && !pps[0].spread && pps[0].lists.empty()
+}
+
+// union is the slots in the chosen posting of any of the routes.
+func (e *evaluator) union(pps []*pathPostings, which func(*pathPostings) *posting) bitset {
+	b := newBitset(e.words)
+	for _, pp := range pps {
+		which(pp).orInto(b, e.scratch)
+	}
+	return b
+}
+
+// scanLeaf evaluates a leaf that postings cannot answer (a list position,
+// the elements of a list at the end of a path) by reading the documents
+// that hold the leading part of its path postings can answer.
+func (e *evaluator) scanLeaf(n *node) bitset {
+	var pps []*pathPostings
+	if n.path.expand {
+		pps = e.x.dotted[n.prefix]
+	} else if pp := e.x.paths[n.prefix]; pp != nil {
+		pps = []*pathPostings{pp}
+	}
+	return e.scan(n, e.union(pps, existsOf))
+}
+
+// scan tests each candidate's stored document with the reference
+// evaluator; a slot outside cand, which lacks the path, matches if an
+// empty document does. It costs one document decoding per candidate.
+func (e *evaluator) scan(n *node, cand bitset) bitset {
 	x := e.x
 	res := newBitset(e.words)
-	if pp == nil { // nothing at the path: empty, no values
-		if n.kind == nodeIsEmpty || (n.kind == nodeValuesCount && n.bounds.contains(0)) {
-			res.or(x.alive)
+	cand.each(func(slot uint32) {
+		fields, err := parseStored(x.docs[slot])
+		if err != nil {
+			panic("meta: stored document unreadable: " + err.Error())
 		}
-		return res
+		if n.match(value{kind: kindObject, fields: fields}, subject{id: x.ids[slot], hasID: true}) {
+			res.set(slot)
+		}
+	})
+	if n.match(value{kind: kindObject}, subject{}) {
+		res.orMissing(x.alive, cand)
 	}
+	return res
+}
+
+func existsOf(pp *pathPostings) *posting { return &pp.exists }
+func listsOf(pp *pathPostings) *posting  { return &pp.lists }
+func fullOf(pp *pathPostings) *posting   { return &pp.full }
+
+// valueLeaf evaluates the leaves other than $exists, $eq, $in and ranges.
+func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
+	x := e.x
+	res := newBitset(e.words)
 	switch n.kind {
 	case nodeWithin:
-		rangeInto(e, res, pp, &pp.nums, &pp.numbers, &n.bounds)
+		for i, pp := range pps {
+			rangeInto(e, res, i == 0, pp, &pp.nums, &pp.numbers, &n.bounds)
+		}
 	case nodeExcept:
-		e.except(res, n, pp)
+		for _, pp := range pps {
+			e.except(res, n, pp)
+		}
 	case nodeWords:
-		for key, p := range pp.strs.byKey {
-			if n.holdsFor(value{kind: kindString, str: key}) {
-				p.orInto(res, e.scratch)
+		for _, pp := range pps {
+			for key, p := range pp.strs.byKey {
+				if n.holdsFor(value{kind: kindString, str: key}) {
+					p.orInto(res, e.scratch)
+				}
 			}
 		}
 	case nodeValuesCount:
-		e.valuesCount(res, n, pp)
+		switch {
+		case len(pps) == 0: // nothing at the path: no values
+			if n.bounds.contains(0) {
+				res.or(x.alive)
+			}
+		case len(pps) == 1 && !pps[0].spread:
+			e.valuesCount(res, n, pps[0])
+		default:
+			return e.scan(n, e.union(pps, existsOf))
+		}
 	case nodeIsEmpty:
-		// Missing, null, or a list holding nothing (no scalar, no null).
-		res.orMissing(x.alive, e.bits(&pp.exists))
-		res.or(e.without(&pp.nulls, &pp.lists))
-		empty := e.bits(&pp.lists)
-		empty.andNot(e.scalars(pp))
-		empty.andNot(e.bits(&pp.nulls))
-		res.or(empty)
+		// Every value null or [], or none at all.
+		res.orMissing(x.alive, e.union(pps, fullOf))
 	case nodeIsNull:
-		pp.nulls.orInto(res, e.scratch)
+		for _, pp := range pps {
+			pp.nulls.orInto(res, e.scratch)
+		}
+	case nodeType:
+		for _, pp := range pps {
+			e.types(res, n.types, pp)
+		}
+	case nodeSize, nodeElemMatch:
+		// Postings hold neither list lengths nor which element holds
+		// what: the documents holding a list at the path are read.
+		return e.scan(n, e.union(pps, listsOf))
 	default:
 		panic("meta: unknown filter node")
 	}
 	return res
 }
 
-// rangeGroup evaluates the range condition kids[i]. When the path holds no
-// lists, every document has at most one value there, so the other range
-// conditions of the same path and type among kids (an $and) can be folded
-// into one interval and evaluated in one pass; those kids are marked in
-// merged. With lists each condition may be met by a different element
-// ([0, 10] is both > 1 and < 5), so each is evaluated on its own.
-func (e *evaluator) rangeGroup(kids []*node, i int, merged []bool) bitset {
-	res := newBitset(e.words)
-	n := kids[i]
-	pp := e.x.paths[n.path]
-	if pp == nil {
-		return res
+// types adds the slots holding a value of a type in t at pp's route, or a
+// list holding one.
+func (e *evaluator) types(res bitset, t typeSet, pp *pathPostings) {
+	for _, c := range []struct {
+		t typeSet
+		p *posting
+	}{{typeNull, &pp.nulls}, {typeBool, &pp.trues}, {typeBool, &pp.falses}, {typeString, &pp.strings},
+		{typeObject, &pp.objects}, {typeArray, &pp.lists}} {
+		if t&c.t != 0 {
+			c.p.orInto(res, e.scratch)
+		}
 	}
-	fold := merged != nil && pp.lists.empty()
+	switch t & typeNumber {
+	case typeNumber:
+		pp.numbers.orInto(res, e.scratch)
+	case typeInteger, typeFraction:
+		for key, p := range pp.nums.byKey {
+			if t.has(value{kind: kindNumber, num: key}) {
+				p.orInto(res, e.scratch)
+			}
+		}
+	}
+}
+
+// rangeGroup evaluates the range condition kids[i]. When the path holds
+// one value per document and no lists, the other range conditions of the
+// same path and type among kids (an $and) can be folded into one interval
+// and evaluated in one pass; those kids are marked in merged. With lists
+// each condition may be met by a different element ([0, 10] is both > 1
+// and < 5), so each is evaluated on its own.
+func (e *evaluator) rangeGroup(kids []*node, i int, merged []bool) bitset {
+	n := kids[i]
+	if n.scan {
+		return e.scanLeaf(n)
+	}
+	res := newBitset(e.words)
+	pps := e.routes(n)
+	fold := merged != nil && single(pps)
+	foldable := func(k *node, operand kind) bool {
+		return k.kind == nodeRange && !k.scan && k.key == n.key && k.path.expand == n.path.expand && k.operand.kind == operand
+	}
 	if n.operand.kind == kindNumber {
 		var iv interval[float64]
 		iv.tighten(n.op, normZero(n.operand.num))
 		for j := i + 1; fold && j < len(kids); j++ {
-			if k := kids[j]; k.kind == nodeRange && k.path == n.path && k.operand.kind == kindNumber {
+			if k := kids[j]; foldable(k, kindNumber) {
 				iv.tighten(k.op, normZero(k.operand.num))
 				merged[j] = true
 			}
 		}
-		rangeInto(e, res, pp, &pp.nums, &pp.numbers, &iv)
+		for r, pp := range pps {
+			rangeInto(e, res, r == 0, pp, &pp.nums, &pp.numbers, &iv)
+		}
 	} else {
 		var iv interval[string]
 		iv.tighten(n.op, n.operand.str)
 		for j := i + 1; fold && j < len(kids); j++ {
-			if k := kids[j]; k.kind == nodeRange && k.path == n.path && k.operand.kind == kindString {
+			if k := kids[j]; foldable(k, kindString) {
 				iv.tighten(k.op, k.operand.str)
 				merged[j] = true
 			}
 		}
-		rangeInto(e, res, pp, &pp.strs, &pp.strings, &iv)
+		for r, pp := range pps {
+			rangeInto(e, res, r == 0, pp, &pp.strs, &pp.strings, &iv)
+		}
 	}
 	return res
 }
 
 // rangeInto adds to res the slots with a key of keys inside iv. all is the
 // union of the keys' postings. When the interval covers most keys and the
-// path holds no lists (one key per slot), it is cheaper to take all and
-// remove the keys outside.
-func rangeInto[K float64 | string](e *evaluator, res bitset, pp *pathPostings, keys *keyIndex[K], all *posting, iv *interval[K]) {
+// route holds one value per slot and no lists, it is cheaper to take all
+// and remove the keys outside; that is done in res itself only when it is
+// fresh (empty), else in a bitset of its own.
+func rangeInto[K float64 | string](e *evaluator, res bitset, fresh bool, pp *pathPostings, keys *keyIndex[K], all *posting, iv *interval[K]) {
 	from, to := keys.span(iv)
-	if inside := to - from; pp.lists.empty() && inside > len(keys.sorted)-inside+len(keys.pending) {
-		all.orInto(res, e.scratch)
+	if inside := to - from; !pp.spread && pp.lists.empty() && inside > len(keys.sorted)-inside+len(keys.pending) {
+		part := res
+		if !fresh {
+			part = newBitset(e.words)
+		}
+		all.orInto(part, e.scratch)
 		outside := newBitset(e.words)
 		keys.eachOutside(iv, func(p *posting) { p.orInto(outside, e.scratch) })
-		res.andNot(outside)
+		part.andNot(outside)
+		if !fresh {
+			res.or(part)
+		}
 		return
 	}
 	keys.each(iv, func(p *posting) { p.orInto(res, e.scratch) })
 }
 
+// scalarPosting is the posting of a bool, number or string at pp's route
+// (nil if none holds it).
+func (pp *pathPostings) scalarPosting(v value) *posting {
+	switch v.kind {
+	case kindBool:
+		if v.b {
+			return &pp.trues
+		}
+		return &pp.falses
+	case kindNumber:
+		return pp.nums.get(normZero(v.num))
+	case kindString:
+		return pp.strs.get(v.str)
+	}
+	return nil
+}
+
 // eq adds to res the slots where the field at n's path equals operand in
 // the Mongo sense (see matchEq).
-func (e *evaluator) eq(res bitset, n *node, pp *pathPostings, operand value) {
-	x := e.x
-	if pp == nil {
-		if operand.kind == kindNull {
-			res.or(x.alive) // null matches a missing field
-		}
-		return
-	}
-	var p *posting
+func (e *evaluator) eq(res bitset, n *node, pps []*pathPostings, operand value) {
 	switch operand.kind {
-	case kindNull:
-		pp.nulls.orInto(res, e.scratch)
+	case kindNull: // null, a list holding null, or missing
 		present := newBitset(e.words)
-		pp.exists.orInto(present, e.scratch)
-		res.orMissing(x.alive, present)
-		return
-	case kindBool:
-		p = &pp.falses
-		if operand.b {
-			p = &pp.trues
+		for _, pp := range pps {
+			pp.nulls.orInto(res, e.scratch)
+			pp.exists.orInto(present, e.scratch)
 		}
-	case kindNumber:
-		p = pp.nums.get(normZero(operand.num))
-	case kindString:
-		p = pp.strs.get(operand.str)
+		res.orMissing(e.x.alive, present)
+	case kindBool, kindNumber, kindString:
+		for _, pp := range pps {
+			if p := pp.scalarPosting(operand); p != nil {
+				p.orInto(res, e.scratch)
+			}
+		}
 	default:
-		e.eqComposite(res, n, pp, operand)
-		return
-	}
-	if p != nil {
-		p.orInto(res, e.scratch)
+		e.eqComposite(res, n, pps, operand)
 	}
 }
 
 // eqComposite handles $eq with a list or an object operand, which postings
 // cannot answer exactly: they narrow the candidates, then each candidate's
 // document is read back and tested with the reference evaluator.
-func (e *evaluator) eqComposite(res bitset, n *node, pp *pathPostings, operand value) {
+func (e *evaluator) eqComposite(res bitset, n *node, pps []*pathPostings, operand value) {
 	x := e.x
 	cand := newBitset(e.words)
-	if operand.kind == kindList {
-		// Lists in documents hold only scalars, so only an equal list can
-		// match, and it holds every element of the operand.
-		pp.lists.orInto(cand, e.scratch)
-		for _, item := range operand.list {
-			if cand.empty() {
-				return
-			}
-			elem := newBitset(e.words)
-			switch item.kind {
-			case kindNull:
-				pp.nulls.orInto(elem, e.scratch)
-			case kindBool, kindNumber, kindString:
-				e.eq(elem, n, pp, item)
-			default:
-				return // no document list holds a list or an object
-			}
-			cand.and(elem)
-		}
-	} else {
-		pp.objects.orInto(cand, e.scratch)
-		// An equal object has the operand's keys.
-		for _, f := range operand.fields {
-			if cand.empty() {
-				return
-			}
-			sub := x.paths[n.path+"."+f.key]
-			if sub == nil {
-				return
-			}
-			has := newBitset(e.words)
-			sub.exists.orInto(has, e.scratch)
-			cand.and(has)
-		}
+	for _, pp := range pps {
+		cand.or(e.compositeCandidates(pp, operand))
 	}
 	cand.each(func(slot uint32) {
 		fields, err := parseStored(x.docs[slot])
 		if err != nil {
 			panic("meta: stored document unreadable: " + err.Error())
 		}
-		v, ok := lookup(fields, n.parts)
-		if matchEq(v, ok, operand) {
+		if matchEq(n.path.reach(value{kind: kindObject, fields: fields}), operand) {
 			res.set(slot)
 		}
 	})
+}
+
+// compositeCandidates is a superset of the slots where a value at pp's
+// route, or an element of a list there, equals operand (a list or an
+// object).
+func (e *evaluator) compositeCandidates(pp *pathPostings, operand value) bitset {
+	x := e.x
+	if operand.kind == kindList {
+		cand := e.bits(&pp.lists)
+		if !pp.nested.empty() {
+			return cand // the equal list may be an element: no narrowing by elements
+		}
+		// Only the list itself can be equal, so it holds every element of
+		// the operand.
+		for _, item := range operand.list {
+			if cand.empty() {
+				break
+			}
+			var p *posting
+			switch item.kind {
+			case kindNull:
+				p = &pp.nulls
+			case kindObject:
+				p = &pp.objects
+			case kindList:
+				p = &pp.nested
+			default:
+				p = pp.scalarPosting(item)
+			}
+			if p == nil {
+				return newBitset(e.words)
+			}
+			cand.and(e.bits(p))
+		}
+		return cand
+	}
+	cand := e.bits(&pp.objects)
+	// An equal object has the operand's keys: below the route if it is
+	// the value, below the route's elements if it is in a list.
+	for _, f := range operand.fields {
+		if cand.empty() {
+			break
+		}
+		has := newBitset(e.words)
+		for _, sub := range []string{pp.route + "." + f.key, pp.route + "." + routeElements + "." + f.key} {
+			if q := x.paths[sub]; q != nil {
+				q.exists.orInto(has, e.scratch)
+			}
+		}
+		cand.and(has)
+	}
+	return cand
 }
 
 // bits expands a posting into a fresh bitset.
@@ -415,9 +559,10 @@ func (e *evaluator) atLeast(n *node) bitset {
 }
 
 // except adds the slots holding a value other than null that equals none
-// of n.operands (objects always do). Without lists at the path a slot holds one value, so
-// that is the slots with a scalar minus those holding an excluded one;
-// with lists, the postings of every value not excluded are united.
+// of n.operands at pp's route: objects and lists always do. With one
+// value per slot and no lists there, that is the slots with a scalar
+// minus those holding an excluded one; otherwise the postings of every
+// value not excluded are united.
 func (e *evaluator) except(res bitset, n *node, pp *pathPostings) {
 	excluded := func(v value) bool {
 		for _, operand := range n.operands {
@@ -428,15 +573,15 @@ func (e *evaluator) except(res bitset, n *node, pp *pathPostings) {
 		return false
 	}
 	pp.objects.orInto(res, e.scratch) // an object equals no scalar
-	if pp.lists.empty() {
-		res.or(e.scalars(pp))
-		out := newBitset(e.words)
+	pp.nested.orInto(res, e.scratch)  // nor does a list
+	if !pp.spread && pp.lists.empty() {
+		part := e.scalars(pp)
 		for _, operand := range n.operands {
-			if operand.kind != kindNull {
-				e.eq(out, n, pp, operand)
+			if p := pp.scalarPosting(operand); p != nil {
+				part.andNot(e.bits(p))
 			}
 		}
-		res.andNot(out)
+		res.or(part)
 		return
 	}
 	for key, p := range pp.nums.byKey {
@@ -474,13 +619,7 @@ func (e *evaluator) valuesCount(res bitset, n *node, pp *pathPostings) {
 		single.andNot(null)
 		res.or(single)
 	}
-	e.bits(&pp.lists).each(func(slot uint32) {
-		fields, err := parseStored(x.docs[slot])
-		if err != nil {
-			panic("meta: stored document unreadable: " + err.Error())
-		}
-		if v, ok := lookup(fields, n.parts); ok && v.kind == kindList && n.bounds.contains(float64(len(v.list))) {
-			res.set(slot)
-		}
-	})
+	lists := e.scan(n, e.bits(&pp.lists))
+	lists.and(e.bits(&pp.lists)) // scan adds the slots without the path
+	res.or(lists)
 }

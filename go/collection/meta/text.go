@@ -35,16 +35,17 @@ func (d Document) Text(path string) (string, error) {
 }
 
 // NumberAt returns the number at path p. ok is false when the path is
-// missing or holds anything else; list reports that it holds a list.
+// missing or holds anything else; list reports that it holds a list, or
+// more than one value (a path through a list of objects).
 func (d Document) NumberAt(p Path) (f float64, ok, list bool) {
-	v, found := lookup(d.fields, p.parts)
+	vals := p.reach(d.root())
 	switch {
-	case !found:
+	case len(vals) == 0:
 		return 0, false, false
-	case v.kind == kindList:
+	case len(vals) > 1 || vals[0].kind == kindList:
 		return 0, false, true
 	}
-	return v.num, v.kind == kindNumber, false
+	return vals[0].num, vals[0].kind == kindNumber, false
 }
 
 // CheckJSONText checks that every string of a JSON text will decode to the

@@ -14,28 +14,6 @@ import (
 // languages have; one evaluator (Index.Select) and one reference
 // (Filter.Match) serve both.
 
-// Path is a checked dotted field path.
-type Path struct {
-	dotted string
-	parts  []string
-}
-
-// ParsePath checks a dotted field path ("stock.shop"): every part must be a
-// key a document can hold. Errors wrap ErrInvalidFilter.
-func ParsePath(dotted string) (Path, error) {
-	if dotted == "" {
-		return Path{}, fmt.Errorf("%w: empty field path", ErrInvalidFilter)
-	}
-	parts, err := splitPath(dotted)
-	if err != nil {
-		return Path{}, fmt.Errorf("%w: %v", ErrInvalidFilter, err)
-	}
-	return Path{dotted: dotted, parts: parts}, nil
-}
-
-// String returns the dotted path.
-func (p Path) String() string { return p.dotted }
-
 // Scalar is an operand of a comparison: a number, a string, a bool or null.
 type Scalar struct{ v value }
 
@@ -108,10 +86,6 @@ func (b Bounds) check() error {
 	return nil
 }
 
-func leaf(kind nodeKind, p Path) *node {
-	return &node{kind: kind, path: p.dotted, parts: p.parts}
-}
-
 func wrap(n *node) *Filter { return &Filter{root: simplify(n)} }
 
 func (f *Filter) node() *node {
@@ -136,21 +110,21 @@ func None() *Filter { return Not(All()) }
 // Eq is {"path": {"$eq": v}}: the field equals v or is a list holding it;
 // Eq with Null also matches a missing field.
 func Eq(p Path, v Scalar) *Filter {
-	n := leaf(nodeEq, p)
+	n := newLeaf(nodeEq, p)
 	n.operand = v.v
 	return wrap(n)
 }
 
 // In is {"path": {"$in": [vs...]}}; with no operand it matches nothing.
 func In(p Path, vs ...Scalar) *Filter {
-	n := leaf(nodeIn, p)
+	n := newLeaf(nodeIn, p)
 	n.operands = scalarValues(vs)
 	return wrap(n)
 }
 
 // Exists is {"path": {"$exists": true}}: the field is present, null
 // included.
-func Exists(p Path) *Filter { return wrap(leaf(nodeExists, p)) }
+func Exists(p Path) *Filter { return wrap(newLeaf(nodeExists, p)) }
 
 // Within matches a document whose field is a number inside b, or a list
 // holding one such number: unlike an $and of $gt and $lt, all bounds apply
@@ -159,7 +133,7 @@ func Within(p Path, b Bounds) (*Filter, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	n := leaf(nodeWithin, p)
+	n := newLeaf(nodeWithin, p)
 	n.bounds = b.interval()
 	return wrap(n), nil
 }
@@ -168,7 +142,7 @@ func Within(p Path, b Bounds) (*Filter, error) {
 // equals none of vs: the field, or one element of its list. An object
 // equals no scalar, so it matches; a missing field, null and [] do not.
 func Except(p Path, vs ...Scalar) *Filter {
-	n := leaf(nodeExcept, p)
+	n := newLeaf(nodeExcept, p)
 	n.operands = scalarValues(vs)
 	return wrap(n)
 }
@@ -178,7 +152,7 @@ func Except(p Path, vs ...Scalar) *Filter {
 // lower-cased and split at every character that is not a letter or a
 // digit; text without words matches nothing.
 func Words(p Path, text string) *Filter {
-	n := leaf(nodeWords, p)
+	n := newLeaf(nodeWords, p)
 	n.words = words(text)
 	return wrap(n)
 }
@@ -190,17 +164,46 @@ func ValuesCount(p Path, b Bounds) (*Filter, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	n := leaf(nodeValuesCount, p)
+	n := newLeaf(nodeValuesCount, p)
 	n.bounds = b.interval()
 	return wrap(n), nil
 }
 
 // IsEmpty matches a document whose field is missing, null, or [] ([null]
 // is not empty).
-func IsEmpty(p Path) *Filter { return wrap(leaf(nodeIsEmpty, p)) }
+func IsEmpty(p Path) *Filter { return wrap(newLeaf(nodeIsEmpty, p)) }
 
 // IsNull matches a document whose field is null or a list holding null.
-func IsNull(p Path) *Filter { return wrap(leaf(nodeIsNull, p)) }
+func IsNull(p Path) *Filter { return wrap(newLeaf(nodeIsNull, p)) }
+
+// ElemMatch matches a document whose field is a list (or, through lists
+// of objects, holds lists) with one element that f matches, f's paths
+// being relative to the element (Mongo's $elemMatch).
+func ElemMatch(p Path, f *Filter) *Filter {
+	n := newLeaf(nodeElemMatch, p)
+	n.kids = []*node{f.node()}
+	return wrap(n)
+}
+
+// Nested is ElemMatch over the elements that are objects only, each
+// matched by f as a whole (Qdrant's nested condition).
+func Nested(p Path, f *Filter) *Filter {
+	n := newLeaf(nodeElemMatch, p)
+	n.kids = []*node{f.node()}
+	n.objectsOnly = true
+	return wrap(n)
+}
+
+// Size matches a document whose field is a list of n elements (Mongo's
+// $size); a negative n matches nothing.
+func Size(p Path, n int) *Filter {
+	if n < 0 {
+		return None()
+	}
+	s := newLeaf(nodeSize, p)
+	s.size = n
+	return wrap(s)
+}
 
 // IDs matches the documents of the given ids (see Filter.MatchID).
 func IDs(ids ...uint64) *Filter {

@@ -217,7 +217,7 @@ func TestTreeConstructorsRefuseWhatNoDocumentHolds(t *testing.T) {
 	if _, err := Number(nan); err == nil {
 		t.Error("Number(NaN) accepted")
 	}
-	if _, err := Within(Path{dotted: "f", parts: []string{"f"}}, Bounds{Gt: &nan}); err == nil {
+	if _, err := Within(dottedPath("f", []string{"f"}), Bounds{Gt: &nan}); err == nil {
 		t.Error("a NaN bound accepted")
 	}
 	for _, bad := range []string{"", "a..b", "a.$b"} {

@@ -123,9 +123,10 @@ func findField(fields []field, key string) (value, bool) {
 	return value{}, false
 }
 
-// lookup follows a dotted path (already split) through nested objects.
-// A path that runs into a scalar or a list before its last part is missing:
-// there is no positional indexing into lists.
+// lookup follows a dotted path (already split) through nested objects
+// only: a path that runs into a scalar or a list before its last part is
+// missing. Filters reach into lists (Path.reach); lookup serves the
+// fields that hold one value (text fields).
 func lookup(fields []field, parts []string) (value, bool) {
 	for i, part := range parts {
 		v, ok := findField(fields, part)
