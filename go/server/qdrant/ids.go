@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/strata-db/strata/go/collection"
 )
@@ -44,6 +45,16 @@ func parseID(raw json.RawMessage) (collection.ID, error) {
 		return collection.ID{}, unsupportedf("point id %d: strata's integer ids are below 2^63", id)
 	}
 	return collection.IntID(id), nil
+}
+
+// parsePathID reads the {id} of a point's URL: digits are an integer, any
+// other text a UUID.
+func parsePathID(segment string) (collection.ID, error) {
+	if segment != "" && strings.Trim(segment, "0123456789") == "" {
+		return parseID(json.RawMessage(segment))
+	}
+	quoted, _ := json.Marshal(segment)
+	return parseID(quoted)
 }
 
 func parseIDs(raws []json.RawMessage) ([]collection.ID, error) {

@@ -238,7 +238,7 @@ func (h *Handler) getPoint(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := parseID(json.RawMessage(r.PathValue("id")))
+	id, err := parsePathID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
