@@ -225,7 +225,7 @@ func strata_col_upsert(h C.strata_handle, ids *C.uint64_t, n C.int64_t, vectors 
 		if err != nil {
 			return err
 		}
-		return c.Upsert(idv, vecs, docs)
+		return c.Upsert(collection.IntIDs(idv), vecs, docs)
 	})
 }
 
@@ -244,7 +244,7 @@ func strata_col_update_metadata(h C.strata_handle, ids *C.uint64_t, n C.int64_t,
 		if docs == nil {
 			return invalidf("metadata is required")
 		}
-		count, err := c.UpdateMetadata(idv, docs)
+		count, err := c.UpdateMetadata(collection.IntIDs(idv), docs)
 		if err == nil && outCount != nil {
 			*outCount = C.int64_t(count)
 		}
@@ -274,7 +274,7 @@ func strata_col_delete(h C.strata_handle, ids *C.uint64_t, n C.int64_t, where *C
 			if err != nil {
 				return err
 			}
-			if count, err = c.Delete(idv); err != nil {
+			if count, err = c.Delete(collection.IntIDs(idv)); err != nil {
 				return err
 			}
 		}
@@ -326,9 +326,12 @@ func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int
 		if err != nil {
 			return err
 		}
-		ids, dists := view[int64](outIDs, total), view[float32](outDists, total)
+		ids, dists := make([]collection.ID, total), view[float32](outDists, total)
 		st, err := c.Query(qs, int(k), int(ef), f, int(numThreads), ids, dists)
 		if err != nil {
+			return err
+		}
+		if err := intResults(ids, view[int64](outIDs, total)); err != nil {
 			return err
 		}
 		if outMeta != nil {
@@ -357,11 +360,14 @@ func strata_col_get(h C.strata_handle, ids *C.uint64_t, n C.int64_t, outFound *C
 		if outN == nil || outMeta == nil || (len(idv) > 0 && outFound == nil) {
 			return invalidf("output pointer is NULL")
 		}
-		found, docs, vecs, err := c.Get(idv, outVectors != nil)
+		found, docs, vecs, err := c.Get(collection.IntIDs(idv), outVectors != nil)
 		if err != nil {
 			return err
 		}
-		copy(view[uint64](outFound, len(idv)), found)
+		out := view[uint64](outFound, len(idv))
+		for i, id := range found {
+			out[i] = id.Int() // Get found only ids asked for: integers
+		}
 		if outVectors != nil {
 			copy(view[float32](outVectors, len(idv)*c.Options().Dim), vecs)
 		}
@@ -404,11 +410,17 @@ func strata_col_scan_ids(h C.strata_handle, where *C.char, whereLen C.size_t, af
 		if err != nil {
 			return err
 		}
-		ids, err := c.ScanIDs(f, uint64(after), hasAfter != 0, int(limit))
+		ids, err := c.ScanIDs(f, collection.IntID(uint64(after)), hasAfter != 0, int(limit))
 		if err != nil {
 			return err
 		}
-		copy(view[uint64](out, int(limit)), ids)
+		dst := view[uint64](out, int(limit))
+		for i, id := range ids {
+			if id.IsString() {
+				return errStringIDs
+			}
+			dst[i] = id.Int()
+		}
 		*outN = C.int64_t(len(ids))
 		return nil
 	})
@@ -446,4 +458,23 @@ func strata_col_info(h C.strata_handle, out *C.strata_buffer, errBuf *C.char, er
 		setBuffer(out, data)
 		return nil
 	})
+}
+
+// errStringIDs refuses to answer with a string id through calls that
+// carry integer ids only.
+var errStringIDs = fmt.Errorf("%w: the collection holds string ids, which the C ABI does not return yet", collection.ErrInvalid)
+
+// intResults writes query results as int64 ids, -1 for none.
+func intResults(ids []collection.ID, out []int64) error {
+	for i, id := range ids {
+		switch {
+		case id.IsNone():
+			out[i] = -1
+		case id.IsString():
+			return errStringIDs
+		default:
+			out[i] = int64(id.Int())
+		}
+	}
+	return nil
 }

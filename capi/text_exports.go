@@ -71,10 +71,13 @@ func strata_col_query_text(h C.strata_handle, vector *C.float, textArg *C.char, 
 		if err != nil {
 			return err
 		}
-		ids, scores := view[int64](outIDs, len(hits)), view[float32](outScores, len(hits))
+		ids, scores := make([]collection.ID, len(hits)), view[float32](outScores, len(hits))
 		dists, sources := view[float32](outDists, len(hits)), view[uint8](outSources, len(hits))
 		for i, hit := range hits {
-			ids[i], scores[i], dists[i], sources[i] = int64(hit.ID), hit.Score, hit.Distance, uint8(hit.Sources)
+			ids[i], scores[i], dists[i], sources[i] = hit.ID, hit.Score, hit.Distance, uint8(hit.Sources)
+		}
+		if err := intResults(ids, view[int64](outIDs, len(hits))); err != nil {
+			return err
 		}
 		*outN = C.int64_t(len(hits))
 		if outMeta != nil {

@@ -58,7 +58,7 @@ func runEngine(dir string, data *engineData, batch, ef int, d time.Duration) ([]
 		if err != nil {
 			return nil, 0, err
 		}
-		if err := c.Upsert(ids, data.vectors[at*data.dim:end*data.dim], parsed); err != nil {
+		if err := c.Upsert(collection.IntIDs(ids), data.vectors[at*data.dim:end*data.dim], parsed); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -90,7 +90,7 @@ func engineCell(c *collection.Collection, data *engineData, f *meta.Filter, thre
 	errs := make([]error, threads)
 	cpuStart := selfCPU()
 	r := timed(threads, d, func(w int, stop *atomic.Bool, lat *latencies) {
-		ids := make([]int64, k)
+		ids := make([]collection.ID, k)
 		dists := make([]float32, k)
 		for i := w; !stop.Load(); i += threads {
 			q := data.queries[(i%nq)*data.dim : (i%nq+1)*data.dim]

@@ -20,8 +20,13 @@ import (
 // errkind.Invalid: doors classify errors with errkind.Of.
 var ErrInvalid = errkind.New(errkind.Invalid, "invalid argument")
 
-// MaxID is the largest id an index accepts.
-const MaxID = math.MaxInt64
+// MaxID is the largest id an index accepts (limits.MaxIntID). An index
+// made for a collection (hnsw.Config.Keys) takes keys up to MaxKey.
+const MaxID = limits.MaxIntID
+
+// MaxKey is the largest internal key of a collection: any uint64 but
+// 2^64-1, whose int64 bit pattern is -1, "no result" in search outputs.
+const MaxKey = math.MaxUint64 - 1
 
 // Rows returns how many dim-float rows vectors holds, or an error if
 // dim is not positive or len(vectors) is not a multiple of it.
@@ -50,10 +55,13 @@ func CheckFinite(vectors []float32, dim int, what string) error {
 }
 
 // CheckIDs returns an error if an id exceeds MaxID or appears twice in ids.
-func CheckIDs(ids []uint64) error {
+func CheckIDs(ids []uint64) error { return CheckIDsUpTo(ids, MaxID) }
+
+// CheckIDsUpTo is CheckIDs with largest the largest id allowed.
+func CheckIDsUpTo(ids []uint64, largest uint64) error {
 	for i, id := range ids {
-		if id > MaxID {
-			return fmt.Errorf("%w: ids[%d] = %d exceeds the largest id %d", ErrInvalid, i, id, uint64(MaxID))
+		if id > largest {
+			return fmt.Errorf("%w: ids[%d] = %d exceeds the largest id %d", ErrInvalid, i, id, largest)
 		}
 	}
 	if len(ids) < 2 {
@@ -72,6 +80,11 @@ func CheckIDs(ids []uint64) error {
 // CheckAdd runs every check an insert needs: shape, finiteness, ids and the
 // length of the caller's id output. It returns the number of rows.
 func CheckAdd(vectors []float32, dim int, ids, outIDs []uint64) (int, error) {
+	return CheckAddUpTo(vectors, dim, ids, outIDs, MaxID)
+}
+
+// CheckAddUpTo is CheckAdd with largest the largest id allowed.
+func CheckAddUpTo(vectors []float32, dim int, ids, outIDs []uint64, largest uint64) (int, error) {
 	n, err := Rows(vectors, dim, "vectors")
 	if err != nil {
 		return 0, err
@@ -85,7 +98,7 @@ func CheckAdd(vectors []float32, dim int, ids, outIDs []uint64) (int, error) {
 	if err := CheckFinite(vectors, dim, "vectors"); err != nil {
 		return 0, err
 	}
-	if err := CheckIDs(ids); err != nil {
+	if err := CheckIDsUpTo(ids, largest); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -22,7 +22,7 @@ func TestQueryAmongReturnsOnlyListedIDs(t *testing.T) {
 		ids[i] = uint64(i)
 		docs[i] = []byte(`{"even":` + map[bool]string{true: "true", false: "false"}[i%2 == 0] + `}`)
 	}
-	if err := c.Upsert(ids, vecs, docsOf(t, docs)); err != nil {
+	if err := c.Upsert(IntIDs(ids), vecs, docsOf(t, docs)); err != nil {
 		t.Fatal(err)
 	}
 	even, err := meta.ParseFilter([]byte(`{"even":true}`))
@@ -41,12 +41,12 @@ func TestQueryAmongReturnsOnlyListedIDs(t *testing.T) {
 		{"disjoint", even, []uint64{1, 3}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, dists := make([]int64, 10), make([]float32, 10)
-			if _, err := c.QueryAmong(vecs[:testDim], 10, 0, tc.f, tc.among, 1, out, dists); err != nil {
+			out, dists := make([]ID, 10), make([]float32, 10)
+			if _, err := c.QueryAmong(vecs[:testDim], 10, 0, tc.f, IntIDs(tc.among), 1, out, dists); err != nil {
 				t.Fatal(err)
 			}
 			var got []int64
-			for _, id := range out {
+			for _, id := range intsOf(out) {
 				if id >= 0 {
 					got = append(got, id)
 				}

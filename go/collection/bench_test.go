@@ -39,7 +39,7 @@ func BenchmarkSingleUpsert(b *testing.B) {
 					for range per {
 						id := next.Add(1)
 						row := int(id%1024) * 128
-						if err := c.Upsert([]uint64{id}, vecs[row:row+128], nil); err != nil {
+						if err := c.Upsert(IntIDs([]uint64{id}), vecs[row:row+128], nil); err != nil {
 							b.Error(err)
 							return
 						}
@@ -73,7 +73,7 @@ func BenchmarkQueryOversubscribed(b *testing.B) {
 		ids[i] = uint64(i)
 	}
 	for at := 0; at < n; at += 1000 {
-		if err := c.Upsert(ids[at:at+1000], data[at*dim:(at+1000)*dim], nil); err != nil {
+		if err := c.Upsert(IntIDs(ids[at:at+1000]), data[at*dim:(at+1000)*dim], nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -82,7 +82,7 @@ func BenchmarkQueryOversubscribed(b *testing.B) {
 	b.SetParallelism(32 / runtime.GOMAXPROCS(0))
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
-		outIDs := make([]int64, 10)
+		outIDs := make([]ID, 10)
 		outDists := make([]float32, 10)
 		for pb.Next() {
 			qi := int(next.Add(1)) % 1000

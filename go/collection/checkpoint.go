@@ -42,6 +42,7 @@ func (c *Collection) checkpoint() error {
 	}
 	frozen, err := c.index.Freeze()
 	ids, offsets, data := c.meta.Export()
+	keys, strs, next := c.ids.export()
 	c.applyMu.Unlock()
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
@@ -54,7 +55,8 @@ func (c *Collection) checkpoint() error {
 	err = c.log.Rotate()
 	c.walMu.Unlock()
 	if err == nil {
-		err = c.writeSnapshot(seq, frozen, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data})
+		err = c.writeSnapshot(seq, frozen, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
+			snapshot.IDTable{Keys: keys, Strings: strs, Next: next})
 	}
 	if err == nil {
 		// What CURRENT names must load: read it back first (fallback.go).
@@ -99,7 +101,7 @@ func (c *Collection) checkpoint() error {
 
 // writeSnapshot writes snapshots/<seq>/ and makes it durable: every file
 // fsynced, then the snapshot directory and its parent.
-func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.Metadata) error {
+func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.Metadata, table snapshot.IDTable) error {
 	dir := snapshotPath(c.dir, seq)
 	// A directory of this name is the remains of a crashed checkpoint of
 	// the same state (CURRENT never names an incomplete one).
@@ -119,7 +121,17 @@ func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.
 		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
 		Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
 	m.TextFields, m.TextAnalyzers = c.text.manifest()
-	for _, name := range []string{indexFileName, metaFileName} {
+	files := []string{indexFileName, metaFileName}
+	// A collection that never held a string id writes the snapshot it
+	// always wrote; one that did keeps its table (and counter) from then on.
+	if table.Next != firstStringKey {
+		if err := snapshot.WriteIDTable(c.fs, filepath.Join(dir, snapshot.IDTableName), table); err != nil {
+			return err
+		}
+		m.IDs = snapshot.IDTableName
+		files = append(files, snapshot.IDTableName)
+	}
+	for _, name := range files {
 		info, err := c.fs.Stat(filepath.Join(dir, name))
 		if err != nil {
 			return fmt.Errorf("snapshot %s: %w", dir, err)

@@ -22,7 +22,7 @@ func TestBackgroundCheckpointsKeepTheLogBounded(t *testing.T) {
 		for i := range ids {
 			ids[i] = id + uint64(i)
 		}
-		if err := c.Upsert(ids, randomVectors(rng, len(ids)), nil); err != nil {
+		if err := c.Upsert(IntIDs(ids), randomVectors(rng, len(ids)), nil); err != nil {
 			t.Fatal(err)
 		}
 		most = max(most, c.Info().WALBytes)

@@ -39,6 +39,7 @@ type Collection struct {
 
 	index *hnsw.Index
 	meta  *meta.Index
+	ids   *idTable    // string ids and their keys (ids.go)
 	text  textIndexes // full-text indexes over metadata fields (text.go)
 
 	// The write pipeline: callers queue requests, one committer goroutine
@@ -194,7 +195,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw
 			return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 		}
 	}
-	c := newCollection(dir, opts, tuning, lock, index, meta.NewIndex())
+	c := newCollection(dir, opts, tuning, lock, index, meta.NewIndex(), newIDTable())
 	if err := c.initText(opts.TextFields, opts.TextAnalyzer); err != nil {
 		return nil, err
 	}
@@ -208,7 +209,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw
 	if err := c.openLog(1); err != nil {
 		return nil, err
 	}
-	err = c.writeSnapshot(0, frozen, snapshot.Metadata{Offsets: []uint64{0}})
+	err = c.writeSnapshot(0, frozen, snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey})
 	if err == nil {
 		err = snapshot.WriteCurrent(fsys, dir, 0)
 	}
@@ -260,7 +261,7 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	if !tuning.HasFsync {
 		tuning.Fsync = opts.Fsync
 	}
-	c := newCollection(dir, opts, tuning, lock, index, docs)
+	c := newCollection(dir, opts, tuning, lock, index, docs, snap.ids)
 	if err := c.rebuildText(manifest, stored); err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
@@ -379,8 +380,8 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 	return docs, nil
 }
 
-func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index) *Collection {
-	return &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, index: index, meta: docs,
+func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index, ids *idTable) *Collection {
+	return &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, index: index, meta: docs, ids: ids,
 		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1), lookNow: make(chan chan struct{})}
 }
 

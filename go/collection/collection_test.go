@@ -28,15 +28,15 @@ func TestUpsertQueryGet(t *testing.T) {
 		ids[i] = uint64(1000 + i)
 		docs[i] = randomDoc(rng)
 	}
-	if err := c.Upsert(ids, vecs, docsOf(t, docs)); err != nil {
+	if err := c.Upsert(IntIDs(ids), vecs, docsOf(t, docs)); err != nil {
 		t.Fatal(err)
 	}
-	outIDs, outDists := make([]int64, 5), make([]float32, 5)
+	outIDs, outDists := make([]ID, 5), make([]float32, 5)
 	if _, err := c.Query(vecs[7*testDim:8*testDim], 5, 0, nil, 1, outIDs, outDists); err != nil {
 		t.Fatal(err)
 	}
-	if outIDs[0] != 1007 || outDists[0] != 0 {
-		t.Fatalf("nearest of vector 7 is %d at %g", outIDs[0], outDists[0])
+	if outIDs[0] != IntID(1007) || outDists[0] != 0 {
+		t.Fatalf("nearest of vector 7 is %v at %g", outIDs[0], outDists[0])
 	}
 	f, err := meta.ParseFilter([]byte(`{"source": "news"}`))
 	if err != nil {
@@ -46,17 +46,17 @@ func TestUpsertQueryGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range outIDs {
-		if id < 0 {
+		if id.IsNone() {
 			continue
 		}
-		docs, err := c.Documents([]int64{id})
+		docs, err := c.Documents([]ID{id})
 		if err != nil {
 			t.Fatal(err)
 		}
 		doc := docs[0]
 		d, _ := meta.ParseDocument(doc)
 		if !f.Match(d) {
-			t.Fatalf("filtered query returned %d with %s", id, doc)
+			t.Fatalf("filtered query returned %v with %s", id, doc)
 		}
 	}
 	if n, err := c.Count(f); err != nil || n == 0 || n == 100 {
@@ -71,13 +71,13 @@ func TestInvalidWritesChangeNothing(t *testing.T) {
 	nan := make([]float32, testDim)
 	nan[3] = float32(math.NaN())
 	cases := map[string]func() error{
-		"wrong dim":        func() error { return c.Upsert([]uint64{1}, make([]float32, testDim+1), nil) },
-		"nan":              func() error { return c.Upsert([]uint64{1}, nan, nil) },
-		"duplicate ids":    func() error { return c.Upsert([]uint64{1, 1}, append(good, good...), nil) },
-		"id too large":     func() error { return c.Upsert([]uint64{1 << 63}, good, nil) },
-		"docs count":       func() error { return c.Upsert([]uint64{1}, good, docsOf(t, [][]byte{nil, nil})) },
-		"update missing":   func() error { _, err := c.UpdateMetadata([]uint64{5}, docsOf(t, [][]byte{nil})); return err },
-		"delete too large": func() error { _, err := c.Delete([]uint64{1 << 63}); return err },
+		"wrong dim":        func() error { return c.Upsert(IntIDs([]uint64{1}), make([]float32, testDim+1), nil) },
+		"nan":              func() error { return c.Upsert(IntIDs([]uint64{1}), nan, nil) },
+		"duplicate ids":    func() error { return c.Upsert(IntIDs([]uint64{1, 1}), append(good, good...), nil) },
+		"id too large":     func() error { return c.Upsert(IntIDs([]uint64{1 << 63}), good, nil) },
+		"docs count":       func() error { return c.Upsert(IntIDs([]uint64{1}), good, docsOf(t, [][]byte{nil, nil})) },
+		"update missing":   func() error { _, err := c.UpdateMetadata(IntIDs([]uint64{5}), docsOf(t, [][]byte{nil})); return err },
+		"delete too large": func() error { _, err := c.Delete(IntIDs([]uint64{1 << 63})); return err },
 	}
 	for name, fn := range cases {
 		if err := fn(); err == nil {
@@ -112,7 +112,7 @@ func runModel(t *testing.T, c *Collection, m model, rng *rand.Rand, steps int) {
 			for i := range docs {
 				docs[i] = randomDoc(rng)
 			}
-			if err := c.Upsert(ids, vecs, docsOf(t, docs)); err != nil {
+			if err := c.Upsert(IntIDs(ids), vecs, docsOf(t, docs)); err != nil {
 				t.Fatal(err)
 			}
 			for i, id := range ids {
@@ -130,14 +130,14 @@ func runModel(t *testing.T, c *Collection, m model, rng *rand.Rand, steps int) {
 			if ids[0] == ids[1] && want == 2 {
 				want = 1
 			}
-			got, err := c.Delete(ids)
+			got, err := c.Delete(IntIDs(ids))
 			if err != nil || (ids[0] != ids[1] && got != want) {
 				t.Fatalf("Delete(%v) = %d, %v; want %d", ids, got, err, want)
 			}
 		case op < 9:
 			for id, e := range m {
 				doc := randomDoc(rng)
-				if _, err := c.UpdateMetadata([]uint64{id}, docsOf(t, [][]byte{doc})); err != nil {
+				if _, err := c.UpdateMetadata(IntIDs([]uint64{id}), docsOf(t, [][]byte{doc})); err != nil {
 					t.Fatal(err)
 				}
 				m[id] = entry{vec: e.vec, doc: canonical(t, doc)}
@@ -238,7 +238,7 @@ func TestGroupCommitSharesFsyncs(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 3))
 			for i := range each {
-				if err := c.Upsert([]uint64{uint64(w*1000 + i)}, randomVectors(rng, 1), nil); err != nil {
+				if err := c.Upsert(IntIDs([]uint64{uint64(w*1000 + i)}), randomVectors(rng, 1), nil); err != nil {
 					t.Error(err)
 					return
 				}
@@ -265,7 +265,7 @@ func TestFailedFsyncRefusesWrites(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	m := model{}
 	vec := randomVectors(rng, 1)
-	if err := c.Upsert([]uint64{1}, vec, nil); err != nil {
+	if err := c.Upsert(IntIDs([]uint64{1}), vec, nil); err != nil {
 		t.Fatal(err)
 	}
 	m[1] = entry{vec: vec, doc: "{}"}
@@ -274,10 +274,10 @@ func TestFailedFsyncRefusesWrites(t *testing.T) {
 	efs := errorfs.New(vfs.Default, errorfs.Rule{})
 	c = mustOpen(t, dir, Tuning{FS: efs})
 	efs.SetRule(errorfs.Rule{Op: errorfs.OpSync, N: efs.Count(errorfs.OpSync) + 1})
-	if err := c.Upsert([]uint64{2}, randomVectors(rng, 1), nil); !errors.Is(err, ErrFailed) {
+	if err := c.Upsert(IntIDs([]uint64{2}), randomVectors(rng, 1), nil); !errors.Is(err, ErrFailed) {
 		t.Fatalf("write with a failing fsync: %v, want ErrFailed", err)
 	}
-	if err := c.Upsert([]uint64{3}, randomVectors(rng, 1), nil); !errors.Is(err, ErrFailed) {
+	if err := c.Upsert(IntIDs([]uint64{3}), randomVectors(rng, 1), nil); !errors.Is(err, ErrFailed) {
 		t.Fatalf("write after a failed fsync: %v, want ErrFailed", err)
 	}
 	c.abandon()
@@ -304,7 +304,7 @@ func TestOpenOnTornWALTail(t *testing.T) {
 	for i := range 4 {
 		vec := randomVectors(rng, 1)
 		doc := randomDoc(rng)
-		if err := c.Upsert([]uint64{uint64(i)}, vec, docsOf(t, [][]byte{doc})); err != nil {
+		if err := c.Upsert(IntIDs([]uint64{uint64(i)}), vec, docsOf(t, [][]byte{doc})); err != nil {
 			t.Fatal(err)
 		}
 		m[uint64(i)] = entry{vec: vec, doc: canonical(t, doc)}
@@ -357,7 +357,7 @@ func TestBitFlipInWALNeverYieldsWrongData(t *testing.T) {
 	states = append(states, m.clone())
 	for i := range 3 {
 		vec := randomVectors(rng, 1)
-		if err := c.Upsert([]uint64{uint64(i)}, vec, nil); err != nil {
+		if err := c.Upsert(IntIDs([]uint64{uint64(i)}), vec, nil); err != nil {
 			t.Fatal(err)
 		}
 		m[uint64(i)] = entry{vec: vec, doc: "{}"}
@@ -443,7 +443,7 @@ func TestCreateHonoursTheFsyncPolicyOfItsOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Upsert([]uint64{1}, make([]float32, testDim), nil); err != nil {
+	if err := c.Upsert(IntIDs([]uint64{1}), make([]float32, testDim), nil); err != nil {
 		t.Fatal(err)
 	}
 	if in := c.Info(); in.Fsync != "never" || in.Syncs != 0 {
@@ -459,7 +459,7 @@ func TestCloseForDropWritesNoSnapshotAndLosesNothing(t *testing.T) {
 	c := mustCreate(t, dir, Tuning{CheckpointBytes: -1})
 	rng := rand.New(rand.NewPCG(3, 4))
 	ids := []uint64{1, 2, 3}
-	if err := c.Upsert(ids, randomVectors(rng, len(ids)), nil); err != nil {
+	if err := c.Upsert(IntIDs(ids), randomVectors(rng, len(ids)), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.CloseForDrop(); err != nil {
@@ -468,7 +468,7 @@ func TestCloseForDropWritesNoSnapshotAndLosesNothing(t *testing.T) {
 	if n := c.Info().Checkpoints; n != 0 {
 		t.Fatalf("CloseForDrop checkpointed %d times", n)
 	}
-	if err := c.Upsert([]uint64{4}, randomVectors(rng, 1), nil); !errors.Is(err, ErrClosed) {
+	if err := c.Upsert(IntIDs([]uint64{4}), randomVectors(rng, 1), nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("upsert after CloseForDrop: %v", err)
 	}
 	c, err := Open(dir, Tuning{})

@@ -243,23 +243,26 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 	n := 0
 	switch w.rec.op {
 	case opDelete:
-		n = c.meta.Delete(w.rec.ids)
-		c.deleteText(w.rec.ids)
-		if _, err := c.index.Remove(w.rec.ids, true); err != nil {
+		keys := c.keysOf(w.rec.ids)
+		n = c.meta.Delete(keys)
+		c.deleteText(keys)
+		if _, err := c.index.Remove(keys, true); err != nil {
 			return err
 		}
+		// A deleted string's mapping goes with its point.
+		c.ids.remove(keys)
 	case opSetMeta:
 		// An id deleted since the write was validated (or, in replay,
 		// deleted before a snapshot that came later) is skipped.
-		ids, docs := w.rec.ids[:0:0], w.docs[:0:0]
+		keys, docs := make([]uint64, 0, len(w.rec.ids)), w.docs[:0:0]
 		for i, id := range w.rec.ids {
-			if c.meta.Contains(id) {
-				ids, docs = append(ids, id), append(docs, w.docs[i])
+			if k, ok := c.keyOf(id); ok {
+				keys, docs = append(keys, k), append(docs, w.docs[i])
 			}
 		}
-		c.meta.PutBatch(ids, docs)
-		c.putText(ids, docs)
-		n = len(ids)
+		c.meta.PutBatch(keys, docs)
+		c.putText(keys, docs)
+		n = len(keys)
 	case opTextIndex:
 		if err := c.applyTextIndex(w.rec.docs[0]); err != nil {
 			return err
@@ -284,23 +287,31 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 	}
 	if len(run) == 1 {
 		w := &run[0]
-		if err := c.index.Add(w.rec.vectors, w.rec.ids, nil, c.tuning.Threads); err != nil {
+		keys, err := c.assignKeys(w.rec.ids)
+		if err != nil {
 			return err
 		}
-		c.meta.PutBatch(w.rec.ids, w.docs)
-		c.putText(w.rec.ids, w.docs)
+		if err := c.index.Add(w.rec.vectors, keys, nil, c.tuning.Threads); err != nil {
+			return err
+		}
+		c.meta.PutBatch(keys, w.docs)
+		c.putText(keys, w.docs)
 		if w.req != nil {
-			w.req.count = len(w.rec.ids)
+			w.req.count = len(keys)
 		}
 		return nil
 	}
-	last := map[uint64]int{} // id -> position in the merged batch
+	last := map[uint64]int{} // key -> position in the merged batch
 	var ids []uint64
 	var vectors []float32
 	var docs []meta.Document
 	for wi := range run {
 		w := &run[wi]
-		for i, id := range w.rec.ids {
+		keys, err := c.assignKeys(w.rec.ids)
+		if err != nil {
+			return err
+		}
+		for i, id := range keys {
 			vec := w.rec.vectors[i*dim : (i+1)*dim]
 			if at, ok := last[id]; ok {
 				copy(vectors[at*dim:], vec)
@@ -322,4 +333,23 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 	c.meta.PutBatch(ids, docs)
 	c.putText(ids, docs)
 	return nil
+}
+
+// assignKeys returns the keys of an upsert's ids, handing out keys to new
+// string ids in the order they come (log order: replay hands out the same
+// ones). Only the applier calls it.
+func (c *Collection) assignKeys(ids []ID) ([]uint64, error) {
+	keys := make([]uint64, len(ids))
+	for i, id := range ids {
+		if id.kind != kindString {
+			keys[i] = id.num
+			continue
+		}
+		k, err := c.ids.assign(id.str)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = k
+	}
+	return keys, nil
 }

@@ -1,5 +1,6 @@
 // Package collection is strata's database: a durable set of entries, each
-// an id (uint64 below 2^63), a float32 vector and a JSON metadata document,
+// an id (an integer below 2^63 or a string of 1 to 512 bytes of UTF-8, both
+// kinds in one collection; see ids.go), a float32 vector and a JSON metadata document,
 // searched by vector with Mongo-style metadata filters. The Python
 // Collection (through the C ABI) and strata-server are both thin doors over
 // it.
@@ -37,10 +38,25 @@
 // The payload of each WAL record (see package wal for framing, checksums
 // and sequence numbers), little-endian:
 //
-//	op u8 = 1 upsert:       n u32 | dim u32 | ids [n]u64 | vectors [n·dim]f32 | n × (len u32 | JSON document)
-//	op u8 = 2 delete:       n u32 | ids [n]u64
-//	op u8 = 3 set metadata: n u32 | ids [n]u64 | n × (len u32 | JSON document)
+//	op u8 = 1 upsert:       n u32 | dim u32 | ids | vectors [n·dim]f32 | n × (len u32 | JSON document)
+//	op u8 = 2 delete:       n u32 | ids
+//	op u8 = 3 set metadata: n u32 | ids | n × (len u32 | JSON document)
 //	op u8 = 4 text index:   n u32 = 0 | len u32 | JSON {"field": path, "analyzer": name}
+//
+// The ids section of ops 1-3 has two encodings, told apart by the flag
+// 0x80 of the op byte (0x81, 0x82, 0x83):
+//
+//	untagged (flag clear): [n]u64                      every id an integer
+//	tagged   (flag set):   n × (kind u8 | value)       at least one id a string
+//	         kind 0 = integer: u64
+//	         kind 1 = string:  len u16 | len bytes of UTF-8 (1 <= len <= 512)
+//
+// A batch of integer ids writes the untagged form, byte for byte the
+// records of the builds before string ids; a batch with any string id
+// writes the tagged form, and only it: a tagged section without a string
+// id is corrupt, so every record has one encoding. Integer ids are below
+// 2^63 in both forms. Records hold ids as written: the keys that string
+// ids get in memory (ids.go) are handed out again by replay in log order.
 //
 // A record states the full new state of the ids it touches, so replay needs
 // no other context; a set-metadata record for an id that is gone at replay

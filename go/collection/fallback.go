@@ -48,6 +48,16 @@ type loaded struct {
 	index    *hnsw.Index
 	docs     *meta.Index
 	stored   snapshot.Metadata
+	ids      *idTable
+}
+
+// loadIDTable reads the snapshot's id table, or makes the empty one for a
+// snapshot without (no string id ever).
+func loadIDTable(fsys vfs.FS, snapDir string, m snapshot.Manifest) (snapshot.IDTable, error) {
+	if m.IDs == "" {
+		return snapshot.IDTable{Next: firstStringKey}, nil
+	}
+	return snapshot.ReadIDTable(fsys, filepath.Join(snapDir, m.IDs))
 }
 
 // loadSnapshot reads snapshot seq and checks it whole.
@@ -63,7 +73,11 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 	if _, err := optionsFromManifest(manifest); err != nil {
 		return nil, err
 	}
-	index, err := hnsw.Load(fsys, filepath.Join(snapDir, indexFileName), hnsw.LoadOptions{})
+	table, err := loadIDTable(fsys, snapDir, manifest)
+	if err != nil {
+		return nil, err
+	}
+	index, err := hnsw.Load(fsys, filepath.Join(snapDir, indexFileName), hnsw.LoadOptions{Keys: true})
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +96,16 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 		return nil, fmt.Errorf("%w: snapshot %s holds %d vectors and %d documents, manifest says %d",
 			ErrCorrupt, snapDir, index.Len(), docs.Len(), manifest.Count)
 	}
-	return &loaded{seq: seq, manifest: manifest, index: index, docs: docs, stored: stored}, nil
+	// The documents' string keys (2^63 and up, last in MIDS) are exactly
+	// the id table's.
+	first, _ := slices.BinarySearch(stored.IDs, firstStringKey)
+	if !slices.Equal(stored.IDs[first:], table.Keys) {
+		index.Close()
+		return nil, fmt.Errorf("%w: snapshot %s holds %d documents under string keys, its id table %d",
+			ErrCorrupt, snapDir, len(stored.IDs)-first, len(table.Keys))
+	}
+	ids := importTable(table.Keys, table.Strings, table.Next)
+	return &loaded{seq: seq, manifest: manifest, index: index, docs: docs, stored: stored, ids: ids}, nil
 }
 
 // damagedSnapshot reports whether err says a snapshot's files are damaged
@@ -240,6 +263,11 @@ func (c *Collection) verifySnapshot(seq uint64) error {
 	f.Close()
 	if _, err := snapshot.ReadMetadata(c.fs, filepath.Join(snapDir, metaFileName)); err != nil {
 		return fmt.Errorf("verifying snapshot: %w", err)
+	}
+	if m, err := snapshot.ReadManifest(c.fs, snapDir); err == nil && m.IDs != "" {
+		if _, err := snapshot.ReadIDTable(c.fs, filepath.Join(snapDir, m.IDs)); err != nil {
+			return fmt.Errorf("verifying snapshot: %w", err)
+		}
 	}
 	return nil
 }

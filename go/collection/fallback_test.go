@@ -23,7 +23,7 @@ func twoCheckpoints(t *testing.T) (string, model, uint64) {
 	for i := range 15 {
 		vec := randomVectors(rng, 1)
 		doc := randomDoc(rng)
-		if err := c.Upsert([]uint64{uint64(i)}, vec, docsOf(t, [][]byte{doc})); err != nil {
+		if err := c.Upsert(IntIDs([]uint64{uint64(i)}), vec, docsOf(t, [][]byte{doc})); err != nil {
 			t.Fatal(err)
 		}
 		m[uint64(i)] = entry{vec: vec, doc: canonical(t, doc)}
@@ -105,7 +105,7 @@ func TestCheckpointKeepsExactlyOnePreviousSnapshot(t *testing.T) {
 	defer c.Close()
 	rng := rand.New(rand.NewPCG(3, 3))
 	for i := range 4 {
-		if err := c.Upsert([]uint64{uint64(i)}, randomVectors(rng, 1), nil); err != nil {
+		if err := c.Upsert(IntIDs([]uint64{uint64(i)}), randomVectors(rng, 1), nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.Checkpoint(); err != nil {

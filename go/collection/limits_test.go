@@ -45,7 +45,7 @@ func TestCreateRefusesEfConstructionTheFileCannotHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Upsert([]uint64{1}, make([]float32, testDim), nil); err != nil {
+	if err := c.Upsert(IntIDs([]uint64{1}), make([]float32, testDim), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Checkpoint(); err != nil {
@@ -104,7 +104,7 @@ func TestQueriesRefuseEfAndKOutOfRange(t *testing.T) {
 	defer c.Close()
 	q := make([]float32, testDim)
 	for _, bad := range []struct{ k, ef int }{{0, 0}, {limits.MaxK + 1, 0}, {10, limits.MaxEf + 1}} {
-		ids, dists := make([]int64, max(bad.k, 0)), make([]float32, max(bad.k, 0))
+		ids, dists := make([]ID, max(bad.k, 0)), make([]float32, max(bad.k, 0))
 		_, err := c.Query(q, bad.k, bad.ef, nil, 1, ids, dists)
 		if errkind.Of(err) != errkind.Invalid {
 			t.Errorf("Query k=%d ef=%d: %v, want an invalid argument", bad.k, bad.ef, err)
@@ -113,7 +113,7 @@ func TestQueriesRefuseEfAndKOutOfRange(t *testing.T) {
 	if _, err := c.QueryText(nil, TextQuery{Text: "x"}, limits.MaxK+1, 0, nil, 1, text.Fusion{}); errkind.Of(err) != errkind.Invalid {
 		t.Errorf("QueryText k=2^20+1: %v, want an invalid argument", err)
 	}
-	if _, err := c.ScanIDs(nil, 0, false, limits.MaxScan+1); errkind.Of(err) != errkind.Invalid {
+	if _, err := c.ScanIDs(nil, ID{}, false, limits.MaxScan+1); errkind.Of(err) != errkind.Invalid {
 		t.Errorf("ScanIDs limit=2^30+1: %v, want an invalid argument", err)
 	}
 }
@@ -129,7 +129,7 @@ func TestCallsAfterCloseFailWithClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	vec := make([]float32, testDim)
-	if err := c.Upsert([]uint64{1}, vec, []meta.Document{mustDoc(t, []byte(`{"title": "a b"}`))}); err != nil {
+	if err := c.Upsert(IntIDs([]uint64{1}), vec, []meta.Document{mustDoc(t, []byte(`{"title": "a b"}`))}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
@@ -139,24 +139,24 @@ func TestCallsAfterCloseFailWithClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, dists := make([]int64, 1), make([]float32, 1)
+	ids, dists := make([]ID, 1), make([]float32, 1)
 	for name, call := range map[string]func() error{
-		"Upsert":         func() error { return c.Upsert([]uint64{2}, vec, nil) },
+		"Upsert":         func() error { return c.Upsert(IntIDs([]uint64{2}), vec, nil) },
 		"Upsert(empty)":  func() error { return c.Upsert(nil, nil, nil) },
-		"UpdateMetadata": func() error { _, err := c.UpdateMetadata([]uint64{1}, []meta.Document{{}}); return err },
-		"Delete":         func() error { _, err := c.Delete([]uint64{1}); return err },
+		"UpdateMetadata": func() error { _, err := c.UpdateMetadata(IntIDs([]uint64{1}), []meta.Document{{}}); return err },
+		"Delete":         func() error { _, err := c.Delete(IntIDs([]uint64{1})); return err },
 		"DeleteWhere":    func() error { _, err := c.DeleteWhere(f); return err },
 		"Query":          func() error { _, err := c.Query(vec, 1, 0, nil, 1, ids, dists); return err },
-		"QueryAmong":     func() error { _, err := c.QueryAmong(vec, 1, 0, nil, []uint64{1}, 1, ids, dists); return err },
+		"QueryAmong":     func() error { _, err := c.QueryAmong(vec, 1, 0, nil, IntIDs([]uint64{1}), 1, ids, dists); return err },
 		"QueryText": func() error {
 			_, err := c.QueryText(nil, TextQuery{Text: "a"}, 1, 0, nil, 1, text.Fusion{})
 			return err
 		},
-		"Get":            func() error { _, _, _, err := c.Get([]uint64{1}, true); return err },
+		"Get":            func() error { _, _, _, err := c.Get(IntIDs([]uint64{1}), true); return err },
 		"Count":          func() error { _, err := c.Count(nil); return err },
 		"Count(filter)":  func() error { _, err := c.Count(f); return err },
-		"ScanIDs":        func() error { _, err := c.ScanIDs(nil, 0, false, 10); return err },
-		"Documents":      func() error { _, err := c.Documents([]int64{1}); return err },
+		"ScanIDs":        func() error { _, err := c.ScanIDs(nil, ID{}, false, 10); return err },
+		"Documents":      func() error { _, err := c.Documents(IntIDs([]uint64{1})); return err },
 		"CheckIntegrity": c.CheckIntegrity,
 		"Checkpoint":     c.Checkpoint,
 		"CreateTextIndex": func() error {

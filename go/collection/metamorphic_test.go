@@ -137,14 +137,14 @@ func replayMeta(t *testing.T, ops []metaOp, s metaSetting) []metaAnswer {
 	for i, op := range ops {
 		switch op.kind {
 		case mopUpsert:
-			if err := c.Upsert(op.ids, op.vecs, docsOf(t, op.docs)); err != nil {
+			if err := c.Upsert(IntIDs(op.ids), op.vecs, docsOf(t, op.docs)); err != nil {
 				t.Fatalf("op %d: %v", i, err)
 			}
 			for j, id := range op.ids {
 				m[id] = entry{vec: op.vecs[j*testDim : (j+1)*testDim], doc: canonical(t, op.docs[j])}
 			}
 		case mopDelete:
-			if _, err := c.Delete(op.ids); err != nil {
+			if _, err := c.Delete(IntIDs(op.ids)); err != nil {
 				t.Fatalf("op %d: %v", i, err)
 			}
 			for _, id := range op.ids {
@@ -153,10 +153,12 @@ func replayMeta(t *testing.T, ops []metaOp, s metaSetting) []metaAnswer {
 		case mopQuery:
 			a := metaAnswer{ids: make([]int64, metaK), dists: make([]float32, metaK)}
 			f := metaFilter(t, op.filter)
-			st, err := c.Query(op.vecs, metaK, op.ef, f, 1, a.ids, a.dists)
+			out := make([]ID, metaK)
+			st, err := c.Query(op.vecs, metaK, op.ef, f, 1, out, a.dists)
 			if err != nil {
 				t.Fatalf("op %d: %v", i, err)
 			}
+			a.ids = intsOf(out)
 			a.plan = st.Plan
 			for _, id := range a.ids {
 				if id < 0 {
@@ -207,12 +209,12 @@ func checkMetaModel(t *testing.T, c *Collection, m model, quant hnsw.Quantizatio
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	found, _, vecs, err := c.Get(ids, true)
+	found, _, vecs, err := c.Get(IntIDs(ids), true)
 	if err != nil || len(found) != len(ids) {
 		t.Fatalf("Get found %d of %d: %v", len(found), len(ids), err)
 	}
 	for i, id := range found {
-		approx[id] = entry{vec: vecs[i*testDim : (i+1)*testDim], doc: m[id].doc}
+		approx[id.Int()] = entry{vec: vecs[i*testDim : (i+1)*testDim], doc: m[id.Int()].doc}
 	}
 	checkModel(t, c, approx)
 }

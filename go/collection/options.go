@@ -141,7 +141,7 @@ func (t *Tuning) setDefaults() {
 
 func (o *Options) hnswConfig() hnsw.Config {
 	return hnsw.Config{Dim: o.Dim, Metric: o.Metric, M: o.M, EfConstruction: o.EfConstruction,
-		Seed: o.Seed, Quantization: o.Quantization}
+		Seed: o.Seed, Quantization: o.Quantization, Keys: true}
 }
 
 // newIndex fills in defaults, checks the options and makes the collection's

@@ -14,7 +14,7 @@ func TestCreatedCollectionSurvivesPowerLoss(t *testing.T) {
 	fs := memfs.New()
 	c := mustCreate(t, "/data/cols/a", Tuning{FS: fs})
 	vec := []float32{1, 2, 3, 4, 5, 6, 7, 8}
-	if err := c.Upsert([]uint64{42}, vec, nil); err != nil {
+	if err := c.Upsert(IntIDs([]uint64{42}), vec, nil); err != nil {
 		t.Fatal(err)
 	}
 	fs.Crash(nil)

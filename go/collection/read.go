@@ -3,6 +3,9 @@ package collection
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/strata-db/strata/go/batch"
@@ -13,23 +16,34 @@ import (
 
 // Query finds the k nearest entries to each of the queries (nq·Dim
 // floats) among those whose document matches f (nil: all), writing ids and
-// distances into out (nq·k each, padded with -1 and +Inf). ef 0 uses
+// distances into out (nq·k each, padded with NoID and +Inf). ef 0 uses
 // max(k, 64); k and ef are bounded by package limits.
 func (c *Collection) Query(queries []float32, k, ef int, f *meta.Filter, threads int,
-	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
+	outIDs []ID, outDists []float32) (hnsw.SearchStats, error) {
 	return c.QueryAmong(queries, k, ef, f, nil, threads, outIDs, outDists)
 }
 
+// keyScratch holds the index's int64 results before they become IDs.
+var keyScratch = sync.Pool{New: func() any { return new([]int64) }}
+
 // QueryAmong is Query restricted further to the ids in among, when among
 // is not nil (an empty, non-nil list allows nothing; ids that do not exist
-// are ignored). It serves callers whose filters name ids, which documents
-// do not hold (the Qdrant door's has_id).
-func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, among []uint64, threads int,
-	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
+// are ignored).
+func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, among []ID, threads int,
+	outIDs []ID, outDists []float32) (hnsw.SearchStats, error) {
 	if err := c.alive(); err != nil {
 		return hnsw.SearchStats{}, err
 	}
-	if _, err := batch.CheckSearch(queries, c.opts.Dim, k, outIDs, outDists); err != nil {
+	if len(outIDs) != len(outDists) {
+		return hnsw.SearchStats{}, fmt.Errorf("%w: outputs hold %d ids and %d distances", ErrInvalid, len(outIDs), len(outDists))
+	}
+	scratch := keyScratch.Get().(*[]int64)
+	defer keyScratch.Put(scratch)
+	if cap(*scratch) < len(outIDs) {
+		*scratch = make([]int64, len(outIDs))
+	}
+	keys := (*scratch)[:len(outIDs)]
+	if _, err := batch.CheckSearch(queries, c.opts.Dim, k, keys, outDists); err != nil {
 		return hnsw.SearchStats{}, fmt.Errorf("collection: %w", err)
 	}
 	if err := limits.CheckEf(ef); err != nil {
@@ -40,24 +54,54 @@ func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, am
 	}
 	var filter *hnsw.Filter
 	if f != nil && !f.MatchesAll() {
-		allow := c.meta.Select(f)
+		allow := c.meta.Select(c.resolve(f))
 		if allow == nil {
 			allow = []uint64{}
 		}
 		filter = &hnsw.Filter{Allow: allow}
 	}
 	if among != nil {
+		if _, err := checkIDs(among, false); err != nil {
+			return hnsw.SearchStats{}, err
+		}
+		amongKeys := c.keysOf(among)
 		if filter == nil {
-			filter = &hnsw.Filter{Allow: among}
+			filter = &hnsw.Filter{Allow: amongKeys}
 		} else {
-			filter.Allow = intersectSorted(filter.Allow, among)
+			filter.Allow = intersectSorted(filter.Allow, amongKeys)
 		}
 	}
-	stats, err := c.index.SearchFiltered(queries, k, ef, threads, filter, outIDs, outDists)
+	stats, err := c.index.SearchFiltered(queries, k, ef, threads, filter, keys, outDists)
 	if err != nil {
 		return stats, fmt.Errorf("collection: %w", err)
 	}
+	c.idsOfResults(keys, outIDs, outDists, k)
 	return stats, nil
+}
+
+// idsOfResults turns the index's results (keys as int64, -1 padding) into
+// ids. A string key whose id was deleted after the search found it is
+// dropped, and the query's later results move up: a write concurrent with
+// a query may or may not be seen, but a result always names an id.
+func (c *Collection) idsOfResults(keys []int64, out []ID, dists []float32, k int) {
+	for q := 0; q < len(keys); q += k {
+		w := q
+		for i := q; i < q+k; i++ {
+			key := keys[i]
+			if key == -1 {
+				continue
+			}
+			id, ok := c.idOf(uint64(key))
+			if !ok {
+				continue
+			}
+			out[w], dists[w] = id, dists[i]
+			w++
+		}
+		for ; w < q+k; w++ {
+			out[w], dists[w] = NoID, float32(math.Inf(1))
+		}
+	}
 }
 
 // intersectSorted returns the ids of ascending (Select's order) that are
@@ -77,15 +121,18 @@ func intersectSorted(ascending, among []uint64) []uint64 {
 }
 
 // Documents returns the JSON document of each id (nil where the id is
-// negative or gone).
-func (c *Collection) Documents(ids []int64) ([][]byte, error) {
+// NoID, invalid or gone).
+func (c *Collection) Documents(ids []ID) ([][]byte, error) {
 	if err := c.alive(); err != nil {
 		return nil, err
 	}
 	docs := make([][]byte, len(ids))
 	for i, id := range ids {
-		if id >= 0 {
-			docs[i], _ = c.meta.Get(uint64(id))
+		if id.IsNone() {
+			continue
+		}
+		if k, ok := c.keyOf(id); ok {
+			docs[i], _ = c.meta.Get(k)
 		}
 	}
 	return docs, nil
@@ -94,19 +141,26 @@ func (c *Collection) Documents(ids []int64) ([][]byte, error) {
 // Get returns the ids among ids that exist, in request order, their
 // documents and, with vectors, their stored vectors (normalised for the
 // cosine metric).
-func (c *Collection) Get(ids []uint64, withVectors bool) (found []uint64, docs [][]byte, vectors []float32, err error) {
+func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte, vectors []float32, err error) {
 	if err := c.alive(); err != nil {
 		return nil, nil, nil, err
 	}
+	if _, err := checkIDs(ids, false); err != nil {
+		return nil, nil, nil, err
+	}
 	for _, id := range ids {
-		doc, ok := c.meta.Get(id)
+		key, ok := c.keyOf(id)
+		if !ok {
+			continue
+		}
+		doc, ok := c.meta.Get(key)
 		if !ok {
 			continue
 		}
 		if withVectors {
 			at := len(vectors)
 			vectors = append(vectors, make([]float32, c.opts.Dim)...)
-			if err := c.index.GetVectors([]uint64{id}, vectors[at:]); err != nil {
+			if err := c.index.GetVectors([]uint64{key}, vectors[at:]); err != nil {
 				if errors.Is(err, hnsw.ErrNotFound) {
 					vectors = vectors[:at] // deleted since meta.Get
 					continue
@@ -127,7 +181,7 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 	if f == nil || f.MatchesAll() {
 		return c.meta.Len(), nil
 	}
-	return c.meta.Count(f), nil
+	return c.meta.Count(c.resolve(f)), nil
 }
 
 // Len is the number of entries. Like Dir, Options, Info, Describe and
@@ -136,16 +190,70 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 // ErrClosed then.
 func (c *Collection) Len() int { return c.meta.Len() }
 
-// ScanIDs returns up to limit ids matching f (nil: all), ascending, after
-// the id after when hasAfter: a page of a scan.
-func (c *Collection) ScanIDs(f *meta.Filter, after uint64, hasAfter bool, limit int) ([]uint64, error) {
+// ScanIDs returns up to limit ids matching f (nil: all; limit 0: no
+// limit) in scan order (integers ascending, then strings in byte order),
+// after the id after when hasAfter: a page of a scan. after need not be
+// present (deleted since the last page, say).
+func (c *Collection) ScanIDs(f *meta.Filter, after ID, hasAfter bool, limit int) ([]ID, error) {
 	if err := c.alive(); err != nil {
 		return nil, err
 	}
 	if err := limits.CheckScan(limit); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return c.meta.IDsAfter(f, after, hasAfter, limit), nil
+	if hasAfter {
+		if err := checkID(after, 0); err != nil {
+			return nil, fmt.Errorf("after: %w", err)
+		}
+	}
+	f = c.resolve(f)
+	out := []ID{}
+	if !hasAfter || !after.IsString() {
+		// Keys ascend integers first, then string keys (2^63 and up).
+		for _, k := range c.meta.IDsAfter(f, after.num, hasAfter, limit) {
+			if k >= firstStringKey {
+				break
+			}
+			out = append(out, ID{num: k})
+		}
+		if limit > 0 && len(out) == limit {
+			return out, nil
+		}
+	}
+	if c.ids.len() == 0 {
+		return out, nil
+	}
+	var matching []uint64 // string keys matching f, ascending; nil: all
+	if !f.MatchesAll() {
+		matching = c.meta.IDsAfter(f, firstStringKey-1, true, 0)
+		if len(matching) == 0 {
+			return out, nil
+		}
+	}
+	names := c.ids.sortedNames()
+	start := 0
+	if hasAfter && after.IsString() {
+		start, _ = slices.BinarySearch(names, after.str)
+		if start < len(names) && names[start] == after.str {
+			start++
+		}
+	}
+	for _, s := range names[start:] {
+		k, ok := c.ids.key(s)
+		if !ok || !c.meta.Contains(k) {
+			continue
+		}
+		if matching != nil {
+			if _, in := slices.BinarySearch(matching, k); !in {
+				continue
+			}
+		}
+		out = append(out, ID{str: s, kind: kindString})
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out, nil
 }
 
 // Info describes the collection's state.

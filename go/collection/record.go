@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/strata-db/strata/go/limits"
 )
 
 // Operation codes of WAL records. Part of the log format: do not change.
@@ -14,14 +16,25 @@ const (
 	// opTextIndex creates a full-text index: no ids, one document holding
 	// {"field": ..., "analyzer": ...} (see text.go).
 	opTextIndex byte = 4
+	// opTaggedIDs, or-ed into the op of an upsert, delete or set-metadata
+	// record, says that its ids section is tagged (encodeIDs): set on a
+	// record with at least one string id, and only then, so a record of
+	// integer ids is byte for byte what it was before string ids.
+	opTaggedIDs byte = 0x80
+)
+
+// Kinds of a tagged id. Part of the log format: do not change.
+const (
+	idKindInt    byte = 0
+	idKindString byte = 1
 )
 
 // record is one logged write: the payload of one WAL record. Every record
 // states the full new state of the ids it touches (whole vector, whole
 // document), so replaying it needs nothing but the records before it.
 type record struct {
-	op      byte
-	ids     []uint64
+	op      byte // without opTaggedIDs: encode sets it when an id is a string
+	ids     []ID
 	vectors []float32 // opUpsert: len(ids)·dim floats
 	docs    [][]byte  // opUpsert, opSetMeta: one canonical JSON document per id
 }
@@ -31,7 +44,7 @@ var le = binary.LittleEndian
 // size is the length of the encoded record (at most 4 bytes more than
 // exact: the dim field only upserts carry).
 func (r *record) size() int {
-	size := 1 + 4 + 4 + 8*len(r.ids) + 4*len(r.vectors)
+	size := 1 + 4 + 4 + idsSize(r.ids) + 4*len(r.vectors)
 	for _, d := range r.docs {
 		size += 4 + len(d)
 	}
@@ -41,14 +54,17 @@ func (r *record) size() int {
 // encode lays out the record as described in the package doc.
 func (r *record) encode(dim int) []byte {
 	b := make([]byte, 0, r.size())
-	b = append(b, r.op)
+	tagged := hasStringIDs(r.ids)
+	op := r.op
+	if tagged {
+		op |= opTaggedIDs
+	}
+	b = append(b, op)
 	b = le.AppendUint32(b, uint32(len(r.ids)))
 	if r.op == opUpsert {
 		b = le.AppendUint32(b, uint32(dim))
 	}
-	for _, id := range r.ids {
-		b = le.AppendUint64(b, id)
-	}
+	b = encodeIDs(b, r.ids, tagged)
 	for _, v := range r.vectors {
 		b = le.AppendUint32(b, math.Float32bits(v))
 	}
@@ -70,7 +86,11 @@ func decodeRecord(p []byte, dim int) (record, error) {
 	if len(p) < 5 {
 		return bad("%d bytes", len(p))
 	}
-	r.op = p[0]
+	r.op = p[0] &^ opTaggedIDs
+	tagged := p[0]&opTaggedIDs != 0
+	if tagged && r.op == opTextIndex {
+		return bad("tagged ids on a text index record")
+	}
 	n := int(le.Uint32(p[1:5]))
 	p = p[5:]
 	if r.op == opUpsert {
@@ -82,7 +102,7 @@ func decodeRecord(p []byte, dim int) (record, error) {
 		}
 		p = p[4:]
 	} else if r.op != opDelete && r.op != opSetMeta && r.op != opTextIndex {
-		return bad("unknown operation %d", r.op)
+		return bad("unknown operation %d", p0(tagged, r.op))
 	}
 	docCount := n
 	if r.op == opTextIndex {
@@ -91,14 +111,10 @@ func decodeRecord(p []byte, dim int) (record, error) {
 		}
 		docCount = 1
 	}
-	if n > len(p)/8 {
-		return bad("%d ids in %d bytes", n, len(p))
+	var err error
+	if r.ids, p, err = decodeIDs(p, n, tagged); err != nil {
+		return record{}, err
 	}
-	r.ids = make([]uint64, n)
-	for i := range r.ids {
-		r.ids[i] = le.Uint64(p[8*i:])
-	}
-	p = p[8*n:]
 	if r.op == opUpsert {
 		if n > len(p)/4/dim {
 			return bad("%d vectors of dimension %d in %d bytes", n, dim, len(p))
@@ -128,4 +144,130 @@ func decodeRecord(p []byte, dim int) (record, error) {
 		return bad("%d bytes after the last field", len(p))
 	}
 	return r, nil
+}
+
+// p0 is the op byte as it was read, for messages.
+func p0(tagged bool, op byte) byte {
+	if tagged {
+		return op | opTaggedIDs
+	}
+	return op
+}
+
+func hasStringIDs(ids []ID) bool {
+	for _, id := range ids {
+		if id.kind == kindString {
+			return true
+		}
+	}
+	return false
+}
+
+// idsSize is the length of ids encoded by encodeIDs.
+func idsSize(ids []ID) int {
+	if !hasStringIDs(ids) {
+		return 8 * len(ids)
+	}
+	size := 0
+	for _, id := range ids {
+		if id.kind == kindString {
+			size += 1 + 2 + len(id.str)
+		} else {
+			size += 1 + 8
+		}
+	}
+	return size
+}
+
+// encodeIDs appends an ids section, the layout the package doc specifies:
+// untagged, n × u64 (integer ids only); tagged, per id a kind byte, then
+// a u64 (idKindInt) or a u16 length and the UTF-8 bytes (idKindString).
+// Records with ids of new kinds of operation use this pair too.
+func encodeIDs(b []byte, ids []ID, tagged bool) []byte {
+	for _, id := range ids {
+		switch {
+		case !tagged:
+			b = le.AppendUint64(b, id.num)
+		case id.kind == kindString:
+			b = append(b, idKindString)
+			b = le.AppendUint16(b, uint16(len(id.str)))
+			b = append(b, id.str...)
+		default:
+			b = append(b, idKindInt)
+			b = le.AppendUint64(b, id.num)
+		}
+	}
+	return b
+}
+
+// decodeIDs reads n ids written by encodeIDs and returns them with the
+// rest of p. Every id is checked as a write checks it (a record holds only
+// what a write accepted), and a tagged section must hold a string id (an
+// integer-only one has the untagged encoding): an id section has one
+// encoding. n is checked against what p can hold before allocating.
+func decodeIDs(p []byte, n int, tagged bool) ([]ID, []byte, error) {
+	bad := func(format string, args ...any) ([]ID, []byte, error) {
+		return nil, nil, fmt.Errorf("%w: record: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	if !tagged {
+		if n > len(p)/8 {
+			return bad("%d ids in %d bytes", n, len(p))
+		}
+		ids := make([]ID, n)
+		for i := range ids {
+			num := le.Uint64(p[8*i:])
+			if limits.CheckIntID(num) != nil {
+				return bad("ids[%d] = %d exceeds the largest integer id", i, num)
+			}
+			ids[i] = ID{num: num}
+		}
+		return ids, p[8*n:], nil
+	}
+	const shortest = 1 + 2 + 1 // a one-byte string id
+	if n > len(p)/shortest {
+		return bad("%d tagged ids in %d bytes", n, len(p))
+	}
+	ids := make([]ID, n)
+	strs := false
+	for i := range ids {
+		if len(p) < 1 {
+			return bad("ids[%d]: truncated", i)
+		}
+		kind := p[0]
+		p = p[1:]
+		switch kind {
+		case idKindInt:
+			if len(p) < 8 {
+				return bad("ids[%d]: truncated integer", i)
+			}
+			num := le.Uint64(p)
+			if limits.CheckIntID(num) != nil {
+				return bad("ids[%d] = %d exceeds the largest integer id", i, num)
+			}
+			ids[i] = ID{num: num}
+			p = p[8:]
+		case idKindString:
+			if len(p) < 2 {
+				return bad("ids[%d]: truncated string length", i)
+			}
+			size := int(le.Uint16(p))
+			p = p[2:]
+			if size > len(p) {
+				return bad("ids[%d]: string of %d bytes, %d left", i, size, len(p))
+			}
+			s := string(p[:size])
+			if err := limits.CheckStringID(s); err != nil {
+				return bad("ids[%d]: %v", i, err)
+			}
+			ids[i] = ID{str: s, kind: kindString}
+			strs = true
+			p = p[size:]
+		default:
+			return bad("ids[%d]: unknown id kind %d", i, kind)
+		}
+	}
+	if !strs {
+		return bad("tagged ids section without a string id")
+	}
+	return ids, p, nil
 }

@@ -2,6 +2,7 @@ package collection
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"testing"
 )
@@ -13,15 +14,20 @@ import (
 func FuzzDecodeRecord(f *testing.F) {
 	const dim = 4
 	seeds := []record{
-		{op: opUpsert, ids: []uint64{1, 2}, vectors: []float32{1, 2, 3, 4, 5, 6, 7, 8}, docs: [][]byte{[]byte(`{"a":1}`), []byte(`{}`)}},
+		{op: opUpsert, ids: IntIDs([]uint64{1, 2}), vectors: []float32{1, 2, 3, 4, 5, 6, 7, 8}, docs: [][]byte{[]byte(`{"a":1}`), []byte(`{}`)}},
 		{op: opUpsert},
-		{op: opDelete, ids: []uint64{7, 1 << 62}},
-		{op: opSetMeta, ids: []uint64{3}, docs: [][]byte{[]byte(`{"tags":["x","y"]}`)}},
+		{op: opDelete, ids: IntIDs([]uint64{7, 1 << 62})},
+		{op: opSetMeta, ids: IntIDs([]uint64{3}), docs: [][]byte{[]byte(`{"tags":["x","y"]}`)}},
+		{op: opUpsert, ids: []ID{StringID("doc-1"), IntID(9)}, vectors: []float32{1, 2, 3, 4, 5, 6, 7, 8}, docs: [][]byte{[]byte(`{}`), []byte(`{}`)}},
+		{op: opDelete, ids: []ID{StringID("é"), StringID("123e4567-e89b-12d3-a456-426614174000")}},
+		{op: opSetMeta, ids: []ID{StringID("x")}, docs: [][]byte{[]byte(`{"a":[1]}`)}},
 	}
 	for _, r := range seeds {
 		f.Add(r.encode(dim))
 	}
 	f.Add([]byte{opUpsert, 0xff, 0xff, 0xff, 0xff, dim, 0, 0, 0})
+	f.Add([]byte{opDelete | opTaggedIDs, 0xff, 0xff, 0xff, 0xff, idKindString, 0xff, 0xff})
+	f.Add([]byte{opDelete | opTaggedIDs, 1, 0, 0, 0, idKindInt, 1, 0, 0, 0, 0, 0, 0, 0}) // tagged, no string
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		rec, err := decodeRecord(payload, dim)
 		if err != nil {
@@ -30,8 +36,36 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 			return
 		}
+		for i, id := range rec.ids {
+			if err := checkID(id, i); err != nil {
+				t.Fatalf("decoded an id no write accepts: %v", err)
+			}
+		}
 		if again := rec.encode(dim); !bytes.Equal(again, payload) {
 			t.Fatalf("decoded record encodes to %x, read from %x", again, payload)
 		}
+		if rec.size() < len(payload) {
+			t.Fatalf("size() = %d for %d bytes", rec.size(), len(payload))
+		}
 	})
+}
+
+// TestIntegerRecordsKeepTheirBytes prevents string ids from changing the
+// log of an integer-only collection: old logs must replay and new ones be
+// readable by the same rules, byte for byte (ops 1-3 untagged).
+func TestIntegerRecordsKeepTheirBytes(t *testing.T) {
+	for _, c := range []struct {
+		rec  record
+		want string
+	}{
+		{record{op: opDelete, ids: IntIDs([]uint64{7, 1 << 62})}, "0202000000" + "0700000000000000" + "0000000000000040"},
+		{record{op: opUpsert, ids: IntIDs([]uint64{1}), vectors: []float32{1}, docs: [][]byte{[]byte("{}")}},
+			"0101000000" + "01000000" + "0100000000000000" + "0000803f" + "02000000" + "7b7d"},
+		{record{op: opSetMeta, ids: []ID{StringID("ab"), IntID(5)}, docs: [][]byte{[]byte("{}"), []byte("{}")}},
+			"8302000000" + "01" + "0200" + "6162" + "00" + "0500000000000000" + "02000000" + "7b7d" + "02000000" + "7b7d"},
+	} {
+		if got := hex.EncodeToString(c.rec.encode(1)); got != c.want {
+			t.Errorf("op %d: %s, want %s", c.rec.op, got, c.want)
+		}
+	}
 }

@@ -22,7 +22,7 @@ func lossyCollection(t *testing.T) (string, model) {
 	m := model{}
 	for i := range 12 {
 		vec := randomVectors(rng, 1)
-		if err := c.Upsert([]uint64{uint64(i)}, vec, nil); err != nil {
+		if err := c.Upsert(IntIDs([]uint64{uint64(i)}), vec, nil); err != nil {
 			t.Fatal(err)
 		}
 		m[uint64(i)] = entry{vec: vec, doc: "{}"}
@@ -131,7 +131,7 @@ func TestOpenReadsACollectionInFormat1(t *testing.T) {
 	if c.Len() != 6 || c.Info().Recovery.SnapshotSeq != 3 || c.Info().Recovery.Replayed != 3 {
 		t.Fatalf("len %d, recovery %+v", c.Len(), c.Info().Recovery)
 	}
-	found, docs, vecs, err := c.Get([]uint64{6}, true)
+	found, docs, vecs, err := c.Get(IntIDs([]uint64{6}), true)
 	if err != nil || len(found) != 1 || string(docs[0]) != `{"n":6}` || vecs[0] != 6 {
 		t.Fatalf("point 6: %v %s %v %v", found, docs, vecs, err)
 	}

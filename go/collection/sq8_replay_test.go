@@ -23,18 +23,18 @@ func TestSQ8RangesSameAfterReplay(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	ids := []uint64{0, 1, 2, 3, 4, 5}
 	for _, id := range ids {
-		if err := c.Upsert([]uint64{id}, randomVectors(rng, 1), nil); err != nil {
+		if err := c.Upsert(IntIDs([]uint64{id}), randomVectors(rng, 1), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, _, live, err := c.Get(ids, true)
+	_, _, live, err := c.Get(IntIDs(ids), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.abandon()
 	c = mustOpen(t, dir, Tuning{})
 	defer c.Close()
-	_, _, replayed, err := c.Get(ids, true)
+	_, _, replayed, err := c.Get(IntIDs(ids), true)
 	if err != nil {
 		t.Fatal(err)
 	}

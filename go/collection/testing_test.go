@@ -145,20 +145,20 @@ func checkModel(t testing.TB, c *Collection, m model) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	if got, err := c.ScanIDs(nil, 0, false, len(m)+1); err != nil || !slices.Equal(got, ids) {
+	if got, err := c.ScanIDs(nil, ID{}, false, len(m)+1); err != nil || !slices.Equal(got, IntIDs(ids)) {
 		t.Fatalf("ids %v (%v), model %v", got, err, ids)
 	}
-	found, docs, vecs, err := c.Get(ids, true)
+	found, docs, vecs, err := c.Get(IntIDs(ids), true)
 	if err != nil || len(found) != len(ids) {
 		t.Fatalf("Get found %d of %d: %v", len(found), len(ids), err)
 	}
 	for i, id := range found {
-		want := m[id]
+		want := m[id.Int()]
 		if string(docs[i]) != want.doc {
-			t.Fatalf("id %d: document %s, model %s", id, docs[i], want.doc)
+			t.Fatalf("id %v: document %s, model %s", id, docs[i], want.doc)
 		}
 		if !slices.Equal(vecs[i*testDim:(i+1)*testDim], want.vec) {
-			t.Fatalf("id %d: vector %v, model %v", id, vecs[i*testDim:(i+1)*testDim], want.vec)
+			t.Fatalf("id %v: vector %v, model %v", id, vecs[i*testDim:(i+1)*testDim], want.vec)
 		}
 	}
 	if err := c.CheckIntegrity(); err != nil {
@@ -184,6 +184,20 @@ func walSegments(t testing.TB, dir string) []string {
 	for _, n := range names {
 		if filepath.Ext(n) == ".wal" {
 			out = append(out, filepath.Join(dir, walDir, n))
+		}
+	}
+	return out
+}
+
+// intsOf shows query results as the int64s they were before string ids
+// (-1 for NoID), for tests of integer-id collections.
+func intsOf(ids []ID) []int64 {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		if id.IsNone() {
+			out[i] = -1
+		} else {
+			out[i] = int64(id.Int())
 		}
 	}
 	return out

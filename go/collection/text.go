@@ -224,10 +224,10 @@ func (c *Collection) CreateTextIndex(field, analyzer string) error {
 	for i, id := range ids {
 		d, err := meta.ReadDocument(data[offsets[i]:offsets[i+1]])
 		if err != nil {
-			return fmt.Errorf("collection: document of id %d: %w", id, err)
+			return fmt.Errorf("collection: document of id %s: %w", c.describeKey(id), err)
 		}
 		if _, err := d.Text(field); err != nil {
-			return fmt.Errorf("%w: id %d: %w", ErrInvalid, id, err)
+			return fmt.Errorf("%w: id %s: %w", ErrInvalid, c.describeKey(id), err)
 		}
 	}
 	spec, err := json.Marshal(textSpec{Field: field, Analyzer: a.Name()})
@@ -260,7 +260,7 @@ func (c *Collection) applyTextIndex(payload []byte) error {
 	for i := range ids {
 		d, err := meta.ReadDocument(data[offsets[i]:offsets[i+1]])
 		if err != nil {
-			return fmt.Errorf("collection: document of id %d: %w", ids[i], err)
+			return fmt.Errorf("collection: document of id %s: %w", c.describeKey(ids[i]), err)
 		}
 		texts[i], _ = d.Text(spec.Field)
 	}
@@ -278,8 +278,27 @@ type TextQuery struct {
 
 // Hit is one result of QueryText: the fused score (BM25 for a text-only
 // query), the vector distance (NaN where the vector side did not find
-// the hit) and which side(s) found it.
-type Hit = text.Fused
+// the hit), the BM25 score (0 where the text side did not) and which
+// side(s) found it.
+type Hit struct {
+	ID       ID
+	Score    float32
+	Distance float32
+	BM25     float32
+	Sources  text.Sources
+}
+
+// hitsOf names the hits' ids, dropping a string id deleted since the
+// search found it (see idsOfResults).
+func (c *Collection) hitsOf(fused []text.Fused) []Hit {
+	hits := make([]Hit, 0, len(fused))
+	for _, h := range fused {
+		if id, ok := c.idOf(h.ID); ok {
+			hits = append(hits, Hit{ID: id, Score: h.Score, Distance: h.Distance, BM25: h.BM25, Sources: h.Sources})
+		}
+	}
+	return hits
+}
 
 // QueryText runs a full-text query (vector nil) or a hybrid one (vector
 // of Dim floats) and returns up to k hits, best first. f (nil: none)
@@ -311,7 +330,7 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 	}
 	var allow []uint64
 	if f != nil && !f.MatchesAll() {
-		if allow = c.meta.Select(f); allow == nil {
+		if allow = c.meta.Select(c.resolve(f)); allow == nil {
 			allow = []uint64{}
 		}
 	}
@@ -324,11 +343,11 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 		return nil, fmt.Errorf("collection: %w", err)
 	}
 	if vector == nil {
-		hits := make([]Hit, len(textHits))
+		fused := make([]text.Fused, len(textHits))
 		for i, h := range textHits {
-			hits[i] = Hit{ID: h.ID, Score: h.Score, BM25: h.Score, Distance: nan32, Sources: text.FromText}
+			fused[i] = text.Fused{ID: h.ID, Score: h.Score, BM25: h.Score, Distance: nan32, Sources: text.FromText}
 		}
-		return hits, nil
+		return c.hitsOf(fused), nil
 	}
 	if ef <= 0 {
 		ef = max(depth, hnsw.DefaultEfSearch)
@@ -343,11 +362,11 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 	}
 	neighbors := make([]text.Neighbor, 0, depth)
 	for i, id := range ids {
-		if id >= 0 {
+		if id != -1 { // string keys are negative as int64
 			neighbors = append(neighbors, text.Neighbor{ID: uint64(id), Distance: dists[i]})
 		}
 	}
-	return text.Fuse(neighbors, textHits, k, fusion), nil
+	return c.hitsOf(text.Fuse(neighbors, textHits, k, fusion)), nil
 }
 
 func (c *Collection) textIndex(field string) (*text.Index, error) {

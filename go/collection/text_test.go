@@ -56,7 +56,7 @@ func reference(t *testing.T, docs map[uint64]meta.Document, q string) []Hit {
 	}
 	out := make([]Hit, len(hits))
 	for i, h := range hits {
-		out[i] = Hit{ID: h.ID, Score: h.Score, BM25: h.Score, Distance: nan32, Sources: text.FromText}
+		out[i] = Hit{ID: IntID(h.ID), Score: h.Score, BM25: h.Score, Distance: nan32, Sources: text.FromText}
 	}
 	return out
 }
@@ -82,21 +82,21 @@ func TestTextIndexSurvivesCrashReplayAndCheckpoint(t *testing.T) {
 			id := uint64(rng.IntN(200))
 			switch rng.IntN(5) {
 			case 0:
-				if _, err := c.Delete([]uint64{id}); err != nil {
+				if _, err := c.Delete(IntIDs([]uint64{id})); err != nil {
 					t.Fatal(err)
 				}
 				delete(docs, id)
 			case 1:
 				if _, ok := docs[id]; ok {
 					d := textDoc(rng)
-					if _, err := c.UpdateMetadata([]uint64{id}, []meta.Document{d}); err != nil {
+					if _, err := c.UpdateMetadata(IntIDs([]uint64{id}), []meta.Document{d}); err != nil {
 						t.Fatal(err)
 					}
 					docs[id] = d
 				}
 			default:
 				d := textDoc(rng)
-				if err := c.Upsert([]uint64{id}, randomVectors(rng, 1), []meta.Document{d}); err != nil {
+				if err := c.Upsert(IntIDs([]uint64{id}), randomVectors(rng, 1), []meta.Document{d}); err != nil {
 					t.Fatal(err)
 				}
 				docs[id] = d
@@ -135,7 +135,7 @@ func TestCreateTextIndexIsDurableWithoutCheckpoint(t *testing.T) {
 	c := mustCreate(t, dir, Tuning{CheckpointBytes: -1})
 	d1, _ := meta.ParseDocument([]byte(`{"title": "Fast vector search"}`))
 	d2, _ := meta.ParseDocument([]byte(`{"title": null}`))
-	if err := c.Upsert([]uint64{1, 2}, randomVectors(rand.New(rand.NewPCG(1, 1)), 2), []meta.Document{d1, d2}); err != nil {
+	if err := c.Upsert(IntIDs([]uint64{1, 2}), randomVectors(rand.New(rand.NewPCG(1, 1)), 2), []meta.Document{d1, d2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.CreateTextIndex("title", "simple"); err != nil {
@@ -146,7 +146,7 @@ func TestCreateTextIndexIsDurableWithoutCheckpoint(t *testing.T) {
 	}
 	c.abandon()
 	c = mustOpen(t, dir, Tuning{})
-	if hits := textQuery(t, c, "SEARCH"); len(hits) != 1 || hits[0].ID != 1 {
+	if hits := textQuery(t, c, "SEARCH"); len(hits) != 1 || hits[0].ID != IntID(1) {
 		t.Fatalf("after replay: %+v", hits)
 	}
 	c.Close() // checkpoints: the manifest now lists the field
@@ -167,22 +167,22 @@ func TestNonStringTextValueIsRejectedBeforeLogging(t *testing.T) {
 	defer c.Close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	bad, _ := meta.ParseDocument([]byte(`{"a": {"b": 5}}`))
-	if err := c.Upsert([]uint64{1}, randomVectors(rng, 1), []meta.Document{bad}); !errors.Is(err, batch.ErrInvalid) {
+	if err := c.Upsert(IntIDs([]uint64{1}), randomVectors(rng, 1), []meta.Document{bad}); !errors.Is(err, batch.ErrInvalid) {
 		t.Fatalf("Upsert of a number in a text field: %v", err)
 	}
 	good, _ := meta.ParseDocument([]byte(`{"a": {"b": "ok"}}`))
-	if err := c.Upsert([]uint64{1}, randomVectors(rng, 1), []meta.Document{good}); err != nil {
+	if err := c.Upsert(IntIDs([]uint64{1}), randomVectors(rng, 1), []meta.Document{good}); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := meta.ParseDocument([]byte(`{"a": {"b": ["x"]}}`))
-	if _, err := c.UpdateMetadata([]uint64{1}, []meta.Document{list}); !errors.Is(err, batch.ErrInvalid) {
+	if _, err := c.UpdateMetadata(IntIDs([]uint64{1}), []meta.Document{list}); !errors.Is(err, batch.ErrInvalid) {
 		t.Fatalf("UpdateMetadata with a list in a text field: %v", err)
 	}
 	if c.Info().Seq != 1 {
 		t.Fatalf("rejected writes were logged: seq %d", c.Info().Seq)
 	}
 	other, _ := meta.ParseDocument([]byte(`{"c": 5}`))
-	c.Upsert([]uint64{2}, randomVectors(rng, 1), []meta.Document{other})
+	c.Upsert(IntIDs([]uint64{2}), randomVectors(rng, 1), []meta.Document{other})
 	if err := c.CreateTextIndex("c", ""); !errors.Is(err, batch.ErrInvalid) {
 		t.Fatalf("CreateTextIndex over a number: %v", err)
 	}
@@ -224,7 +224,7 @@ func TestHybridFiltersBothSidesAndFallsBackToVectors(t *testing.T) {
 		ids[i], docs[i] = uint64(i), textDoc(rng)
 	}
 	vecs := randomVectors(rng, 300)
-	if err := c.Upsert(ids, vecs, docs); err != nil {
+	if err := c.Upsert(IntIDs(ids), vecs, docs); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := meta.ParseFilter([]byte(`{"group": 1}`))
@@ -234,8 +234,8 @@ func TestHybridFiltersBothSidesAndFallsBackToVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range hits {
-		if raw, _ := c.meta.Get(h.ID); !f.Match(mustDoc(t, raw)) {
-			t.Fatalf("hit %d breaks the filter", h.ID)
+		if raw, _ := c.meta.Get(h.ID.Int()); !f.Match(mustDoc(t, raw)) {
+			t.Fatalf("hit %v breaks the filter", h.ID)
 		}
 	}
 	if len(hits) != 10 {
@@ -246,10 +246,10 @@ func TestHybridFiltersBothSidesAndFallsBackToVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := make([]int64, 5)
+	want := make([]ID, 5)
 	c.Query(q, 5, max(HybridDepth, 64), nil, 0, want, make([]float32, 5))
 	for i, h := range hits {
-		if h.Sources != text.FromVector || int64(h.ID) != want[i] {
+		if h.Sources != text.FromVector || h.ID != want[i] {
 			t.Fatalf("fallback hit %d: %+v, vector ranking %v", i, h, want)
 		}
 	}

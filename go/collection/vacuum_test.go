@@ -28,7 +28,7 @@ func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
 		upsert(ids)
 		// Overwrite 1,200 and delete 300: 1,500 tombstones of 4,500 nodes.
 		upsert(ids[:1200])
-		if _, err := c.Delete(ids[2700:]); err != nil {
+		if _, err := c.Delete(IntIDs(ids[2700:])); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids[2700:] {
@@ -103,7 +103,7 @@ func TestCrashAfterVacuumRecoversEverything(t *testing.T) {
 		default:
 		}
 	}
-	if _, err := c.Delete(ids[:50]); err != nil {
+	if _, err := c.Delete(IntIDs(ids[:50])); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids[:50] {
@@ -120,7 +120,7 @@ func TestCrashAfterVacuumRecoversEverything(t *testing.T) {
 func upsertRandom(t *testing.T, c *Collection, rng *rand.Rand, m model, ids []uint64) {
 	t.Helper()
 	vecs := randomVectors(rng, len(ids))
-	if err := c.Upsert(ids, vecs, nil); err != nil {
+	if err := c.Upsert(IntIDs(ids), vecs, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range ids {

@@ -16,16 +16,19 @@ const maxBatchBytes = 256 << 20
 // is validated whole before anything is written; on error nothing changed.
 // It returns once the write is durable per the fsync policy and visible to
 // queries.
-func (c *Collection) Upsert(ids []uint64, vectors []float32, docs []meta.Document) error {
+func (c *Collection) Upsert(ids []ID, vectors []float32, docs []meta.Document) error {
 	if err := c.alive(); err != nil {
 		return err
 	}
-	n, err := batch.CheckAdd(vectors, c.opts.Dim, ids, nil)
+	n, err := batch.CheckAdd(vectors, c.opts.Dim, nil, nil)
 	if err != nil {
 		return fmt.Errorf("collection: %w", err)
 	}
 	if len(ids) != n {
 		return fmt.Errorf("%w: %d ids for %d vectors", ErrInvalid, len(ids), n)
+	}
+	if _, err := checkIDs(ids, true); err != nil {
+		return err
 	}
 	parsed, canonical, err := prepareDocs(docs, n)
 	if err != nil {
@@ -48,12 +51,12 @@ func (c *Collection) Upsert(ids []uint64, vectors []float32, docs []meta.Documen
 // UpdateMetadata replaces the documents of existing ids, leaving their
 // vectors alone. An id that does not exist fails the call with ErrNotFound
 // before anything is written.
-func (c *Collection) UpdateMetadata(ids []uint64, docs []meta.Document) (int, error) {
+func (c *Collection) UpdateMetadata(ids []ID, docs []meta.Document) (int, error) {
 	if err := c.alive(); err != nil {
 		return 0, err
 	}
-	if err := batch.CheckIDs(ids); err != nil {
-		return 0, fmt.Errorf("collection: %w", err)
+	if _, err := checkIDs(ids, true); err != nil {
+		return 0, err
 	}
 	if len(docs) != len(ids) {
 		return 0, fmt.Errorf("%w: %d documents for %d ids", ErrInvalid, len(docs), len(ids))
@@ -66,8 +69,8 @@ func (c *Collection) UpdateMetadata(ids []uint64, docs []meta.Document) (int, er
 		return 0, err
 	}
 	for i, id := range ids {
-		if !c.meta.Contains(id) {
-			return 0, fmt.Errorf("%w: ids[%d] = %d", ErrNotFound, i, id)
+		if _, ok := c.keyOf(id); !ok {
+			return 0, fmt.Errorf("%w: ids[%d] = %s", ErrNotFound, i, id)
 		}
 	}
 	if len(ids) == 0 {
@@ -82,14 +85,12 @@ func (c *Collection) UpdateMetadata(ids []uint64, docs []meta.Document) (int, er
 
 // Delete removes ids (unknown ids are ignored) and returns how many
 // existed.
-func (c *Collection) Delete(ids []uint64) (int, error) {
+func (c *Collection) Delete(ids []ID) (int, error) {
 	if err := c.alive(); err != nil {
 		return 0, err
 	}
-	for i, id := range ids {
-		if id > batch.MaxID {
-			return 0, fmt.Errorf("%w: ids[%d] = %d exceeds the largest id %d", ErrInvalid, i, id, uint64(batch.MaxID))
-		}
+	if _, err := checkIDs(ids, false); err != nil {
+		return 0, err
 	}
 	if len(ids) == 0 {
 		return 0, nil
@@ -111,7 +112,14 @@ func (c *Collection) DeleteWhere(f *meta.Filter) (int, error) {
 	if f == nil {
 		return 0, fmt.Errorf("%w: DeleteWhere needs a filter", ErrInvalid)
 	}
-	return c.Delete(c.meta.Select(f))
+	keys := c.meta.Select(c.resolve(f))
+	ids := make([]ID, 0, len(keys))
+	for _, k := range keys {
+		if id, ok := c.idOf(k); ok { // a string deleted meanwhile is gone already
+			ids = append(ids, id)
+		}
+	}
+	return c.Delete(ids)
 }
 
 // prepareDocs pairs documents with their canonical JSON; nil means n

@@ -65,7 +65,7 @@ func Load(to Collections, source string) (name string, loaded int, err error) {
 	const batchSize = 2000
 	for at := 0; at < len(ids); at += batchSize {
 		end := min(at+batchSize, len(ids))
-		if err := c.Upsert(ids[at:end], vectors[at*dim:end*dim], docs[at:end]); err != nil {
+		if err := c.Upsert(collection.IntIDs(ids[at:end]), vectors[at*dim:end*dim], docs[at:end]); err != nil {
 			return "", 0, fmt.Errorf("demo %s: %w", name, err)
 		}
 	}

@@ -63,7 +63,7 @@ func TestLoadReadsAPyPIDemoDirectoryOnce(t *testing.T) {
 		t.Fatalf("Load: %q %d %v", name, loaded, err)
 	}
 	c, _ := to.Get("pypi")
-	found, docs, _, err := c.Get([]uint64{1}, false)
+	found, docs, _, err := c.Get(collection.IntIDs([]uint64{1}), false)
 	if err != nil || len(found) != 1 || !strings.Contains(string(docs[0]), "scipy") || strings.Contains(string(docs[0]), `"id"`) {
 		t.Fatalf("point 1 (line 2): %v %q %v", found, docs, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -31,6 +32,19 @@ type Config struct {
 	// search's candidates with them, so recall matches the float index.
 	// Without it only codes are kept (about 4× less memory for vectors).
 	Rerank bool
+	// Keys makes the ids a collection's internal keys: any uint64 up to
+	// batch.MaxKey instead of batch.MaxID. Searches still return them as
+	// int64 bit patterns (a key from 2^63 up is negative; -1 remains "no
+	// result"). Not stored in the file: Load takes it from LoadOptions.
+	Keys bool
+}
+
+// maxID is the largest id Add and Load accept.
+func (c *Config) maxID() uint64 {
+	if c.Keys {
+		return batch.MaxKey
+	}
+	return batch.MaxID
 }
 
 // Quantization is the vector encoding of a graph. The values are part of

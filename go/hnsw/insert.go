@@ -21,7 +21,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	}
 	defer x.closeMu.RUnlock()
 	dim := x.cfg.Dim
-	n, err := batch.CheckAdd(vectors, dim, ids, outIDs)
+	n, err := batch.CheckAddUpTo(vectors, dim, ids, outIDs, x.cfg.maxID())
 	if err != nil {
 		return fmt.Errorf("hnsw: %w", err)
 	}

@@ -3,7 +3,6 @@ package hnsw
 import (
 	"fmt"
 
-	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/metric"
@@ -194,6 +193,9 @@ type LoadOptions struct {
 	// read-only, instead of reading them into memory. The index must then
 	// be closed (Close) to release the mapping.
 	MmapVectors bool
+	// Keys loads the index as Config.Keys: its ids are a collection's
+	// internal keys, up to batch.MaxKey.
+	Keys bool
 }
 
 // Load reads an index saved by Save. A damaged file fails with an error
@@ -253,7 +255,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	}
 	cfg := Config{
 		Dim: int(p.Dim), Metric: metric.Metric(p.Metric), M: int(p.M), EfConstruction: int(p.EfConstruction),
-		Seed: p.Seed, Quantization: Quantization(p.Quantization), Rerank: p.Rerank == 1,
+		Seed: p.Seed, Quantization: Quantization(p.Quantization), Rerank: p.Rerank == 1, Keys: opts.Keys,
 	}
 	if p.Rerank > 1 || p.Dim == 0 || p.M == 0 || p.EfConstruction == 0 {
 		return nil, fmt.Errorf("%w: parameters %+v", ErrFormat, p)
@@ -354,7 +356,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 			continue
 		}
 		id := g.labels[node]
-		if _, dup := x.byID.get(id); dup || id > batch.MaxID {
+		if _, dup := x.byID.get(id); dup || id > x.cfg.maxID() {
 			return nil, fmt.Errorf("%w: live id %d at node %d is duplicated or out of range", ErrFormat, id, node)
 		}
 		x.byID.set(id, uint32(node))

@@ -17,6 +17,7 @@ package limits
 import (
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/strata-db/strata/go/errkind"
 )
@@ -69,6 +70,15 @@ const (
 	// document), and a query's non-zeros bound its posting lists, so the
 	// bound is also one on the work of one query.
 	MaxSparseNonZeros = 1 << 15
+	// MaxIntID is the largest integer id: search results carry ids as
+	// int64 (with -1 for "no result"), and a collection keeps the keys
+	// from 2^63 up for its string ids.
+	MaxIntID = math.MaxInt64
+	// MaxStringIDBytes bounds a string id (UTF-8, at least one byte). The
+	// log stores its length as a uint16; 512 bytes holds any UUID, URL or
+	// path-like key users bring from other databases (Chroma, Qdrant's
+	// UUIDs), and keeps the id table small next to the vectors.
+	MaxStringIDBytes = 512
 )
 
 func outside(name string, low, high, got int) error {
@@ -128,6 +138,26 @@ func CheckSparseNonZeros(n int) error {
 func CheckScan(limit int) error {
 	if limit < 0 || limit > MaxScan {
 		return outside("limit", 0, MaxScan, limit)
+	}
+	return nil
+}
+
+// CheckIntID checks an integer id.
+func CheckIntID(id uint64) error {
+	if id > MaxIntID {
+		return errkind.New(errkind.Invalid, fmt.Sprintf("id %d exceeds the largest integer id %d", id, uint64(MaxIntID)))
+	}
+	return nil
+}
+
+// CheckStringID checks a string id: 1 to MaxStringIDBytes bytes of valid
+// UTF-8.
+func CheckStringID(id string) error {
+	if len(id) < 1 || len(id) > MaxStringIDBytes {
+		return errkind.New(errkind.Invalid, fmt.Sprintf("string id must be 1 to %d bytes, got %d", MaxStringIDBytes, len(id)))
+	}
+	if !utf8.ValidString(id) {
+		return errkind.New(errkind.Invalid, fmt.Sprintf("string id %q is not valid UTF-8", id))
 	}
 	return nil
 }

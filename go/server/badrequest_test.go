@@ -37,7 +37,9 @@ var badRequests = []struct {
 	{"upsert without ids", "POST", "/collections/c/upsert", `{"vectors":[[1,2,3,4]]}`, 400, CodeBadRequest},
 	{"delete with both", "POST", "/collections/c/delete", `{"ids":[1],"filter":{"odd":true}}`, 400, CodeBadRequest},
 	{"delete with neither", "POST", "/collections/c/delete", `{}`, 400, CodeBadRequest},
-	{"ids as strings", "POST", "/collections/c/delete", `{"ids":["1"]}`, 400, CodeBadRequest},
+	{"ids as objects", "POST", "/collections/c/delete", `{"ids":[{"id":1}]}`, 400, CodeBadRequest},
+	{"empty string id", "POST", "/collections/c/delete", `{"ids":[""]}`, 422, CodeInvalid},
+	{"string id too long", "POST", "/collections/c/get", `{"ids":["` + strings.Repeat("x", 513) + `"]}`, 422, CodeInvalid},
 	{"filter not object", "POST", "/collections/c/count", `{"filter":"odd"}`, 422, CodeInvalid},
 	// Values of the right shape that the engine refuses.
 	{"wrong dim query", "POST", "/collections/c/query", `{"vector":[1,2,3]}`, 422, CodeInvalid},
@@ -65,8 +67,9 @@ var badRequests = []struct {
 	{"create bad fsync", "POST", "/collections", `{"name":"x","dim":4,"fsync":"sometimes"}`, 422, CodeInvalid},
 	{"create huge M", "POST", "/collections", `{"name":"x","dim":4,"M":100000}`, 422, CodeInvalid},
 	{"scan limit negative", "POST", "/collections/c/scan", `{"limit":-1}`, 422, CodeInvalid},
-	{"point id negative", "GET", "/collections/c/points/-1", ``, 422, CodeInvalid},
-	{"point id text", "GET", "/collections/c/points/abc", ``, 400, CodeBadRequest},
+	{"point id too large", "GET", "/collections/c/points/9223372036854775808", ``, 422, CodeInvalid},
+	{"point id with a leading zero", "GET", "/collections/c/points/01", ``, 400, CodeBadRequest},
+	{"point id a string not present", "GET", "/collections/c/points/abc", ``, 404, CodePointNotFound},
 	{"point missing", "GET", "/collections/c/points/4000", ``, 404, CodePointNotFound},
 	// Text that is not UTF-8, on every route that takes a body: refused,
 	// never stored or searched as U+FFFD.

@@ -13,6 +13,8 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+
+	"github.com/strata-db/strata/go/collection"
 )
 
 // queryBody is a query of dim numbers with digits significant digits
@@ -192,7 +194,7 @@ func benchServer(b testing.TB, n, dim int) *Server {
 	for i := range vecs {
 		vecs[i] = float32(rng.NormFloat64())
 	}
-	if err := c.Upsert(ids, vecs, nil); err != nil {
+	if err := c.Upsert(collection.IntIDs(ids), vecs, nil); err != nil {
 		b.Fatal(err)
 	}
 	return s

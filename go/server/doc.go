@@ -26,7 +26,7 @@
 //	                                             text_fields, text_analyzer} → 201 info
 //	GET    /collections/{name}                  info
 //	DELETE /collections/{name}                  {"dropped": name}
-//	POST   /collections/{name}/upsert           {ids: [u64], vectors: [[f32]], metadata: [doc|null]} → {"upserted": n}
+//	POST   /collections/{name}/upsert           {ids: [id], vectors: [[f32]], metadata: [doc|null]} → {"upserted": n}
 //	POST   /collections/{name}/query            {vector: [f32] | vectors: [[f32]], k, ef, filter, include, exact}
 //	                                            → {"results": [hit] | [[hit]], "stats": {plan, distance_computations, allowed, ef}}
 //	                                            {text, vector?, text_field, fusion, k1, b, k, ef, filter, include, exact}

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/strata-db/strata/go/collection"
 )
 
 // FuzzDecodeRequest feeds arbitrary bodies to the hand-written request
@@ -49,13 +53,24 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 			}
 			if ids, err := parseIDs(nil, value, key); err == nil {
-				var ref []uint64
-				if json.Unmarshal(value, &ref) != nil || len(ref) != len(ids) {
+				var ref []any
+				dec := json.NewDecoder(bytes.NewReader(value))
+				dec.UseNumber()
+				if dec.Decode(&ref) != nil || len(ref) != len(ids) {
 					t.Fatalf("parseIDs accepted %q as %v; encoding/json disagrees", value, ids)
 				}
 				for i := range ids {
-					if ids[i] != ref[i] {
-						t.Fatalf("parseIDs read %d where encoding/json reads %d in %q", ids[i], ref[i], value)
+					want := collection.NoID
+					switch r := ref[i].(type) {
+					case string:
+						want = collection.StringID(r)
+					case json.Number:
+						if n, err := strconv.ParseUint(string(r), 10, 64); err == nil {
+							want = collection.IntID(n)
+						}
+					}
+					if ids[i] != want {
+						t.Fatalf("parseIDs read %v where encoding/json reads %v in %q", ids[i], ref[i], value)
 					}
 				}
 			}

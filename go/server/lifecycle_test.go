@@ -144,7 +144,7 @@ func TestRequestBesideAReopenIsToldToRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.must(t, "POST", "/collections/docs/reopen", nil)
-	err = held.Upsert([]uint64{5}, []float32{1, 2, 3, 4}, nil)
+	err = held.Upsert(collection.IntIDs([]uint64{5}), []float32{1, 2, 3, 4}, nil)
 	if !errors.Is(err, collection.ErrClosed) {
 		t.Fatalf("the old collection after a re-open: %v", err)
 	}

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"unsafe"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/collection"
 )
 
 // numberReader reads the arrays of numbers that make up most of a request
@@ -224,7 +226,48 @@ func shortFloat(data []byte, pos int) (f float32, end int, ok bool) {
 	return f, i, true
 }
 
-func (r *numberReader) id() (uint64, error) {
+// id reads an id: a JSON string (a string id, checked by the engine) or
+// an integer.
+func (r *numberReader) id() (collection.ID, error) {
+	r.skipSpace()
+	if r.pos < len(r.data) && r.data[r.pos] == '"' {
+		s, err := r.str()
+		if err != nil {
+			return collection.ID{}, err
+		}
+		return collection.StringID(s), nil
+	}
+	n, err := r.intID()
+	return collection.IntID(n), err
+}
+
+// str reads a JSON string.
+func (r *numberReader) str() (string, error) {
+	start, i := r.pos, r.pos+1
+	plain := true
+	for ; i < len(r.data) && r.data[i] != '"'; i++ {
+		if c := r.data[i]; c == '\\' {
+			plain = false
+			i++
+		} else if c < 0x20 {
+			plain = false
+		}
+	}
+	if i >= len(r.data) {
+		return "", badRequestf("%s: unterminated string", r.where())
+	}
+	r.pos = i + 1
+	if plain {
+		return string(r.data[start+1 : i]), nil
+	}
+	var s string
+	if err := json.Unmarshal(r.data[start:r.pos], &s); err != nil {
+		return "", badRequestf("%s: malformed string: %v", r.where(), err)
+	}
+	return s, nil
+}
+
+func (r *numberReader) intID() (uint64, error) {
 	text, integer, err := r.number()
 	if err != nil {
 		return 0, err
@@ -305,7 +348,7 @@ func parseVectors(dst []float32, data []byte, dim int, what string) ([]float32, 
 }
 
 // parseIDs appends the ids of a JSON list of non-negative integers to dst.
-func parseIDs(dst []uint64, data []byte, what string) ([]uint64, error) {
+func parseIDs(dst []collection.ID, data []byte, what string) ([]collection.ID, error) {
 	r := numberReader{data: data, what: what, row: -1, col: -1}
 	empty, err := r.open()
 	if err != nil {
@@ -325,4 +368,13 @@ func parseIDs(dst []uint64, data []byte, what string) ([]uint64, error) {
 	}
 	r.row = -1
 	return dst, r.end()
+}
+
+// appendID writes an id as JSON: a number, or a string as written.
+func appendID(b []byte, id collection.ID) []byte {
+	if !id.IsString() {
+		return strconv.AppendUint(b, id.Int(), 10)
+	}
+	q, _ := json.Marshal(id.Str()) // a string always marshals
+	return append(b, q...)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
@@ -273,7 +274,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 
 type scanRequest struct {
 	Filter  json.RawMessage `json:"filter"`
-	After   *uint64         `json:"after"`
+	After   json.RawMessage `json:"after"` // an id or null
 	Limit   int             `json:"limit"`
 	Include []string        `json:"include"`
 }
@@ -303,15 +304,22 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limits.Answer(req.Limit, c.Options().Dim, in.vectors); err != nil {
 		return err
 	}
-	var after uint64
-	if req.After != nil {
-		after = *req.After
+	var after collection.ID
+	hasAfter := rawJSON(req.After) != nil
+	if hasAfter {
+		rd := numberReader{data: req.After, what: "after", row: -1, col: -1}
+		if after, err = rd.id(); err == nil {
+			err = rd.end()
+		}
+		if err != nil {
+			return err
+		}
 	}
-	ids, err := c.ScanIDs(f, after, req.After != nil, req.Limit)
+	ids, err := c.ScanIDs(f, after, hasAfter, req.Limit)
 	if err != nil {
 		return err
 	}
-	var next *uint64
+	var next *collection.ID
 	if len(ids) == req.Limit {
 		next = &ids[len(ids)-1]
 	}
@@ -320,7 +328,7 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 
 // writePoints answers {"points": [{"id", "metadata", "vector"}]} and, for
 // a scan, "next_after".
-func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, ids []uint64, in include, scan bool, next *uint64) error {
+func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, ids []collection.ID, in include, scan bool, next *collection.ID) error {
 	found, docs, vectors, err := c.Get(ids, in.vectors)
 	if err != nil {
 		return err
@@ -334,7 +342,7 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = strconv.AppendUint(b, id, 10)
+		b = appendID(b, id)
 		if in.metadata {
 			b = append(b, `,"metadata":`...)
 			b = append(b, docs[i]...)
@@ -349,7 +357,7 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 	b = append(b, ']')
 	if next != nil {
 		b = append(b, `,"next_after":`...)
-		b = strconv.AppendUint(b, *next, 10)
+		b = appendID(b, *next)
 	} else if scan {
 		b = append(b, `,"next_after":null`...)
 	}
@@ -364,11 +372,7 @@ func (s *Server) getPoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rd := numberReader{data: []byte(r.PathValue("id")), what: "point id", row: -1, col: -1}
-	id, err := rd.id()
-	if err == nil {
-		err = rd.end()
-	}
+	id, err := pathID(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -380,14 +384,14 @@ func (s *Server) getPoint(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return invalidf("include must be \"vector\" or absent, got %q", truncateForMessage(v))
 	}
-	found, docs, vectors, err := c.Get([]uint64{id}, withVector)
+	found, docs, vectors, err := c.Get([]collection.ID{id}, withVector)
 	if err != nil {
 		return err
 	}
 	if len(found) == 0 {
-		return fmt.Errorf("%w: no point %d in %q", collection.ErrNotFound, id, name)
+		return fmt.Errorf("%w: no point %v in %q", collection.ErrNotFound, id, name)
 	}
-	b := strconv.AppendUint([]byte(`{"id":`), id, 10)
+	b := appendID([]byte(`{"id":`), id)
 	b = append(append(b, `,"metadata":`...), docs[0]...)
 	if withVector {
 		b = appendFloats(append(b, `,"vector":`...), vectors)
@@ -405,4 +409,19 @@ func appendFloats(b []byte, fs []float32) []byte {
 		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
 	}
 	return append(b, ']')
+}
+
+// pathID reads the {id} of a point's URL: digits are an integer id (as a
+// JSON number reads them: no leading zeros, at most 2^63-1), anything
+// else a string id.
+func pathID(segment string) (collection.ID, error) {
+	if segment == "" || strings.Trim(segment, "0123456789") != "" {
+		return collection.StringID(segment), nil
+	}
+	rd := numberReader{data: []byte(segment), what: "point id", row: -1, col: -1}
+	n, err := rd.intID()
+	if err == nil {
+		err = rd.end()
+	}
+	return collection.IntID(n), err
 }

@@ -87,7 +87,7 @@ func (req *queryRequest) decode(body []byte, include []string) error {
 type queryScratch struct {
 	include []string
 	vectors []float32
-	ids     []int64
+	ids     []collection.ID
 	dists   []float32
 	out     []byte
 }
@@ -198,7 +198,7 @@ func grow[T any](s []T, n int) []T {
 // appendExtras writes the "metadata" (docs[i]; null for a point deleted
 // between search and lookup) and "vector" fields of hit id, as in asks.
 // docs is read only when in.metadata.
-func appendExtras(b []byte, c *collection.Collection, in include, id uint64, docs [][]byte, i int) ([]byte, error) {
+func appendExtras(b []byte, c *collection.Collection, in include, id collection.ID, docs [][]byte, i int) ([]byte, error) {
 	if in.metadata {
 		b = append(b, `,"metadata":`...)
 		if docs[i] == nil {
@@ -208,7 +208,7 @@ func appendExtras(b []byte, c *collection.Collection, in include, id uint64, doc
 		}
 	}
 	if in.vectors {
-		found, _, v, err := c.Get([]uint64{id}, true)
+		found, _, v, err := c.Get([]collection.ID{id}, true)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +228,7 @@ func appendExtras(b []byte, c *collection.Collection, in include, id uint64, doc
 // After each hit, spill (if not nil) may send the bytes so far and return
 // b emptied, so that a large answer is streamed, never held whole; the
 // documents are read one query at a time for the same reason.
-func appendResults(b []byte, spill func([]byte) []byte, c *collection.Collection, ids []int64, dists []float32, nq, k int,
+func appendResults(b []byte, spill func([]byte) []byte, c *collection.Collection, ids []collection.ID, dists []float32, nq, k int,
 	in include, batch bool, stats hnsw.SearchStats) ([]byte, error) {
 	var docs [][]byte
 	b = append(b, `{"results":[`...)
@@ -247,20 +247,20 @@ func appendResults(b []byte, spill func([]byte) []byte, c *collection.Collection
 		}
 		for j := range k {
 			i := q*k + j
-			if ids[i] < 0 {
+			if ids[i].IsNone() {
 				break
 			}
 			if j > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = strconv.AppendInt(b, ids[i], 10)
+			b = appendID(b, ids[i])
 			if in.distances {
 				b = append(b, `,"distance":`...)
 				b = appendDistance(b, dists[i])
 			}
 			var err error
-			if b, err = appendExtras(b, c, in, uint64(ids[i]), docs, j); err != nil {
+			if b, err = appendExtras(b, c, in, ids[i], docs, j); err != nil {
 				return nil, err
 			}
 			b = append(b, '}')

@@ -55,10 +55,10 @@ func TestQueryAnswerEncodesAsEncodingJSONWould(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Upsert(ids, vecs, parsed); err != nil {
+	if err := c.Upsert(collection.IntIDs(ids), vecs, parsed); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Delete([]uint64{7, 8, 9}); err != nil {
+	if _, err := c.Delete(collection.IntIDs([]uint64{7, 8, 9})); err != nil {
 		t.Fatal(err)
 	}
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0,
@@ -87,7 +87,7 @@ func TestQueryAnswerEncodesAsEncodingJSONWould(t *testing.T) {
 		}
 		stats := hnsw.SearchStats{DistanceComputations: rng.Int64N(1 << 40), Plan: hnsw.Plan(rng.IntN(2)),
 			Allowed: rng.IntN(n), EfSearch: rng.IntN(1000)}
-		got, err := appendResults(nil, nil, c, resIDs, dists, nq, k, in, batch, stats)
+		got, err := appendResults(nil, nil, c, toIDs(resIDs), dists, nq, k, in, batch, stats)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func referenceResults(t *testing.T, c *collection.Collection, ids []int64, dists
 					hit["distance"] = dists[i]
 				}
 			}
-			found, docs, vec, err := c.Get([]uint64{uint64(ids[i])}, true)
+			found, docs, vec, err := c.Get([]collection.ID{collection.IntID(uint64(ids[i]))}, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,6 +155,18 @@ func referenceResults(t *testing.T, c *collection.Collection, ids []int64, dists
 		"allowed": stats.Allowed, "ef": stats.EfSearch}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// toIDs turns int64 results (-1 for none) into ids.
+func toIDs(keys []int64) []collection.ID {
+	out := make([]collection.ID, len(keys))
+	for i, k := range keys {
+		out[i] = collection.NoID
+		if k >= 0 {
+			out[i] = collection.IntID(uint64(k))
+		}
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/text"
@@ -93,9 +92,9 @@ var sourceNames = [...]string{text.FromVector: "vector", text.FromText: "text", 
 func appendTextResults(b []byte, c *collection.Collection, hits []collection.Hit, in include) ([]byte, error) {
 	var docs [][]byte
 	if in.metadata {
-		ids := make([]int64, len(hits))
+		ids := make([]collection.ID, len(hits))
 		for i, h := range hits {
-			ids[i] = int64(h.ID)
+			ids[i] = h.ID
 		}
 		var err error
 		if docs, err = c.Documents(ids); err != nil {
@@ -108,7 +107,7 @@ func appendTextResults(b []byte, c *collection.Collection, hits []collection.Hit
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = strconv.AppendUint(b, h.ID, 10)
+		b = appendID(b, h.ID)
 		b = append(b, `,"score":`...)
 		b = appendDistance(b, h.Score)
 		if in.distances {

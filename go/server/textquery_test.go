@@ -71,7 +71,7 @@ func TestTextQueryAnswersAsTheEngine(t *testing.T) {
 			}
 			for i, w := range want {
 				hit := got[i].(map[string]any)
-				if hit["id"] != float64(w.ID) || float32(hit["score"].(float64)) != w.Score ||
+				if hit["id"] != float64(w.ID.Int()) || float32(hit["score"].(float64)) != w.Score ||
 					hit["sources"] != sourceNames[w.Sources] || hit["metadata"] == nil {
 					t.Fatalf("hit %d: got %v, the engine %+v", i, hit, w)
 				}

@@ -203,9 +203,12 @@ func Verify(c *collection.Collection, base Model, events []Event, cut Cut) (Mode
 }
 
 func readAll(c *collection.Collection) (map[uint64]observed, error) {
-	ids, err := c.ScanIDs(nil, 0, false, math.MaxInt32)
+	ids, err := c.ScanIDs(nil, collection.ID{}, false, math.MaxInt32)
 	if err != nil {
 		return nil, err
+	}
+	if !slices.IsSortedFunc(ids, collection.CompareIDs) {
+		return nil, fmt.Errorf("%w: ScanIDs out of scan order", ErrPhantom)
 	}
 	found, docs, vecs, err := c.Get(ids, true)
 	if err != nil {
@@ -217,7 +220,11 @@ func readAll(c *collection.Collection) (map[uint64]observed, error) {
 	dim := c.Options().Dim
 	got := make(map[uint64]observed, len(ids))
 	for i, id := range found {
-		got[id] = observed{doc: string(docs[i]), vec: vecs[i*dim : (i+1)*dim]}
+		n, err := EntryOf(id)
+		if err != nil {
+			return nil, err
+		}
+		got[n] = observed{doc: string(docs[i]), vec: vecs[i*dim : (i+1)*dim]}
 	}
 	return got, nil
 }
@@ -281,9 +288,20 @@ func recall(c *collection.Collection, got map[uint64]observed, dim int) (float64
 	for range nq {
 		queries = Vector(rng.Uint64(), 1, dim, queries)
 	}
-	outIDs, outDists := make([]int64, nq*k), make([]float32, nq*k)
-	if _, err := c.Query(queries, k, 64, nil, 1, outIDs, outDists); err != nil {
+	found, outDists := make([]collection.ID, nq*k), make([]float32, nq*k)
+	if _, err := c.Query(queries, k, 64, nil, 1, found, outDists); err != nil {
 		return 0, 0, err
+	}
+	outIDs := make([]int64, nq*k)
+	for i, id := range found {
+		outIDs[i] = -1
+		if !id.IsNone() {
+			n, err := EntryOf(id)
+			if err != nil {
+				return 0, 0, err
+			}
+			outIDs[i] = int64(n)
+		}
 	}
 	freshIDs := make([]int64, nq*k)
 	if err := fresh.Search(queries, k, 64, 1, freshIDs, outDists); err != nil {

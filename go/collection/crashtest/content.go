@@ -3,6 +3,7 @@ package crashtest
 import (
 	"fmt"
 
+	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
 )
 
@@ -13,6 +14,45 @@ import (
 // [w·IDsPerWorker, (w+1)·IDsPerWorker), so the writes to one id come from
 // one goroutine, one at a time, in journal order.
 const IDsPerWorker = 48
+
+// The journal and the model number entries with uint64s; the collection
+// sees every third of them as a string id ("s-<n>"), so that every
+// workload writes, overwrites, deletes and recovers both kinds of ids,
+// often in one batch.
+
+// ExternalID is the collection id of entry n.
+func ExternalID(n uint64) collection.ID {
+	if n%3 == 2 {
+		return collection.StringID(fmt.Sprintf("s-%d", n))
+	}
+	return collection.IntID(n)
+}
+
+// ExternalIDs maps ExternalID over ns.
+func ExternalIDs(ns []uint64) []collection.ID {
+	out := make([]collection.ID, len(ns))
+	for i, n := range ns {
+		out[i] = ExternalID(n)
+	}
+	return out
+}
+
+// EntryOf is the entry number of a collection id, or an error for an id
+// no workload writes (a string id that lost or changed its text, an
+// integer where a string belongs).
+func EntryOf(id collection.ID) (uint64, error) {
+	var n uint64
+	if id.IsString() {
+		if _, err := fmt.Sscanf(id.Str(), "s-%d", &n); err != nil || ExternalID(n) != id {
+			return 0, fmt.Errorf("%w: id %v is no workload's", ErrPhantom, id)
+		}
+		return n, nil
+	}
+	if n = id.Int(); ExternalID(n) != id {
+		return 0, fmt.Errorf("%w: id %v is no workload's (entry %d is a string id)", ErrPhantom, id, n)
+	}
+	return n, nil
+}
 
 func mix(a, b uint64) uint64 {
 	x := a*0x9e3779b97f4a7c15 ^ (b + 0x632be59bd9b4e019)

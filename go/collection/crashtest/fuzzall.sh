@@ -19,6 +19,7 @@ for target in \
 	./go/collection/snapshot:FuzzDecodeCurrent \
 	./go/collection/snapshot:FuzzDecodeManifest \
 	./go/collection/snapshot:FuzzReadMetadata \
+	./go/collection/snapshot:FuzzReadIDTable \
 	./go/indexfile:FuzzRead \
 	./go/hnsw:FuzzLoadValidSections \
 	./go/server:FuzzDecodeRequest \

@@ -113,13 +113,9 @@ func (w *Workload) writer(c *collection.Collection, j *Journal, worker int, next
 	for i := range all {
 		all[i] = lo + uint64(i)
 	}
-	found, _, _, err := c.Get(all, false)
-	if err != nil {
-		return err
-	}
 	exists := map[uint64]bool{}
-	for _, id := range found {
-		exists[id] = true
+	if err := w.present(c, all, exists); err != nil {
+		return err
 	}
 	pick := func(n int) []uint64 {
 		ids := make([]uint64, 0, n)
@@ -169,15 +165,27 @@ func (w *Workload) writer(c *collection.Collection, j *Journal, worker int, next
 			}
 		case KindDeleteWhere:
 			// The collection decided which ids matched; ask it.
-			found, _, _, err := c.Get(all, false)
-			if err != nil {
+			clear(exists)
+			if err := w.present(c, all, exists); err != nil {
 				return err
 			}
-			clear(exists)
-			for _, id := range found {
-				exists[id] = true
-			}
 		}
+	}
+	return nil
+}
+
+// present adds the entries of all that c holds to exists.
+func (w *Workload) present(c *collection.Collection, all []uint64, exists map[uint64]bool) error {
+	found, _, _, err := c.Get(ExternalIDs(all), false)
+	if err != nil {
+		return err
+	}
+	for _, id := range found {
+		n, err := EntryOf(id)
+		if err != nil {
+			return err
+		}
+		exists[n] = true
 	}
 	return nil
 }
@@ -201,16 +209,16 @@ func (w *Workload) apply(c *collection.Collection, op Op) error {
 			vecs = Vector(op.ID, id, w.Dim, vecs)
 			docs[i] = parseDocument(Document(op.ID, id, op.Worker, op.Kind))
 		}
-		return c.Upsert(op.IDs, vecs, docs)
+		return c.Upsert(ExternalIDs(op.IDs), vecs, docs)
 	case KindSetMeta:
 		docs := make([]meta.Document, len(op.IDs))
 		for i, id := range op.IDs {
 			docs[i] = parseDocument(Document(op.ID, id, op.Worker, op.Kind))
 		}
-		_, err := c.UpdateMetadata(op.IDs, docs)
+		_, err := c.UpdateMetadata(ExternalIDs(op.IDs), docs)
 		return err
 	case KindDelete:
-		_, err := c.Delete(op.IDs)
+		_, err := c.Delete(ExternalIDs(op.IDs))
 		return err
 	case KindDeleteWhere:
 		f, err := meta.ParseFilter(fmt.Appendf(nil, `{"w":%d,"g":{"$lt":%d}}`, op.Worker, op.Arg))
@@ -251,7 +259,7 @@ func (w *Workload) checkpointer(c *collection.Collection, j *Journal, next *atom
 func (w *Workload) reader(c *collection.Collection, r int, stop chan struct{}) error {
 	rng := rand.New(rand.NewPCG(w.Seed, uint64(r)+7777))
 	const k = 5
-	ids, dists := make([]int64, k), make([]float32, k)
+	ids, dists := make([]collection.ID, k), make([]float32, k)
 	for {
 		select {
 		case <-stop:
@@ -263,8 +271,13 @@ func (w *Workload) reader(c *collection.Collection, r int, stop chan struct{}) e
 			return fmt.Errorf("reader %d: %w", r, err)
 		}
 		for i := 1; i < k; i++ {
-			if ids[i] >= 0 && dists[i] < dists[i-1] {
+			if !ids[i].IsNone() && dists[i] < dists[i-1] {
 				return fmt.Errorf("reader %d: distances out of order: %v", r, dists)
+			}
+		}
+		for _, id := range ids {
+			if _, err := EntryOf(id); err != nil && !id.IsNone() {
+				return fmt.Errorf("reader %d: %w", r, err)
 			}
 		}
 		if _, err := c.Documents(ids); err != nil {

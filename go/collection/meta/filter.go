@@ -37,7 +37,7 @@ const (
 	nodeValuesCount // the number of values at path inside bounds
 	nodeIsEmpty     // path missing, null, or a list of nulls only
 	nodeIsNull      // path holds null itself
-	nodeIDs         // the document's id is one of ids
+	nodeIDs         // the document's id is one of ids (strs match nothing until resolved)
 	nodeAtLeast     // at least min kids
 	// Built by ParseFilter and by tree.go.
 	nodeElemMatch // a list at path with an element that kids[0] matches
@@ -84,6 +84,7 @@ type node struct {
 	bounds   interval[float64] // nodeWithin, nodeValuesCount
 	words    []string          // nodeWords
 	ids      []uint64          // nodeIDs: ascending, unique
+	strs     []string          // nodeIDs: string ids not yet resolved to keys (see ResolveIDs); ascending, unique
 	min      int               // nodeAtLeast: 1 < min < len(kids)
 	size     int               // nodeSize
 	types    typeSet           // nodeType

@@ -205,11 +205,73 @@ func Size(p Path, n int) *Filter {
 	return wrap(s)
 }
 
-// IDs matches the documents of the given ids (see Filter.MatchID).
-func IDs(ids ...uint64) *Filter {
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	return wrap(&node{kind: nodeIDs, ids: slices.Compact(ids)})
+// IDs matches the documents of the given integer ids and string ids (see
+// Filter.MatchID). The index keys documents by uint64: an integer id is
+// its own key, and a string id means nothing to it until the collection,
+// which owns the string -> key table, resolves it (ResolveIDs); until
+// then a string id matches nothing, in Select and in Match alike.
+func IDs(ints []uint64, strs []string) *Filter {
+	ints = slices.Clone(ints)
+	slices.Sort(ints)
+	var s []string
+	if len(strs) > 0 {
+		s = slices.Clone(strs)
+		slices.Sort(s)
+		s = slices.Compact(s)
+	}
+	return wrap(&node{kind: nodeIDs, ids: slices.Compact(ints), strs: s})
+}
+
+// HasStringIDs reports whether the filter names string ids (IDs) that
+// ResolveIDs would turn into keys.
+func (f *Filter) HasStringIDs() bool {
+	return f != nil && f.root.hasStrings()
+}
+
+func (n *node) hasStrings() bool {
+	if n.kind == nodeIDs {
+		return len(n.strs) > 0
+	}
+	for _, k := range n.kids {
+		if k.hasStrings() {
+			return true
+		}
+	}
+	return false
+}
+
+// ResolveIDs returns the filter with every string id of its IDs
+// conditions replaced by its key, as key reports it; a string key does not
+// know (an id not present) is dropped, so it still matches nothing. f is
+// not changed; without string ids it is returned as it is.
+func (f *Filter) ResolveIDs(key func(string) (uint64, bool)) *Filter {
+	if !f.HasStringIDs() {
+		return f
+	}
+	return &Filter{root: f.root.resolve(key)}
+}
+
+func (n *node) resolve(key func(string) (uint64, bool)) *node {
+	if !n.hasStrings() {
+		return n
+	}
+	out := *n
+	if n.kind == nodeIDs {
+		ids := slices.Clone(n.ids)
+		for _, s := range n.strs {
+			if k, ok := key(s); ok {
+				ids = append(ids, k)
+			}
+		}
+		slices.Sort(ids)
+		out.ids, out.strs = slices.Compact(ids), nil
+		return &out
+	}
+	out.kids = make([]*node, len(n.kids))
+	for i, k := range n.kids {
+		out.kids[i] = k.resolve(key)
+	}
+	return &out
 }
 
 // And matches what every filter matches (everything when there is none).

@@ -114,11 +114,31 @@ func (g treeGen) tree(depth int) *Filter {
 		for i := range ids {
 			ids[i] = uint64(g.r.IntN(int(g.maxID) + 2))
 		}
-		return IDs(ids...)
+		strs := make([]string, g.r.IntN(3))
+		for i := range strs {
+			strs[i] = fmt.Sprintf("s%d", g.r.IntN(stringIDs+2))
+		}
+		return IDs(ids, strs)
 	case 18:
 		return All()
 	}
 	return None()
+}
+
+// stringIDs is how many string ids ("s0" ...) the model test's documents
+// have, under the keys stringKey(0) ...; the filters also name two more
+// that no document has.
+const stringIDs = 8
+
+func stringKey(i int) uint64 { return 1<<63 + uint64(i) }
+
+// resolveString is the model test's string -> key table.
+func resolveString(s string) (uint64, bool) {
+	var i int
+	if _, err := fmt.Sscanf(s, "s%d", &i); err != nil || i >= stringIDs {
+		return 0, false
+	}
+	return stringKey(i), true
 }
 
 // TestTreeConstructorsAgreeWithMatch is the model test of the filter
@@ -135,6 +155,9 @@ func TestTreeConstructorsAgreeWithMatch(t *testing.T) {
 			for round := range 4 {
 				for range 120 {
 					id := uint64(r.IntN(200))
+					if r.IntN(10) == 0 {
+						id = stringKey(r.IntN(stringIDs))
+					}
 					if r.IntN(6) == 0 {
 						x.Delete([]uint64{id})
 						delete(m, id)
@@ -146,6 +169,11 @@ func TestTreeConstructorsAgreeWithMatch(t *testing.T) {
 				}
 				for i := range 150 {
 					f := g.tree(0)
+					if i%2 == 0 {
+						// Unresolved string ids match nothing, in both
+						// evaluators; resolved ones their keys.
+						f = f.ResolveIDs(resolveString)
+					}
 					var want []uint64
 					for id, d := range m {
 						if f.MatchID(id, d) {
@@ -195,8 +223,12 @@ func TestTreeLeavesFollowTheirDocs(t *testing.T) {
 		{"values_count >= 2", must(ValuesCount(p, Bounds{Gt: &one})), []uint64{4, 6, 8}},
 		{"is_empty: [null] is not", IsEmpty(p), []uint64{0, 1, 2}},
 		{"is_null: null or a list holding it", IsNull(p), []uint64{1, 3, 4}},
-		{"ids", IDs(3, 1, 3, 99), []uint64{1, 3}},
-		{"at least 2 of 3", AtLeast(2, IsNull(p), IDs(1, 2), IsEmpty(p)), []uint64{1, 2}},
+		{"ids", IDs([]uint64{3, 1, 3, 99}, nil), []uint64{1, 3}},
+		{"string ids unresolved match nothing", IDs(nil, []string{"a"}), nil},
+		{"string ids resolved", IDs([]uint64{1}, []string{"a", "b"}).ResolveIDs(func(s string) (uint64, bool) {
+			return 4, s == "a"
+		}), []uint64{1, 4}},
+		{"at least 2 of 3", AtLeast(2, IsNull(p), IDs([]uint64{1, 2}, nil), IsEmpty(p)), []uint64{1, 2}},
 		{"or of nothing", Or(), nil},
 		{"and of nothing", And(), []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 	}

@@ -13,6 +13,7 @@
 //	  snapshots/%016x/            one snapshot, named for the last sequence number it contains
 //	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
 //	      meta.idx                ids and metadata documents (indexfile container, sections below)
+//	      ids.idx                 string ids and their keys, once the collection has had one (below)
 //	      MANIFEST                parameters and file sizes (format below)
 //	  snapshots/%016x/            the previous snapshot, kept to fall back on
 //	  snapshots/%016x.broken/     a snapshot that failed to load, kept as evidence (never read)
@@ -60,6 +61,25 @@
 //	"MIDS"  []uint64  ids, strictly ascending
 //	"MOFF"  []uint64  len(ids)+1 offsets into MDAT, starting at 0, non-decreasing, ending at len(MDAT)
 //	"MDAT"  []byte    the documents' canonical JSON, concatenated
+//
+// MIDS holds keys: an integer id is its own key; a string id's key is
+// 2^63 or more, and ids.idx names it.
+//
+// # ids.idx
+//
+// An indexfile container (every section CRC'd) with four sections, written
+// once the collection has handed out a key to a string id and named by
+// the manifest's "ids" field ("ids.idx"; the file is listed in "files"
+// too). A manifest without "ids" means no string id was ever written, as
+// in every snapshot before string ids, whose collections open unchanged;
+// a build that predates the field refuses the manifest (unknown field).
+//
+//	"IKEY"  []uint64  keys of the live string ids, strictly ascending, each in [2^63, next)
+//	"IOFF"  []uint64  len(keys)+1 offsets into IDAT, from 0, non-decreasing, ending at len(IDAT)
+//	"IDAT"  []byte    the string ids, concatenated (each 1-512 bytes of UTF-8, no two equal)
+//	"INXT"  []uint64  one value, next: the key the collection hands out next (>= 2^63)
+//
+// The string keys of MIDS (its keys from 2^63 up) must equal IKEY.
 //
 // Every file of a snapshot is written and fsynced, then the snapshot
 // directory and its parent are fsynced, before CURRENT may name it.

@@ -39,6 +39,11 @@ type Manifest struct {
 	// (package wal), so that Open can tell a removed or emptied log from
 	// an empty one. Format 1 manifests lack it.
 	WALHead bool `json:"wal_head,omitempty"`
+	// IDs names the snapshot's id table file (IDTableName), present once
+	// the collection has held a string id. Absent: no string ids, as in
+	// every snapshot written before them; a build that predates the field
+	// refuses the manifest rather than misread the collection.
+	IDs string `json:"ids,omitempty"`
 }
 
 // File is one file of a snapshot.
@@ -103,12 +108,18 @@ func (m *Manifest) validate() error {
 	case m.Count < 0:
 		return bad("count %d", m.Count)
 	}
+	if m.IDs != "" && m.IDs != IDTableName {
+		return bad("id table %q (this build writes %q)", m.IDs, IDTableName)
+	}
 	seen := map[string]bool{}
 	for _, f := range m.Files {
 		if f.Name == "" || f.Name != filepath.Base(f.Name) || f.Name == "." || f.Name == ".." || seen[f.Name] || f.Size < 0 {
 			return bad("file entry %+v", f)
 		}
 		seen[f.Name] = true
+	}
+	if m.IDs != "" && !seen[m.IDs] {
+		return bad("id table %q is not among the files", m.IDs)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
@@ -196,4 +197,69 @@ func FuzzReadMetadata(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzReadIDTable reads arbitrary ids.idx files: ReadIDTable must not
+// panic, and what it accepts must hold only what a collection writes.
+func FuzzReadIDTable(f *testing.F) {
+	dir := f.TempDir()
+	seed := filepath.Join(dir, "seed")
+	err := WriteIDTable(vfs.Default, seed, IDTable{Keys: []uint64{FirstStringKey, FirstStringKey + 2},
+		Strings: []string{"doc-1", "é"}, Next: FirstStringKey + 3})
+	if err != nil {
+		f.Fatal(err)
+	}
+	data, _ := os.ReadFile(seed)
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), IDTableName)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		table, err := ReadIDTable(vfs.Default, path)
+		if err != nil {
+			if !errors.Is(err, indexfile.ErrCorrupt) && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not corruption", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for i, k := range table.Keys {
+			s := table.Strings[i]
+			if k < FirstStringKey || k >= table.Next || (i > 0 && k <= table.Keys[i-1]) || s == "" || len(s) > 512 || seen[s] {
+				t.Fatalf("accepted entry %d: key %d %q (next %d)", i, k, s, table.Next)
+			}
+			seen[s] = true
+		}
+	})
+}
+
+// TestIDTableRoundTripAndRefusals prevents a damaged id table from loading:
+// keys out of order, below 2^63 or not below next, a repeated string.
+func TestIDTableRoundTripAndRefusals(t *testing.T) {
+	dir := t.TempDir()
+	good := IDTable{Keys: []uint64{FirstStringKey, FirstStringKey + 5}, Strings: []string{"a", "bé"}, Next: FirstStringKey + 6}
+	path := filepath.Join(dir, IDTableName)
+	if err := WriteIDTable(vfs.Default, path, good); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadIDTable(vfs.Default, path)
+	if err != nil || !slices.Equal(got.Keys, good.Keys) || !slices.Equal(got.Strings, good.Strings) || got.Next != good.Next {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	for name, bad := range map[string]IDTable{
+		"descending":     {Keys: []uint64{FirstStringKey + 1, FirstStringKey}, Strings: []string{"a", "b"}, Next: FirstStringKey + 2},
+		"integer key":    {Keys: []uint64{5}, Strings: []string{"a"}, Next: FirstStringKey},
+		"not below next": {Keys: []uint64{FirstStringKey}, Strings: []string{"a"}, Next: FirstStringKey},
+		"repeated":       {Keys: []uint64{FirstStringKey, FirstStringKey + 1}, Strings: []string{"a", "a"}, Next: FirstStringKey + 2},
+		"empty string":   {Keys: []uint64{FirstStringKey}, Strings: []string{""}, Next: FirstStringKey + 1},
+		"next too low":   {Next: 3},
+	} {
+		if err := WriteIDTable(vfs.Default, path, bad); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadIDTable(vfs.Default, path); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }

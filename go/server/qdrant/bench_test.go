@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/strata-db/strata/go/collection"
 )
 
 // BenchmarkMinShould compares min_should (24 conditions over 20,000
@@ -30,7 +32,7 @@ func BenchmarkMinShould(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c.ScanIDs(f, 0, false, 0)
+				c.ScanIDs(f, collection.ID{}, false, 0)
 			}
 		})
 		b.Run(fmt.Sprintf("k=%d/legacy", k), func(b *testing.B) {

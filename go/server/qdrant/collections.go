@@ -65,19 +65,37 @@ type createRequest struct {
 	Metadata               json.RawMessage `json:"metadata"`
 }
 
+// unnamedVector returns the parameters of the unnamed vector in Qdrant's
+// map spelling, {"": {size, distance}} (the default field, as LangChain
+// writes it), and raw itself otherwise.
+func unnamedVector(raw json.RawMessage) json.RawMessage {
+	var named map[string]json.RawMessage
+	if json.Unmarshal(raw, &named) == nil && len(named) == 1 && named[""] != nil {
+		return named[""]
+	}
+	return raw
+}
+
 func present(raw json.RawMessage) bool { return len(raw) != 0 && string(raw) != "null" }
 
 func (req *createRequest) options() (collection.Options, error) {
-	for name, raw := range map[string]json.RawMessage{"init_from": req.InitFrom, "sparse_vectors": req.SparseVectors} {
-		if present(raw) {
-			return collection.Options{}, unsupportedf("%s", name)
+	if present(req.InitFrom) {
+		return collection.Options{}, unsupportedf("init_from")
+	}
+	// LangChain and LlamaIndex send sparse_vectors: {} with every dense
+	// collection: no sparse field is no sparse field.
+	if present(req.SparseVectors) {
+		var sparse map[string]json.RawMessage
+		if err := json.Unmarshal(req.SparseVectors, &sparse); err != nil || len(sparse) != 0 {
+			return collection.Options{}, unsupportedf("sparse_vectors %s: sparse vectors are not supported yet", truncate(string(req.SparseVectors)))
 		}
 	}
 	if !present(req.Vectors) {
 		return collection.Options{}, badRequestf("vectors: the vector parameters (size, distance) are required")
 	}
+	raw := unnamedVector(req.Vectors)
 	var vp vectorParams
-	if err := strictUnmarshal(req.Vectors, &vp); err != nil || vp.Size == 0 {
+	if err := strictUnmarshal(raw, &vp); err != nil || vp.Size == 0 {
 		return collection.Options{}, unsupportedf("vectors: only one unnamed vector {size, distance, hnsw_config} per collection (named vectors are not supported)")
 	}
 	mtr, ok := distances[vp.Distance]

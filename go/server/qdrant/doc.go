@@ -9,7 +9,7 @@
 //	GET    /                                   {"title": "qdrant - vector search engine", "version": Version}
 //	GET    /collections                        get_collections
 //	GET    /collections/{name}/exists          collection_exists
-//	PUT    /collections/{name}                 create_collection (one unnamed vector; m, ef_construct; scalar int8 → sq8)
+//	PUT    /collections/{name}                 create_collection (one unnamed vector, also as {"": ...}; sparse_vectors {}; m, ef_construct; scalar int8 → sq8)
 //	GET    /collections/{name}                 get_collection (points_count, config, status)
 //	DELETE /collections/{name}                 delete_collection
 //	PUT    /collections/{name}/index           create_payload_index (accepted: every field is indexed already)
@@ -54,9 +54,13 @@
 //
 // # Ids and payloads
 //
-// Point ids are unsigned integers below 2^63. UUID ids are refused with
-// a 400 rather than hashed: a hash would need the UUID kept in the
-// payload, where filters and payload calls would see it. Payloads are
+// Point ids are unsigned integers below 2^63 or UUIDs, in every spelling
+// Qdrant's uuid crate parses (32 hex digits, hyphenated, braced,
+// urn:uuid:; either case), stored as strata string ids in canonical form
+// and answered so (lowercase, hyphenated): see ids.go. Other strings are
+// a 400, integers from 2^63 up too. has_id takes both kinds. Collections
+// are created with one unnamed vector, spelled {size, distance} or
+// {"": {size, distance}}; sparse_vectors may be {} (none). Payloads are
 // strata documents: keys with '.' or a leading '$' and lists of objects
 // are refused with a 400.
 //

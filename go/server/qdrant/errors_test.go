@@ -61,15 +61,26 @@ func TestEveryKindHasOneStatus(t *testing.T) {
 // scanIDs, documents and count are the collection's reads for tests on an
 // open collection, where their error (ErrClosed) cannot happen.
 func scanIDs(c *collection.Collection, f *meta.Filter, after uint64, hasAfter bool, limit int) []uint64 {
-	ids, err := c.ScanIDs(f, after, hasAfter, limit)
+	ids, err := c.ScanIDs(f, collection.IntID(after), hasAfter, limit)
 	if err != nil {
 		panic(err)
 	}
-	return ids
+	out := make([]uint64, len(ids))
+	for i, id := range ids {
+		out[i] = id.Int()
+	}
+	return out
 }
 
 func documents(c *collection.Collection, ids []int64) [][]byte {
-	docs, err := c.Documents(ids)
+	in := make([]collection.ID, len(ids))
+	for i, id := range ids {
+		in[i] = collection.IntID(uint64(id))
+		if id < 0 {
+			in[i] = collection.NoID
+		}
+	}
+	docs, err := c.Documents(in)
 	if err != nil {
 		panic(err)
 	}

@@ -156,7 +156,16 @@ func compileHasID(raw json.RawMessage, at string) (*meta.Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return meta.IDs(ids...), nil
+	var ints []uint64
+	var strs []string
+	for _, id := range ids {
+		if id.IsString() {
+			strs = append(strs, id.Str())
+		} else {
+			ints = append(ints, id.Int())
+		}
+	}
+	return meta.IDs(ints, strs), nil
 }
 
 type fieldCondition struct {

@@ -152,7 +152,7 @@ func testCollection(t testing.TB, payloads []string) *collection.Collection {
 			t.Fatalf("payload %s: %v", p, err)
 		}
 	}
-	if err := c.Upsert(ids, vectors, docs); err != nil {
+	if err := c.Upsert(collection.IntIDs(ids), vectors, docs); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -172,7 +172,7 @@ func TestFilterTranslationAgreesWithLegacy(t *testing.T) {
 			payloads[i] = g.payload()
 		}
 		c := testCollection(t, payloads)
-		if _, err := c.Delete([]uint64{3, 17}); err != nil {
+		if _, err := c.Delete(collection.IntIDs([]uint64{3, 17})); err != nil {
 			t.Fatal(err)
 		}
 		for range 400 {

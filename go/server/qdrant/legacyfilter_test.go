@@ -212,8 +212,12 @@ func legacyCompileHasID(raw json.RawMessage, at string) (*legacyNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.Sort(ids)
-	return &legacyNode{kind: legacyNodeIDs, ids: slices.Compact(ids)}, nil
+	ints := make([]uint64, len(ids))
+	for i, id := range ids {
+		ints[i] = id.Int() // the legacy translation knew integer ids only
+	}
+	slices.Sort(ints)
+	return &legacyNode{kind: legacyNodeIDs, ids: slices.Compact(ints)}, nil
 }
 
 type legacyFieldCondition struct {

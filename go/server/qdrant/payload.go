@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
 )
 
@@ -164,7 +165,7 @@ func (h *Handler) editPayload(r *http.Request, check func(req *payloadRequest) e
 		return nil, err
 	}
 	if len(found) != len(ids) {
-		have := make(map[uint64]bool, len(found))
+		have := make(map[collection.ID]bool, len(found))
 		for _, id := range found {
 			have[id] = true
 		}

@@ -5,46 +5,10 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"regexp"
-	"strconv"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
 )
-
-var uuidPattern = regexp.MustCompile(`^(?i)(urn:uuid:)?\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$`)
-
-// parseID reads a Qdrant point id: an unsigned integer below 2^63 (strata's
-// id space). UUIDs are refused, not mapped: see the package doc.
-func parseID(raw json.RawMessage) (uint64, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil && uuidPattern.MatchString(s) {
-			return 0, unsupportedf("UUID point id %q: strata's Qdrant API takes unsigned integer ids below 2^63", s)
-		}
-		return 0, badRequestf("point id %s is neither an unsigned integer nor a UUID", raw)
-	}
-	id, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil {
-		return 0, badRequestf("point id %s is not an unsigned integer", truncate(string(raw)))
-	}
-	if id > math.MaxInt64 {
-		return 0, unsupportedf("point id %d: strata ids are below 2^63", id)
-	}
-	return id, nil
-}
-
-func parseIDs(raws []json.RawMessage) ([]uint64, error) {
-	ids := make([]uint64, len(raws))
-	for i, raw := range raws {
-		var err error
-		if ids[i], err = parseID(raw); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
-}
 
 func truncate(s string) string {
 	if len(s) > 80 {
@@ -84,13 +48,13 @@ func parseVector(raw json.RawMessage, dim int) ([]float32, error) {
 // parsePayload turns a Qdrant payload into a strata document; what
 // strata's metadata cannot hold (lists of objects, keys with '.') is a 400
 // naming the problem, not a silent change.
-func parsePayload(raw json.RawMessage, id uint64) (meta.Document, error) {
+func parsePayload(raw json.RawMessage, id collection.ID) (meta.Document, error) {
 	if !present(raw) {
 		raw = json.RawMessage("{}")
 	}
 	d, err := meta.ParseDocument(raw)
 	if err != nil {
-		return meta.Document{}, badRequestf("payload of point %d cannot be stored by strata: %v", id, err)
+		return meta.Document{}, badRequestf("payload of point %v cannot be stored by strata: %v", pointID{id}, err)
 	}
 	return d, nil
 }
@@ -125,7 +89,7 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 		return nil, unsupportedf("update_filter")
 	}
 	dim := c.Options().Dim
-	var ids []uint64
+	var ids []collection.ID
 	var vectors []float32
 	var docs []meta.Document
 	switch {
@@ -185,15 +149,15 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 	return updateResult(c), nil
 }
 
-func lastOfEachID(ids []uint64, vectors []float32, docs []meta.Document, dim int) ([]uint64, []float32, []meta.Document) {
-	last := make(map[uint64]int, len(ids))
+func lastOfEachID(ids []collection.ID, vectors []float32, docs []meta.Document, dim int) ([]collection.ID, []float32, []meta.Document) {
+	last := make(map[collection.ID]int, len(ids))
 	for i, id := range ids {
 		last[id] = i
 	}
 	if len(last) == len(ids) {
 		return ids, vectors, docs
 	}
-	var outIDs []uint64
+	var outIDs []collection.ID
 	var outVecs []float32
 	var outDocs []meta.Document
 	for i, id := range ids {
@@ -207,7 +171,7 @@ func lastOfEachID(ids []uint64, vectors []float32, docs []meta.Document, dim int
 
 // record is Qdrant's Record (and, with Score and Version, ScoredPoint).
 type record struct {
-	ID      uint64          `json:"id"`
+	ID      pointID         `json:"id"`
 	Version *uint64         `json:"version,omitempty"`
 	Score   *float64        `json:"score,omitempty"`
 	Payload json.RawMessage `json:"payload"`
@@ -218,7 +182,7 @@ type record struct {
 
 // records looks ids up and shapes them as Qdrant's records; ids that are
 // gone are left out.
-func records(c *collection.Collection, ids []uint64, sel payloadSelector, withVector bool) ([]record, error) {
+func records(c *collection.Collection, ids []collection.ID, sel payloadSelector, withVector bool) ([]record, error) {
 	found, docs, vectors, err := c.Get(ids, withVector)
 	if err != nil {
 		return nil, err
@@ -226,7 +190,7 @@ func records(c *collection.Collection, ids []uint64, sel payloadSelector, withVe
 	dim := c.Options().Dim
 	out := make([]record, len(found))
 	for i, id := range found {
-		out[i].ID = id
+		out[i].ID = pointID{id}
 		if out[i].Payload, err = sel.project(docs[i]); err != nil {
 			return nil, err
 		}
@@ -274,11 +238,11 @@ func (h *Handler) getPoint(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := parseID(json.RawMessage(r.PathValue("id")))
+	id, err := parsePathID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	recs, err := records(c, []uint64{id}, payloadSelector{all: true}, true)
+	recs, err := records(c, []collection.ID{id}, payloadSelector{all: true}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -288,14 +252,14 @@ func (h *Handler) getPoint(r *http.Request) (any, error) {
 	return recs[0], nil
 }
 
-func notFoundPoint(id uint64) error {
+func notFoundPoint(id collection.ID) error {
 	return &pointError{id}
 }
 
-type pointError struct{ id uint64 }
+type pointError struct{ id collection.ID }
 
 func (e *pointError) Error() string {
-	return "Not found: No point with id " + strconv.FormatUint(e.id, 10) + " found"
+	return "Not found: No point with id " + pointID{e.id}.String() + " found"
 }
 func (e *pointError) Unwrap() error { return ErrNotFound }
 
@@ -307,7 +271,7 @@ type selectorRequest struct {
 }
 
 // selected returns the ids a selector names that exist.
-func selected(c *collection.Collection, req *selectorRequest) ([]uint64, error) {
+func selected(c *collection.Collection, req *selectorRequest) ([]collection.ID, error) {
 	switch {
 	case req.Points != nil && !present(req.Filter):
 		return parseIDs(req.Points)
@@ -316,7 +280,7 @@ func selected(c *collection.Collection, req *selectorRequest) ([]uint64, error) 
 		if err != nil {
 			return nil, err
 		}
-		return c.ScanIDs(p, 0, false, 0)
+		return c.ScanIDs(p, collection.ID{}, false, 0)
 	}
 	return nil, badRequestf("select points with exactly one of \"points\" (ids) and \"filter\"")
 }

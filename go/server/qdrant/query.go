@@ -137,22 +137,22 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 			ef = max(c.Len()+1, k)
 		}
 	}
-	ids, dists := make([]int64, k), make([]float32, k)
+	ids, dists := make([]collection.ID, k), make([]float32, k)
 	if _, err := c.Query(vec, k, ef, p, 1, ids, dists); err != nil {
 		return nil, err
 	}
 	euclid := c.Options().Metric == metric.L2
-	var hitIDs []uint64
+	var hitIDs []collection.ID
 	var scores []float64
 	for i := offset; i < k; i++ {
-		if ids[i] < 0 {
+		if ids[i].IsNone() {
 			break
 		}
 		score := qdrantScore(dists[i], euclid)
 		if t := req.ScoreThreshold; t != nil && ((euclid && score > *t) || (!euclid && score < *t)) {
 			break // scores are in ranking order: the rest are beyond too
 		}
-		hitIDs, scores = append(hitIDs, uint64(ids[i])), append(scores, score)
+		hitIDs, scores = append(hitIDs, ids[i]), append(scores, score)
 	}
 	return scoredRecords(c, hitIDs, scores, sel, withVector)
 }
@@ -166,17 +166,17 @@ func qdrantScore(d float32, euclid bool) float64 {
 	return 1 - float64(d)
 }
 
-func scoredRecords(c *collection.Collection, ids []uint64, scores []float64, sel payloadSelector, withVector bool) ([]record, error) {
+func scoredRecords(c *collection.Collection, ids []collection.ID, scores []float64, sel payloadSelector, withVector bool) ([]record, error) {
 	recs, err := records(c, ids, sel, withVector)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[uint64]float64, len(ids))
+	byID := make(map[collection.ID]float64, len(ids))
 	for i, id := range ids {
 		byID[id] = scores[i]
 	}
 	for i := range recs {
-		score := byID[recs[i].ID]
+		score := byID[recs[i].ID.ID]
 		recs[i].Score, recs[i].Version = &score, new(uint64)
 	}
 	return recs, nil
@@ -185,7 +185,7 @@ func scoredRecords(c *collection.Collection, ids []uint64, scores []float64, sel
 // firstPoints answers a query without a vector: the matching points in
 // id order, score 0, as Qdrant does.
 func (h *Handler) firstPoints(c *collection.Collection, p *meta.Filter, limit, offset int, sel payloadSelector, withVector bool) ([]record, error) {
-	ids, err := c.ScanIDs(p, 0, false, limit+offset)
+	ids, err := c.ScanIDs(p, collection.ID{}, false, limit+offset)
 	if err != nil {
 		return nil, err
 	}

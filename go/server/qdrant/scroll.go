@@ -76,21 +76,13 @@ func (h *Handler) scroll(r *http.Request) (any, error) {
 		}
 		return map[string]any{"points": points, "next_page_offset": nil}, nil
 	}
-	var from uint64
-	hasFrom := present(req.Offset)
-	if hasFrom {
-		if from, err = parseID(req.Offset); err != nil {
-			return nil, err
-		}
-	}
-	// offset is inclusive, ScanIDs' after exclusive.
-	ids, err := c.ScanIDs(p, from-1, hasFrom && from > 0, limit+1)
+	ids, err := scanFrom(c, p, req.Offset, limit+1)
 	if err != nil {
 		return nil, err
 	}
 	var next any
 	if len(ids) > limit {
-		next, ids = ids[limit], ids[:limit]
+		next, ids = pointID{ids[limit]}, ids[:limit]
 	}
 	points, err := records(c, ids, sel, withVector)
 	if err != nil {
@@ -99,8 +91,39 @@ func (h *Handler) scroll(r *http.Request) (any, error) {
 	return map[string]any{"points": points, "next_page_offset": next}, nil
 }
 
+// scanFrom returns up to limit ids matching p in Qdrant's scroll order
+// (integers, then UUIDs), from the id offset on (inclusive) if present.
+func scanFrom(c *collection.Collection, p *meta.Filter, offset json.RawMessage, limit int) ([]collection.ID, error) {
+	if !present(offset) {
+		return c.ScanIDs(p, collection.ID{}, false, limit)
+	}
+	from, err := parseID(offset)
+	if err != nil {
+		return nil, err
+	}
+	// ScanIDs' after is exclusive: an integer offset starts after its
+	// predecessor; a UUID, which has none, is looked up itself first.
+	if !from.IsString() {
+		return c.ScanIDs(p, collection.IntID(from.Int()-1), from.Int() > 0, limit)
+	}
+	var ids []collection.ID
+	if n, err := c.Count(meta.And(p, meta.IDs(nil, []string{from.Str()}))); err != nil {
+		return nil, err
+	} else if n == 1 {
+		ids = append(ids, from)
+	}
+	if limit > 0 && len(ids) == limit {
+		return ids, nil
+	}
+	rest, err := c.ScanIDs(p, from, true, max(limit-len(ids), 0))
+	if err != nil {
+		return nil, err
+	}
+	return append(ids, rest...), nil
+}
+
 type orderedPoint struct {
-	id    uint64
+	id    collection.ID
 	value float64
 }
 
@@ -119,15 +142,11 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 	default:
 		return nil, badRequestf("order_by.direction must be \"asc\" or \"desc\", got %q", ob.Direction)
 	}
-	ids, err := c.ScanIDs(p, 0, false, 0)
+	ids, err := c.ScanIDs(p, collection.ID{}, false, 0)
 	if err != nil {
 		return nil, err
 	}
-	signed := make([]int64, len(ids))
-	for i, id := range ids {
-		signed[i] = int64(id)
-	}
-	docs, err := c.Documents(signed)
+	docs, err := c.Documents(ids)
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +157,11 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 		}
 		doc, err := meta.ReadDocument(raw)
 		if err != nil {
-			return nil, fmt.Errorf("qdrant: stored payload of point %d: %w", ids[i], err)
+			return nil, fmt.Errorf("qdrant: stored payload of point %v: %w", pointID{ids[i]}, err)
 		}
 		x, ok, isList := doc.NumberAt(path)
 		if isList {
-			return nil, unsupportedf("order_by over a list value (point %d, key %q)", ids[i], ob.Key)
+			return nil, unsupportedf("order_by over a list value (point %v, key %q)", pointID{ids[i]}, ob.Key)
 		}
 		if !ok {
 			continue // not a number: not in Qdrant's numeric index either
@@ -159,15 +178,12 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 			}
 			return 1
 		}
-		if a.id < b.id {
-			return -1
-		}
-		return 1
+		return collection.CompareIDs(a.id, b.id)
 	})
 	pts = pts[:min(limit, len(pts))]
 	out := make([]record, 0, len(pts))
 	for _, pt := range pts {
-		recs, err := records(c, []uint64{pt.id}, sel, withVector)
+		recs, err := records(c, []collection.ID{pt.id}, sel, withVector)
 		if err != nil {
 			return nil, err
 		}

@@ -55,7 +55,7 @@ func mustCreate(t *testing.T, r *Registry, name string) *collection.Collection {
 
 func upsert(c *collection.Collection, id uint64) error {
 	doc, _ := meta.ParseDocument([]byte(`{"n": 1}`))
-	return c.Upsert([]uint64{id}, []float32{float32(id), 1}, []meta.Document{doc})
+	return c.Upsert([]collection.ID{collection.IntID(id)}, []float32{float32(id), 1}, []meta.Document{doc})
 }
 
 // entries lists the data directory.
@@ -337,7 +337,7 @@ func TestFailedCollectionReopensAfterSpaceIsFreed(t *testing.T) {
 	if got := mustGet(t, r, "docs"); got != c {
 		t.Fatal("re-opened while the disk was still full")
 	}
-	if found, _, _, err := c.Get([]uint64{1}, false); err != nil || len(found) != 1 {
+	if found, _, _, err := c.Get(collection.IntIDs([]uint64{1}), false); err != nil || len(found) != 1 {
 		t.Fatalf("a read while the disk is full: %v %v", found, err)
 	}
 	if got := entries(t, fsys); !slices.Equal(got, []string{"docs"}) {
@@ -353,7 +353,7 @@ func TestFailedCollectionReopensAfterSpaceIsFreed(t *testing.T) {
 	if st.State != StateReady || st.Reopens < 1 {
 		t.Fatalf("status after recovery: %+v", st)
 	}
-	if found, _, _, err := c.Get([]uint64{1}, false); err != nil || len(found) != 1 {
+	if found, _, _, err := c.Get(collection.IntIDs([]uint64{1}), false); err != nil || len(found) != 1 {
 		t.Fatalf("the write acknowledged before the failure is gone: %v %v", found, err)
 	}
 }
