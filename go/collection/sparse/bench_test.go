@@ -22,7 +22,7 @@ import (
 func BenchmarkSearch(b *testing.B) {
 	c := benchCorpus(b)
 	x := c.build(b, ModifierIDF)
-	for _, plan := range []Plan{PlanMaxScore, PlanExhaustive} {
+	for _, plan := range []Plan{PlanMaxScore, PlanExhaustive, PlanBlockMaxWAND} {
 		b.Run(c.name+"/"+plan.String(), func(b *testing.B) {
 			var postings int64
 			i := 0
@@ -70,7 +70,7 @@ func BenchmarkSparseReport(b *testing.B) {
 		start := time.Now()
 		x := c.build(b, ModifierIDF)
 		build := time.Since(start).Seconds()
-		plans := []Plan{PlanMaxScore, PlanExhaustive}
+		plans := []Plan{PlanMaxScore, PlanExhaustive, PlanBlockMaxWAND}
 		lat := map[Plan][]float64{}
 		postings := map[Plan]int64{}
 		scored := map[Plan]int64{}

@@ -158,7 +158,7 @@ func checkAllPlans(t *testing.T, x *Index, m *model, q Vector, k int, allow []ui
 		t.Fatal(err)
 	}
 	checkSame(t, what+" ("+st.Plan.String()+")", got, want)
-	for _, plan := range []Plan{PlanMaxScore, PlanExhaustive} {
+	for _, plan := range []Plan{PlanMaxScore, PlanExhaustive, PlanBlockMaxWAND} {
 		got, _, err := x.search(q, k, allow, plan)
 		if err != nil {
 			t.Fatal(err)

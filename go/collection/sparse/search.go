@@ -32,6 +32,9 @@ const (
 	// PlanExhaustive scored every posting term at a time (no pruning): the
 	// baseline of the benchmark, not chosen by Search.
 	PlanExhaustive
+	// PlanBlockMaxWAND is block-max WAND, measured against MaxScore by the
+	// benchmark, not chosen by Search.
+	PlanBlockMaxWAND
 )
 
 func (p Plan) String() string {
@@ -42,6 +45,8 @@ func (p Plan) String() string {
 		return "allowed"
 	case PlanExhaustive:
 		return "exhaustive"
+	case PlanBlockMaxWAND:
+		return "bmw"
 	}
 	return "empty"
 }
@@ -106,6 +111,8 @@ func (x *Index) search(q Vector, k int, allow []uint64, plan Plan) ([]Hit, Stats
 		s.allowedRows()
 	case PlanExhaustive:
 		s.exhaustive(terms)
+	case PlanBlockMaxWAND:
+		s.blockMaxWAND(terms)
 	default:
 		s.maxScore(terms)
 	}
@@ -117,6 +124,8 @@ type term struct {
 	list   *postingList
 	weight float64 // after the modifier
 	bound  float64 // the most weight·value can be for any posting
+	low    float64 // the least weight·value can be for any posting
+	order  int     // position among the query's terms, which are in index order
 }
 
 // queryTerms returns q's coordinates that have postings, in index order,
@@ -136,7 +145,8 @@ func (x *Index) queryTerms(q Vector) ([]term, Vector, int) {
 			w *= idf(len(x.slots), int(l.df))
 		}
 		wf := float64(w)
-		terms = append(terms, term{list: l, weight: wf, bound: max(wf*float64(l.maxVal), wf*float64(l.minVal))})
+		hi, lo := wf*float64(l.maxVal), wf*float64(l.minVal)
+		terms = append(terms, term{list: l, weight: wf, bound: max(hi, lo), low: min(hi, lo), order: len(terms)})
 		weights.Indices, weights.Values = append(weights.Indices, index), append(weights.Values, w)
 		postings += len(l.slots)
 	}
@@ -261,6 +271,10 @@ func (s *searcher) maxScore(terms []term) {
 		}
 	}
 	blockRest := make([]float64, n+1)
+	byIndex := make([]int, n) // list positions in the query's index order
+	for i, t := range terms {
+		byIndex[t.order] = i
+	}
 	dead := s.x.dead
 	next := uint32(noSlot)
 	for i := first; i < n; i++ {
@@ -314,7 +328,22 @@ func (s *searcher) maxScore(terms []term) {
 		if pruned || score+margin < theta {
 			continue
 		}
-		s.admit(slot)
+		// Every list's cursor now says whether it holds slot: the
+		// essential ones just passed it, the others were probed (or end
+		// before it). Sum as Dot does, in index order.
+		var exact float64
+		for _, i := range byIndex {
+			c := &cs[i]
+			if i >= first {
+				if c.pos > 0 && c.slots[c.pos-1] == slot {
+					exact += c.weight * float64(c.values[c.pos-1])
+				}
+			} else if c.cur == slot {
+				exact += c.weight * float64(c.values[c.pos])
+			}
+		}
+		s.stats.Scored++
+		s.top.push(Hit{Key: s.x.keys[slot], Score: float32(exact)})
 		if !s.top.full() {
 			continue
 		}
@@ -346,7 +375,9 @@ type cursor struct {
 	cur    uint32 // slots[pos], or noSlot past the end
 	weight float64
 	list   *postingList
-	block  int // for a non-essential list: the block that would hold the slot last probed
+	block  int     // the block that would hold the slot last bounded
+	order  int     // the term's position in the query's index order
+	bound  float64 // blockMaxWAND: the term's bound, at least 0
 }
 
 func (c *cursor) slotAt(pos int) uint32 {
@@ -389,12 +420,14 @@ func (c *cursor) seek(slot uint32) int64 {
 }
 
 // seedPostings is how many postings of the lists with the highest bounds
-// seedThreshold scores (at least 2k).
+// seedThreshold reads (at least 2k).
 const seedPostings = 64
 
-// seedThreshold scores the points of the lists with the highest bounds
-// (terms is sorted by bound) exactly and returns the k-th best score, when
-// there are k of them. No point scoring below it can be in the top k, so
+// seedThreshold returns a score that k points are known to reach, when
+// it finds k: it merges the lists with the highest bounds (terms is sorted
+// by bound), and a point's sum over them, plus the least the other lists
+// can add (0 unless their weight·value can be negative), is at most its
+// score. No point scoring below the k-th of these can be in the top k, so
 // MaxScore starts with it as its threshold instead of enumerating the long
 // lists until its heap fills (which, on BM25 data, read a long prefix of
 // the most common term's list before any list became non-essential). The
@@ -402,32 +435,47 @@ const seedPostings = 64
 func (s *searcher) seedThreshold(terms []term) (float64, bool) {
 	k := s.top.k
 	want := max(2*k, seedPostings)
-	var slots []uint32
-	for i := len(terms) - 1; i >= 0 && len(slots) < want; i-- {
-		if len(slots)+len(terms[i].list.slots) > 4*want {
-			break // a long list costs more to seed from than it saves
-		}
-		slots = append(slots, terms[i].list.slots...)
+	from, count := len(terms), 0
+	for from > 0 && count < want && count+len(terms[from-1].list.slots) <= 4*want {
+		from--
+		count += len(terms[from].list.slots)
 	}
-	if len(slots) < k {
+	if count < k {
 		return 0, false
 	}
-	slices.Sort(slots)
-	slots = slices.Compact(slots)
-	seeds := newTopK(k)
-	for _, slot := range slots {
+	var others float64
+	for _, t := range terms[:from] {
+		others += min(t.low, 0)
+	}
+	type contribution struct {
+		slot  uint32
+		score float64
+	}
+	seeds := make([]contribution, 0, count)
+	for _, t := range terms[from:] {
+		for i, slot := range t.list.slots {
+			seeds = append(seeds, contribution{slot, t.weight * float64(t.list.values[i])})
+		}
+	}
+	s.stats.Postings += int64(count)
+	slices.SortFunc(seeds, func(a, b contribution) int { return cmp.Compare(a.slot, b.slot) })
+	known := newTopK(k)
+	for i := 0; i < len(seeds); {
+		slot, sum := seeds[i].slot, others
+		for ; i < len(seeds) && seeds[i].slot == slot; i++ {
+			sum += seeds[i].score
+		}
 		if s.x.dead.has(slot) || (s.allow != nil && !s.allowed(s.x.keys[slot])) {
 			continue
 		}
-		score, _ := Dot(s.weights, s.x.row(slot))
-		seeds.push(Hit{Key: s.x.keys[slot], Score: score})
+		known.push(Hit{Key: uint64(slot), Score: float32(sum)})
 	}
-	s.stats.Postings += int64(len(slots))
-	s.stats.Scored += int64(len(slots))
-	if !seeds.full() {
+	if !known.full() {
 		return 0, false
 	}
-	return float64(seeds.worst().Score), true
+	// float32(sum) may round above the sum: step below it.
+	floor := float64(known.worst().Score)
+	return floor - 1e-6*math.Abs(floor), true
 }
 
 // seek returns the first position at or after from whose slot is at least
