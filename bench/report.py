@@ -258,6 +258,34 @@ def text_section(runs: list) -> str:
     return "\n".join(parts)
 
 
+def sparse_section(runs: list) -> str:
+    parts = ["## Sparse vectors (`bench_sparse.py`)", "",
+             "BM25 weights of pypi-demo summaries as sparse vectors, IDF modifier, held-out "
+             "summaries as queries, k=10, one query per call on one thread: strata's MaxScore "
+             "index (`go/collection/sparse`), block-max WAND and exhaustive scoring of every "
+             "posting on the same index, and a scipy.sparse CSR product as the brute force. "
+             "p50 latency in µs (median over rounds), postings read per query; exact top 10 "
+             "counts the queries whose keys and scores equal the float64 brute force.", ""]
+    for name, path, r in runs:
+        rows = []
+        for corpus, c in r["corpora"].items():
+            label = corpus + (" (synthetic)" if c.get("synthetic") else "")
+            rows.append([label, f"{c['docs']:,}", fmt(c["maxscore_p50_us"]), fmt(c["bmw_p50_us"]),
+                         fmt(c["exhaustive_p50_us"]), fmt(c["scipy_p50_us"]),
+                         f"{c['scipy_over_maxscore_p50']:.1f}x",
+                         f"{fmt(c['maxscore_postings_per_query'])} / "
+                         f"{fmt(c['exhaustive_postings_per_query'])}",
+                         f"{c['exact_top10']}/{c['queries_checked']}"])
+        load = r.get("load_before") or [0]
+        parts += [f"Commit `{name.commit}`, {when(name)}, {machine_line(r)}, "
+                  f"{len(r['rounds'])} rounds, 1-minute load average {load[0]:.1f}; "
+                  f"`{path.name}`", "",
+                  table(["corpus", "documents", "MaxScore", "BMW", "exhaustive", "scipy",
+                         "scipy / MaxScore", "postings MaxScore / exhaustive",
+                         "exact top 10"], rows), ""]
+    return "\n".join(parts)
+
+
 def ray_section(runs: list) -> str:
     parts = ["## Scale-out on Ray (`bench_ray.py`)", ""]
     for name, path, r in runs:
@@ -327,7 +355,8 @@ def machine_line(result: dict) -> str:
 SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("ann", ann_section), ("filter", filter_section), ("memory", memory_section),
     ("overhead", overhead_section), ("collection", collection_section),
-    ("text", text_section), ("server-load", server_section), ("ray", ray_section),
+    ("text", text_section), ("sparse", sparse_section), ("server-load", server_section),
+    ("ray", ray_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",
