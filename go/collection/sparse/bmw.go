@@ -1,6 +1,7 @@
 package sparse
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -28,16 +29,7 @@ func (s *searcher) blockMaxWAND(terms []term) {
 	for i := range cs {
 		order[i] = &cs[i]
 	}
-	byCur := func(a, b *cursor) int {
-		switch {
-		case a.cur < b.cur:
-			return -1
-		case a.cur > b.cur:
-			return 1
-		}
-		return 0
-	}
-	slices.SortFunc(order, byCur)
+	slices.SortFunc(order, func(a, b *cursor) int { return cmp.Compare(a.cur, b.cur) })
 	theta, margin := math.Inf(-1), math.Inf(1)
 	if seed, ok := s.seedThreshold(sortedByBound(terms)); ok {
 		theta, margin = seed, 1e-6*(math.Abs(seed)+absSum)
@@ -144,15 +136,7 @@ func (s *searcher) blockMaxWAND(terms []term) {
 // sortedByBound returns terms sorted by bound, as seedThreshold wants.
 func sortedByBound(terms []term) []term {
 	out := slices.Clone(terms)
-	slices.SortFunc(out, func(a, b term) int {
-		switch {
-		case a.bound < b.bound:
-			return -1
-		case a.bound > b.bound:
-			return 1
-		}
-		return 0
-	})
+	sortByBound(out)
 	return out
 }
 

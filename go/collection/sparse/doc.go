@@ -129,6 +129,28 @@
 // compaction builds new arrays rather than rewriting the old ones), and
 // the snapshot is then written from it without holding any lock.
 //
+// # Use by a collection
+//
+// A collection holds one Index per named sparse field (New(modifier),
+// the modifier from the field's schema, ParseModifier for its name) and
+// drives it as it drives its other indexes:
+//
+//   - validate a write before logging it: Normalize each point's
+//     (indices, values), and log the normalised form;
+//   - apply under the apply lock: Upsert(keys, vectors) for the points
+//     that carry the field (one call per applied group, so a query sees
+//     the group whole), Delete(keys) for deleted points and for points
+//     written without the field; replay does the same;
+//   - query: Normalize the query vector, then Search(q, k, allow) with
+//     allow the filter's meta.Index.Select result (nil: no filter);
+//   - read back a point's vector with Get (with_vectors);
+//   - checkpoint: Freeze under the apply lock, then Frozen.Write (or put
+//     Frozen.Sections in the collection's own container) outside it; on
+//     open, Read (or FromFile) and replay the log after the snapshot.
+//
+// Errors are ErrInvalid (errkind.Invalid) for bad input and ErrCorrupt
+// (errkind.Corrupt) for a bad file; a door maps them by kind.
+//
 // # Snapshot file, version 1
 //
 // An indexfile container (magic, version, CRC-32C of header, table and

@@ -231,7 +231,7 @@ const noSlot = math.MaxUint32
 // can still reach the k-th score. See the package doc for why the bounds
 // stay correct with negative weights and values.
 func (s *searcher) maxScore(terms []term) {
-	slices.SortFunc(terms, func(a, b term) int { return cmp.Compare(a.bound, b.bound) })
+	sortByBound(terms)
 	n := len(terms)
 	cs := make([]cursor, n)
 	// rest[i]: the most lists 0..i-1 can add to a point's score (a point
@@ -365,6 +365,10 @@ func (s *searcher) maxScore(terms []term) {
 	}
 	s.stats.Postings += postings
 	s.stats.Blocks += blocks
+}
+
+func sortByBound(terms []term) {
+	slices.SortFunc(terms, func(a, b term) int { return cmp.Compare(a.bound, b.bound) })
 }
 
 // cursor is MaxScore's position in one posting list.
