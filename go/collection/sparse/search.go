@@ -185,7 +185,10 @@ func (s *searcher) allowed(key uint64) bool {
 
 // allowedRows is PlanAllowed.
 func (s *searcher) allowedRows() {
-	for _, key := range s.allow {
+	for i, key := range s.allow {
+		if i > 0 && key == s.allow[i-1] {
+			continue // a key listed twice is one point
+		}
 		if slot, ok := s.x.slots[key]; ok {
 			s.stats.Postings += int64(s.x.starts[slot+1] - s.x.starts[slot])
 			s.admit(slot)
