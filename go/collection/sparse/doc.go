@@ -82,24 +82,28 @@
 // term-at-a-time scoring of every posting, on BM25 weights of the
 // pypi-demo summaries with held-out summaries as queries (7.2 terms on
 // average), k = 10, one query at a time, the plans alternating per query
-// (BenchmarkSparseReport, on a shared 2-core machine at load 20):
+// (BenchmarkSparseReport via bench/bench_sparse.py, median of 3 rounds on
+// a shared 2-core machine at load 28-39; bench/results/sparse/
+// sparse-20261201T184937Z-daf318c.json):
 //
-//	corpus                  plan        p50 µs   postings read per query
-//	29,000 real summaries   MaxScore      81       2,637
-//	                        BMW           84       3,635
-//	                        exhaustive    76       4,387
-//	300,000 synthetic       MaxScore     620      21,838
-//	                        BMW         1010      34,647
-//	                        exhaustive 10,496     43,679
+//	corpus                  plan         p50 µs   postings read per query
+//	29,000 real summaries   MaxScore         92       2,637
+//	                        BMW              94       3,635
+//	                        exhaustive       83       4,387
+//	300,000 synthetic       MaxScore        591      21,838
+//	                        BMW             977      34,647
+//	                        exhaustive   10,848      43,679
 //
-// BM25 weights of short documents vary little within a block (one short
-// document in a block of 64 lifts its bound to nearly the list's), so the
-// block bounds that BMW's pivoting relies on seldom skip, while
+// The likely reason (not measured separately): BM25 weights of short
+// documents vary little within a block (one short document in a block of
+// 64 lifts its bound to nearly the list's), so the block bounds that
+// BMW's pivoting relies on seldom skip, while
 // MaxScore's split removes the long lists of common terms from
 // enumeration whatever the blocks hold, and costs no cursor sorting per
 // point. On the small corpus every plan reads a few thousand postings and
-// the accumulator of exhaustive scoring fits in cache, so it is as fast;
-// at 300,000 points MaxScore is 17x faster.
+// the accumulator of exhaustive scoring fits in cache, so it is as fast
+// (10% faster at the median); at 300,000 points MaxScore is 18x faster,
+// and 59x faster than a scipy.sparse CSR product over all documents.
 //
 // # Filters
 //
