@@ -22,7 +22,15 @@ exact_top10 checks every query's top 10 (keys and float32 scores) from strata ag
 CSR product rounded to float32, ties by key ascending, candidates the documents sharing an index
 with the query: the score strata documents (go/collection/sparse doc).
 
-  python bench/bench_sparse.py [--n 300000] [--rounds 2] [--out FILE]
+qdrant (--qdrant Q, pypi29k only): qdrant-client's local mode (QdrantClient(":memory:"), Qdrant's
+reference implementation in Python) with the same documents in a sparse field with
+modifier=IDF and the first Q queries as given (1.0 per term): p50 of query_points, and how many
+top 10s have the same keys as strata's (same_top10_keys), the same keys in any order
+(same_top10_set), the same ten scores within 1e-5 position by position (same_top10_scores: the
+rankings differ at most in the order of equal or float-rounding-close scores), and the largest
+score difference.
+
+  python bench/bench_sparse.py [--n 300000] [--rounds 2] [--qdrant 200] [--out FILE]
 """
 
 from __future__ import annotations
@@ -111,6 +119,43 @@ class Corpus:
         return equal, len(self.queries)
 
 
+def run_qdrant(c: Corpus, d: Path, nq: int) -> dict:
+    from qdrant_client import QdrantClient, models
+
+    indptr, indices, values = load_csr(d, "docs")
+    client = QdrantClient(":memory:")
+    client.create_collection("sparse", vectors_config={}, sparse_vectors_config={
+        "bm25": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    t0 = time.perf_counter()
+    batch = 2000
+    for start in range(0, len(indptr) - 1, batch):
+        points = [models.PointStruct(id=i, payload={}, vector={"bm25": models.SparseVector(
+            indices=indices[indptr[i]:indptr[i + 1]].tolist(),
+            values=values[indptr[i]:indptr[i + 1]].tolist())})
+            for i in range(start, min(start + batch, len(indptr) - 1))]
+        client.upsert("sparse", points=points)
+    build = time.perf_counter() - t0
+    qptr, qidx, _ = load_csr(d, "queries")
+    lat, same_keys, same_set, same_scores, diff = [], 0, 0, 0, 0.0
+    for qi in range(min(nq, len(qptr) - 1)):
+        q = models.SparseVector(indices=qidx[qptr[qi]:qptr[qi + 1]].tolist(),
+                                values=[1.0] * int(qptr[qi + 1] - qptr[qi]))
+        t0 = time.perf_counter()
+        hits = client.query_points("sparse", query=q, using="bm25", limit=K).points
+        lat.append((time.perf_counter() - t0) * 1e6)
+        keys = [int(h.id) for h in hits]
+        ours = [int(k) for k in c.top_keys[qi] if k >= 0]
+        same_keys += keys == ours
+        same_set += sorted(keys) == sorted(ours)
+        gaps = [abs(float(h.score) - float(s))
+                for h, s in zip(hits, c.top_scores[qi], strict=False)]
+        same_scores += len(keys) == len(ours) and max(gaps, default=0) <= 1e-5
+        diff = max([diff, *gaps])
+    return {"build_s": build, "p50_us": pct(lat, 50), "p99_us": pct(lat, 99), "queries": len(lat),
+            "same_top10_keys": same_keys, "same_top10_set": same_set,
+            "same_top10_scores": same_scores, "max_score_diff": diff}
+
+
 def pct(v: list[float], p: float) -> float:
     return float(np.percentile(np.asarray(v), p))
 
@@ -119,6 +164,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=300000, help="synthetic documents")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--qdrant", type=int, default=0,
+                    help="queries for qdrant-client's local mode on pypi29k (0: skip)")
     ap.add_argument("--out", default=None,
                     help="result JSON (default bench/results/sparse/sparse-<time>-<commit>.json)")
     args = ap.parse_args()
@@ -143,6 +190,9 @@ def main() -> None:
                                                          / g["maxscore"]["p50_us"])
                 if r == 0:
                     entry["exact_top10"], entry["queries_checked"] = c.exact_top10()
+                    if args.qdrant and not g["synthetic"]:
+                        entry["qdrant_local"] = run_qdrant(c, out / name, args.qdrant)
+                        print(f"qdrant local {name}: {entry['qdrant_local']}", flush=True)
                 rnd[name] = entry
                 print(f"round {r} {name}: maxscore p50 {g['maxscore']['p50_us']:.0f} us, "
                       f"exhaustive {g['exhaustive']['p50_us']:.0f} us, "
@@ -158,6 +208,7 @@ def main() -> None:
             "docs": first["docs"], "nonzeros": first["nonzeros"], "queries": first["queries"],
             "synthetic": first["synthetic"], "mean_query_terms": first["mean_query_terms"],
             "exact_top10": first["exact_top10"], "queries_checked": first["queries_checked"],
+            **({"qdrant_local": first["qdrant_local"]} if "qdrant_local" in first else {}),
             **{f"{plan}_p50_us": float(np.median([x[plan]["p50_us"] for x in runs]))
                for plan in ("maxscore", "bmw", "exhaustive", "scipy")},
             **{f"{plan}_postings_per_query": first[plan]["postings_per_query"]

@@ -269,24 +269,40 @@ def sparse_section(runs: list) -> str:
              "synthetic300k is sampled from the real corpus's term statistics (lengths of real "
              "summaries, terms drawn from the real unigram distribution; see bench_sparse.py).",
              ""]
-    for name, path, r in runs:
-        rows = []
-        for corpus, c in r["corpora"].items():
-            label = corpus + (" (synthetic)" if c.get("synthetic") and "synthetic" not in corpus
-                              else "")
-            rows.append([label, f"{c['docs']:,}", fmt(c["maxscore_p50_us"]), fmt(c["bmw_p50_us"]),
-                         fmt(c["exhaustive_p50_us"]), fmt(c["scipy_p50_us"]),
-                         f"{c['scipy_over_maxscore_p50']:.1f}x",
-                         f"{fmt(c['maxscore_postings_per_query'])} / "
-                         f"{fmt(c['exhaustive_postings_per_query'])}",
-                         f"{c['exact_top10']}/{c['queries_checked']}"])
-        load = r.get("load_before") or [0]
-        parts += [f"Commit `{name.commit}`, {when(name)}, {machine_line(r)}, "
-                  f"{len(r['rounds'])} rounds, 1-minute load average {load[0]:.1f}; "
-                  f"`{path.name}`", "",
-                  table(["corpus", "documents", "MaxScore", "BMW", "exhaustive", "scipy",
-                         "scipy / MaxScore", "postings MaxScore / exhaustive",
-                         "exact top 10"], rows), ""]
+    name, path, r = runs[-1]
+    rows = []
+    for corpus, c in r["corpora"].items():
+        label = corpus + (" (synthetic)" if c.get("synthetic") and "synthetic" not in corpus
+                          else "")
+        rows.append([label, f"{c['docs']:,}", fmt(c["maxscore_p50_us"]), fmt(c["bmw_p50_us"]),
+                     fmt(c["exhaustive_p50_us"]), fmt(c["scipy_p50_us"]),
+                     f"{c['scipy_over_maxscore_p50']:.1f}x",
+                     f"{fmt(c['maxscore_postings_per_query'])} / "
+                     f"{fmt(c['exhaustive_postings_per_query'])}",
+                     f"{c['exact_top10']}/{c['queries_checked']}"])
+    load = r.get("load_before") or [0]
+    parts += [f"Commit `{name.commit}`, {when(name)}, {machine_line(r)}, "
+              f"{len(r['rounds'])} rounds, 1-minute load average {load[0]:.1f}; "
+              f"`{path.name}`", "",
+              table(["corpus", "documents", "MaxScore", "BMW", "exhaustive", "scipy",
+                     "scipy / MaxScore", "postings MaxScore / exhaustive", "exact top 10"],
+                    rows), ""]
+    for corpus, c in r["corpora"].items():
+        q = c.get("qdrant_local")
+        if q:
+            parts += [f"qdrant-client local mode (`QdrantClient(\":memory:\")`, modifier IDF) "
+                      f"on {corpus}, {q['queries']} queries: p50 {fmt(q['p50_us'])} µs "
+                      f"({q['p50_us'] / c['maxscore_p50_us']:,.0f}x strata's MaxScore); "
+                      f"top 10 scores equal to strata's position by position (within 1e-5) in "
+                      f"{q['same_top10_scores']}/{q['queries']} queries, the same keys in "
+                      f"{q['same_top10_set']} (in the same order in {q['same_top10_keys']}; "
+                      f"the rest differ in the order of equal scores).", ""]
+    if len(runs) > 1:
+        hist = [[f"`{p.name}`", f"`{n.commit}`",
+                 ", ".join(f"{k} {c['scipy_over_maxscore_p50']:.1f}x"
+                           for k, c in res["corpora"].items())]
+                for n, p, res in runs]
+        parts += [table(["file", "commit", "scipy / MaxScore p50"], hist), ""]
     return "\n".join(parts)
 
 
