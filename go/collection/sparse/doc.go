@@ -86,17 +86,18 @@
 // term-at-a-time scoring of every posting, on BM25 weights of the
 // pypi-demo summaries with held-out summaries as queries (7.2 terms on
 // average), k = 10, one query at a time, the plans alternating per query
-// (BenchmarkSparseReport via bench/bench_sparse.py, median of 3 rounds on
-// a shared 2-core machine at load 28-39; bench/results/sparse/
-// sparse-20261201T184937Z-daf318c.json):
+// (BenchmarkSparseReport via bench/bench_sparse.py; two runs of 3 rounds
+// each on a shared 2-core machine at load 28-39, the medians of the
+// rounds, bench/results/sparse/sparse-20261201T184937Z-daf318c.json and
+// sparse-20261201T191435Z-5d6471b.json):
 //
-//	corpus                  plan         p50 µs   postings read per query
-//	29,000 real summaries   MaxScore         92       2,637
-//	                        BMW              94       3,635
-//	                        exhaustive       83       4,387
-//	300,000 synthetic       MaxScore        591      21,838
-//	                        BMW             977      34,647
-//	                        exhaustive   10,848      43,679
+//	corpus                  plan         p50 µs          postings read per query
+//	29,000 real summaries   MaxScore         92 / 90       2,637
+//	                        BMW              94 / 84       3,635
+//	                        exhaustive       83 / 87       4,387
+//	300,000 synthetic       MaxScore        591 / 618     21,838
+//	                        BMW             977 / 1,175   34,647
+//	                        exhaustive   10,848 / 12,203  43,679
 //
 // The likely reason (not measured separately): BM25 weights of short
 // documents vary little within a block (one short document in a block of
@@ -105,9 +106,10 @@
 // MaxScore's split removes the long lists of common terms from
 // enumeration whatever the blocks hold, and costs no cursor sorting per
 // point. On the small corpus every plan reads a few thousand postings and
-// the accumulator of exhaustive scoring fits in cache, so it is as fast
-// (10% faster at the median); at 300,000 points MaxScore is 18x faster,
-// and 59x faster than a scipy.sparse CSR product over all documents.
+// the accumulator of exhaustive scoring fits in cache: the three are
+// within the runs' noise of each other. At 300,000 points MaxScore is
+// 1.6-1.9x faster than BMW, 18-20x faster than exhaustive scoring, and
+// 47-59x faster than a scipy.sparse CSR product over all documents.
 //
 // # Filters
 //
