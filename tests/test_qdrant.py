@@ -328,8 +328,8 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
             "refuse",
             points=[m.PointStruct(id="5c56c793-69f3-4fbf-87e6-c4bf54c28c26", vector=[1, 2, 3])],
         ),
-        "lists may only hold scalars": lambda: client.upsert(
-            "refuse", points=[m.PointStruct(id=2, vector=[1, 2, 3], payload={"l": [{"x": 1}]})]
+        "keys may not contain '.'": lambda: client.upsert(
+            "refuse", points=[m.PointStruct(id=2, vector=[1, 2, 3], payload={"l": [{"x.y": 1}]})]
         ),
         "geo_radius": lambda: client.query_points(
             "refuse",
@@ -340,12 +340,6 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
                         key="g", geo_radius=m.GeoRadius(center=m.GeoPoint(lon=1, lat=2), radius=3)
                     )
                 ]
-            ),
-        ),
-        "nested": lambda: client.count(
-            "refuse",
-            count_filter=m.Filter(
-                must=[m.NestedCondition(nested=m.Nested(key="n", filter=m.Filter()))]
             ),
         ),
         "Manhattan": lambda: client.create_collection(
@@ -438,9 +432,72 @@ def _random_payload(rng):
     return {k: value() for k in ("a", "b", "c", "o") if rng.integers(4)}
 
 
-def _random_filter(rng, depth=0):
+_FLAT_KEYS = ["a", "b", "c", "o", "o.x", "o.y", "missing"]
+
+# Keys over _random_list_payload: array projections, positions, and keys
+# that stop at (or pass over) a list of objects.
+_LIST_KEYS = [
+    "nested.array[].word",
+    "nested.array[].number",
+    "nested.array[].nested_empty",
+    "nested.array[].nested_empty2",
+    "nested.array[].nested_empty[]",
+    "nested.array",
+    "nested.array[]",
+    "nested.array[0].number",
+    "nested.array[1].word",
+    "nested.array.word",
+    "two_words",
+    "two_words[]",
+    "two_words[1]",
+    "grid",
+    "grid[]",
+    "grid[0]",
+    "grid[].x",
+    "a",
+]
+
+# Keys inside one object of nested.array, for nested conditions.
+_ELEMENT_KEYS = ["word", "number", "nested_empty", "nested_empty2", "nested_empty[]", "missing"]
+
+
+def _random_list_payload(rng):
+    """A payload shaped like qdrant-client's own fixture (tests/fixtures/payload.py):
+    a list of objects under nested.array, with optional and empty lists inside,
+    plus a list of scalars and a list mixing lists, objects and scalars."""
+
+    def word():
+        return str(rng.choice(["cat", "dog", "a", "b", "red car"]))
+
+    def element():
+        item = {
+            "nested_empty": [word()] if rng.integers(2) else None,
+            "nested_empty2": [word()] if rng.integers(2) else [],
+            "word": word(),
+            "number": int(rng.integers(1, 6)),
+        }
+        return {k: v for k, v in item.items() if rng.integers(6)}
+
+    def grid_item():
+        kind = rng.integers(3)
+        if kind == 0:
+            return [None, 1, 2, "a"][rng.integers(4)]
+        if kind == 1:
+            return [int(v) for v in rng.integers(0, 4, size=rng.integers(3))]
+        return {"x": int(rng.integers(0, 4))}
+
+    payload = {
+        "nested": {"array": [element() for _ in range(rng.integers(0, 4))]},
+        "two_words": [word() for _ in range(rng.integers(0, 3))],
+        "grid": [grid_item() for _ in range(rng.integers(0, 3))],
+        "a": _random_payload(rng).get("a"),
+    }
+    return {k: v for k, v in payload.items() if rng.integers(5)}
+
+
+def _random_filter(rng, depth=0, keys=_FLAT_KEYS, element_keys=None):
     def key():
-        return str(rng.choice(["a", "b", "c", "o", "o.x", "o.y", "missing"]))
+        return str(rng.choice(keys))
 
     def ints():
         return [int(v) for v in rng.choice([0, 1, 2, -1, 10], size=rng.integers(1, 4))]
@@ -452,6 +509,10 @@ def _random_filter(rng, depth=0):
 
     def condition():
         kind = rng.integers(14 if depth < 2 else 12)
+        if element_keys and depth < 2 and rng.integers(5) == 0:
+            inner = _random_filter(rng, depth + 1, element_keys)
+            path = str(rng.choice(["nested.array", "nested.array[]", "grid", "two_words", "a"]))
+            return m.NestedCondition(nested=m.Nested(key=path, filter=inner))
         k = key()
         if kind == 0:
             v = rng.choice([0, 1, 2, -1, True, False, "a", "b", "red car", "Red"])
@@ -483,7 +544,7 @@ def _random_filter(rng, depth=0):
             )
         if kind == 11:
             return m.FieldCondition(key=k, match=m.MatchExcept(**{"except": ["a", "red car"]}))
-        return _random_filter(rng, depth + 1)
+        return _random_filter(rng, depth + 1, keys, element_keys)
 
     def conditions():
         return [condition() for _ in range(rng.integers(4))]
@@ -496,14 +557,22 @@ def _random_filter(rng, depth=0):
     return m.Filter(**clauses)
 
 
-def test_filters_agree_with_qdrant_local_mode(client):
-    """Random filters over random payloads: strata's answers are local mode's answers.
+@pytest.mark.parametrize("shape", ["flat", "lists of objects"])
+def test_filters_agree_with_qdrant_local_mode(client, shape):
+    """Random filters over random payloads: strata's answers are local mode's answers,
+    on flat payloads and on payloads holding lists of objects (array projections
+    such as nested.array[].number, positions, nested conditions).
 
     Integral floats (1.0) are left out of the payloads: Qdrant keeps them apart from
     integers, strata stores numbers as float64 and cannot.
     """
     rng = np.random.default_rng(20)
-    payloads = [_random_payload(rng) for _ in range(60)]
+    if shape == "flat":
+        payloads = [_random_payload(rng) for _ in range(60)]
+        keys = {}
+    else:
+        payloads = [_random_list_payload(rng) for _ in range(60)]
+        keys = {"keys": _LIST_KEYS, "element_keys": _ELEMENT_KEYS}
     reference = QdrantClient(":memory:")
     for c in (client, reference):
         c.create_collection(
@@ -519,7 +588,7 @@ def test_filters_agree_with_qdrant_local_mode(client):
         )
     try:
         for _ in range(400):
-            flt = _random_filter(rng)
+            flt = _random_filter(rng, **keys)
             want = sorted(
                 p.id for p in reference.scroll("reference", scroll_filter=flt, limit=100)[0]
             )

@@ -15,13 +15,20 @@ var fuzzDocs = []string{
 	`{"a": "1", "b": [0, 10], "c": false}`,
 	`{"a": [1, 2], "b": {"c": "y"}, "c": true}`,
 	`{"a": -0, "b": "ab", "n": {"x": {"y": null}}}`,
+	`{"a": [{"x": 1, "y": [2, {"z": "x"}]}, {"x": null}, [1, [2]], 3], "b": [{"c": 2.5}, {"c": [0, 10]}]}`,
+	`{"a": [[{"x": 1}], {"0": 5}, []], "b": {"c": [{"d": []}, {"d": [null]}]}, "c": [true, {}]}`,
 }
 
 // FuzzParseFilter: ParseFilter never panics, and an accepted filter
-// evaluates without panicking and identically through Match and Select.
+// evaluates without panicking and identically through Match and Select,
+// over documents holding lists of objects and lists of lists.
 func FuzzParseFilter(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a": 1}`, `{"b.c": {"$gt": 2}}`, `{"$or": [{"a": null}, {"b": {"$in": [1, "x"]}}]}`,
-		`{"a": {"$not": {"$exists": true}}}`, `{"b": [0, 10]}`, `{"b": {"c": "y"}}`, `{"$nor": [{"c": true}]}`} {
+		`{"a": {"$not": {"$exists": true}}}`, `{"b": [0, 10]}`, `{"b": {"c": "y"}}`, `{"$nor": [{"c": true}]}`,
+		`{"a.x": 1}`, `{"a.0.x": {"$gte": 1}}`, `{"a": {"$elemMatch": {"x": 1, "y": {"$size": 2}}}}`,
+		`{"a": {"$elemMatch": {"$elemMatch": {"$gt": 1}}}}`, `{"b.c": {"$all": [0, 10]}}`, `{"a": {"$size": 4}}`,
+		`{"a": {"$type": ["object", "array", 16]}}`, `{"b.c": {"$not": {"$type": "double"}}}`, `{"a.1": [1, [2]]}`,
+		`{"b.c.d": {"$all": [{"$elemMatch": {"$eq": null}}]}}`, `{"a": {"x": null}}`} {
 		f.Add([]byte(s))
 	}
 	x := NewIndex()
@@ -58,6 +65,8 @@ func FuzzParseDocument(f *testing.F) {
 	}
 	f.Add([]byte(`{"s": "\ud83d\ude00\u0000\"", "n": 1e-7, "m": 123456789012345678}`))
 	f.Add([]byte(`{"m": 9007199254740993, "n": [-9007199254740992, 1.5e18, 18446744073709551616]}`))
+	f.Add([]byte(`{"l": [{"b": 2, "a": [[], [{"k": "\u00e9"}]]}, [[[1]]]], "o": {"l": [{}]}}`))
+	f.Add([]byte(`{"l": [{"k": 1, "k": 2}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		stored, err := ReadDocument(data)
 		if err != nil {

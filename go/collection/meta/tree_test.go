@@ -12,10 +12,53 @@ import (
 type treeGen struct {
 	gen
 	maxID uint64
+	// inElement: the tree tests a list element, whose paths are
+	// innerPath's.
+	inElement bool
 }
 
+// genExplicitPaths are Qdrant-style paths over gen's documents, written
+// as Qdrant keys: [] every element, [n] a position.
+var genExplicitPaths = [][]PathStep{
+	{Key("a")}, {Key("a"), Elements()}, {Key("a"), Elements(), Key("x")}, {Key("a"), Key("x")},
+	{Key("b"), Elements(), Elements()}, {Key("b"), At(0)}, {Key("b"), At(1), Key("y")},
+	{Key("n"), Key("x"), Elements(), Key("z")}, {Key("t"), Elements(), Key("y"), Elements()},
+	{Key("n"), Key("y")}, {Key("b"), Elements(), Elements(), Key("x")},
+}
+
+// path is a dotted path, or now and then an explicit one.
 func (g treeGen) path() Path {
+	if g.inElement {
+		return g.innerPath()
+	}
+	if g.r.IntN(3) == 0 {
+		p, err := NewPath(genExplicitPaths[g.r.IntN(len(genExplicitPaths))]...)
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
 	p, err := ParsePath(g.pick(genPaths))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// innerPath is a path inside a list element, for ElemMatch and Nested;
+// the empty path is the element itself.
+func (g treeGen) innerPath() Path {
+	if g.r.IntN(4) == 0 {
+		return elementPath
+	}
+	if g.r.IntN(3) == 0 {
+		p, err := NewPath([][]PathStep{{Key("x")}, {Key("y"), Elements()}, {Key("x"), Key("z")}}[g.r.IntN(3)]...)
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
+	p, err := ParsePath(g.pick(genElemPaths))
 	if err != nil {
 		panic(err)
 	}
@@ -62,7 +105,7 @@ func (g treeGen) must(f *Filter, err error) *Filter {
 }
 
 func (g treeGen) tree(depth int) *Filter {
-	n := g.r.IntN(20)
+	n := g.r.IntN(23)
 	if depth >= 3 {
 		n = 5 + g.r.IntN(15)
 	}
@@ -121,6 +164,15 @@ func (g treeGen) tree(depth int) *Filter {
 		return IDs(ids, strs)
 	case 18:
 		return All()
+	case 20, 21:
+		p := g.path()
+		inner := treeGen{gen: g.gen, maxID: g.maxID, inElement: true}
+		if n == 20 {
+			return Nested(p, inner.tree(depth+1))
+		}
+		return ElemMatch(p, inner.tree(depth+1))
+	case 22:
+		return Size(g.path(), g.r.IntN(4)-1)
 	}
 	return None()
 }

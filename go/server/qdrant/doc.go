@@ -61,8 +61,8 @@
 // a 400, integers from 2^63 up too. has_id takes both kinds. Collections
 // are created with one unnamed vector, spelled {size, distance} or
 // {"": {size, distance}}; sparse_vectors may be {} (none). Payloads are
-// strata documents: keys with '.' or a leading '$' and lists of objects
-// are refused with a 400.
+// strata documents, any JSON object: keys with '.' or a leading '$' are
+// refused with a 400.
 //
 // # Filters
 //
@@ -77,12 +77,19 @@
 // default word tokenizer; a query without words matches nothing), range →
 // Within (all bounds on one element), values_count → ValuesCount (list
 // length, 0 for missing or null, 1 for another value), is_empty → IsEmpty
-// (missing, null or []), is_null → IsNull (null, or a list holding null);
-// nested keys are dotted paths. These meanings are qdrant-client's local
-// mode's (tests/test_qdrant.py compares random filters with it). Match
-// operands are strings, integers (within ±2^53) and bools, as in Qdrant.
-// geo_*, nested, has_vector, datetime ranges, match phrase/prefix/text_any
-// and key[] projections answer 400 naming the construct.
+// (missing, null or []), is_null → IsNull (null, or a list holding null),
+// nested → Nested (one object of the list at the key matching the filter
+// as a whole, its keys relative to the object). Keys are explicit meta
+// paths with Qdrant's meaning: "a.b" is b of the object a, nothing when a
+// is a list; "a[].b" is b of each object in the list a, "a[0]" the first
+// element, "a[]" each element; values_count, is_empty and is_null look at
+// each value a key reaches (a list, an element) and match and range also
+// at the elements of a list reached. These meanings are qdrant-client's
+// local mode's (tests/test_qdrant.py compares random filters over
+// payloads with lists of objects with it). Match operands are strings,
+// integers (within ±2^53) and bools, as in Qdrant. geo_*, has_vector,
+// datetime ranges and match phrase/prefix/text_any answer 400 naming the
+// construct.
 //
 // Request bodies must be UTF-8 without lone surrogate escapes
 // (meta.CheckJSONText), and payload integers must lie within ±2^53: either

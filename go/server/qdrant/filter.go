@@ -13,8 +13,9 @@ import (
 // tree (meta's tree.go): must is And, should is Or, must_not is And of
 // Nots, min_should is AtLeast, has_id is IDs, and each field condition is
 // the meta condition of the same meaning (a two-sided range is Within, one
-// element inside both bounds; except is Except; text is Words). Meta's
-// index evaluates the tree; nothing is evaluated here.
+// element inside both bounds; except is Except; text is Words; nested is
+// Nested). Keys become explicit meta paths, with Qdrant's list steps
+// (checkKey). Meta's index evaluates the tree; nothing is evaluated here.
 
 // compileFilter translates a Qdrant filter (absent or null: everything).
 func compileFilter(raw json.RawMessage) (*meta.Filter, error) {
@@ -115,6 +116,8 @@ func compileCondition(raw json.RawMessage, at string) (*meta.Filter, error) {
 			return nil, err
 		}
 		return meta.IsNull(path), nil
+	case keys["nested"] != nil:
+		return compileNested(keys["nested"], at+".nested")
 	case keys["must"] != nil || keys["should"] != nil || keys["must_not"] != nil || keys["min_should"] != nil:
 		return compileClauses(raw, at)
 	}
@@ -134,17 +137,97 @@ func onlyKey(raw json.RawMessage, at string) (meta.Path, error) {
 	return checkKey(pf.Key, at)
 }
 
-// checkKey turns a Qdrant key into a meta path. Documents hold no lists of
-// objects, so Qdrant's array projections ("a[].b") have nothing to reach.
+// checkKey turns a Qdrant key into an explicit meta path, with Qdrant's
+// meaning: "a.b" is b of the object a (nothing when a is a list),
+// "a[].b" is b of each object of the list a, "a[0]" its first element
+// and "a[]" every element. A key part may be quoted ("a.\"b c\"").
 func checkKey(key, at string) (meta.Path, error) {
-	if strings.Contains(key, "[") {
-		return meta.Path{}, unsupportedf("%s: array projections in keys (%q)", at, key)
+	steps, err := parseKey(key)
+	if err != nil {
+		return meta.Path{}, badRequestf("%s: key %q: %v", at, key, err)
 	}
-	p, err := meta.ParsePath(key)
+	p, err := meta.NewPath(steps...)
 	if err != nil {
 		return meta.Path{}, badRequestf("%s: key %q: %v", at, key, err)
 	}
 	return p, nil
+}
+
+// parseKey reads Qdrant's key syntax: parts separated by '.', each a key
+// (quoted, or up to the next '.' or '[') followed by any number of [] and
+// [n].
+func parseKey(key string) ([]meta.PathStep, error) {
+	if key == "" {
+		return nil, fmt.Errorf("empty field path")
+	}
+	var steps []meta.PathStep
+	rest := key
+	for {
+		var name string
+		if strings.HasPrefix(rest, `"`) {
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated quote")
+			}
+			name, rest = rest[1:1+end], rest[2+end:]
+		} else {
+			end := strings.IndexAny(rest, ".[]\"")
+			if end < 0 {
+				end = len(rest)
+			}
+			name, rest = rest[:end], rest[end:]
+		}
+		if name == "" {
+			return nil, fmt.Errorf("empty part")
+		}
+		steps = append(steps, meta.Key(name))
+		for strings.HasPrefix(rest, "[") {
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				return nil, fmt.Errorf("unclosed '['")
+			}
+			inner := rest[1:end]
+			rest = rest[end+1:]
+			if inner == "" {
+				steps = append(steps, meta.Elements())
+				continue
+			}
+			i, ok := meta.ArrayIndex(inner)
+			if !ok {
+				return nil, fmt.Errorf("[%s] is neither [] nor a list position [n]", inner)
+			}
+			steps = append(steps, meta.At(i))
+		}
+		if rest == "" {
+			return steps, nil
+		}
+		if rest[0] != '.' || len(rest) == 1 {
+			return nil, fmt.Errorf("unexpected %q after a part", rest)
+		}
+		rest = rest[1:]
+	}
+}
+
+// compileNested compiles {"key": k, "filter": f}: an object of the list at
+// k matching f as a whole, f's keys relative to the object. k may end in
+// [], which says the same.
+func compileNested(raw json.RawMessage, at string) (*meta.Filter, error) {
+	var nc struct {
+		Key    string          `json:"key"`
+		Filter json.RawMessage `json:"filter"`
+	}
+	if err := strictUnmarshal(raw, &nc); err != nil || !present(nc.Filter) {
+		return nil, badRequestf("%s: want {\"key\": ..., \"filter\": {...}}", at)
+	}
+	path, err := checkKey(strings.TrimSuffix(nc.Key, "[]"), at+".key")
+	if err != nil {
+		return nil, err
+	}
+	f, err := compileClauses(nc.Filter, at+".filter")
+	if err != nil {
+		return nil, err
+	}
+	return meta.Nested(path, f), nil
 }
 
 func compileHasID(raw json.RawMessage, at string) (*meta.Filter, error) {

@@ -207,8 +207,15 @@ func TestFilterTranslationRefusesWhatItCannotTranslate(t *testing.T) {
 		{`[]`, "not a Qdrant filter"},
 		{`{"must": 5}`, "filter.must"},
 		{`{"must": [5]}`, "a condition must be a JSON object"},
-		{`{"must": [{"nested": {"key": "a", "filter": {}}}]}`, `"nested" condition`},
-		{`{"must": [{"key": "a[].b", "match": {"value": 1}}]}`, "array projections"},
+		{`{"must": [{"nested": {"key": "a"}}]}`, `want {"key": ..., "filter": {...}}`},
+		{`{"must": [{"nested": {"key": "a", "filter": {"must": 5}}}]}`, "nested.filter.must"},
+		{`{"must": [{"nested": {"key": "a[x]", "filter": {}}}]}`, "nested.key: key \"a[x]\": [x] is neither [] nor a list position"},
+		{`{"must": [{"key": "a[", "match": {"value": 1}}]}`, "unclosed '['"},
+		{`{"must": [{"key": "a[]b", "match": {"value": 1}}]}`, `unexpected "b" after a part`},
+		{`{"must": [{"key": "a.", "match": {"value": 1}}]}`, `unexpected "." after a part`},
+		{`{"must": [{"key": "\"a", "match": {"value": 1}}]}`, "unterminated quote"},
+		{`{"must": [{"key": "\"a.b\"", "match": {"value": 1}}]}`, "no document key holds '.'"},
+		{`{"must": [{"key": "a[-1]", "match": {"value": 1}}]}`, "neither [] nor a list position"},
 		{`{"must": [{"key": "", "match": {"value": 1}}]}`, "empty field path"},
 		{`{"must": [{"key": "a..b", "match": {"value": 1}}]}`, "empty part"},
 		{`{"must": [{"key": "a"}]}`, "needs match, range"},
@@ -229,7 +236,6 @@ func TestFilterTranslationRefusesWhatItCannotTranslate(t *testing.T) {
 		{`{"must": [{"key": "a", "range": 1}]}`, "want {gt, gte, lt, lte}"},
 		{`{"must": [{"key": "a", "values_count": {"gt": "x"}}]}`, "values_count.gt"},
 		{`{"must": [{"is_empty": {"key": "a", "x": 1}}]}`, "want {\"key\""},
-		{`{"must": [{"is_null": {"key": "a[]"}}]}`, "array projections"},
 		{`{"must": [{"has_id": "x"}]}`, "has_id"},
 		{`{"must": [{"has_id": [-1]}]}`, ""},
 		{`{"min_should": {"conditions": [5], "min_count": 1}}`, "min_should.conditions[0]"},
@@ -390,4 +396,104 @@ func TestQdrantDoorRefusesTextThatIsNotUTF8(t *testing.T) {
 	if !strings.Contains(string(raw), `"n":9007199254740992`) || !strings.Contains(string(raw), `"m":1.5e+18`) {
 		t.Fatalf("numbers changed on the way back: %s", raw)
 	}
+}
+
+// TestFilterKeysReachListsAsQdrantDoes pins Qdrant's array projections,
+// nested condition and the counting conditions over lists of objects on
+// the examples of Qdrant's filtering guide (point id = position).
+func TestFilterKeysReachListsAsQdrantDoes(t *testing.T) {
+	c := testCollection(t, []string{
+		0: `{"dinosaur": "t-rex", "diet": [{"food": "leaves", "likes": false}, {"food": "meat", "likes": true}]}`,
+		1: `{"dinosaur": "diplodocus", "diet": [{"food": "leaves", "likes": true}, {"food": "meat", "likes": false}]}`,
+		2: `{"country": {"name": "Germany", "cities": [{"name": "Berlin", "population": 3.7, "sightseeing": ["Brandenburg Gate", "Reichstag"]}, {"name": "Munich", "population": 1.5, "sightseeing": ["Marienplatz", "Olympiapark"]}]}}`,
+		3: `{"country": {"name": "Japan", "cities": [{"name": "Tokyo", "population": 9.3, "sightseeing": ["Tokyo tower", "Tokyo skytree"]}, {"name": "Osaka", "population": 2.7, "sightseeing": ["Osaka castle", "Universal studios Japan"]}]}}`,
+		4: `{"country": {"name": "Japan", "cities": [{"name": "Kyoto", "population": 1.5, "sightseeing": ["Kiyomizu-dera", "Fushimi Inari Taisha"]}]}}`,
+		5: `{"country": {"name": "Brazil", "cities": [{"name": "Brasilia", "population": 4.7, "sightseeing": []}]}}`,
+		6: `{"country": {"name": "Germany", "cities": [{"name": "Dresden", "population": 0.6, "sightseeing": [null]}, {"name": "Bonn"}]}}`,
+		7: `{"diet": {"food": "meat", "likes": true}, "country": {"cities": {"population": 3}}}`,
+		8: `{"diet": [[{"food": "meat", "likes": true}], "meat"], "grid": [[1, 2], [3]]}`,
+	})
+	for _, tc := range []struct {
+		filter string
+		want   []uint64
+	}{
+		{`{"must": [{"key": "diet[].food", "match": {"value": "meat"}}, {"key": "diet[].likes", "match": {"value": true}}]}`, []uint64{0, 1}},
+		{`{"must": [{"nested": {"key": "diet", "filter": {"must": [{"key": "food", "match": {"value": "meat"}}, {"key": "likes", "match": {"value": true}}]}}}]}`, []uint64{0}},
+		{`{"must": [{"nested": {"key": "diet[]", "filter": {"must_not": [{"key": "likes", "match": {"value": true}}]}}}]}`, []uint64{0, 1}},
+		// a plain object, and the lists inside a list, are no elements of nested
+		{`{"must": [{"nested": {"key": "diet", "filter": {}}}]}`, []uint64{0, 1}},
+		{`{"must": [{"nested": {"key": "diet[]", "filter": {"must": [{"key": "food", "match": {"value": "meat"}}]}}}]}`, []uint64{0, 1}},
+		{`{"must": [{"key": "diet.food", "match": {"value": "meat"}}]}`, []uint64{7}}, // no [] , no list
+		{`{"must": [{"key": "diet[].food", "match": {"value": "meat"}}]}`, []uint64{0, 1}},
+		{`{"must": [{"key": "diet[][].food", "match": {"value": "meat"}}]}`, []uint64{8}},
+		{`{"must": [{"key": "diet[]", "match": {"value": "meat"}}]}`, []uint64{8}},
+		{`{"must": [{"key": "diet[1].food", "match": {"value": "meat"}}]}`, []uint64{0, 1}},
+		{`{"must": [{"key": "diet[0].food", "match": {"value": "meat"}}]}`, nil},
+		{`{"must": [{"key": "country.cities[].population", "range": {"gte": 9.0}}]}`, []uint64{3}},
+		{`{"must": [{"key": "country.cities[].population", "range": {"gt": 1, "lt": 2}}]}`, []uint64{2, 4}},
+		{`{"must": [{"key": "country.cities[].sightseeing", "match": {"value": "Osaka castle"}}]}`, []uint64{3}},
+		{`{"must": [{"key": "country.cities[].sightseeing", "values_count": {"gt": 1}}]}`, []uint64{2, 3, 4}},
+		{`{"must": [{"key": "country.cities[].sightseeing", "values_count": {"lt": 1}}]}`, []uint64{0, 1, 5, 7, 8}}, // 6: [null] counts 1
+		{`{"must": [{"key": "country.cities", "values_count": {"gte": 2}}]}`, []uint64{2, 3, 6}},
+		{`{"must": [{"is_empty": {"key": "country.cities[].sightseeing"}}]}`, []uint64{0, 1, 5, 7, 8}},
+		{`{"must": [{"is_null": {"key": "country.cities[].sightseeing"}}]}`, []uint64{6}},
+		{`{"must": [{"key": "country.cities[].name", "is_empty": false}]}`, []uint64{2, 3, 4, 5, 6}},
+		{`{"must": [{"key": "country.cities.population", "range": {"gte": 1}}]}`, []uint64{7}},
+		{`{"must": [{"key": "grid[]", "values_count": {"gte": 2}}]}`, []uint64{8}},
+		{`{"must": [{"key": "grid", "match": {"value": 3}}]}`, nil},
+		{`{"must": [{"key": "grid[]", "match": {"value": 3}}]}`, []uint64{8}},
+		{`{"must": [{"key": "grid[1]", "match": {"value": 3}}]}`, []uint64{8}},
+		{`{"must": [{"key": "grid[]", "match": {"except": [1, 2, 3]}}]}`, nil},
+	} {
+		f, err := compileFilter(json.RawMessage(tc.filter))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.filter, err)
+		}
+		if got := scanIDs(c, f, 0, false, 0); !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
+			t.Errorf("%s: got %v, want %v", tc.filter, got, tc.want)
+		}
+	}
+}
+
+// FuzzCompileFilter: the translation never panics and refuses with a 400
+// only; what it accepts, meta's index answers as meta's reference
+// evaluator does, over payloads holding lists of objects and lists of
+// lists.
+func FuzzCompileFilter(f *testing.F) {
+	payloads := []string{
+		`{}`,
+		`{"a": [{"b": 1, "c": [2, {"d": "x"}]}, {"b": null}, [1, [2]], 3], "o": {"x": [{"y": true}]}}`,
+		`{"a": [[{"b": 1}], {"b": [1, 2]}, []], "o": {"x": {"y": "red car"}}, "c": [null]}`,
+		`{"a": {"b": 1}, "c": []}`,
+	}
+	for _, s := range []string{`{}`, `{"must": [{"key": "a[].b", "match": {"value": 1}}]}`,
+		`{"must": [{"nested": {"key": "a", "filter": {"must_not": [{"key": "b", "is_null": true}]}}}]}`,
+		`{"should": [{"key": "a[0]", "values_count": {"gte": 2}}, {"is_empty": {"key": "a[].c[]"}}]}`,
+		`{"must": [{"key": "o.x[].y", "match": {"any": [true]}}, {"key": "a[][].b", "range": {"lt": 2}}]}`,
+		`{"must_not": [{"key": "\"a\"[1]", "match": {"except": [1]}}, {"is_null": {"key": "c"}}]}`} {
+		f.Add([]byte(s))
+	}
+	c := testCollection(f, payloads)
+	docs := make([]meta.Document, len(payloads))
+	for i, p := range payloads {
+		docs[i], _ = meta.ParseDocument([]byte(p))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flt, err := compileFilter(json.RawMessage(data))
+		if err != nil {
+			if status(err) != 400 {
+				t.Fatalf("%s: %v (status %d), want a 400", data, err, status(err))
+			}
+			return
+		}
+		var want []uint64
+		for i, d := range docs {
+			if flt.MatchID(uint64(i), d) {
+				want = append(want, uint64(i))
+			}
+		}
+		if got := scanIDs(c, flt, 0, false, 0); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("%s: index %v, reference %v", data, got, want)
+		}
+	})
 }

@@ -46,7 +46,7 @@ func parseVector(raw json.RawMessage, dim int) ([]float32, error) {
 }
 
 // parsePayload turns a Qdrant payload into a strata document; what
-// strata's metadata cannot hold (lists of objects, keys with '.') is a 400
+// strata's metadata cannot hold (keys with '.' or a leading '$') is a 400
 // naming the problem, not a silent change.
 func parsePayload(raw json.RawMessage, id collection.ID) (meta.Document, error) {
 	if !present(raw) {
