@@ -164,6 +164,53 @@ def test_error_names_the_offending_part(col):
         col.upsert([1, 2], np.ones((2, DIM)), [{}, {"$bad": 1}])
 
 
+def test_lists_of_objects_filter_with_elemmatch_and_survive_reopen(tmp_path):
+    """Metadata holding lists of objects and lists of lists round-trip through the log and
+    a checkpoint, and filters reach into them as MongoDB's do (the rules and their index
+    evaluation are tested in go/collection/meta)."""
+    path = tmp_path / "lists"
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((60, DIM)).astype(np.float32)
+    docs = [
+        {
+            "reviews": [
+                {"by": str(rng.choice(["ann", "bo", "cy"])), "stars": int(rng.integers(1, 6))}
+                for _ in range(rng.integers(0, 4))
+            ],
+            "grid": [[int(v) for v in rng.integers(0, 3, size=2)]],
+        }
+        for _ in range(60)
+    ]
+    cases = {
+        json.dumps({"reviews.stars": {"$gte": 5}}): lambda d: any(
+            r["stars"] >= 5 for r in d["reviews"]
+        ),
+        json.dumps({"reviews": {"$elemMatch": {"by": "ann", "stars": {"$lt": 3}}}}): lambda d: any(
+            r["by"] == "ann" and r["stars"] < 3 for r in d["reviews"]
+        ),
+        json.dumps({"reviews": {"$size": 2}}): lambda d: len(d["reviews"]) == 2,
+        json.dumps({"reviews.0.by": "bo"}): lambda d: (
+            bool(d["reviews"]) and d["reviews"][0]["by"] == "bo"
+        ),
+        json.dumps({"grid": [0, 1]}): lambda d: d["grid"] == [[0, 1]],
+        json.dumps({"reviews.by": {"$all": ["ann", "cy"]}}): lambda d: (
+            {"ann", "cy"} <= {r["by"] for r in d["reviews"]}
+        ),
+    }
+    with strata.Collection.create(path, dim=DIM, metric="l2", seed=5) as col:
+        col.upsert(np.arange(30), x[:30], docs[:30])
+        col.checkpoint()
+        col.upsert(np.arange(30, 60), x[30:], docs[30:])
+    with strata.Collection.open(path) as col:
+        assert col.get([3, 45]).metadata == [docs[3], docs[45]]
+        for raw, pred in cases.items():
+            expect = [i for i, d in enumerate(docs) if pred(d)]
+            scanned = [int(i) for batch in col.scan(json.loads(raw)) for i in batch.ids]
+            assert scanned == expect, raw
+        with pytest.raises(ValueError, match=r"needs a non-negative integer"):
+            col.count({"reviews": {"$size": -1}})
+
+
 def test_reopen_recovers_checkpoint_and_log(tmp_path):
     path = tmp_path / "p"
     x, _ = clustered(300, DIM, seed=5)

@@ -249,8 +249,12 @@
 // microsecond per small document) and tested with the reference
 // evaluator. That is $eq with a list or object operand (candidates: the
 // slots holding a list, narrowed by the operand's elements, or an object
-// with the operand's keys); $elemMatch and $size (the slots holding a list
-// at the path); ValuesCount on a path through a list of objects, and on
+// with the operand's keys); $size (the slots holding a list at the path);
+// $elemMatch and Nested (the same, narrowed by each positive condition of
+// the query, $eq/$in of scalars, ranges, $exists, Words, on the element
+// itself or on one key of it: {"reviews": {"$elemMatch": {"by": "ann",
+// "stars": 5}}} reads only documents with an element by ann and one with 5
+// stars); ValuesCount on a path through a list of objects, and on
 // any path for the slots holding a list there; a list position in a path
 // ("a.0.b", At) and an explicit path ending in Elements (the slots where
 // the path up to that step is present). Their cost grows with the number

@@ -299,14 +299,111 @@ func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
 		for _, pp := range pps {
 			e.types(res, n.types, pp)
 		}
-	case nodeSize, nodeElemMatch:
-		// Postings hold neither list lengths nor which element holds
-		// what: the documents holding a list at the path are read.
+	case nodeSize:
+		// Postings hold no list lengths: the documents holding a list at
+		// the path are read.
 		return e.scan(n, e.union(pps, listsOf))
+	case nodeElemMatch:
+		// Postings do not say which element holds what: the documents
+		// holding a list at the path are read, narrowed first to those
+		// where some element meets each positive condition of the query.
+		cand := e.union(pps, listsOf)
+		e.narrowToElements(cand, n, pps)
+		return e.scan(n, cand)
 	default:
 		panic("meta: unknown filter node")
 	}
 	return res
+}
+
+// narrowToElements removes from cand the slots where no element of a list
+// at pps meets one of the positive conditions that n's query requires (the
+// query, or the kids of its And) on a path postings hold: the element
+// itself (its scalars are indexed with the list, its lists at the
+// elements' route) or one key of an object element. A slot left may still
+// fail (the conditions met by different elements), which scan decides.
+func (e *evaluator) narrowToElements(cand bitset, n *node, pps []*pathPostings) {
+	conds := []*node{n.kids[0]}
+	if k := n.kids[0]; k.kind == nodeAnd {
+		conds = k.kids
+	}
+	for _, c := range conds {
+		if cand.empty() {
+			return
+		}
+		if c.scan || !positive(c) {
+			continue
+		}
+		var elements []*pathPostings
+		switch {
+		case len(c.path.steps) == 0:
+			elements = append(elements, pps...)
+			for _, pp := range pps {
+				if q := e.x.paths[pp.route+"."+routeElements]; q != nil {
+					elements = append(elements, q)
+				}
+			}
+		case len(c.path.steps) == 1 && c.path.steps[0].kind == stepKey:
+			for _, pp := range pps {
+				if q := e.x.paths[pp.route+"."+routeElements+"."+c.path.steps[0].key]; q != nil {
+					elements = append(elements, q)
+				}
+			}
+		default:
+			continue
+		}
+		part := newBitset(e.words)
+		switch c.kind {
+		case nodeExists:
+			part = e.union(elements, existsOf)
+		case nodeEq, nodeIn:
+			operands := c.operands
+			if c.kind == nodeEq {
+				operands = []value{c.operand}
+			}
+			for _, operand := range operands {
+				e.eq(part, c, elements, operand)
+			}
+		case nodeRange:
+			if c.operand.kind == kindNumber {
+				var iv interval[float64]
+				iv.tighten(c.op, normZero(c.operand.num))
+				for i, pp := range elements {
+					rangeInto(e, part, i == 0, pp, &pp.nums, &pp.numbers, &iv)
+				}
+			} else {
+				var iv interval[string]
+				iv.tighten(c.op, c.operand.str)
+				for i, pp := range elements {
+					rangeInto(e, part, i == 0, pp, &pp.strs, &pp.strings, &iv)
+				}
+			}
+		case nodeWithin, nodeWords:
+			part = e.valueLeaf(c, elements)
+		}
+		cand.and(part)
+	}
+}
+
+// positive reports whether a leaf holds only where a value at its path
+// meets it, so that postings of its path give every slot it can hold in:
+// not a condition a missing path or null meets, nor one postings answer by
+// reading documents.
+func positive(c *node) bool {
+	switch c.kind {
+	case nodeExists, nodeRange, nodeWithin, nodeWords:
+		return true
+	case nodeEq:
+		return isScalar(c.operand)
+	case nodeIn:
+		return len(c.operands) > 0 && !slices.ContainsFunc(c.operands, func(v value) bool { return !isScalar(v) })
+	}
+	return false
+}
+
+// isScalar: a bool, number or string (not null, a list or an object).
+func isScalar(v value) bool {
+	return v.kind == kindBool || v.kind == kindNumber || v.kind == kindString
 }
 
 // types adds the slots holding a value of a type in t at pp's route, or a
