@@ -3,6 +3,7 @@ package meta
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -101,5 +102,38 @@ func BenchmarkCount(b *testing.B) {
 	f := mustFilter(b, `{"flag": true, "year": {"$gte": 1980}}`)
 	for b.Loop() {
 		x.Count(f)
+	}
+}
+
+// BenchmarkSelectLists measures the conditions on lists of objects over
+// 20k documents with 0 to 3 reviews each: a path through the list
+// (postings), $elemMatch (documents read, narrowed by postings), $size and
+// a list position (documents read).
+func BenchmarkSelectLists(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x := NewIndex()
+	for i := range 20000 {
+		reviews := make([]string, r.IntN(4))
+		for j := range reviews {
+			reviews[j] = fmt.Sprintf(`{"by": "u%d", "stars": %d}`, r.IntN(100), 1+r.IntN(5))
+		}
+		x.Put(uint64(i), mustDoc(b, fmt.Sprintf(`{"cat": "c%d", "reviews": [%s]}`, i%100, strings.Join(reviews, ","))))
+	}
+	for _, tc := range []struct{ name, filter string }{
+		{"path_stars", `{"reviews.stars": 5}`},
+		{"path_by_1pct", `{"reviews.by": "u7"}`},
+		{"elemMatch_selective", `{"reviews": {"$elemMatch": {"by": "u7", "stars": 5}}}`},
+		{"elemMatch_broad", `{"reviews": {"$elemMatch": {"stars": {"$gte": 2}}}}`},
+		{"size", `{"reviews": {"$size": 2}}`},
+		{"position", `{"reviews.0.stars": 5}`},
+	} {
+		f := mustFilter(b, tc.filter)
+		b.Run(tc.name, func(b *testing.B) {
+			count := 0
+			for b.Loop() {
+				count = len(x.Select(f))
+			}
+			b.ReportMetric(float64(count), "ids")
+		})
 	}
 }

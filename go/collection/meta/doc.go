@@ -210,7 +210,6 @@
 // postings, sets of slots:
 //
 //	route "year"  exists  {0 1 2 5}      any value, null and lists included
-//	              full    {0 1 2}        a value other than null and []
 //	              nulls   {5}            null, or a list holding null
 //	              trues / falses         booleans
 //	              lists                  value is a list
@@ -247,19 +246,24 @@
 // What postings cannot answer exactly is answered by reading documents:
 // candidates from postings, each decoded from its stored JSON (about a
 // microsecond per small document) and tested with the reference
-// evaluator. That is $eq with a list or object operand (candidates: the
-// slots holding a list, narrowed by the operand's elements, or an object
-// with the operand's keys); $size (the slots holding a list at the path);
-// $elemMatch and Nested (the same, narrowed by each positive condition of
-// the query, $eq/$in of scalars, ranges, $exists, Words, on the element
-// itself or on one key of it: {"reviews": {"$elemMatch": {"by": "ann",
-// "stars": 5}}} reads only documents with an element by ann and one with 5
-// stars); ValuesCount on a path through a list of objects, and on
-// any path for the slots holding a list there; a list position in a path
-// ("a.0.b", At) and an explicit path ending in Elements (the slots where
-// the path up to that step is present). Their cost grows with the number
-// of candidates, not of matches; a selective condition beside them in an
-// $and does not narrow what they read.
+// evaluator. That is:
+//   - $eq with a list or object operand: the slots holding a list,
+//     narrowed by the operand's elements, or an object with its keys;
+//   - $size: the slots holding a list at the path;
+//   - $elemMatch and Nested: the same, narrowed by each positive condition
+//     of the query ($eq and $in of scalars, ranges, $exists, Words) on the
+//     element itself or on one key of it, so that {"reviews":
+//     {"$elemMatch": {"by": "ann", "stars": 5}}} reads only the documents
+//     with an element by ann and an element with 5 stars;
+//   - IsEmpty and ValuesCount on a path through a list of objects: the
+//     slots where the path is present; ValuesCount elsewhere only for the
+//     slots holding a list there;
+//   - a list position in a path ("a.0.b", At) and an explicit path ending
+//     in Elements: the slots where the path up to that step is present.
+//
+// Their cost grows with the number of candidates, not of matches; a
+// selective condition beside them in an $and does not narrow what they
+// read.
 //
 // Matching slots become ascending ids through a list of (id, slot) pairs in
 // id order: writers append to it when ids arrive in ascending order and

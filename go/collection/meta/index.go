@@ -41,7 +41,6 @@ type pathPostings struct {
 	// here.
 	spread  bool
 	exists  posting // the path is present, whatever its value
-	full    posting // a value other than null and []
 	nulls   posting // null, or a list holding null
 	trues   posting
 	falses  posting
@@ -263,9 +262,6 @@ func (pp *pathPostings) update(slot uint32, v value, add bool) {
 		change = (*posting).add
 	}
 	change(&pp.exists, slot)
-	if v.kind != kindNull && (v.kind != kindList || len(v.list) > 0) {
-		change(&pp.full, slot)
-	}
 	switch v.kind {
 	case kindList:
 		change(&pp.lists, slot)

@@ -254,7 +254,6 @@ func (e *evaluator) scan(n *node, cand bitset) bitset {
 
 func existsOf(pp *pathPostings) *posting { return &pp.exists }
 func listsOf(pp *pathPostings) *posting  { return &pp.lists }
-func fullOf(pp *pathPostings) *posting   { return &pp.full }
 
 // valueLeaf evaluates the leaves other than $exists, $eq, $in and ranges.
 func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
@@ -289,8 +288,22 @@ func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
 			return e.scan(n, e.union(pps, existsOf))
 		}
 	case nodeIsEmpty:
-		// Every value null or [], or none at all.
-		res.orMissing(x.alive, e.union(pps, fullOf))
+		// Every value null or [], or none at all: with one value per slot,
+		// missing, null, or a list holding nothing; otherwise read.
+		if len(pps) > 1 || (len(pps) == 1 && pps[0].spread) {
+			return e.scan(n, e.union(pps, existsOf))
+		}
+		present := e.union(pps, existsOf)
+		res.orMissing(x.alive, present)
+		for _, pp := range pps {
+			res.or(e.without(&pp.nulls, &pp.lists))
+			empty := e.bits(&pp.lists)
+			empty.andNot(e.scalars(pp))
+			for _, held := range []*posting{&pp.nulls, &pp.objects, &pp.nested} {
+				empty.andNot(e.bits(held))
+			}
+			res.or(empty)
+		}
 	case nodeIsNull:
 		for _, pp := range pps {
 			pp.nulls.orInto(res, e.scratch)
