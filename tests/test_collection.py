@@ -141,7 +141,7 @@ def test_bad_input_raises_and_changes_nothing(col):
         (TypeError, lambda: col.upsert([2], np.ones(DIM), [{"x": object()}])),
         (TypeError, lambda: col.upsert([2], np.ones(DIM), ["not a dict"])),
         (ValueError, lambda: col.upsert([2], np.ones(DIM), [{"a.b": 1}])),
-        (ValueError, lambda: col.upsert([2], np.ones(DIM), [{"l": [{"nested": 1}]}])),
+        (ValueError, lambda: col.upsert([2], np.ones(DIM), [{"l": [{"nested.key": 1}]}])),
         (ValueError, lambda: col.upsert([2, 3], np.ones((2, DIM)), [{}])),
         (ValueError, lambda: col.query(np.ones(DIM), where={"a": {"$gtx": 1}})),
         (ValueError, lambda: col.query(np.ones(DIM), where={"a": {"$in": 3}})),
