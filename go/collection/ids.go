@@ -290,10 +290,12 @@ func (t *idTable) sortedNames() []string {
 	return t.sorted
 }
 
-// keyOf returns the key of id if the collection holds it.
+// keyOf returns the key of id if the collection holds it. An id no write
+// accepts (an integer from 2^63 up, whose key would be a string's; NoID)
+// is held by no collection.
 func (c *Collection) keyOf(id ID) (uint64, bool) {
 	if id.kind != kindString {
-		return id.num, c.meta.Contains(id.num)
+		return id.num, id.kind == kindInt && id.num <= limits.MaxIntID && c.meta.Contains(id.num)
 	}
 	k, ok := c.ids.key(id.str)
 	return k, ok && c.meta.Contains(k)
@@ -309,15 +311,18 @@ func (c *Collection) idOf(key uint64) (ID, bool) {
 	return ID{str: s, kind: kindString}, ok
 }
 
-// keysOf returns the keys of the ids the collection holds, in order,
-// skipping the others.
+// keysOf returns the keys of ids, in order, skipping string ids not
+// present and ids no write accepts (see keyOf).
 func (c *Collection) keysOf(ids []ID) []uint64 {
 	keys := make([]uint64, 0, len(ids))
 	for _, id := range ids {
-		if id.kind != kindString {
+		switch {
+		case id.kind == kindInt && id.num <= limits.MaxIntID:
 			keys = append(keys, id.num)
-		} else if k, ok := c.ids.key(id.str); ok {
-			keys = append(keys, k)
+		case id.kind == kindString:
+			if k, ok := c.ids.key(id.str); ok {
+				keys = append(keys, k)
+			}
 		}
 	}
 	return keys
