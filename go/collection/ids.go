@@ -266,12 +266,14 @@ func importTable(keys []uint64, strs []string, next uint64) *idTable {
 // sortedNames returns every string id present, in byte order, possibly
 // with some no longer present (check with key).
 func (t *idTable) sortedNames() []string {
+	// mu before orderMu, the order the writers (assign, remove) take them.
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	t.orderMu.Lock()
 	defer t.orderMu.Unlock()
 	if len(t.pending) == 0 && t.stale <= 64+len(t.sorted)/4 {
 		return t.sorted
 	}
-	t.mu.RLock()
 	merged := make([]string, 0, len(t.keys))
 	for _, s := range t.sorted {
 		if _, ok := t.keys[s]; ok {
@@ -283,7 +285,6 @@ func (t *idTable) sortedNames() []string {
 			merged = append(merged, s)
 		}
 	}
-	t.mu.RUnlock()
 	slices.Sort(merged)
 	// A string deleted and upserted again is listed twice.
 	t.sorted, t.pending, t.stale = slices.Compact(merged), nil, 0
