@@ -53,7 +53,8 @@ from strata._collection import (
     check_metadata,
     check_where,
 )
-from strata._index import _as_rows, _i64, _id_list, _int, _set
+from strata._ids import id_array, id_values
+from strata._index import _as_rows, _i64, _int, _set
 from strata._lib import CollectionFailedError, IntegrityError
 
 __all__ = ["Client", "RemoteCollection", "ServerError"]
@@ -298,15 +299,16 @@ class RemoteCollection:
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None) -> None:
-        """Inserts or replaces entries: ids (n non-negative integers below 2**63),
-        vectors [n, dim] (or one [dim] vector), metadata a list of n dicts (or None)."""
+    def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
+        """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
+        bytes, mixed as you like), vectors [n, dim] (or one [dim] vector), metadata a
+        list of n dicts (or None)."""
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
-        id_arr = _id_list(ids, "ids")
-        if id_arr.shape[0] != n:
-            raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
+        id_vals = id_values(ids, "ids")
+        if len(id_vals) != n:
+            raise ValueError(f"got {len(id_vals)} ids for {n} vectors")
         body: dict[str, Any] = {
-            "ids": id_arr.tolist(),
+            "ids": id_vals,
             "vectors": vecs.reshape(n, self._dim).tolist(),
         }
         docs = check_metadata(metadata, n)
@@ -314,20 +316,20 @@ class RemoteCollection:
             body["metadata"] = docs
         self._post("upsert", body)
 
-    def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
+    def update_metadata(self, ids: object, metadata: object) -> int:
         """Replaces the metadata of existing ids; KeyError if one does not exist."""
-        id_arr = _id_list(ids, "ids")
-        docs = check_metadata(metadata, id_arr.shape[0])
+        id_vals = id_values(ids, "ids")
+        docs = check_metadata(metadata, len(id_vals))
         if docs is None:
             raise TypeError("metadata must be a list of dicts, got None")
-        return int(self._post("metadata", {"ids": id_arr.tolist(), "metadata": docs})["updated"])
+        return int(self._post("metadata", {"ids": id_vals, "metadata": docs})["updated"])
 
-    def delete(self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None) -> int:
+    def delete(self, ids: object = None, where: dict[str, Any] | None = None) -> int:
         """Deletes the given ids (unknown ones are ignored) or every entry matching where."""
         if (ids is None) == (where is None):
             raise ValueError("delete needs exactly one of ids= or where=")
         if ids is not None:
-            body: dict[str, Any] = {"ids": _id_list(ids, "ids").tolist()}
+            body: dict[str, Any] = {"ids": id_values(ids, "ids")}
         else:
             body = {"filter": check_where(where)}
         return int(self._post("delete", body)["deleted"])
@@ -379,17 +381,20 @@ class RemoteCollection:
         qs, nq = _as_rows(queries, self._dim, "queries", "collection")
         body["vectors"] = qs.reshape(nq, self._dim).tolist()
         answer = self._post("query", body)
-        ids = np.full((nq, k), -1, dtype=np.int64)
+        found: list[Any] = [-1] * (nq * k)
         dists = np.full((nq, k), np.inf, dtype=np.float32)
         rows: list[list[dict[str, Any] | None]] = []
         for q, hits in enumerate(answer["results"]):
             row: list[dict[str, Any] | None] = [None] * k
             for j, hit in enumerate(hits):
-                ids[q, j] = hit["id"]
+                found[q * k + j] = hit["id"]
                 distance = hit.get("distance")
                 dists[q, j] = np.inf if distance is None else distance
                 row[j] = hit.get("metadata") if include_metadata else None
             rows.append(row)
+        ids = id_array(found, (nq, k))
+        if ids.dtype == object:
+            ids[ids == -1] = None  # padding, in an answer holding string ids
         stats = None
         if return_stats:
             st = answer["stats"]
@@ -427,21 +432,22 @@ class RemoteCollection:
             body["vector"] = qs.reshape(self._dim).tolist()
         k, include_metadata = body["k"], "metadata" in body["include"]
         hits = self._post("query", body)["results"]
-        ids = np.full((1, k), -1, dtype=np.int64)
+        found: list[Any] = []
         scores = np.full((1, k), np.nan, dtype=np.float32)
         dists = np.full((1, k), np.inf, dtype=np.float32)
         docs: list[dict[str, Any] | None] = [None] * k
         sources: list[str | None] = [None] * k
         for j, hit in enumerate(hits):
-            ids[0, j], scores[0, j] = hit["id"], hit["score"]
+            scores[0, j] = hit["score"]
+            found.append(hit["id"])
             distance = hit.get("distance")
             dists[0, j] = np.nan if distance is None else distance
             sources[j] = hit["sources"]
             docs[j] = hit.get("metadata") if include_metadata else None
-        return QueryResult(ids, dists, [docs], None, scores, [sources])
+        return QueryResult(id_array(found, (1, k)), dists, [docs], None, scores, [sources])
 
     def _points(self, points: list[dict[str, Any]], include_vectors: bool) -> GetResult:
-        ids = np.array([p["id"] for p in points], dtype=np.int64)
+        ids = id_array([p["id"] for p in points])
         docs = [p.get("metadata") or {} for p in points]
         vectors = None
         if include_vectors:
@@ -450,10 +456,10 @@ class RemoteCollection:
             )
         return GetResult(ids, docs, vectors)
 
-    def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+    def get(self, ids: object, include_vectors: bool = False) -> GetResult:
         """Looks up ids; those that do not exist are left out of the result."""
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
-        answer = self._post("get", {"ids": _id_list(ids, "ids").tolist(), "include": include})
+        answer = self._post("get", {"ids": id_values(ids, "ids"), "include": include})
         return self._points(answer["points"], include_vectors)
 
     def count(self, where: dict[str, Any] | None = None) -> int:
@@ -469,10 +475,10 @@ class RemoteCollection:
         batch_size: int = 1000,
         include_vectors: bool = False,
         *,
-        after: int | None = None,
+        after: int | str | None = None,
     ) -> Iterator[GetResult]:
-        """Yields every entry matching where, in ascending id order, batch_size at a time;
-        after= starts past that id."""
+        """Yields every entry matching where, in scan order (integer ids ascending, then
+        string ids in byte order), batch_size at a time; after= starts past that id."""
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
         body: dict[str, Any] = {
@@ -480,7 +486,9 @@ class RemoteCollection:
             "limit": batch_size,
             "include": include,
         }
-        if after is not None:
+        if isinstance(after, str):
+            body["after"] = after
+        elif after is not None:
             body["after"] = _int(after, "after", 0, 2**63 - 1)
         while True:
             answer = self._post("scan", body)

@@ -324,6 +324,9 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
     client.create_collection("refuse", vectors_config=m.VectorParams(size=3, distance="Cosine"))
     client.upsert("refuse", points=[m.PointStruct(id=1, vector=[1, 2, 3], payload={"a": 1})])
     cases = {
+        "Unable to parse UUID": lambda: client.upsert(
+            "refuse", points=[m.PointStruct(id="not-a-uuid", vector=[1, 2, 3])]
+        ),
         "keys may not contain '.'": lambda: client.upsert(
             "refuse", points=[m.PointStruct(id=2, vector=[1, 2, 3], payload={"l": [{"x.y": 1}]})]
         ),
@@ -620,3 +623,63 @@ def test_payloads_that_would_change_are_refused(client):
         assert point.payload == {"n": 2**53, "f": 1.5e18} and type(point.payload["n"]) is int
     finally:
         client.delete_collection("exact")
+
+
+def test_uuid_ids_agree_with_qdrant_local_mode(client):
+    """UUID and integer ids side by side, in every spelling Qdrant parses: upsert,
+    retrieve, has_id, scroll order and offsets, query and delete answer as local mode."""
+    import uuid
+
+    rng = np.random.default_rng(25)
+    uuids = [
+        uuid.UUID(int=int(rng.integers(2**62)) << 64 | int(rng.integers(2**62))) for _ in range(30)
+    ]
+    spell = [
+        str,
+        lambda u: u.hex,
+        lambda u: str(u).upper(),
+        lambda u: "{" + str(u) + "}",
+        lambda u: u.urn,
+    ]
+    points = [
+        m.PointStruct(id=spell[i % len(spell)](u), vector=[1.0, float(i)], payload={"i": i})
+        for i, u in enumerate(uuids)
+    ] + [m.PointStruct(id=i, vector=[0.5, float(i)], payload={"i": 100 + i}) for i in range(10)]
+    reference = QdrantClient(":memory:")
+    for c in (client, reference):
+        c.create_collection("uuids", vectors_config=m.VectorParams(size=2, distance=m.Distance.DOT))
+        c.upsert("uuids", points=points, wait=True)
+    try:
+        for c in (client, reference):
+            c.delete("uuids", points_selector=[str(uuids[3]), uuids[4].hex, 2], wait=True)
+
+        def answers(c):
+            pages, offset = [], None
+            while True:
+                page, offset = c.scroll("uuids", limit=7, offset=offset)
+                pages.append([(p.id, p.payload) for p in page])
+                if offset is None:
+                    break
+            picked = m.Filter(
+                must=[m.HasIdCondition(has_id=[str(u).upper() for u in uuids[:8]] + [1, 5])]
+            )
+            return {
+                "scroll": pages,
+                "retrieve": [
+                    (p.id, p.payload) for p in c.retrieve("uuids", [uuids[0].urn, 7, str(uuids[9])])
+                ],
+                "has_id": sorted(
+                    (str(p.id), p.payload["i"])
+                    for p in c.scroll("uuids", scroll_filter=picked, limit=50)[0]
+                ),
+                "query": [
+                    (p.id, round(p.score, 4))
+                    for p in c.query_points("uuids", query=[1.0, 0.1], limit=6).points
+                ],
+                "count": c.count("uuids").count,
+            }
+
+        assert answers(client) == answers(reference)
+    finally:
+        client.delete_collection("uuids")
+        reference.close()

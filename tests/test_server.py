@@ -317,3 +317,27 @@ def test_a_collection_that_will_not_open_fails_alone(tmp_path):
             assert client.health()["status"] == "ok"
     finally:
         held.close()
+
+
+def test_remote_string_ids_come_back_as_written(client):
+    """strata.client takes ints, strs, mixed lists and NumPy integer arrays; answers of
+    integer ids stay int64 arrays, answers holding a string id are object arrays."""
+    col = client.create_collection("strids", dim=2, metric="l2")
+    col.upsert(np.arange(3), [[0, 0], [1, 1], [2, 2]])
+    assert col.query([0, 0], k=2).ids.dtype == np.int64
+    col.upsert(["doc-a", 7, "é"], [[0.1, 0.1], [3, 3], [4, 4]], metadata=[{"k": 1}, {}, {}])
+    hits = col.query([0, 0], k=3)
+    assert hits.ids.dtype == object and hits.ids.tolist() == [[0, "doc-a", 1]]
+    got = col.get(["é", 2, "nope"])
+    assert got.ids.tolist() == ["é", 2] and got.metadata == [{}, {}]
+    pages = [p.ids.tolist() for p in col.scan(batch_size=2)]
+    assert pages == [[0, 1], [2, 7], ["doc-a", "é"]]
+    assert [p.ids.tolist() for p in col.scan(after="doc-a")] == [["é"]]
+    assert col.update_metadata(["doc-a"], [{"k": 2}]) == 1
+    with pytest.raises(TypeError, match=r"ids\[1\] must be an int or a str"):
+        col.get([1, 2.5])
+    with pytest.raises(ValueError, match="string id must be 1 to 512 bytes"):
+        col.upsert([""], [[0, 0]])
+    assert col.delete(["doc-a", 0, "missing"]) == 2
+    assert len(col) == 4
+    client.drop_collection("strids")

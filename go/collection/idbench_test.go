@@ -2,6 +2,7 @@ package collection
 
 import (
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/strata-db/strata/go/internal/synth"
@@ -23,6 +24,7 @@ func BenchmarkIntegerUpsert(b *testing.B) {
 	ids := make([]uint64, batch)
 	next := uint64(0)
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := 0; i < b.N; i++ {
 		for j := range ids {
 			ids[j] = next
@@ -63,6 +65,7 @@ func BenchmarkIntegerQuery(b *testing.B) {
 	c, queries := benchQuery.c, benchQuery.queries
 	out, dists := benchOut(10), make([]float32, 10)
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for i := 0; i < b.N; i++ {
 		qi := i % 1000
 		if _, err := c.Query(queries[qi*dim:(qi+1)*dim], 10, 64, nil, 1, out, dists); err != nil {
@@ -73,3 +76,17 @@ func BenchmarkIntegerQuery(b *testing.B) {
 
 func benchIDs(ids []uint64) []ID { return IntIDs(ids) }
 func benchOut(k int) []ID        { return make([]ID, k) }
+
+// reportCPU reports the process's CPU time per op (user + system, every
+// thread): steadier than wall time on a machine shared with other work.
+func reportCPU(b *testing.B) func() {
+	cpu := func() int64 {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	start := cpu()
+	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
+}

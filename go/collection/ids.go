@@ -266,12 +266,14 @@ func importTable(keys []uint64, strs []string, next uint64) *idTable {
 // sortedNames returns every string id present, in byte order, possibly
 // with some no longer present (check with key).
 func (t *idTable) sortedNames() []string {
+	// mu before orderMu, the order the writers (assign, remove) take them.
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	t.orderMu.Lock()
 	defer t.orderMu.Unlock()
 	if len(t.pending) == 0 && t.stale <= 64+len(t.sorted)/4 {
 		return t.sorted
 	}
-	t.mu.RLock()
 	merged := make([]string, 0, len(t.keys))
 	for _, s := range t.sorted {
 		if _, ok := t.keys[s]; ok {
@@ -283,17 +285,18 @@ func (t *idTable) sortedNames() []string {
 			merged = append(merged, s)
 		}
 	}
-	t.mu.RUnlock()
 	slices.Sort(merged)
 	// A string deleted and upserted again is listed twice.
 	t.sorted, t.pending, t.stale = slices.Compact(merged), nil, 0
 	return t.sorted
 }
 
-// keyOf returns the key of id if the collection holds it.
+// keyOf returns the key of id if the collection holds it. An id no write
+// accepts (an integer from 2^63 up, whose key would be a string's; NoID)
+// is held by no collection.
 func (c *Collection) keyOf(id ID) (uint64, bool) {
 	if id.kind != kindString {
-		return id.num, c.meta.Contains(id.num)
+		return id.num, id.kind == kindInt && id.num <= limits.MaxIntID && c.meta.Contains(id.num)
 	}
 	k, ok := c.ids.key(id.str)
 	return k, ok && c.meta.Contains(k)
@@ -309,15 +312,18 @@ func (c *Collection) idOf(key uint64) (ID, bool) {
 	return ID{str: s, kind: kindString}, ok
 }
 
-// keysOf returns the keys of the ids the collection holds, in order,
-// skipping the others.
+// keysOf returns the keys of ids, in order, skipping string ids not
+// present and ids no write accepts (see keyOf).
 func (c *Collection) keysOf(ids []ID) []uint64 {
 	keys := make([]uint64, 0, len(ids))
 	for _, id := range ids {
-		if id.kind != kindString {
+		switch {
+		case id.kind == kindInt && id.num <= limits.MaxIntID:
 			keys = append(keys, id.num)
-		} else if k, ok := c.ids.key(id.str); ok {
-			keys = append(keys, k)
+		case id.kind == kindString:
+			if k, ok := c.ids.key(id.str); ok {
+				keys = append(keys, k)
+			}
 		}
 	}
 	return keys

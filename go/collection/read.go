@@ -61,10 +61,7 @@ func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, am
 		filter = &hnsw.Filter{Allow: allow}
 	}
 	if among != nil {
-		if _, err := checkIDs(among, false); err != nil {
-			return hnsw.SearchStats{}, err
-		}
-		amongKeys := c.keysOf(among)
+		amongKeys := c.keysOf(among) // ids no write accepts allow nothing, as absent ones
 		if filter == nil {
 			filter = &hnsw.Filter{Allow: amongKeys}
 		} else {
@@ -140,12 +137,10 @@ func (c *Collection) Documents(ids []ID) ([][]byte, error) {
 
 // Get returns the ids among ids that exist, in request order, their
 // documents and, with vectors, their stored vectors (normalised for the
-// cosine metric).
+// cosine metric). An id no write accepts exists nowhere: it is left out,
+// as before string ids.
 func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte, vectors []float32, err error) {
 	if err := c.alive(); err != nil {
-		return nil, nil, nil, err
-	}
-	if _, err := checkIDs(ids, false); err != nil {
 		return nil, nil, nil, err
 	}
 	for _, id := range ids {

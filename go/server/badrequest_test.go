@@ -39,7 +39,11 @@ var badRequests = []struct {
 	{"delete with neither", "POST", "/collections/c/delete", `{}`, 400, CodeBadRequest},
 	{"ids as objects", "POST", "/collections/c/delete", `{"ids":[{"id":1}]}`, 400, CodeBadRequest},
 	{"empty string id", "POST", "/collections/c/delete", `{"ids":[""]}`, 422, CodeInvalid},
-	{"string id too long", "POST", "/collections/c/get", `{"ids":["` + strings.Repeat("x", 513) + `"]}`, 422, CodeInvalid},
+	{"string id of invalid UTF-8", "POST", "/collections/c/delete", "{\"ids\":[\"a\xffb\"]}", 400, CodeBadRequest},
+	{"string id with a lone surrogate", "POST", "/collections/c/delete", `{"ids":["a\ud800b"]}`, 400, CodeBadRequest},
+	{"upserted string id with a lone surrogate", "POST", "/collections/c/upsert", `{"ids":["a\ud800b"],"vectors":[[1,2,3,4]]}`, 400, CodeBadRequest},
+	{"upserted string id of invalid UTF-8", "POST", "/collections/c/upsert", "{\"ids\":[\"\xc3\"],\"vectors\":[[1,2,3,4]]}", 400, CodeBadRequest},
+	{"string id too long", "POST", "/collections/c/delete", `{"ids":["` + strings.Repeat("x", 513) + `"]}`, 422, CodeInvalid},
 	{"filter not object", "POST", "/collections/c/count", `{"filter":"odd"}`, 422, CodeInvalid},
 	// Values of the right shape that the engine refuses.
 	{"wrong dim query", "POST", "/collections/c/query", `{"vector":[1,2,3]}`, 422, CodeInvalid},

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/strata-db/strata/go/batch"
@@ -257,12 +260,22 @@ func (r *numberReader) str() (string, error) {
 		return "", badRequestf("%s: unterminated string", r.where())
 	}
 	r.pos = i + 1
+	raw := r.data[start:r.pos]
+	// encoding/json would replace invalid UTF-8 and lone surrogate escapes
+	// with U+FFFD: an id must not change on its way in, so both are refused.
+	if !utf8.Valid(raw) {
+		return "", badRequestf("%s: string is not valid UTF-8", r.where())
+	}
 	if plain {
-		return string(r.data[start+1 : i]), nil
+		return string(raw[1 : len(raw)-1]), nil
 	}
 	var s string
-	if err := json.Unmarshal(r.data[start:r.pos], &s); err != nil {
+	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", badRequestf("%s: malformed string: %v", r.where(), err)
+	}
+	lower := bytes.ToLower(raw)
+	if strings.Count(s, "\uFFFD") != bytes.Count(raw, []byte("\uFFFD"))+bytes.Count(lower, []byte(`\ufffd`)) {
+		return "", badRequestf("%s: string holds an escape that is not a character (a lone surrogate)", r.where())
 	}
 	return s, nil
 }

@@ -279,8 +279,9 @@ type scanRequest struct {
 	Include []string        `json:"include"`
 }
 
-// scan answers a page of the points matching a filter, in id order, and
-// the "next_after" to pass for the next page (null after the last).
+// scan answers a page of the points matching a filter, in scan order
+// (integer ids ascending, then string ids in byte order), and the
+// "next_after" to pass for the next page (null after the last).
 func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 	var req scanRequest
 	c, err := s.collectionAndBody(r, &req)
