@@ -129,7 +129,10 @@ async function collectionChanged() {
   const words = document.querySelector("input[name=mode][value=words]");
   words.disabled = textFields.length === 0;
   words.parentElement.title = words.disabled ? "this collection has no text index (POST .../text_index)" : "";
-  if (words.disabled && words.checked) document.querySelector("input[name=mode][value=point]").checked = true;
+  // Words where the collection has text, else the point id: the mode each
+  // collection starts in.
+  if (words.disabled) document.querySelector("input[name=mode][value=point]").checked = true;
+  else words.checked = true;
   if (!words.disabled && c) loadModel();
   showMode();
   fields = c ? await detectFields(c) : { numeric: [], string: [] };
@@ -291,11 +294,15 @@ async function search() {
   const c = current();
   if (!c) return;
   const seq = ++searchSeq;
+  $("summary").dataset.started = seq;
   try {
     if (mode() === "words") await searchWords(c, seq);
     else await searchVector(c, seq);
   } catch (e) {
     if (seq === searchSeq) showError(e);
+  } finally {
+    // The latest search has finished (answered or failed): tests wait for this.
+    if (seq === searchSeq) $("summary").dataset.done = seq;
   }
 }
 
@@ -314,21 +321,21 @@ async function searchWords(c, seq) {
   if ($("textField").value) textSide.text_field = $("textField").value;
   const path = collectionPath(c) + "/query";
   const ef = Number($("ef").value);
-  const bm25 = timed(api("POST", path, Object.assign({}, body, textSide)));
+  // One after the other, so that each latency is the query's own (the
+  // encoder holds the page's thread while it runs).
   const vector = await embed(words);
+  const [bm25Answer, bm25Ms] = await timed(api("POST", path, Object.assign({}, body, textSide)));
   let semantic = null, hybrid = null;
   if (vector) {
-    semantic = timed(api("POST", path, Object.assign({}, body, { vector, ef })));
-    hybrid = timed(api("POST", path, Object.assign({}, body, textSide, { vector, ef, fusion: "rrf" })));
+    semantic = await timed(api("POST", path, Object.assign({}, body, { vector, ef })));
+    hybrid = await timed(api("POST", path, Object.assign({}, body, textSide, { vector, ef, fusion: "rrf" })));
   }
-  const [bm25Answer, bm25Ms] = await bm25;
   if (seq !== searchSeq) return;
   render($("bm25"), bm25Answer.results, null, (h) => "score " + h.score.toFixed(3));
   $("bm25Stats").textContent = `${bm25Ms.toFixed(1)} ms`;
   let summary = `BM25 ${bm25Answer.results.length} results`;
   if (semantic) {
-    const [[semAnswer, semMs], [hybAnswer, hybMs]] = await Promise.all([semantic, hybrid]);
-    if (seq !== searchSeq) return;
+    const [[semAnswer, semMs], [hybAnswer, hybMs]] = [semantic, hybrid];
     render($("semantic"), semAnswer.results, null, showDistance);
     render($("hybrid"), hybAnswer.results, null, showScore);
     $("semanticStats").textContent = `${semMs.toFixed(1)} ms · ef ${semAnswer.stats.ef} · ${semAnswer.stats.plan}`;
@@ -417,34 +424,41 @@ async function sweep() {
     $("sweepPanel").hidden = false;
     $("sweepK").textContent = k;
     const truths = [];
-    let exactMs = 0;
+    const exactTimes = [];
     for (const [i, vector] of queries.entries()) {
       $("sweepStats").textContent = `exact search ${i + 1}/${queries.length}`;
       const [answer, ms] = await timed(api("POST", path, Object.assign({}, body, { vector, exact: true })));
       truths.push(new Set(answer.results.map((h) => String(h.id))));
-      exactMs += ms;
+      exactTimes.push(ms);
     }
-    exactMs /= queries.length;
+    const exactMs = median(exactTimes);
     const points = [];
     for (const ef of SWEEP_EFS.filter((e) => e >= Math.min(k, 10))) {
-      let found = 0, total = 0, ms = 0;
+      let found = 0, total = 0;
+      const times = [];
       for (const [i, vector] of queries.entries()) {
         const [answer, t] = await timed(api("POST", path, Object.assign({}, body, { vector, ef })));
-        ms += t;
+        times.push(t);
         found += answer.results.filter((h) => truths[i].has(String(h.id))).length;
         total += truths[i].size;
       }
-      points.push({ ef, recall: total ? found / total : 1, ms: ms / queries.length });
+      points.push({ ef, recall: total ? found / total : 1, ms: median(times) });
       $("sweepStats").textContent = `ef ${ef} done`;
       drawSweep(points, exactMs);
     }
-    $("sweepStats").textContent = `${queries.length} random points, mean latency per query seen by this page · exact ${exactMs.toFixed(2)} ms`;
+    $("sweepStats").textContent = `${queries.length} random points · median latency of one query as this page sees it (HTTP included) · exact search ${exactMs.toFixed(2)} ms`;
     $("sweepChart").dataset.done = "true";
   } catch (e) {
     showError(e);
   } finally {
     button.disabled = false;
   }
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -455,7 +469,7 @@ function svgEl(name, attrs, text) {
   return el;
 }
 
-// drawSweep plots recall (y) against mean latency (x) for each ef, and the
+// drawSweep plots recall (y) against median latency (x) for each ef, and the
 // exact search's latency as a vertical line.
 function drawSweep(points, exactMs) {
   const svg = $("sweepChart");
@@ -477,16 +491,22 @@ function drawSweep(points, exactMs) {
     const ms = (maxMs * i) / 5;
     svg.append(svgEl("text", { x: x(ms), y: H - bottom + 16, "text-anchor": "middle" }, ms.toFixed(ms < 10 ? 2 : 1)));
   }
-  svg.append(svgEl("text", { x: (left + W - right) / 2, y: H - 6, "text-anchor": "middle" }, "mean latency per query (ms)"));
+  svg.append(svgEl("text", { x: (left + W - right) / 2, y: H - 6, "text-anchor": "middle" }, "median latency per query (ms)"));
   svg.append(svgEl("text", { x: 14, y: (top + H - bottom) / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${(top + H - bottom) / 2})` }, "recall@k"));
   svg.append(svgEl("line", { x1: x(exactMs), y1: top, x2: x(exactMs), y2: H - bottom, class: "exact", "data-ms": exactMs.toFixed(3) }));
   svg.append(svgEl("text", { x: x(exactMs) - 4, y: top + 12, "text-anchor": "end", class: "exactLabel" }, `exact ${exactMs.toFixed(2)} ms`));
   const line = points.map((p) => `${x(p.ms).toFixed(1)},${y(p.recall).toFixed(1)}`).join(" ");
   svg.append(svgEl("polyline", { points: line, class: "curve" }));
+  const labelled = [];
   for (const p of points) {
     const g = svgEl("g", { class: "point", "data-ef": p.ef, "data-recall": p.recall.toFixed(4), "data-ms": p.ms.toFixed(3) });
     g.append(svgEl("circle", { cx: x(p.ms), cy: y(p.recall), r: 4 }));
-    g.append(svgEl("text", { x: x(p.ms) + 6, y: y(p.recall) + 14 }, "ef " + p.ef));
+    // A label only where it does not cover another one.
+    const lx = x(p.ms) + 6, ly = y(p.recall) + 14;
+    if (labelled.every(([ox, oy]) => Math.abs(ox - lx) > 44 || Math.abs(oy - ly) > 12)) {
+      labelled.push([lx, ly]);
+      g.append(svgEl("text", { x: lx, y: ly }, "ef " + p.ef));
+    }
     g.append(svgEl("title", {}, `ef ${p.ef}: recall ${p.recall.toFixed(3)}, ${p.ms.toFixed(2)} ms`));
     svg.append(g);
   }
