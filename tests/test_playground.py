@@ -383,3 +383,19 @@ def test_api_key_is_typed_once_per_page_session(browser, pypi):
         lambda d: d.find_element(By.ID, "info").get_attribute("data-ready") == "pypi"
     )
     assert browser.find_element(By.ID, "error").text == ""
+
+
+@needs_model
+def test_semantic_is_off_on_a_collection_of_other_vectors(browser, pypi):
+    client = Client(pypi.url, api_key=API_KEY)
+    col = client.create_collection("tiny", dim=8, metric="l2", text_fields=["text"])
+    col.upsert(np.arange(5), np.eye(5, 8, dtype=np.float32),
+               metadata=[{"text": f"json note {i}"} for i in range(5)])  # fmt: skip
+    _open(browser, pypi)
+    Select(browser.find_element(By.ID, "collection")).select_by_value("tiny")
+    WebDriverWait(browser, 20).until(
+        lambda d: d.find_element(By.ID, "info").get_attribute("data-ready") == "tiny"
+    )
+    _word_search(browser, "json")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#bm25 li[data-id]")) == 5
+    assert "512-d vectors; this one has 8" in browser.find_element(By.ID, "semantic").text

@@ -323,7 +323,14 @@ async function searchWords(c, seq) {
   const ef = Number($("ef").value);
   // One after the other, so that each latency is the query's own (the
   // encoder holds the page's thread while it runs).
-  const vector = await embed(words);
+  // The encoder's vectors have 512 numbers: semantic search only makes
+  // sense on a collection of its vectors (the PyPI demo's).
+  let vector = await embed(words);
+  let noSemantic = "needs the sentence encoder (see above)";
+  if (vector && vector.length !== c.dim) {
+    noSemantic = `needs a collection of the encoder's ${vector.length}-d vectors; this one has ${c.dim}`;
+    vector = null;
+  }
   const [bm25Answer, bm25Ms] = await timed(api("POST", path, Object.assign({}, body, textSide)));
   let semantic = null, hybrid = null;
   if (vector) {
@@ -345,7 +352,7 @@ async function searchWords(c, seq) {
   } else {
     for (const id of ["semantic", "hybrid"]) {
       $(id).innerHTML = "";
-      $(id).appendChild(Object.assign(document.createElement("li"), { className: "none", textContent: "needs the sentence encoder (see above)" }));
+      $(id).appendChild(Object.assign(document.createElement("li"), { className: "none", textContent: noSemantic }));
       $(id + "Stats").textContent = "";
     }
   }
