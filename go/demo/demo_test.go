@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/text"
 	"github.com/strata-db/strata/go/server/registry"
 	"github.com/strata-db/strata/go/vfs/memfs"
 )
@@ -76,5 +77,33 @@ func TestLoadRefusesDocumentsThatDoNotMatchTheVectors(t *testing.T) {
 	dir := writePyPIDemo(t, []string{`{"name": "numpy"}`}, []uint16{0, 0, 0, 0}, 2, 2)
 	if _, _, err := Load(openRegistry(t), dir); err == nil || !strings.Contains(err.Error(), "1 documents for 2 vectors") {
 		t.Fatalf("Load with one document for two vectors: %v", err)
+	}
+}
+
+// The playground's word search needs a BM25 index on the demo's text, also
+// on a demo collection loaded before the index was part of it.
+func TestLoadGivesTheDemoATextIndexEvenWhenMadeWithoutOne(t *testing.T) {
+	dir := writePyPIDemo(t, []string{`{"name": "orjson", "summary": "fast json parser"}`,
+		`{"name": "pillow", "summary": "imaging library"}`}, []uint16{0x3c00, 0, 0, 0x3c00}, 2, 2)
+	to := openRegistry(t)
+	if _, err := to.CreateCollection("pypi", collection.Options{Dim: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(to, dir); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := to.Get("pypi")
+	if fields := c.TextFields(); len(fields) != 1 || fields[0].Field != "summary" {
+		t.Fatalf("text fields after Load over an older demo: %+v, want summary", fields)
+	}
+
+	fresh := openRegistry(t)
+	if _, _, err := Load(fresh, dir); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = fresh.Get("pypi")
+	hits, err := c.QueryText(nil, collection.TextQuery{Text: "json"}, 10, 10, nil, 1, text.Fusion{})
+	if err != nil || len(hits) != 1 || hits[0].ID != collection.IntID(0) {
+		t.Fatalf("BM25 \"json\" over a fresh demo: %+v %v, want point 0", hits, err)
 	}
 }

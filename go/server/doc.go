@@ -42,6 +42,7 @@
 //	POST   /collections/{name}/reopen           {} → info   (close and open again: recovers a failed collection)
 //	GET    /collections/{name}/points/{id}      [?include=vector] → point
 //	GET    /                                    the playground (and its files beside it)
+//	GET    /model/{file}                        the playground's sentence encoder (Config.PlaygroundModel; 404 without)
 //
 //	hit   = {"id", "distance", "metadata", "vector"}   as include asks; default metadata+distances
 //	texthit = {"id", "score", "distance", "sources", "metadata", "vector"}

@@ -57,7 +57,7 @@ func (s *Server) buildRoutes() {
 	} {
 		api("POST /collections/{name}/"+op, h)
 	}
-	for file, h := range playgroundHandlers() {
+	for file, h := range playgroundHandlers(s.cfg.PlaygroundModel) {
 		if file == "index.html" {
 			add("GET /{$}", "/playground", true, h)
 		}

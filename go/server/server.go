@@ -45,6 +45,10 @@ type Config struct {
 	// Registry receives the server's metrics; default a new registry with
 	// the Go runtime and process collectors.
 	Registry *prometheus.Registry
+	// PlaygroundModel is a directory of the playground's sentence encoder
+	// (make playground-model), served under /model/; "" serves none, and
+	// the playground's semantic search is off.
+	PlaygroundModel string
 }
 
 // Server serves the REST API, /metrics and the playground over the

@@ -51,6 +51,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
@@ -83,6 +84,7 @@ func run() error {
 	logLevel := fl.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fl.Bool("log-json", false, "log JSON lines instead of text")
 	demoSource := fl.String("demo", "", "load a demo collection: a pypi-demo directory, or \"generated\"")
+	playgroundModel := fl.String("playground-model", "", "directory of the playground's sentence encoder for semantic search (make playground-model builds go/server/playground/model/dist); off when empty")
 	headerTimeout := fl.Duration("header-timeout", 5*time.Second, "longest time to read a request's headers")
 	readTimeout := fl.Duration("read-timeout", 30*time.Second, "longest time to read a request, body included")
 	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
@@ -107,6 +109,11 @@ func run() error {
 		// Only then: setting it stops the runtime from following later
 		// changes of a cgroup CPU limit.
 		runtime.GOMAXPROCS(procs)
+	}
+	if *playgroundModel != "" {
+		if _, err := os.Stat(filepath.Join(*playgroundModel, "embed.js")); err != nil {
+			return fmt.Errorf("--playground-model: not a built model directory (make playground-model): %w", err)
+		}
 	}
 	key, keyFrom, err := readAPIKey(*apiKey, *apiKeyFile)
 	if err != nil {
@@ -133,7 +140,8 @@ func run() error {
 	}
 	srv, err := server.New(server.Config{DataDir: *dataDir, APIKey: key, Logger: log,
 		AllowOrigins: splitList(*allowOrigins), Hosts: guard.HostsFor(listens, splitList(*allowHosts)),
-		Limits: guard.Limits{MaxBodyBytes: *maxBody, MaxK: *maxK, MaxResults: *maxResults, MaxAnswerBytes: *maxAnswer}})
+		Limits:          guard.Limits{MaxBodyBytes: *maxBody, MaxK: *maxK, MaxResults: *maxResults, MaxAnswerBytes: *maxAnswer},
+		PlaygroundModel: *playgroundModel})
 	if err != nil {
 		return err
 	}
