@@ -19,11 +19,14 @@ type rabitqScratch struct {
 	refined   []candidate   // every refined admitted node by its lower bound (rescore)
 	pending   []uint32
 	sums      []uint32
-	next      [1]uint32 // the candidate whose links are being prefetched
-	lastLower float32   // lower bound of the last extended estimate
-	estimate  int64     // 1-bit estimates since the scratch was taken
-	refine    int64     // refinements (extended code or float) since then
-	exact     int64     // float distances since then
+	est       []float32  // 1-bit estimates of pending
+	bound     []float32  // and their error bounds
+	fast      [32]uint32 // kernels.FastScan32 sums of one block
+	next      [1]uint32  // the candidate whose links are being prefetched
+	lastLower float32    // lower bound of the last extended estimate
+	estimate  int64      // 1-bit estimates since the scratch was taken
+	refine    int64      // refinements (extended code or float) since then
+	exact     int64      // float distances since then
 }
 
 // bufferEntry is a candidate of the traversal buffer.
@@ -35,8 +38,14 @@ type bufferEntry struct {
 	refined  bool
 }
 
+// blockPrefetchLines is how many cache lines of the next candidate's
+// neighbour record the search prefetches while it expands the current
+// one; the hardware's stream prefetcher follows the rest of the record.
+const blockPrefetchLines = 8
+
 // searchRaBitQ answers one query on the codes, as RaBitQ-Library's HNSW
-// does: the traversal keeps ef candidates ordered by estimated distance
+// does (with the neighbour blocks, as its SymphonyQG does: a node's
+// neighbours are estimated from one contiguous record, 32 at a time): the traversal keeps ef candidates ordered by estimated distance
 // (1-bit for a neighbour, refined once it has been refined); a neighbour
 // is refined (its extended code, or its float vector for 1-bit codes) only
 // when it is admitted and its lower bound, estimate − ε₀·error, can still
@@ -99,15 +108,23 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		for j := next + 1; j < len(sc.buffer); j++ {
 			if !sc.buffer[j].expanded {
 				sc.next[0] = sc.buffer[j].node
-				kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, sc.next[:], (g.stride0*4+63)/64)
+				if rq.blocks != nil {
+					kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(rq.blocks.words)), uintptr(rq.blocks.nodeWords)*4, sc.next[:], blockPrefetchLines)
+				} else {
+					kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, sc.next[:], (g.stride0*4+63)/64)
+				}
 				break
 			}
 		}
-		pending := rq.unvisited(g, sc, node, 0)
-		sums := rq.sums(sc, pending)
+		var pending []uint32
+		if rq.blocks != nil {
+			pending = rq.blockNeighbours(sc, node)
+		} else {
+			pending = rq.rowNeighbours(g, sc, node)
+		}
 		lowest := len(sc.buffer)
 		for i, nb := range pending {
-			est, bound := sc.query.Estimate1(sums[i], rq.factors1(nb))
+			est, bound := sc.est[i], sc.bound[i]
 			lower, refined := est-bound, false
 			if !rq.refineOnExpand && lower < worst && (!adm.filtering() || adm.admits(g, nb)) {
 				est, refined = rq.refineOne(g, x.l2, sc, q, nb), true
