@@ -3,6 +3,7 @@ package hnsw
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/metric"
@@ -169,10 +170,11 @@ func checkFactors(f rabitq.Factors, clusters uint32) error {
 }
 
 // loadBlocks installs section RBQN as rq's neighbour blocks after checking
-// that every node's slots hold its level-0 links, in order, with the
-// factors of their code rows (rq.rows, already checked).
+// that every node's head is its extended code and factors (rq.ex, rq.fx)
+// and its slots hold its level-0 links, in order, with the factors of
+// their code rows (rq.rows, already checked).
 func (rq *rabitqCodes) loadBlocks(f *indexfile.File, g *graph) error {
-	nb := newNeighbourBlocks(g, rq.padded, 0)
+	nb := newNeighbourBlocks(g, rq.padded, 0, rq.ex != nil)
 	words, err := section[uint32](f, tagRaBitQBlocks, rq.n*nb.nodeWords)
 	if err != nil {
 		return err
@@ -182,8 +184,18 @@ func (rq *rabitqCodes) loadBlocks(f *indexfile.File, g *graph) error {
 		links := g.links(uint32(node), 0)
 		count := int(links[0])
 		rec := nb.record(uint32(node))
+		if nb.headWords > 0 {
+			head := rec[:nb.headWords]
+			f := rq.fx[node]
+			w := head[rq.padded/4:]
+			if !slices.Equal(wordBytes(head)[:rq.padded], rq.ex[node*rq.padded:(node+1)*rq.padded]) ||
+				w[0] != math.Float32bits(f.Add) || w[1] != math.Float32bits(f.Rescale) || w[2] != math.Float32bits(f.Err) ||
+				w[3] != math.Float32bits(f.Sum) || w[4] != math.Float32bits(f.QErr) || w[5] != f.Cluster {
+				return fmt.Errorf("%w: rabitq block of node %d: its extended code is not the one of section %q", ErrFormat, node, indexfile.TagName(tagRaBitQEx))
+			}
+		}
 		for slot := 0; slot < nb.blocks*32; slot++ {
-			fw := rec[(slot/32)*nb.blockWords+nb.codeWords:]
+			fw := nb.block(rec, slot/32)[nb.codeWords:]
 			j := slot % 32
 			id, want := fw[blockIDs+j], emptySlot
 			if slot < count {

@@ -27,6 +27,7 @@ type rabitqScratch struct {
 	estimate  int64      // 1-bit estimates since the scratch was taken
 	refine    int64      // refinements (extended code or float) since then
 	exact     int64      // float distances since then
+	bytes     int64      // bytes of codes, links and vectors read since then (rows touched × their size)
 }
 
 // bufferEntry is a candidate of the traversal buffer.
@@ -41,7 +42,7 @@ type bufferEntry struct {
 // blockPrefetchLines is how many cache lines of the next candidate's
 // neighbour record the search prefetches while it expands the current
 // one; the hardware's stream prefetcher follows the rest of the record.
-const blockPrefetchLines = 8
+const blockPrefetchLines = 12
 
 // searchRaBitQ answers one query on the codes, as RaBitQ-Library's HNSW
 // does (with the neighbour blocks, as its SymphonyQG does: a node's
@@ -119,8 +120,10 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		var pending []uint32
 		if rq.blocks != nil {
 			pending = rq.blockNeighbours(sc, node)
+			sc.bytes += 4 * int64(rq.blocks.nodeWords)
 		} else {
 			pending = rq.rowNeighbours(g, sc, node)
+			sc.bytes += 4*int64(g.stride0) + 8*int64(rq.stride*len(pending))
 		}
 		lowest := len(sc.buffer)
 		for i, nb := range pending {
@@ -163,6 +166,7 @@ func (sc *rabitqScratch) rescore(g *graph, l2 bool, q []float32, k int) []candid
 			break
 		}
 		sc.exact++
+		sc.bytes += 4 * int64(g.dim)
 		d := g.floatDist(l2, q, c.node)
 		if len(best) < k {
 			best.push(candidate{d, c.node})
@@ -179,8 +183,11 @@ func (sc *rabitqScratch) rescore(g *graph, l2 bool, q []float32, k int) []candid
 // s; the result aliases s.results.
 func (x *Index) searchOneRaBitQ(rq *rabitqCodes, g *graph, s *searcher, q []float32, k, ef int, adm *admission) []candidate {
 	sc := rq.pool.Get().(*rabitqScratch)
-	sc.estimate, sc.refine, sc.exact = 0, 0, 0
+	sc.estimate, sc.refine, sc.exact, sc.bytes = 0, 0, 0, 0
 	s.results = append(s.results[:0], x.searchRaBitQ(rq, g, sc, q, k, ef, adm)...)
+	if s.testing.rabitqBytes != nil {
+		s.testing.rabitqBytes.Add(sc.bytes)
+	}
 	s.ndis += sc.estimate + sc.refine + sc.exact
 	s.nrefine += sc.refine
 	rq.pool.Put(sc)
@@ -257,14 +264,19 @@ func (rq *rabitqCodes) estimateOne(sc *rabitqScratch, node uint32) float32 {
 // either, the 1-bit estimate).
 func (rq *rabitqCodes) refineOne(g *graph, l2 bool, sc *rabitqScratch, q []float32, node uint32) float32 {
 	switch {
+	case rq.blocks != nil && rq.blocks.headWords > 0:
+		sc.bytes += 4 * int64(rq.blocks.headWords)
+		return rq.refineHead(sc, node)
 	case rq.ex != nil:
 		sc.refine++
+		sc.bytes += int64(rq.padded) + int64(unsafe.Sizeof(rabitq.Factors{}))
 		off := int(node) * rq.padded
 		d, bound := sc.query.EstimateEx(kernels.DotU8(rq.ex[off:off+rq.padded], sc.query.Code), rq.fx[node])
 		sc.lastLower = d - bound
 		return d
 	case g.floats && !rq.codesOnly:
 		sc.refine++
+		sc.bytes += 4 * int64(g.dim)
 		return g.floatDist(l2, q, node)
 	}
 	return rq.estimateOne(sc, node)
@@ -283,6 +295,7 @@ func (rq *rabitqCodes) greedy(g *graph, sc *rabitqScratch, cur candidate, level 
 			}
 		}
 		sc.pending = nbs
+		sc.bytes += 4*int64(len(links)) + 8*int64(rq.stride*len(nbs))
 		for i, s := range rq.sums(sc, nbs) {
 			if d, _ := sc.query.Estimate1(s, rq.factors1(nbs[i])); d < cur.dist {
 				cur = candidate{d, nbs[i]}

@@ -339,14 +339,21 @@ func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
 		"block id": func(s []indexfile.Section) {
 			i := slices.IndexFunc(s, isTag(tagRaBitQBlocks))
 			nb := slices.Clone(s[i].Data)
-			off := 4 * (64 + blockIDs + 3) // node 0, block 0, slot 3's id (D = 64)
+			head := f.x.rabitq.Load().blocks.headWords
+			off := 4 * (head + 64 + blockIDs + 3) // node 0, block 0, slot 3's id (D = 64)
 			binary.LittleEndian.PutUint32(nb[off:], binary.LittleEndian.Uint32(nb[off:])^1)
 			s[i].Data = nb
 		},
 		"block factor": func(s []indexfile.Section) {
 			i := slices.IndexFunc(s, isTag(tagRaBitQBlocks))
 			nb := slices.Clone(s[i].Data)
-			nb[4*(64+blockErr+1)] ^= 1 // node 0, slot 1's Err
+			nb[4*(f.x.rabitq.Load().blocks.headWords+64+blockErr+1)] ^= 1 // node 0, slot 1's Err
+			s[i].Data = nb
+		},
+		"block head": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQBlocks))
+			nb := slices.Clone(s[i].Data)
+			nb[5] ^= 1 // node 0's own extended code
 			s[i].Data = nb
 		},
 		"short blocks": func(s []indexfile.Section) {
@@ -431,7 +438,7 @@ func TestRaBitQBlocksHoldTheNeighboursCodes(t *testing.T) {
 			links := g.links(node, 0)
 			rec := rq.blocks.record(node)
 			for b := 0; b < rq.blocks.blocks; b++ {
-				blk := rec[b*rq.blocks.blockWords : (b+1)*rq.blocks.blockWords]
+				blk := rq.blocks.block(rec, b)
 				fw := blk[rq.blocks.codeWords:]
 				kernels.FastScan32(sc.query.LUT, wordBytes(blk[:rq.blocks.codeWords]), &sums)
 				for j := 0; j < 32; j++ {

@@ -1,7 +1,5 @@
 package kernels
 
-import "math/bits"
-
 // FastScan: the 1-bit RaBitQ estimates of 32 codes at once, by table
 // lookups (André et al., "Cache locality is not enough", VLDB 2015; FAISS's
 // pq4_fast_scan; RaBitQ-Library's fastscan, which SymphonyQG searches with).
@@ -100,11 +98,12 @@ func FastScanLUT(q []uint8, lut []uint8) {
 	}
 	lut = lut[:4*len(q)]
 	for g := 0; g < len(q)/4; g++ {
-		table := lut[16*g : 16*g+16]
-		table[0] = 0
-		for m := 1; m < 16; m++ {
-			// table[m] = table[m without its lowest bit] + q of that bit.
-			table[m] = table[m&(m-1)] + q[4*g+bits.TrailingZeros(uint(m))]
+		a, b, c, d := q[4*g], q[4*g+1], q[4*g+2], q[4*g+3]
+		t := lut[16*g : 16*g+16 : 16*g+16]
+		t[0], t[1], t[2], t[3] = 0, a, b, a+b
+		t[4], t[5], t[6], t[7] = c, a+c, b+c, a+b+c
+		for m := 0; m < 8; m++ {
+			t[8+m] = t[m] + d
 		}
 	}
 }
