@@ -377,3 +377,24 @@ func BenchmarkRaBitQSearchOne(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRaBitQBlockBuild is the cost of writing the neighbour blocks of
+// every node of the BenchmarkRaBitQSweep graph ($STRATA_RABITQ_INDEX caches
+// it), per node: what keeping them current would add to an insertion for
+// each link list it rewrites (its own and those of the neighbours it
+// links back to). Run with -cpu 1 for one core's figure.
+func BenchmarkRaBitQBlockBuild(b *testing.B) {
+	data, err := synth.LoadRealSet("pypi-use512", envInt("STRATA_RABITQ_N", 20000))
+	if err != nil {
+		b.Skipf("real data not available: %v", err)
+	}
+	x, _ := rabitqBenchIndex(b, data.Train, data.Dim, metric.Cosine)
+	if err := x.BuildRaBitQ(8); err != nil {
+		b.Fatal(err)
+	}
+	rq := x.rabitq.Load()
+	for b.Loop() {
+		rq.buildBlocks(rq.g)
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(rq.n), "ns/node")
+}

@@ -108,9 +108,9 @@ func (rq *rabitqCodes) packNode(g *graph, nb *neighbourBlocks, node uint32) {
 		copy(head[rq.padded/4:], []uint32{math.Float32bits(f.Add), math.Float32bits(f.Rescale),
 			math.Float32bits(f.Err), math.Float32bits(f.Sum), math.Float32bits(f.QErr), f.Cluster})
 	}
+	var slots [32][]uint64
 	for b := 0; b < nb.blocks; b++ {
 		blk := nb.block(rec, b)
-		codes := wordBytes(blk[:nb.codeWords])
 		f := blk[nb.codeWords:]
 		for j := 0; j < 32; j++ {
 			slot := 32*b + j
@@ -118,11 +118,12 @@ func (rq *rabitqCodes) packNode(g *graph, nb *neighbourBlocks, node uint32) {
 			if slot < count {
 				id = atomic.LoadUint32(&links[1+slot])
 			}
+			slots[j] = nil
 			if id == emptySlot || int(id) >= rq.n {
 				f[blockIDs+j] = emptySlot
 				continue
 			}
-			kernels.FastScanPack(codes, j, rq.rows[int(id)*rq.stride:][:rq.words])
+			slots[j] = rq.rows[int(id)*rq.stride:][:rq.words]
 			fac := rq.factors1(id)
 			f[blockAdd+j] = math.Float32bits(fac.Add)
 			f[blockRescale+j] = math.Float32bits(fac.Rescale)
@@ -131,6 +132,7 @@ func (rq *rabitqCodes) packNode(g *graph, nb *neighbourBlocks, node uint32) {
 			f[blockCluster+j] = fac.Cluster
 			f[blockIDs+j] = id
 		}
+		kernels.FastScanPackBlock(wordBytes(blk[:nb.codeWords]), rq.words, &slots)
 	}
 }
 

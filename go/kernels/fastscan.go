@@ -82,6 +82,41 @@ func FastScanPack(block []uint8, slot int, code []uint64) {
 	}
 }
 
+// FastScanPackBlock writes the 32 codes of one block at once (code j into
+// slot j; a nil code is all zeros), each of words words: FastScanPack of
+// every slot, one byte per pair of slots instead of one nibble per slot.
+// It panics if a code is not words long or block is shorter than
+// FastScanBlockBytes(64·words).
+func FastScanPackBlock(block []uint8, words int, codes *[32][]uint64) {
+	block = block[:FastScanBlockBytes(64*words)]
+	for w := 0; w < words; w++ {
+		var lo, hi [16]uint64 // word w of slots j and j+16
+		for j := 0; j < 16; j++ {
+			lo[j], hi[j] = wordOf(codes[j], w, words), wordOf(codes[j+16], w, words)
+		}
+		// Word w holds groups 16w .. 16w+15: pairs 8w .. 8w+7.
+		out := block[256*w : 256*(w+1)]
+		for g := 0; g < 16; g++ {
+			row := out[16*g : 16*g+16] // pair 8w + g/2, half g%2: offset 32·(g/2) + 16·(g%2) = 16g
+			shift := uint(4 * g)
+			for j := 0; j < 16; j++ {
+				row[j] = uint8(lo[j]>>shift)&15 | uint8(hi[j]>>shift)<<4
+			}
+		}
+	}
+}
+
+// wordOf is code[w], or 0 for a nil code; it panics if code is not words long.
+func wordOf(code []uint64, w, words int) uint64 {
+	if code == nil {
+		return 0
+	}
+	if len(code) != words {
+		panic("kernels: FastScanPackBlock code of the wrong length")
+	}
+	return code[w]
+}
+
 // FastScanLUT writes into lut (16·len(q)/4 bytes) the tables of the query
 // bytes q for FastScan32: lut[16g + m] = Σ q[4g + t] over the bits t of m.
 // Every entry must fit a byte, so q's values must be at most 63 (four of

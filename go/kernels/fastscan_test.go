@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -97,6 +98,33 @@ func TestFastScanPackReplacesTheSlot(t *testing.T) {
 	FastScan32(lut, block, &after)
 	if after != before {
 		t.Fatal("packing the codes back did not restore the block")
+	}
+}
+
+// TestFastScanPackBlockIsPackOfEverySlot prevents the block-at-once packer
+// (the one BuildRaBitQ uses) from laying out bytes differently from
+// FastScanPack, which the kernels are tested against, with empty slots
+// packed as zeros.
+func TestFastScanPackBlockIsPackOfEverySlot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, words := range []int{1, 2, 8, 16} {
+		codes, want, _ := fastScanFixture(rng, words)
+		var slots [32][]uint64
+		for j := range slots {
+			if j%9 != 4 {
+				slots[j] = codes[j]
+			} else {
+				FastScanPack(want, j, make([]uint64, words))
+			}
+		}
+		got := make([]uint8, len(want))
+		for i := range got {
+			got[i] = 0xa5 // every byte is written
+		}
+		FastScanPackBlock(got, words, &slots)
+		if !slices.Equal(got, want) {
+			t.Fatalf("words=%d: FastScanPackBlock differs from FastScanPack", words)
+		}
 	}
 }
 
