@@ -185,14 +185,32 @@ func (rq *rabitqCodes) blockNeighbours(sc *rabitqScratch, node uint32) []uint32 
 		if ids[0] == emptySlot {
 			break // slots fill in order: this block and the next are empty
 		}
+		// Visit first: a block whose neighbours were all seen (common late
+		// in a search) costs its ids, not the kernel and its codes.
+		sc.bytes += 4 * blockFactorWords
+		start := len(pending)
+		for _, id := range ids {
+			if id != emptySlot && !sc.visited.visit(id) {
+				pending = append(pending, id)
+			}
+		}
+		if len(pending) == start {
+			continue
+		}
+		sc.bytes += 4 * int64(nb.codeWords)
 		kernels.FastScan32(sc.query.LUT, wordBytes(blk[:nb.codeWords]), &sc.fast)
 		ff := wordFloats(f[:blockCluster])
+		i := start
 		for j, id := range ids {
-			if id == emptySlot || sc.visited.visit(id) {
-				continue
+			if i == len(pending) {
+				break
 			}
+			if id != pending[i] {
+				continue // empty, or visited before
+			}
+			i++
 			e, bd := sc.query.EstimateFast(sc.fast[j], ff[blockAdd+j], ff[blockRescale+j], ff[blockErr+j], ff[blockSum+j], f[blockCluster+j])
-			pending, est, bound = append(pending, id), append(est, e), append(bound, bd)
+			est, bound = append(est, e), append(bound, bd)
 		}
 	}
 	sc.estimate += int64(len(pending))

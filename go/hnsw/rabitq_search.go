@@ -120,7 +120,6 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		var pending []uint32
 		if rq.blocks != nil {
 			pending = rq.blockNeighbours(sc, node)
-			sc.bytes += 4 * int64(rq.blocks.nodeWords)
 		} else {
 			pending = rq.rowNeighbours(g, sc, node)
 			sc.bytes += 4*int64(g.stride0) + 8*int64(rq.stride*len(pending))
