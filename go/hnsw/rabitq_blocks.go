@@ -197,6 +197,15 @@ func (rq *rabitqCodes) blockNeighbours(sc *rabitqScratch, node uint32) []uint32 
 		if len(pending) == start {
 			continue
 		}
+		if len(pending)-start < rq.blockScanMin {
+			// Few new neighbours: their code rows (88 bytes each at D =
+			// 512, cache-resident far longer than the 4·D bytes of the
+			// block's codes) cost less than the block.
+			sc.est, sc.bound = est, bound
+			rq.rowEstimates(sc, pending[start:])
+			est, bound = sc.est, sc.bound
+			continue
+		}
 		sc.bytes += 4 * int64(nb.codeWords)
 		kernels.FastScan32(sc.query.LUT, wordBytes(blk[:nb.codeWords]), &sc.fast)
 		ff := wordFloats(f[:blockCluster])
@@ -216,6 +225,19 @@ func (rq *rabitqCodes) blockNeighbours(sc *rabitqScratch, node uint32) []uint32 
 	sc.estimate += int64(len(pending))
 	sc.pending, sc.est, sc.bound = pending, est, bound
 	return pending
+}
+
+// rowEstimates appends to sc.est and sc.bound the 1-bit estimates of
+// nodes from their code rows (the 8-bit query), as rowNeighbours does.
+func (rq *rabitqCodes) rowEstimates(sc *rabitqScratch, nodes []uint32) {
+	kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(rq.rows)), uintptr(rq.stride)*8, nodes, (rq.stride*8+63)/64)
+	sums := rq.sums(sc, nodes)
+	sc.estimate -= int64(len(nodes)) // counted with the block's
+	sc.bytes += 8 * int64(rq.stride*len(nodes))
+	for i, nb := range nodes {
+		e, bd := sc.query.Estimate1(sums[i], rq.factors1(nb))
+		sc.est, sc.bound = append(sc.est, e), append(sc.bound, bd)
+	}
 }
 
 // rowNeighbours is blockNeighbours on the code rows: one BitDotU8Rows of

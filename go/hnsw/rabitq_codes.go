@@ -40,7 +40,10 @@ type rabitqCodes struct {
 	// blocks are the level-0 neighbour records the traversal reads
 	// (rabitq_blocks.go); nil searches the rows one neighbour at a time.
 	blocks *neighbourBlocks
-	pool   sync.Pool // *rabitqScratch
+	// blockScanMin is the fewest new neighbours of a block worth its
+	// FastScan: below it they are estimated from their code rows.
+	blockScanMin int
+	pool         sync.Pool // *rabitqScratch
 	// codesOnly makes searches read no float vector: the answer is the top
 	// k by extended estimates (the mode an index without float vectors
 	// will search; set by tests and benchmarks for now).
@@ -121,6 +124,16 @@ func (rq *rabitqCodes) withoutBlocks() *rabitqCodes {
 	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
 		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand}
 	c.pool.New = newRaBitQScratch(rq.q, false)
+	return c
+}
+
+// withBlocks returns a copy of rq on the same blocks, for tests and
+// benchmarks that change a search setting of the copy only.
+func (rq *rabitqCodes) withBlocks() *rabitqCodes {
+	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
+		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, blocks: rq.blocks, blockScanMin: rq.blockScanMin,
+		codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand}
+	c.pool.New = newRaBitQScratch(rq.q, rq.blocks != nil)
 	return c
 }
 

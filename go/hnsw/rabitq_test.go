@@ -473,8 +473,9 @@ func TestRaBitQBlocksHoldTheNeighboursCodes(t *testing.T) {
 
 // TestRaBitQBlocksSearchLikeRows is the metamorphic check of the two
 // layouts on one graph: searching the neighbour blocks (FastScan, 6-bit
-// query) and the code rows (8-bit query) must reach the same recall
-// within the slack of two estimators, on both metrics and under a filter,
+// query), the code rows (8-bit query) and the hybrid of both
+// (blockScanMin) must reach the same recall within the slack of two
+// estimators, on both metrics and under a filter,
 // and the blocks must not refine more than a quarter beyond the rows
 // (their bound adds the 6-bit query's rounding).
 func TestRaBitQBlocksSearchLikeRows(t *testing.T) {
@@ -495,7 +496,15 @@ func TestRaBitQBlocksSearchLikeRows(t *testing.T) {
 			rows := rq.withoutBlocks()
 			f.x.rabitq.Store(rows)
 			_, rowRecall, rst := f.search(t, 64, filter)
+			hybrid := rq.withBlocks()
+			hybrid.blockScanMin = 16 // about half the expansions take the rows
+			f.x.rabitq.Store(hybrid)
+			_, hybridRecall, hst := f.search(t, 64, filter)
 			f.x.rabitq.Store(rq)
+			t.Logf("%s filter=%v: hybrid recall %.4f, %d refinements", m, filter != nil, hybridRecall, hst.Refinements)
+			if hybridRecall < rowRecall-recallSlack || hybridRecall < blockRecall-recallSlack || hst.Refinements == 0 {
+				t.Errorf("%s filter=%v: hybrid recall %.4f (blocks %.4f, rows %.4f)", m, filter != nil, hybridRecall, blockRecall, rowRecall)
+			}
 			t.Logf("%s filter=%v: blocks recall %.4f, %d refinements; rows %.4f, %d", m, filter != nil, blockRecall, bst.Refinements, rowRecall, rst.Refinements)
 			if blockRecall < rowRecall-recallSlack || rowRecall < blockRecall-recallSlack {
 				t.Errorf("%s filter=%v: blocks recall %.4f, rows %.4f", m, filter != nil, blockRecall, rowRecall)
