@@ -407,8 +407,26 @@ func BenchmarkRaBitQBlockBuild(b *testing.B) {
 		b.Fatal(err)
 	}
 	rq := x.rabitq.Load()
+	runtime.LockOSThread() // with -cpu 1 the build runs on this thread, whose clock threadCPU reads
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
 	for b.Loop() {
 		rq.buildBlocks(rq.g)
 	}
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(rq.n), "ns/node")
+	if runtime.GOMAXPROCS(0) == 1 {
+		b.ReportMetric((threadCPU()-cpu0)*1e9/float64(b.N)/float64(rq.n), "cpu-ns/node")
+		// Beside it, what one float insertion costs on this thread (the
+		// first 5,000 rows into a new graph of the same configuration).
+		y, err := New(Config{Dim: data.Dim, Metric: metric.Cosine, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows := min(5000, len(data.Train)/data.Dim)
+		cpu0 = threadCPU()
+		if err := y.Add(data.Train[:rows*data.Dim], nil, nil, 1); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric((threadCPU()-cpu0)*1e9/float64(rows), "insert-cpu-ns/node")
+	}
 }

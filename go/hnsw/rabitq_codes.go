@@ -193,7 +193,8 @@ func (rq *rabitqCodes) factors1(node uint32) rabitq.Factors {
 
 // RaBitQBytes is the memory the RaBitQ codes and factors take (0 without
 // codes): per node (D/64 + 3)·8 bytes, plus ⌈2M/32⌉·(4·D + 768) for its
-// neighbour block, plus D + 20 with extended codes.
+// neighbour record, plus with extended codes D + 20 and the record's head
+// (D + 24 rounded up to 64 bytes): 4,012 bytes at D = 512, M = 16, 8 bits.
 func (x *Index) RaBitQBytes() int {
 	rq := x.rabitq.Load()
 	if rq == nil {
