@@ -422,7 +422,7 @@ func isTag(tag uint32) func(indexfile.Section) bool {
 // also checks the block path is what a search runs.
 func TestRaBitQBlocksHoldTheNeighboursCodes(t *testing.T) {
 	for _, dim := range []int{40, 300} { // one and several code words, D = 64 and 512
-		f := newRaBitQFixture(t, metric.L2, 1500, dim)
+		f := newRaBitQFixture(t, metric.L2, 1500/raceShrink, dim)
 		if err := f.x.BuildRaBitQ(4); err != nil {
 			t.Fatal(err)
 		}
@@ -480,12 +480,13 @@ func TestRaBitQBlocksHoldTheNeighboursCodes(t *testing.T) {
 // (their bound adds the 6-bit query's rounding).
 func TestRaBitQBlocksSearchLikeRows(t *testing.T) {
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
-		f := newRaBitQFixture(t, m, 3000, 96)
+		const n = 3000 / raceShrink
+		f := newRaBitQFixture(t, m, n, 96)
 		if err := f.x.BuildRaBitQ(8); err != nil {
 			t.Fatal(err)
 		}
 		var even []uint64
-		for id := uint64(0); id < 3000; id += 2 {
+		for id := uint64(0); id < n; id += 2 {
 			even = append(even, id)
 		}
 		// Recall is against the unfiltered truth (about half under the
