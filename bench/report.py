@@ -356,6 +356,17 @@ def rabitq_section(title: str, key: str, intro: str) -> Callable[[list], str]:
                                 for target in summarize.RECALL_LEVELS),
                      f"{max(p['recall'] for p in sweep):.4f}"] for variant, sweep in by.items()]
             head = [key, *(f"CPU QPS@{t:.2f}" for t in summarize.RECALL_LEVELS), "max recall"]
+            if all("bytes_per_query" in row for row in r["rows"]):
+                # What the first ef reaching 0.95 reads, and the fraction of the machine's
+                # one-thread streaming bandwidth that reading is at its CPU-time QPS.
+                for line, variant in zip(rows, by, strict=True):
+                    first = min((row for row in r["rows"]
+                                 if row[key] == variant and row["recall"] >= 0.95),
+                                key=lambda row: row["ef"], default=None)
+                    line += ["n/a", "n/a"] if first is None else [
+                        f"{first['bytes_per_query'] / 1024:,.0f}",
+                        f"{first['bandwidth_fraction']:.2f}"]
+                head += ["KB read/query @0.95", "bandwidth @0.95"]
             load = r.get("loadavg")
             load = float(load[0] if isinstance(load, list) else str(load).split()[0])
             size = f"{r['n']:,} x {r['dim']}" if "dim" in r else f"{r['n']:,} rows of"

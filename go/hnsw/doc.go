@@ -48,14 +48,18 @@
 //
 // BuildRaBitQ codes a float graph with package rabitq (rabitq_codes.go):
 // each node's 1-bit code and factors share one row of a flat array in node
-// order, optionally beside a 2-8-bit extended code. While the graph is
-// unchanged, graph searches then traverse by 1-bit estimates (one AVX2
-// kernel call per expanded node), refine a neighbour (extended code, or
-// float vector) only when its lower bound can still beat the k-th refined
-// distance, and finally measure with the float vectors only the refined
-// candidates whose lower bound can still enter the top k
-// (rabitq_search.go). Any Add, Compact or Renumber drops them from use; Save
-// writes them while they are current (rabitq_persist.go).
+// order, optionally beside a 2-8-bit extended code, and each node gets a
+// record in SymphonyQG's layout (rabitq_blocks.go): its own extended code,
+// then its level-0 neighbours' ids, 1-bit codes packed for FastScan and
+// factors, 32 to a block. While the graph is unchanged, graph searches
+// then traverse by 1-bit estimates (one contiguous read of the expanded
+// node's record and one kernels.FastScan32 per 32 neighbours), refine a
+// neighbour (extended code, or float vector) only when its lower bound can
+// still beat the k-th refined distance, and finally measure with the float
+// vectors only the refined candidates whose lower bound can still enter
+// the top k (rabitq_search.go). Any Add, Compact or Renumber drops them
+// from use (Remove does not: tombstones keep their links); Save writes
+// them while they are current (rabitq_persist.go).
 //
 // # Persistence
 //
@@ -65,8 +69,9 @@
 // level-0 spanning tree is the section PRNT; files written before it (with
 // an ignored INDG section of in-degrees instead) get the tree rebuilt from
 // their links on load. Current RaBitQ codes are the optional sections
-// RBQP, RBQC, RBQR and, with extended codes, RBQX and RBQF (rabitq_persist.go);
-// files without them load with no codes. Load validates the graph's
+// RBQP, RBQC, RBQR, RBQN (the neighbour records) and, with extended codes,
+// RBQX and RBQF (rabitq_persist.go); files without them load with no
+// codes, files with codes but no RBQN with the records rebuilt. Load validates the graph's
 // structure before use and can leave the float vectors memory-mapped in
 // the file.
 //

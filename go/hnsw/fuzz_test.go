@@ -14,7 +14,8 @@ import (
 // rewrites the file with correct checksums, so the damage reaches the
 // index's own validation rather than the container's CRCs. Load must then
 // either fail or return an index that searches and checks without
-// panicking.
+// panicking. The RaBitQ sections, the neighbour blocks (RBQN) among them,
+// are fuzzed like the others.
 func FuzzLoadValidSections(f *testing.F) {
 	dir := f.TempDir()
 	src := filepath.Join(dir, "src.idx")
@@ -48,6 +49,12 @@ func FuzzLoadValidSections(f *testing.F) {
 	f.Add(false, uint8(0), uint32(0), uint8(1), uint32(0))
 	f.Add(false, uint8(9), uint32(4), uint8(200), uint32(0))
 	f.Add(true, uint8(5), uint32(12), uint8(0), uint32(7))
+	// Section 15 of a.idx is RBQN, the neighbour blocks (D = 64, 4 bits: a
+	// head of 32 words, then a block of 256; node 0's slot ids from byte
+	// 1024, its slots' Add from byte 384).
+	f.Add(false, uint8(15), uint32(1024), uint8(1), uint32(0))
+	f.Add(false, uint8(15), uint32(387), uint8(0x7f), uint32(0))
+	f.Add(false, uint8(15), uint32(0), uint8(0xff), uint32(4))
 	f.Fuzz(func(t *testing.T, sq bool, section uint8, off uint32, val uint8, cut uint32) {
 		path := src
 		if sq {

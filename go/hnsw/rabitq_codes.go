@@ -37,7 +37,13 @@ type rabitqCodes struct {
 	rows     []uint64
 	ex       []uint8
 	fx       []rabitq.Factors
-	pool     sync.Pool // *rabitqScratch
+	// blocks are the level-0 neighbour records the traversal reads
+	// (rabitq_blocks.go); nil searches the rows one neighbour at a time.
+	blocks *neighbourBlocks
+	// blockScanMin is the fewest new neighbours of a block worth its
+	// FastScan: below it they are estimated from their code rows.
+	blockScanMin int
+	pool         sync.Pool // *rabitqScratch
 	// codesOnly makes searches read no float vector: the answer is the top
 	// k by extended estimates (the mode an index without float vectors
 	// will search; set by tests and benchmarks for now).
@@ -50,8 +56,10 @@ type rabitqCodes struct {
 }
 
 // BuildRaBitQ codes every node of the index with RaBitQ: 1-bit codes for
-// the traversal and, for bits in [2, 8], bits-bit codes for re-ranking
-// (bits = 1: re-rank with the float vectors). From then on, searches that
+// the traversal, also stored beside each node's level-0 links as its
+// neighbours' block (SymphonyQG's layout, rabitq_blocks.go) and, for bits
+// in [2, 8], bits-bit codes for re-ranking (bits = 1: re-rank with the
+// float vectors). From then on, searches that
 // plan a graph traversal (filtered or not) run on the codes (searchRaBitQ)
 // until the graph changes (Add, Compact, Renumber), after which they use the
 // float vectors again until BuildRaBitQ runs again. The index must keep its
@@ -103,19 +111,44 @@ func (x *Index) BuildRaBitQ(bits int) error {
 			}
 		}
 	})
-	rq.pool.New = newRaBitQScratch(q)
+	rq.buildBlocks(g)
+	rq.pool.New = newRaBitQScratch(q, true)
 	x.rabitq.Store(rq)
 	return nil
+}
+
+// withoutBlocks returns a copy of rq whose search reads the code rows one
+// neighbour at a time (the layout before the neighbour blocks), for tests
+// and benchmarks comparing the two.
+func (rq *rabitqCodes) withoutBlocks() *rabitqCodes {
+	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
+		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand}
+	c.pool.New = newRaBitQScratch(rq.q, false)
+	return c
+}
+
+// withBlocks returns a copy of rq on the same blocks, for tests and
+// benchmarks that change a search setting of the copy only.
+func (rq *rabitqCodes) withBlocks() *rabitqCodes {
+	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
+		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, blocks: rq.blocks, blockScanMin: rq.blockScanMin,
+		codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand}
+	c.pool.New = newRaBitQScratch(rq.q, rq.blocks != nil)
+	return c
 }
 
 // rabitqEpsilon is ε₀ of the search's lower bounds (rabitq.Epsilon0).
 var rabitqEpsilon float32 = rabitq.Epsilon0
 
-// newRaBitQScratch returns the pool constructor of q's search scratch.
-func newRaBitQScratch(q *rabitq.Quantizer) func() any {
+// newRaBitQScratch returns the pool constructor of q's search scratch;
+// fastScan prepares queries for the neighbour blocks too.
+func newRaBitQScratch(q *rabitq.Quantizer, fastScan bool) func() any {
 	return func() any {
 		qq := q.NewQuery()
 		qq.SetEpsilon(rabitqEpsilon)
+		if fastScan {
+			qq.EnableFastScan()
+		}
 		return &rabitqScratch{query: qq}
 	}
 }
@@ -159,12 +192,18 @@ func (rq *rabitqCodes) factors1(node uint32) rabitq.Factors {
 }
 
 // RaBitQBytes is the memory the RaBitQ codes and factors take (0 without
-// codes): per node (D/64 + 3)·8 bytes, plus D + 20 with extended codes.
+// codes): per node (D/64 + 3)·8 bytes, plus ⌈2M/32⌉·(4·D + 768) for its
+// neighbour record, plus with extended codes D + 20 and the record's head
+// (D + 24 rounded up to 64 bytes): 4,012 bytes at D = 512, M = 16, 8 bits.
 func (x *Index) RaBitQBytes() int {
 	rq := x.rabitq.Load()
 	if rq == nil {
 		return 0
 	}
 	const factorBytes = 20 // rabitq.Factors: five float32s
-	return len(rq.rows)*8 + len(rq.ex) + len(rq.fx)*factorBytes
+	n := len(rq.rows)*8 + len(rq.ex) + len(rq.fx)*factorBytes
+	if rq.blocks != nil {
+		n += len(rq.blocks.words) * 4
+	}
+	return n
 }

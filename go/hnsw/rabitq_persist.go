@@ -3,6 +3,7 @@ package hnsw
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/metric"
@@ -19,12 +20,22 @@ import (
 //	RBQX  []uint8    count·padded: extended codes (bits > 1 only)
 //	RBQF  []uint32   count·6: extended factors Add, Rescale, Err, Sum, QErr (float32
 //	                 bits), Cluster (bits > 1 only)
+//	RBQN  []uint32   count·nodeWords: the neighbour blocks (neighbourBlocks, whose
+//	                 geometry follows from M and the padded dimension); a file
+//	                 with RBQR but no RBQN (written before the blocks existed)
+//	                 loads with the blocks rebuilt from the rows and the links
+//
+// Loading checks every factor is finite and names an existing centroid,
+// and that a block's ids and factors are those of the node's links and
+// their rows (its codes are covered by the section's CRC), so a damaged
+// file fails with ErrFormat instead of searching on NaNs.
 var (
 	tagRaBitQParams    = indexfile.FourCC("RBQP")
 	tagRaBitQCentroids = indexfile.FourCC("RBQC")
 	tagRaBitQRows      = indexfile.FourCC("RBQR")
 	tagRaBitQEx        = indexfile.FourCC("RBQX")
 	tagRaBitQExFactors = indexfile.FourCC("RBQF")
+	tagRaBitQBlocks    = indexfile.FourCC("RBQN")
 )
 
 // rabitqParams is the fixed-size block of section RBQP.
@@ -65,6 +76,9 @@ func (x *Index) rabitqSections(g *graph) ([]indexfile.Section, error) {
 		sections = append(sections,
 			indexfile.Section{Tag: tagRaBitQEx, Data: indexfile.BytesOf(rq.ex)},
 			indexfile.Section{Tag: tagRaBitQExFactors, Data: indexfile.BytesOf(fx)})
+	}
+	if rq.blocks != nil {
+		sections = append(sections, indexfile.Section{Tag: tagRaBitQBlocks, Data: indexfile.BytesOf(rq.blocks.words)})
 	}
 	return sections, nil
 }
@@ -107,8 +121,8 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 		return err
 	}
 	for node := 0; node < n; node++ {
-		if c := rq.factors1(uint32(node)).Cluster; c >= p.Clusters {
-			return fmt.Errorf("%w: rabitq code of node %d names centroid %d of %d", ErrFormat, node, c, p.Clusters)
+		if err := checkFactors(rq.factors1(uint32(node)), p.Clusters); err != nil {
+			return fmt.Errorf("%w: rabitq code of node %d %v", ErrFormat, node, err)
 		}
 	}
 	if p.Bits > 1 {
@@ -122,14 +136,84 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 		rq.fx = make([]rabitq.Factors, n)
 		for i := range rq.fx {
 			w := fx[i*exFactorWords : (i+1)*exFactorWords]
-			if w[5] >= p.Clusters {
-				return fmt.Errorf("%w: rabitq extended code of node %d names centroid %d of %d", ErrFormat, i, w[5], p.Clusters)
-			}
 			rq.fx[i] = rabitq.Factors{Add: math.Float32frombits(w[0]), Rescale: math.Float32frombits(w[1]),
 				Err: math.Float32frombits(w[2]), Sum: math.Float32frombits(w[3]), QErr: math.Float32frombits(w[4]), Cluster: w[5]}
+			if err := checkFactors(rq.fx[i], p.Clusters); err != nil {
+				return fmt.Errorf("%w: rabitq extended code of node %d %v", ErrFormat, i, err)
+			}
 		}
 	}
-	rq.pool.New = newRaBitQScratch(q)
+	if _, ok := f.Section(tagRaBitQBlocks); ok {
+		if err := rq.loadBlocks(f, g); err != nil {
+			return err
+		}
+	} else {
+		rq.buildBlocks(g)
+	}
+	rq.pool.New = newRaBitQScratch(q, true)
 	x.rabitq.Store(rq)
+	return nil
+}
+
+// checkFactors refuses factors a search could not use: a non-finite
+// number (estimates would be NaN) or a centroid beyond clusters.
+func checkFactors(f rabitq.Factors, clusters uint32) error {
+	for _, v := range [...]float32{f.Add, f.Rescale, f.Err, f.Sum, f.QErr} {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("has a non-finite factor (%+v)", f)
+		}
+	}
+	if f.Cluster >= clusters {
+		return fmt.Errorf("names centroid %d of %d", f.Cluster, clusters)
+	}
+	return nil
+}
+
+// loadBlocks installs section RBQN as rq's neighbour blocks after checking
+// that every node's head is its extended code and factors (rq.ex, rq.fx)
+// and its slots hold its level-0 links, in order, with the factors of
+// their code rows (rq.rows, already checked).
+func (rq *rabitqCodes) loadBlocks(f *indexfile.File, g *graph) error {
+	nb := newNeighbourBlocks(g, rq.padded, 0, rq.ex != nil)
+	words, err := section[uint32](f, tagRaBitQBlocks, rq.n*nb.nodeWords)
+	if err != nil {
+		return err
+	}
+	nb.words = words
+	for node := 0; node < rq.n; node++ {
+		links := g.links(uint32(node), 0)
+		count := int(links[0])
+		rec := nb.record(uint32(node))
+		if nb.headWords > 0 {
+			head := rec[:nb.headWords]
+			f := rq.fx[node]
+			w := head[rq.padded/4:]
+			if !slices.Equal(wordBytes(head)[:rq.padded], rq.ex[node*rq.padded:(node+1)*rq.padded]) ||
+				w[0] != math.Float32bits(f.Add) || w[1] != math.Float32bits(f.Rescale) || w[2] != math.Float32bits(f.Err) ||
+				w[3] != math.Float32bits(f.Sum) || w[4] != math.Float32bits(f.QErr) || w[5] != f.Cluster {
+				return fmt.Errorf("%w: rabitq block of node %d: its extended code is not the one of section %q", ErrFormat, node, indexfile.TagName(tagRaBitQEx))
+			}
+		}
+		for slot := 0; slot < nb.blocks*32; slot++ {
+			fw := nb.block(rec, slot/32)[nb.codeWords:]
+			j := slot % 32
+			id, want := fw[blockIDs+j], emptySlot
+			if slot < count {
+				want = links[1+slot]
+			}
+			if id != want {
+				return fmt.Errorf("%w: rabitq block of node %d: slot %d holds node %d, its links node %d", ErrFormat, node, slot, id, want)
+			}
+			if id == emptySlot {
+				continue
+			}
+			fac := rq.factors1(id)
+			if fw[blockAdd+j] != math.Float32bits(fac.Add) || fw[blockRescale+j] != math.Float32bits(fac.Rescale) ||
+				fw[blockErr+j] != math.Float32bits(fac.Err) || fw[blockSum+j] != math.Float32bits(fac.Sum) || fw[blockCluster+j] != fac.Cluster {
+				return fmt.Errorf("%w: rabitq block of node %d: slot %d's factors are not node %d's", ErrFormat, node, slot, id)
+			}
+		}
+	}
+	rq.blocks = nb
 	return nil
 }

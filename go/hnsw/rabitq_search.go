@@ -19,11 +19,15 @@ type rabitqScratch struct {
 	refined   []candidate   // every refined admitted node by its lower bound (rescore)
 	pending   []uint32
 	sums      []uint32
-	next      [1]uint32 // the candidate whose links are being prefetched
-	lastLower float32   // lower bound of the last extended estimate
-	estimate  int64     // 1-bit estimates since the scratch was taken
-	refine    int64     // refinements (extended code or float) since then
-	exact     int64     // float distances since then
+	est       []float32  // 1-bit estimates of pending
+	bound     []float32  // and their error bounds
+	fast      [32]uint32 // kernels.FastScan32 sums of one block
+	next      [1]uint32  // the candidate whose links are being prefetched
+	lastLower float32    // lower bound of the last extended estimate
+	estimate  int64      // 1-bit estimates since the scratch was taken
+	refine    int64      // refinements (extended code or float) since then
+	exact     int64      // float distances since then
+	bytes     int64      // bytes of codes, links and vectors read since then (rows touched × their size)
 }
 
 // bufferEntry is a candidate of the traversal buffer.
@@ -35,8 +39,14 @@ type bufferEntry struct {
 	refined  bool
 }
 
+// blockPrefetchLines is how many cache lines of the next candidate's
+// neighbour record the search prefetches while it expands the current
+// one; the hardware's stream prefetcher follows the rest of the record.
+const blockPrefetchLines = 12
+
 // searchRaBitQ answers one query on the codes, as RaBitQ-Library's HNSW
-// does: the traversal keeps ef candidates ordered by estimated distance
+// does (with the neighbour blocks, as its SymphonyQG does: a node's
+// neighbours are estimated from one contiguous record, 32 at a time): the traversal keeps ef candidates ordered by estimated distance
 // (1-bit for a neighbour, refined once it has been refined); a neighbour
 // is refined (its extended code, or its float vector for 1-bit codes) only
 // when it is admitted and its lower bound, estimate − ε₀·error, can still
@@ -99,15 +109,24 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		for j := next + 1; j < len(sc.buffer); j++ {
 			if !sc.buffer[j].expanded {
 				sc.next[0] = sc.buffer[j].node
-				kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, sc.next[:], (g.stride0*4+63)/64)
+				if rq.blocks != nil {
+					kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(rq.blocks.words)), uintptr(rq.blocks.nodeWords)*4, sc.next[:], blockPrefetchLines)
+				} else {
+					kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, sc.next[:], (g.stride0*4+63)/64)
+				}
 				break
 			}
 		}
-		pending := rq.unvisited(g, sc, node, 0)
-		sums := rq.sums(sc, pending)
+		var pending []uint32
+		if rq.blocks != nil {
+			pending = rq.blockNeighbours(sc, node)
+		} else {
+			pending = rq.rowNeighbours(g, sc, node)
+			sc.bytes += 4*int64(g.stride0) + 8*int64(rq.stride*len(pending))
+		}
 		lowest := len(sc.buffer)
 		for i, nb := range pending {
-			est, bound := sc.query.Estimate1(sums[i], rq.factors1(nb))
+			est, bound := sc.est[i], sc.bound[i]
 			lower, refined := est-bound, false
 			if !rq.refineOnExpand && lower < worst && (!adm.filtering() || adm.admits(g, nb)) {
 				est, refined = rq.refineOne(g, x.l2, sc, q, nb), true
@@ -146,6 +165,7 @@ func (sc *rabitqScratch) rescore(g *graph, l2 bool, q []float32, k int) []candid
 			break
 		}
 		sc.exact++
+		sc.bytes += 4 * int64(g.dim)
 		d := g.floatDist(l2, q, c.node)
 		if len(best) < k {
 			best.push(candidate{d, c.node})
@@ -162,8 +182,11 @@ func (sc *rabitqScratch) rescore(g *graph, l2 bool, q []float32, k int) []candid
 // s; the result aliases s.results.
 func (x *Index) searchOneRaBitQ(rq *rabitqCodes, g *graph, s *searcher, q []float32, k, ef int, adm *admission) []candidate {
 	sc := rq.pool.Get().(*rabitqScratch)
-	sc.estimate, sc.refine, sc.exact = 0, 0, 0
+	sc.estimate, sc.refine, sc.exact, sc.bytes = 0, 0, 0, 0
 	s.results = append(s.results[:0], x.searchRaBitQ(rq, g, sc, q, k, ef, adm)...)
+	if s.testing.rabitqBytes != nil {
+		s.testing.rabitqBytes.Add(sc.bytes)
+	}
 	s.ndis += sc.estimate + sc.refine + sc.exact
 	s.nrefine += sc.refine
 	rq.pool.Put(sc)
@@ -240,14 +263,19 @@ func (rq *rabitqCodes) estimateOne(sc *rabitqScratch, node uint32) float32 {
 // either, the 1-bit estimate).
 func (rq *rabitqCodes) refineOne(g *graph, l2 bool, sc *rabitqScratch, q []float32, node uint32) float32 {
 	switch {
+	case rq.blocks != nil && rq.blocks.headWords > 0:
+		sc.bytes += 4 * int64(rq.blocks.headWords)
+		return rq.refineHead(sc, node)
 	case rq.ex != nil:
 		sc.refine++
+		sc.bytes += int64(rq.padded) + int64(unsafe.Sizeof(rabitq.Factors{}))
 		off := int(node) * rq.padded
 		d, bound := sc.query.EstimateEx(kernels.DotU8(rq.ex[off:off+rq.padded], sc.query.Code), rq.fx[node])
 		sc.lastLower = d - bound
 		return d
 	case g.floats && !rq.codesOnly:
 		sc.refine++
+		sc.bytes += 4 * int64(g.dim)
 		return g.floatDist(l2, q, node)
 	}
 	return rq.estimateOne(sc, node)
@@ -266,6 +294,7 @@ func (rq *rabitqCodes) greedy(g *graph, sc *rabitqScratch, cur candidate, level 
 			}
 		}
 		sc.pending = nbs
+		sc.bytes += 4*int64(len(links)) + 8*int64(rq.stride*len(nbs))
 		for i, s := range rq.sums(sc, nbs) {
 			if d, _ := sc.query.Estimate1(s, rq.factors1(nbs[i])); d < cur.dist {
 				cur = candidate{d, nbs[i]}

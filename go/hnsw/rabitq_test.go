@@ -1,13 +1,16 @@
 package hnsw
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/internal/synth"
+	"github.com/strata-db/strata/go/kernels"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -319,6 +322,44 @@ func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
 			i := slices.IndexFunc(s, isTag(tagRaBitQEx))
 			s[i].Data = s[i].Data[:len(s[i].Data)-64]
 		},
+		// Non-finite factors would make every estimate NaN (0ae9dc8 made
+		// the search survive them; the file must not load at all).
+		"nan factor": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQRows))
+			rows := slices.Clone(s[i].Data)
+			binary.LittleEndian.PutUint32(rows[8+4:], math.Float32bits(float32(math.NaN()))) // node 0's Rescale
+			s[i].Data = rows
+		},
+		"inf ex factor": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQExFactors))
+			fx := slices.Clone(s[i].Data)
+			binary.LittleEndian.PutUint32(fx[4*exFactorWords+8:], math.Float32bits(float32(math.Inf(1)))) // node 1's Err
+			s[i].Data = fx
+		},
+		"block id": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQBlocks))
+			nb := slices.Clone(s[i].Data)
+			head := f.x.rabitq.Load().blocks.headWords
+			off := 4 * (head + 64 + blockIDs + 3) // node 0, block 0, slot 3's id (D = 64)
+			binary.LittleEndian.PutUint32(nb[off:], binary.LittleEndian.Uint32(nb[off:])^1)
+			s[i].Data = nb
+		},
+		"block factor": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQBlocks))
+			nb := slices.Clone(s[i].Data)
+			nb[4*(f.x.rabitq.Load().blocks.headWords+64+blockErr+1)] ^= 1 // node 0, slot 1's Err
+			s[i].Data = nb
+		},
+		"block head": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQBlocks))
+			nb := slices.Clone(s[i].Data)
+			nb[5] ^= 1 // node 0's own extended code
+			s[i].Data = nb
+		},
+		"short blocks": func(s []indexfile.Section) {
+			i := slices.IndexFunc(s, isTag(tagRaBitQBlocks))
+			s[i].Data = s[i].Data[:len(s[i].Data)-4]
+		},
 	}
 	for name, damage := range damaged {
 		s := slices.Clone(sections)
@@ -332,6 +373,26 @@ func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
 		}
 	}
 
+	// A file written before the neighbour blocks existed (no RBQN) loads
+	// with them rebuilt, and answers the same.
+	old := slices.DeleteFunc(slices.Clone(sections), isTag(tagRaBitQBlocks))
+	oldPath := filepath.Join(t.TempDir(), "old.idx")
+	if err := indexfile.Write(vfs.Default, oldPath, old); err != nil {
+		t.Fatal(err)
+	}
+	y, err := Load(vfs.Default, oldPath, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rq := y.rabitq.Load(); rq == nil || rq.blocks == nil || !slices.Equal(rq.blocks.words, f.x.rabitq.Load().blocks.words) {
+		t.Fatal("a file without RBQN did not get the blocks rebuilt as they were built")
+	}
+	y.testing.forcePlan, y.testing.forcedPlan = true, PlanGraph
+	if got, _, _ := (&rabitqFixture{x: y, dim: f.dim, k: f.k, queries: f.queries, truth: f.truth}).search(t, 48, nil); !slices.Equal(got, want) {
+		t.Fatal("an index loaded without RBQN answers differently")
+	}
+	y.Close()
+
 	if err := f.x.Add(f.queries[:f.dim], []uint64{9999}, nil, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +400,7 @@ func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
 	if err := f.x.Save(vfs.Default, stale); err != nil {
 		t.Fatal(err)
 	}
-	y, err := Load(vfs.Default, stale, LoadOptions{})
+	y, err = Load(vfs.Default, stale, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,4 +411,108 @@ func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
 
 func isTag(tag uint32) func(indexfile.Section) bool {
 	return func(s indexfile.Section) bool { return s.Tag == tag }
+}
+
+// TestRaBitQBlocksHoldTheNeighboursCodes prevents a neighbour block that
+// does not describe its node's links: every slot must hold the node's
+// link in order (empty past them), its factors must be the neighbour's
+// row's, and FastScan32 on the block must give, per slot, the sum of the
+// query tables over the nibbles of the neighbour's own row code, so a
+// packing or offset error cannot hide behind the search's tolerance. It
+// also checks the block path is what a search runs.
+func TestRaBitQBlocksHoldTheNeighboursCodes(t *testing.T) {
+	for _, dim := range []int{40, 300} { // one and several code words, D = 64 and 512
+		f := newRaBitQFixture(t, metric.L2, 1500/raceShrink, dim)
+		if err := f.x.BuildRaBitQ(4); err != nil {
+			t.Fatal(err)
+		}
+		rq := f.x.rabitq.Load()
+		g := f.x.graph.Load()
+		if rq.blocks == nil {
+			t.Fatal("BuildRaBitQ built no neighbour blocks")
+		}
+		sc := rq.pool.Get().(*rabitqScratch)
+		sc.query.Prepare(f.queries[:dim])
+		var sums [32]uint32
+		for node := uint32(0); int(node) < rq.n; node += 7 {
+			links := g.links(node, 0)
+			rec := rq.blocks.record(node)
+			for b := 0; b < rq.blocks.blocks; b++ {
+				blk := rq.blocks.block(rec, b)
+				fw := blk[rq.blocks.codeWords:]
+				kernels.FastScan32(sc.query.LUT, wordBytes(blk[:rq.blocks.codeWords]), &sums)
+				for j := 0; j < 32; j++ {
+					slot := 32*b + j
+					id := fw[blockIDs+j]
+					if slot >= int(links[0]) {
+						if id != emptySlot {
+							t.Fatalf("node %d slot %d past its %d links holds %d", node, slot, links[0], id)
+						}
+						continue
+					}
+					if id != links[1+slot] {
+						t.Fatalf("node %d slot %d holds %d, its link is %d", node, slot, id, links[1+slot])
+					}
+					code := rq.rows[int(id)*rq.stride:][:rq.words]
+					var want uint32
+					for grp := 0; grp < 16*rq.words; grp++ {
+						want += uint32(sc.query.LUT[16*grp+int(code[grp/16]>>(4*(grp%16))&15)])
+					}
+					if sums[j] != want {
+						t.Fatalf("dim %d node %d slot %d: block sum %d, the row code's %d", dim, node, slot, sums[j], want)
+					}
+					if fac := rq.factors1(id); fw[blockRescale+j] != math.Float32bits(fac.Rescale) || fw[blockCluster+j] != fac.Cluster {
+						t.Fatalf("node %d slot %d: factors are not node %d's", node, slot, id)
+					}
+				}
+			}
+		}
+		rq.pool.Put(sc)
+	}
+}
+
+// TestRaBitQBlocksSearchLikeRows is the metamorphic check of the two
+// layouts on one graph: searching the neighbour blocks (FastScan, 6-bit
+// query), the code rows (8-bit query) and the hybrid of both
+// (blockScanMin) must reach the same recall within the slack of two
+// estimators, on both metrics and under a filter,
+// and the blocks must not refine more than a quarter beyond the rows
+// (their bound adds the 6-bit query's rounding).
+func TestRaBitQBlocksSearchLikeRows(t *testing.T) {
+	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
+		const n = 3000 / raceShrink
+		f := newRaBitQFixture(t, m, n, 96)
+		if err := f.x.BuildRaBitQ(8); err != nil {
+			t.Fatal(err)
+		}
+		var even []uint64
+		for id := uint64(0); id < n; id += 2 {
+			even = append(even, id)
+		}
+		// Recall is against the unfiltered truth (about half under the
+		// filter): what counts is that both layouts reach the same.
+		for _, filter := range []*Filter{nil, {Allow: even}} {
+			rq := f.x.rabitq.Load()
+			_, blockRecall, bst := f.search(t, 64, filter)
+			rows := rq.withoutBlocks()
+			f.x.rabitq.Store(rows)
+			_, rowRecall, rst := f.search(t, 64, filter)
+			hybrid := rq.withBlocks()
+			hybrid.blockScanMin = 16 // about half the expansions take the rows
+			f.x.rabitq.Store(hybrid)
+			_, hybridRecall, hst := f.search(t, 64, filter)
+			f.x.rabitq.Store(rq)
+			t.Logf("%s filter=%v: hybrid recall %.4f, %d refinements", m, filter != nil, hybridRecall, hst.Refinements)
+			if hybridRecall < rowRecall-recallSlack || hybridRecall < blockRecall-recallSlack || hst.Refinements == 0 {
+				t.Errorf("%s filter=%v: hybrid recall %.4f (blocks %.4f, rows %.4f)", m, filter != nil, hybridRecall, blockRecall, rowRecall)
+			}
+			t.Logf("%s filter=%v: blocks recall %.4f, %d refinements; rows %.4f, %d", m, filter != nil, blockRecall, bst.Refinements, rowRecall, rst.Refinements)
+			if blockRecall < rowRecall-recallSlack || rowRecall < blockRecall-recallSlack {
+				t.Errorf("%s filter=%v: blocks recall %.4f, rows %.4f", m, filter != nil, blockRecall, rowRecall)
+			}
+			if bst.Refinements == 0 || 4*bst.Refinements > 5*rst.Refinements {
+				t.Errorf("%s filter=%v: blocks refined %d, rows %d", m, filter != nil, bst.Refinements, rst.Refinements)
+			}
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package hnsw
 
-import "math"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // searchTesting switches off, for one index, choices the search and build
 // paths make for speed, so that tests and benchmarks can compare both
@@ -30,6 +33,9 @@ type searchTesting struct {
 	// plan can be checked against the same model.
 	forcePlan  bool
 	forcedPlan Plan
+	// rabitqBytes, when set, adds up the bytes RaBitQ searches read
+	// (rabitqScratch.bytes): BenchmarkRaBitQSweep's bandwidth figures.
+	rabitqBytes *atomic.Int64
 }
 
 // maxListEF is listMaxEF unless a test replaced it.

@@ -62,6 +62,16 @@
 // Dot/L2Squared call per row. The other paths loop over the one-row kernel.
 // The wrapper checks every id against len(rows) before the assembly runs.
 //
+// # RaBitQ 1-bit codes
+//
+// BitDotU8Rows sums, per code, the query bytes of its set bits (one code at
+// a time, scattered rows). FastScan32 does the same for a block of 32 codes
+// packed together (fastscan.go: 4-bit groups, transposed for VPSHUFB table
+// lookups) against a table of each group's 16 partial sums, so a graph node's
+// 32 neighbours cost one contiguous read of 4·D bytes; its tables hold bytes,
+// so the query must be quantised to 6 bits. Both compute exact integers and
+// are bit-identical on every path; both use the AVX2 flag BitDotPath names.
+//
 // # Prefetch
 //
 // PrefetchRows issues PREFETCHT0 for the first cache lines of a list of

@@ -6,6 +6,7 @@
   prefetch_amd64.s  PrefetchRows
   fwht_amd64.s      the AVX2 stages (span >= 8) of the Walsh-Hadamard transform (FWHT)
   rabitq_amd64.s    BitDotU8Rows, the integer part of the RaBitQ 1-bit estimate
+  fastscan_amd64.s  FastScan32: 32 RaBitQ 1-bit codes at once by 4-bit table lookups (VPSHUFB)
 
 One generator, so that kernels that must agree instruction for instruction are written by the
 same code: the one-row AVX-512 float kernels and the four-row ones use the same chunk, block,
@@ -811,6 +812,90 @@ def rabitq_file() -> str:
     return HEADER + "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------- FastScan
+
+
+def fastscan_half(src: str, acc_all: str, acc_odd: str) -> list[str]:
+    """Adds the looked-up bytes in src into two u16 accumulators: acc_all takes each u16 lane
+    whole (even byte + 256 * odd byte, modulo 2^16), acc_odd the odd byte alone, so that the
+    even byte's sum is acc_all - 256 * acc_odd, exact while every true sum is below 2^16."""
+    return [
+        ins("VPADDW", src, acc_all, acc_all),
+        ins("VPSRLW", "$8", src, src),
+        ins("VPADDW", src, acc_odd, acc_odd),
+    ]
+
+
+def fastscan_out(lo: str, hi: str, t: str, off: int) -> list[str]:
+    """Interleaves the even-slot sums lo and odd-slot sums hi (8 u16 each) into 16 slots in
+    order, widens them to u32 and adds them to out[off/4 ...]."""
+    out = []
+    for op, o in (("VPUNPCKLWD", off), ("VPUNPCKHWD", off + 32)):
+        out += [
+            ins(op, f"X{hi}", f"X{lo}", f"X{t}"),
+            ins("VPMOVZXWD", f"X{t}", f"Y{t}"),
+            ins("VPADDD", f"{o or ''}(R8)", f"Y{t}", f"Y{t}"),
+            ins("VMOVDQU", f"Y{t}", f"{o or ''}(R8)"),
+        ]
+    return out
+
+
+def fastscan_file() -> str:
+    out = [
+        "",
+        "// The reference loop is fastScan32Generic; the layout is described at FastScan32 in",
+        "// fastscan.go and the method at fastScan32AVX2 in fastscan_amd64.go.",
+        "",
+        "// nibbleMask keeps the low 4 bits of every byte.",
+        *[f"DATA nibbleMask<>+{8 * j}(SB)/8, $0x0f0f0f0f0f0f0f0f" for j in range(4)],
+        "GLOBL nibbleMask<>(SB), RODATA|NOPTR, $32",
+        *text("fastScan32AVX2", "(lut *uint8, codes *uint8, pairs int, out *uint32)", "$0-32"),
+        ins("MOVQ", "lut+0(FP)", "SI"),
+        ins("MOVQ", "codes+8(FP)", "DI"),
+        ins("MOVQ", "pairs+16(FP)", "CX"),
+        ins("MOVQ", "out+24(FP)", "R8"),
+        ins("VMOVDQU", "nibbleMask<>(SB)", "Y15"),
+        ins("VPXOR", "Y8", "Y8", "Y8", comment="slots 0-15, whole u16 lanes"),
+        ins("VPXOR", "Y9", "Y9", "Y9", comment="slots 0-15, odd bytes"),
+        ins("VPXOR", "Y10", "Y10", "Y10", comment="slots 16-31, whole u16 lanes"),
+        ins("VPXOR", "Y11", "Y11", "Y11", comment="slots 16-31, odd bytes"),
+        label("pair"),
+        "	// Two groups of 4 dimensions: the low 128-bit lane holds the even group, the high",
+        "	// lane the odd one, each byte j the nibbles of slots j (low) and j+16 (high); the",
+        "	// two groups' tables are the matching 32 bytes of the LUT.",
+        ins("VMOVDQU", "(DI)", "Y0"),
+        ins("VMOVDQU", "(SI)", "Y1"),
+        ins("VPSRLW", "$4", "Y0", "Y2"),
+        ins("VPAND", "Y15", "Y0", "Y0"),
+        ins("VPAND", "Y15", "Y2", "Y2"),
+        ins("VPSHUFB", "Y0", "Y1", "Y3", comment="table[nibble] of slots 0-15"),
+        ins("VPSHUFB", "Y2", "Y1", "Y4", comment="of slots 16-31"),
+        *fastscan_half("Y3", "Y8", "Y9"),
+        *fastscan_half("Y4", "Y10", "Y11"),
+        ins("ADDQ", "$32", "DI"),
+        ins("ADDQ", "$32", "SI"),
+        ins("DECQ", "CX"),
+        ins("JNZ", "pair"),
+        "",
+        "	// Even slots: whole lanes minus 256 x odd bytes. Then the two groups (lanes) of",
+        "	// every pair are added.",
+        ins("VPSLLW", "$8", "Y9", "Y0"),
+        ins("VPSUBW", "Y0", "Y8", "Y8"),
+        ins("VPSLLW", "$8", "Y11", "Y0"),
+        ins("VPSUBW", "Y0", "Y10", "Y10"),
+    ]
+    for r in (8, 9, 10, 11):
+        out += [ins("VEXTRACTI128", "$1", f"Y{r}", "X0"), ins("VPADDW", "X0", f"X{r}", f"X{r}")]
+    out += [
+        *fastscan_out(8, 9, 12, 0),
+        *fastscan_out(10, 11, 13, 64),
+        "",
+        ins("VZEROUPPER"),
+        ins("RET"),
+    ]
+    return HEADER + "\n".join(out) + "\n"
+
+
 FILES = {
     "dot_amd64.s": dot_file,
     "u8_amd64.s": u8_file,
@@ -818,6 +903,7 @@ FILES = {
     "prefetch_amd64.s": prefetch_file,
     "fwht_amd64.s": fwht_file,
     "rabitq_amd64.s": rabitq_file,
+    "fastscan_amd64.s": fastscan_file,
 }
 
 if __name__ == "__main__":

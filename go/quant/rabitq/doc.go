@@ -70,4 +70,20 @@
 // for 1-bit codes but not for 8-bit ones, and added to the bound (a sum of
 // the two deviations, not the root of their squares: no square root per
 // estimate, and conservative).
+//
+// # FastScan
+//
+// To estimate 32 1-bit codes at once (kernels.FastScan32: 4-bit groups
+// looked up in tables of 16 bytes with VPSHUFB), the query is quantized a
+// second time, to 6 bits on the same range (q'ᵢ ≈ lo + Δ₆·q6ᵢ, Δ₆ = (hi −
+// lo)/63), so that a group's table entry, the sum of up to four q6ᵢ, fits
+// a byte (4·63 = 252) and the kernel's sums are exact integers; FAISS's
+// fast scan instead rounds each table entry to a byte with a shared scale,
+// whose error depends on the table rather than on one quantized query.
+// EstimateFast is then Estimate1 with (lo, Δ₆, Σq'ᵢ of the 6-bit query),
+// and the bound's query term is QErr·Δ₆ with the 1-bit QErr =
+// |Rescale|·sqrt(D/48), four times the 8-bit query's term. Measured on
+// pypi-use512: the mean |error| grows by 0.1% (0.02786 against 0.02782),
+// the fraction of pairs outside the bound at ε₀ = 1.9 falls from 5.1% to
+// 4.1% (the linear sum of the two deviations is conservative).
 package rabitq

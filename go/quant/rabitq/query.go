@@ -18,6 +18,15 @@ type Query struct {
 	add   []float32 // per centroid: the query's term of the distance
 	norm  []float32 // per centroid: ‖q − cⱼ‖
 	eps   float32   // ε₀
+
+	// FastScan operand (EnableFastScan): the same rotation quantized to 6
+	// bits, q'ᵢ ≈ lo + delta6·q6ᵢ with q6ᵢ in [0, 63], and its tables.
+	fast   bool
+	code6  []uint8
+	LUT    []uint8 // kernels.FastScanLUT of the 6-bit query, D/4 tables of 16 bytes
+	delta6 float32
+	sum6   float32 // Σ (lo + delta6·q6ᵢ)
+	qerr6  float32 // ε₀·sqrt(D/48)·delta6: with |Rescale|, the 6-bit query's share of the bound
 }
 
 // NewQuery returns scratch for preparing queries of q.
@@ -29,6 +38,17 @@ func (q *Quantizer) NewQuery() *Query {
 // SetEpsilon sets ε₀ of the bounds Estimate1 and EstimateEx return (by
 // default Epsilon0).
 func (qq *Query) SetEpsilon(eps float32) { qq.eps = eps }
+
+// EnableFastScan makes Prepare also build the operand of EstimateFast: the
+// rotated query quantized to 6 bits and its kernels.FastScanLUT tables in
+// LUT (D/4·16 bytes), for estimating blocks of 32 1-bit codes with
+// kernels.FastScan32. It costs about D/4·16 byte additions per query.
+func (qq *Query) EnableFastScan() {
+	D := qq.q.Padded()
+	qq.fast = true
+	qq.code6 = make([]uint8, D)
+	qq.LUT = make([]uint8, 4*D)
+}
 
 // Prepare makes v (length Dim) the current query: P·v quantized, which
 // serves every centroid (each code's Add holds its ⟨x, c'⟩), and the terms
@@ -68,6 +88,34 @@ func (qq *Query) Prepare(v []float32) {
 	}
 	qq.lo, qq.delta = lo, delta
 	qq.sum = lo*float32(len(r)) + delta*float32(total)
+	if qq.fast {
+		qq.prepareFast(r, lo, hi)
+	}
+}
+
+// prepareFast quantizes the rotated query r to 6 bits on the grid from lo
+// to hi (so that four values add up to at most 252 and the FastScan
+// tables hold bytes) and builds the tables.
+func (qq *Query) prepareFast(r []float32, lo, hi float32) {
+	delta := (hi - lo) / 63
+	code := qq.code6[:len(r)]
+	total := 0
+	if delta > 0 {
+		inv := 1 / delta
+		for i, x := range r {
+			u := int((x-lo)*inv + 0.5)
+			u = min(max(u, 0), 63)
+			code[i] = uint8(u)
+			total += u
+		}
+	} else {
+		clear(code)
+	}
+	kernels.FastScanLUT(code, qq.LUT)
+	qq.delta6 = delta
+	qq.sum6 = lo*float32(len(r)) + delta*float32(total)
+	// A 1-bit code's QErr is |Rescale|·sqrt(‖x‖²/12) with ‖x‖² = D/4.
+	qq.qerr6 = qq.eps * float32(math.Sqrt(float64(len(r))/48)) * delta
 }
 
 // Estimate1 returns the estimated distance to the vector whose 1-bit code
@@ -77,6 +125,18 @@ func (qq *Query) Estimate1(s uint32, f Factors) (dist, bound float32) {
 	ip := qq.lo*f.Sum + qq.delta*float32(s) - 0.5*qq.sum
 	return f.Add + qq.add[f.Cluster] + f.Rescale*ip, qq.eps * (f.Err*qq.norm[f.Cluster] + f.QErr*qq.delta)
 }
+
+// EstimateFast is Estimate1 for the FastScan operand (EnableFastScan): s =
+// Σ bitᵢ·q6ᵢ is the kernels.FastScan32 sum of the code against LUT, and the
+// factors are passed one by one (as a block of codes stores them; the
+// 1-bit code's QErr follows from Rescale). The bound includes the 6-bit
+// query's rounding, four times the 8-bit query's.
+func (qq *Query) EstimateFast(s uint32, add, rescale, err, sum float32, cluster uint32) (dist, bound float32) {
+	ip := qq.lo*sum + qq.delta6*float32(s) - 0.5*qq.sum6
+	return add + qq.add[cluster] + rescale*ip, qq.eps*err*qq.norm[cluster] + abs32(rescale)*qq.qerr6
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
 // EstimateEx is Estimate1 for an extended code, with s = Σ uᵢ·qᵢ
 // (kernels.DotU8 of the code and Code).

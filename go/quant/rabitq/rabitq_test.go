@@ -53,16 +53,34 @@ func encodeAll(t testing.TB, q *Quantizer, data []float32) *coded {
 	return c
 }
 
-// errorStats compares the 1-bit (ex = false) or extended estimates of every
+// Estimators errorStats compares with the exact distance.
+type estimator int
+
+const (
+	oneBit   estimator = iota // Estimate1: 8-bit query, kernels.BitDotU8Rows
+	extended                  // EstimateEx: kernels.DotU8
+	fastScan                  // EstimateFast: 6-bit query, blocks of 32 by kernels.FastScan32
+)
+
+// errorStats compares the estimates of kind ex of every
 // (query, vector) pair with the exact distance: the fraction of pairs whose
 // error exceeds the bound, the mean error relative to the mean bound (the
 // estimator's bias) and the mean absolute error.
-func errorStats(c *coded, data, queries []float32, ex bool, eps float32) (violations, bias, meanAbs float64) {
+func errorStats(c *coded, data, queries []float32, ex estimator, eps float32) (violations, bias, meanAbs float64) {
 	q := c.q
-	dim, D := q.Dim(), q.Padded()
+	dim, D, W := q.Dim(), q.Padded(), q.Words()
 	n := len(data) / dim
 	qq := q.NewQuery()
 	qq.SetEpsilon(eps)
+	var blocks []uint8 // the codes packed 32 to a block, for fastScan
+	if ex == fastScan {
+		qq.EnableFastScan()
+		bb := kernels.FastScanBlockBytes(D)
+		blocks = make([]uint8, (n+31)/32*bb)
+		for i := 0; i < n; i++ {
+			kernels.FastScanPack(blocks[i/32*bb:(i/32+1)*bb], i%32, c.bits[i*W:(i+1)*W])
+		}
+	}
 	ids := make([]uint32, n)
 	for i := range ids {
 		ids[i] = uint32(i)
@@ -73,19 +91,31 @@ func errorStats(c *coded, data, queries []float32, ex bool, eps float32) (violat
 	for qi := 0; qi < len(queries)/dim; qi++ {
 		qv := queries[qi*dim : (qi+1)*dim]
 		qq.Prepare(qv)
-		if !ex {
+		switch ex {
+		case oneBit:
 			kernels.BitDotU8Rows(qq.Code, c.bits, q.Words(), ids, sums)
-		} else {
+		case extended:
 			for i := range sums {
 				sums[i] = kernels.DotU8(c.ex[i*D:(i+1)*D], qq.Code)
+			}
+		case fastScan:
+			bb := kernels.FastScanBlockBytes(D)
+			var out [32]uint32
+			for b := 0; b < (n+31)/32; b++ {
+				kernels.FastScan32(qq.LUT, blocks[b*bb:(b+1)*bb], &out)
+				copy(sums[32*b:], out[:])
 			}
 		}
 		for i := 0; i < n; i++ {
 			var est, bound float32
-			if ex {
-				est, bound = qq.EstimateEx(sums[i], c.fx[i])
-			} else {
+			switch ex {
+			case oneBit:
 				est, bound = qq.Estimate1(sums[i], c.f1[i])
+			case extended:
+				est, bound = qq.EstimateEx(sums[i], c.fx[i])
+			case fastScan:
+				f := c.f1[i]
+				est, bound = qq.EstimateFast(sums[i], f.Add, f.Rescale, f.Err, f.Sum, f.Cluster)
 			}
 			e := float64(est) - exactDist(q.Metric(), data[i*dim:(i+1)*dim], qv)
 			pairs++
@@ -130,13 +160,15 @@ func TestEstimateWithinBoundOnRealData(t *testing.T) {
 		}
 		c := encodeAll(t, q, data)
 		for _, conf := range confidence {
-			v, bias, abs := errorStats(c, data, queries, false, conf.eps)
-			t.Logf("metric %d, eps %.1f: %.3f%% of pairs outside the bound, bias %.4f of the bound, mean |error| %.5f", m, conf.eps, 100*v, bias, abs)
-			if v > conf.maxViolations {
-				t.Errorf("metric %d, eps %.1f: %.3f%% of pairs outside the bound, want <= %.1f%%", m, conf.eps, 100*v, 100*conf.maxViolations)
-			}
-			if math.Abs(bias) > 0.05 {
-				t.Errorf("metric %d: mean error is %.3f of the mean bound: the estimate is biased", m, bias)
+			for _, kind := range []estimator{oneBit, fastScan} {
+				v, bias, abs := errorStats(c, data, queries, kind, conf.eps)
+				t.Logf("metric %d, estimator %d, eps %.1f: %.3f%% of pairs outside the bound, bias %.4f of the bound, mean |error| %.5f", m, kind, conf.eps, 100*v, bias, abs)
+				if v > conf.maxViolations {
+					t.Errorf("metric %d, estimator %d, eps %.1f: %.3f%% of pairs outside the bound, want <= %.1f%%", m, kind, conf.eps, 100*v, 100*conf.maxViolations)
+				}
+				if math.Abs(bias) > 0.05 {
+					t.Errorf("metric %d, estimator %d: mean error is %.3f of the mean bound: the estimate is biased", m, kind, bias)
+				}
 			}
 		}
 	}
@@ -161,10 +193,12 @@ func TestEstimateWithinBoundOnSyntheticData(t *testing.T) {
 		}
 		c := encodeAll(t, q, data)
 		for _, conf := range confidence {
-			v, bias, _ := errorStats(c, data, queries, false, conf.eps)
-			t.Logf("dim %d, eps %.1f: %.3f%% outside the bound, bias %.4f", dim, conf.eps, 100*v, bias)
-			if v > conf.maxViolations || math.Abs(bias) > 0.05 {
-				t.Errorf("dim %d, eps %.1f: %.3f%% of pairs outside the bound (want <= %.1f%%), bias %.3f", dim, conf.eps, 100*v, 100*conf.maxViolations, bias)
+			for _, kind := range []estimator{oneBit, fastScan} {
+				v, bias, _ := errorStats(c, data, queries, kind, conf.eps)
+				t.Logf("dim %d, estimator %d, eps %.1f: %.3f%% outside the bound, bias %.4f", dim, kind, conf.eps, 100*v, bias)
+				if v > conf.maxViolations || math.Abs(bias) > 0.05 {
+					t.Errorf("dim %d, estimator %d, eps %.1f: %.3f%% of pairs outside the bound (want <= %.1f%%), bias %.3f", dim, kind, conf.eps, 100*v, 100*conf.maxViolations, bias)
+				}
 			}
 		}
 	}
@@ -188,7 +222,11 @@ func TestExBitsConvergeToExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := encodeAll(t, q, data)
-		v, _, abs := errorStats(c, data, queries, bits > 1, 3)
+		kind := oneBit
+		if bits > 1 {
+			kind = extended
+		}
+		v, _, abs := errorStats(c, data, queries, kind, 3)
 		t.Logf("%d bits: mean |error| %.6f (%.3f%% of the mean distance), %.3f%% outside the bound", bits, abs, 100*abs/meanDist, 100*v)
 		if abs >= prev || (bits > 2 && abs > prev/1.3) {
 			t.Errorf("%d bits: mean |error| %.6f, not enough below %.6f at %d bits", bits, abs, prev, bits-1)
@@ -304,15 +342,15 @@ func TestClusteredCentroidsShortenErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ex := range []bool{false, true} {
+		for _, ex := range []estimator{oneBit, extended, fastScan} {
 			_, _, absOne := errorStats(encodeAll(t, one, data), data, queries, ex, 3)
 			v, bias, absMany := errorStats(encodeAll(t, many, data), data, queries, ex, 3)
-			t.Logf("metric %d ex=%v: mean |error| %.5f with 16 centroids, %.5f with one; %.3f%% outside the bound, bias %.4f", m, ex, absMany, absOne, 100*v, bias)
+			t.Logf("metric %d estimator %d: mean |error| %.5f with 16 centroids, %.5f with one; %.3f%% outside the bound, bias %.4f", m, ex, absMany, absOne, 100*v, bias)
 			if v > confidence[1].maxViolations || math.Abs(bias) > 0.05 {
-				t.Errorf("metric %d ex=%v: %.3f%% outside the bound, bias %.3f", m, ex, 100*v, bias)
+				t.Errorf("metric %d estimator %d: %.3f%% outside the bound, bias %.3f", m, ex, 100*v, bias)
 			}
 			if absMany > absOne/2 {
-				t.Errorf("metric %d ex=%v: 16 centroids err %.5f, not under half of one centroid's %.5f", m, ex, absMany, absOne)
+				t.Errorf("metric %d estimator %d: 16 centroids err %.5f, not under half of one centroid's %.5f", m, ex, absMany, absOne)
 			}
 		}
 	}
