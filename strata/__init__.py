@@ -16,6 +16,7 @@ gets RuntimeError from every strata call (the Go runtime does not survive
 fork).
 """
 
+from strata._async import AsyncCollection
 from strata._collection import Collection, GetResult, QueryResult, analyze
 from strata._index import FlatIndex, Index
 from strata._lib import (
@@ -25,11 +26,13 @@ from strata._lib import (
     kernel_path,
     native_version,
 )
-from strata._protocol import CollectionLike
+from strata._protocol import AsyncCollectionLike, CollectionLike
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncCollection",
+    "AsyncCollectionLike",
     "Collection",
     "CollectionFailedError",
     "CollectionLike",

@@ -6,6 +6,12 @@ strata.ray.ShardedCollection (one collection per Ray actor). Code written
 against CollectionLike runs unchanged on any of them; tests/test_contract.py
 runs one behavioural suite against all three.
 
+strata.AsyncCollectionLike is the same contract for asyncio: the same
+methods, arguments and results, each a coroutine (scan an async iterator,
+close awaited, ``async with`` instead of ``with``, no ``len()``). Two classes
+implement it: strata.AsyncCollection and strata.client.AsyncRemoteCollection;
+tests/test_contract.py runs the same suite against them.
+
 Where a door cannot do something, the method still exists and raises
 NotImplementedError naming the alternative (ShardedCollection's hybrid
 query). Arguments a door accepts only for compatibility are documented on
@@ -14,7 +20,7 @@ the door (RemoteCollection.query's num_threads).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy.typing as npt
@@ -96,3 +102,77 @@ class CollectionLike(Protocol):
     def check_integrity(self) -> None: ...
 
     def info(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class AsyncCollectionLike(Protocol):
+    """What strata.AsyncCollection and strata.client.AsyncRemoteCollection do: CollectionLike
+    with every call awaited; see strata.Collection for each method."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def metric(self) -> str: ...
+
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> AsyncCollectionLike: ...  # noqa: PYI034
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+    # --- writes -------------------------------------------------------------
+
+    async def upsert(
+        self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None
+    ) -> None: ...
+
+    async def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int: ...
+
+    async def delete(
+        self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None
+    ) -> int: ...
+
+    async def create_text_index(self, field: str, analyzer: str = "english") -> None: ...
+
+    async def checkpoint(self) -> None: ...
+
+    # --- reads --------------------------------------------------------------
+
+    async def query(
+        self,
+        queries: npt.ArrayLike | None = None,
+        k: int = 10,
+        where: dict[str, Any] | None = None,
+        ef: int | None = None,
+        *,
+        vector: npt.ArrayLike | None = None,
+        text: str | None = None,
+        fusion: str | dict[str, float] = "rrf",
+        text_field: str | None = None,
+        k1: float | None = None,
+        b: float | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+        return_stats: bool = False,
+    ) -> QueryResult: ...
+
+    async def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult: ...
+
+    async def count(self, where: dict[str, Any] | None = None) -> int: ...
+
+    def scan(
+        self,
+        where: dict[str, Any] | None = None,
+        batch_size: int = 1000,
+        include_vectors: bool = False,
+        *,
+        after: int | None = None,
+    ) -> AsyncIterator[GetResult]: ...
+
+    async def check_integrity(self) -> None: ...
+
+    async def info(self) -> dict[str, Any]: ...

@@ -6,6 +6,10 @@
     >>> col.upsert([1, 2], vectors, metadata=[{"lang": "en"}, {"lang": "fr"}])
     >>> col.query(vectors[0], k=5, where={"lang": "en"}).ids
 
+``strata.client.AsyncClient`` is the same client for asyncio (every call
+awaited; it needs httpx, ``pip install 'strata[async]'``): see
+strata._client_async.
+
 ``client.collection(name)`` implements ``strata.CollectionLike``, the
 methods and result types of ``strata.Collection`` (NumPy in,
 ``QueryResult``/``GetResult`` out), so code moves between embedded and
@@ -57,7 +61,18 @@ from strata._ids import id_array, id_values
 from strata._index import _as_rows, _i64, _int, _set
 from strata._lib import CollectionFailedError, IntegrityError
 
+# AsyncClient and AsyncRemoteCollection are here too, imported when first named (below).
 __all__ = ["Client", "RemoteCollection", "ServerError"]
+
+
+def __getattr__(name: str) -> Any:
+    # The asyncio client (strata._client_async) needs httpx, the extra strata[async]:
+    # imported when first named, so the sync client keeps to the standard library.
+    if name in ("AsyncClient", "AsyncRemoteCollection"):
+        from strata import _client_async
+
+        return getattr(_client_async, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ServerError(RuntimeError):

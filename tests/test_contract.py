@@ -1,18 +1,24 @@
 """One behavioural suite for strata.CollectionLike, run unchanged against every door.
 
 The doors: strata.Collection (embedded), strata.client.RemoteCollection (a real
-strata-server binary on a loopback port) and strata.ray.ShardedCollection (two
-shards on a local Ray cluster). A test here states what a user of the contract
+strata-server binary on a loopback port), strata.ray.ShardedCollection (two
+shards on a local Ray cluster), and the asyncio doors of strata.AsyncCollectionLike:
+strata.AsyncCollection and strata.client.AsyncRemoteCollection, driven through
+SyncOverAsync (each call run to completion on one event loop in a thread), so
+the one suite states both contracts. A test here states what a user of the contract
 may rely on; where a door documents that it cannot do something (the sharded
 hybrid query), the test asserts the documented NotImplementedError instead.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import itertools
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -22,12 +28,75 @@ from server_process import running_server
 import strata
 from strata.client import Client, RemoteCollection
 
-DOORS = ["embedded", "remote", "ray"]
+DOORS = ["embedded", "remote", "ray", "async-embedded", "async-remote"]
 DIM = 8
 N = 300
 _names = itertools.count()
 
 Factory = Callable[..., strata.CollectionLike]
+_T = TypeVar("_T")
+
+
+class EventLoopThread:
+    """One asyncio event loop running in a thread, for driving async doors from sync tests."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join()
+        self.loop.close()
+
+
+class SyncOverAsync:
+    """A strata.AsyncCollectionLike seen as a strata.CollectionLike: every coroutine run to
+    its end on the loop, scan's async iterator read one page at a time."""
+
+    def __init__(self, inner: strata.AsyncCollectionLike, loop: EventLoopThread) -> None:
+        assert isinstance(inner, strata.AsyncCollectionLike)
+        self.inner, self._loop = inner, loop
+
+    @property
+    def path(self) -> str:
+        return self.inner.path
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def metric(self) -> str:
+        return self.inner.metric
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+        if inspect.isasyncgenfunction(method):
+            return lambda *args, **kwargs: self._pages(method(*args, **kwargs))
+        assert inspect.iscoroutinefunction(method), f"{name} of an async door is not a coroutine"
+        return lambda *args, **kwargs: self._loop.run(method(*args, **kwargs))
+
+    def _pages(self, pages: Any) -> Iterator[Any]:
+        async def step() -> Any:
+            return await anext(pages, None)
+
+        while (page := self._loop.run(step())) is not None:
+            yield page
+
+    def __len__(self) -> int:
+        return int(self._loop.run(self.inner.count()))
+
+    def __enter__(self) -> SyncOverAsync:  # noqa: PYI034 (Self needs 3.11 typing)
+        self._loop.run(self.inner.__aenter__())
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._loop.run(self.inner.__aexit__(*exc_info))
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +113,13 @@ def ray_cluster():
     ray.shutdown()
 
 
+@pytest.fixture(scope="module")
+def event_loop_thread():
+    loop = EventLoopThread()
+    yield loop
+    loop.stop()
+
+
 @pytest.fixture(params=DOORS)
 def door(request) -> str:
     return str(request.param)
@@ -53,6 +129,7 @@ def door(request) -> str:
 def make(door, request, tmp_path) -> Iterator[Factory]:
     """make(metric="l2", text_fields=None) -> a new, empty collection behind the door."""
     opened: list[strata.CollectionLike] = []
+    clients: list[Any] = []
 
     def factory(metric: str = "l2") -> strata.CollectionLike:
         name = f"c{next(_names)}"
@@ -63,6 +140,24 @@ def make(door, request, tmp_path) -> Iterator[Factory]:
             srv = request.getfixturevalue("server")
             client = Client(srv.url, timeout=60)
             col = client.create_collection(name, DIM, metric=metric, seed=1)
+        elif door == "async-embedded":
+            loop = request.getfixturevalue("event_loop_thread")
+            inner = loop.run(strata.AsyncCollection.create(tmp_path / name, DIM, metric=metric,
+                                                           seed=1))
+            col = SyncOverAsync(inner, loop)
+        elif door == "async-remote":
+            pytest.importorskip("httpx")
+            from strata.client import AsyncClient
+
+            srv = request.getfixturevalue("server")
+            loop = request.getfixturevalue("event_loop_thread")
+
+            async def remote() -> strata.AsyncCollectionLike:
+                client = AsyncClient(srv.url, timeout=60)
+                clients.append(client)
+                return await client.create_collection(name, DIM, metric=metric, seed=1)
+
+            col = SyncOverAsync(loop.run(remote()), loop)
         else:
             request.getfixturevalue("ray_cluster")
             import strata.ray as sray
@@ -75,6 +170,8 @@ def make(door, request, tmp_path) -> Iterator[Factory]:
     yield factory
     for col in opened:
         col.close()
+    for client in clients:
+        request.getfixturevalue("event_loop_thread").run(client.close())
 
 
 def fill(col: strata.CollectionLike, n: int = N) -> np.ndarray:
@@ -87,9 +184,9 @@ def fill(col: strata.CollectionLike, n: int = N) -> np.ndarray:
 # --- the contract itself ----------------------------------------------------
 
 
-def _public(cls: type) -> dict[str, inspect.Signature]:
-    names = [n for n in dir(strata.CollectionLike) if not n.startswith("_") or n in
-             ("__len__", "__enter__", "__exit__")]
+def _public(cls: type, protocol: type = strata.CollectionLike) -> dict[str, inspect.Signature]:
+    names = [n for n in dir(protocol) if not n.startswith("_") or n in
+             ("__len__", "__enter__", "__exit__", "__aenter__", "__aexit__")]
     out = {}
     for name in names:
         attr = inspect.getattr_static(cls, name, None)
@@ -100,15 +197,23 @@ def _public(cls: type) -> dict[str, inspect.Signature]:
     return out
 
 
-@pytest.mark.parametrize("cls_name", ["Collection", "RemoteCollection", "ShardedCollection"])
+@pytest.mark.parametrize("cls_name", ["Collection", "RemoteCollection", "ShardedCollection",
+                                      "AsyncCollection", "AsyncRemoteCollection"])
 def test_every_door_implements_every_method_with_the_protocols_parameters(cls_name):
+    protocol: type = strata.CollectionLike
     if cls_name == "ShardedCollection":
         pytest.importorskip("ray")
         cls = importlib.import_module("strata.ray").ShardedCollection
+    elif cls_name == "AsyncCollection":
+        cls, protocol = strata.AsyncCollection, strata.AsyncCollectionLike
+    elif cls_name == "AsyncRemoteCollection":
+        pytest.importorskip("httpx")
+        cls = importlib.import_module("strata.client").AsyncRemoteCollection
+        protocol = strata.AsyncCollectionLike
     else:
         cls = strata.Collection if cls_name == "Collection" else RemoteCollection
-    want = _public(strata.CollectionLike)
-    got = _public(cls)
+    want = _public(protocol, protocol)
+    got = _public(cls, protocol)
     for name, sig in want.items():
         params = {p.name: p for p in sig.parameters.values()}
         have = {p.name: p for p in got[name].parameters.values()}
@@ -119,6 +224,20 @@ def test_every_door_implements_every_method_with_the_protocols_parameters(cls_na
                 assert have[p.name].default == p.default, (
                     f"{cls_name}.{name}({p.name}=...) defaults to {have[p.name].default!r}, "
                     f"the protocol to {p.default!r}")
+        if protocol is strata.AsyncCollectionLike:
+            want_kind = _call_kind(getattr(protocol, name))
+            assert _call_kind(getattr(cls, name)) == want_kind, (
+                f"{cls_name}.{name} is not {want_kind}: it would block the event loop")
+
+
+def _call_kind(fn: Any) -> str:
+    # A protocol declares an async generator method as a plain def returning AsyncIterator.
+    if inspect.isasyncgenfunction(fn) or str(inspect.signature(fn).return_annotation).startswith(
+            "AsyncIterator"):
+        return "an async iterator"
+    if inspect.iscoroutinefunction(fn):
+        return "a coroutine"
+    return "a plain function"
 
 
 def test_an_open_collection_is_collection_like(make):
