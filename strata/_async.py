@@ -51,18 +51,24 @@ __all__ = ["AsyncCollection"]
 _T = TypeVar("_T")
 
 _shared_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_shared_pool_pid = 0
 _shared_pool_lock = threading.Lock()
 
 
 def _default_executor() -> concurrent.futures.Executor:
-    """The process's one pool for engine calls made from asyncio (made on first use)."""
-    global _shared_pool
+    """The process's one pool for engine calls made from asyncio (made on first use).
+
+    A child forked after the pool started gets a pool of its own: the parent's
+    threads do not exist there, and a call queued on them would never run (it
+    now runs and raises the engine's forked-child RuntimeError)."""
+    global _shared_pool, _shared_pool_pid
     with _shared_pool_lock:
-        if _shared_pool is None:
+        if _shared_pool is None or _shared_pool_pid != os.getpid():
             workers = min(32, (os.cpu_count() or 1) + 4)
             _shared_pool = concurrent.futures.ThreadPoolExecutor(
                 max_workers=workers, thread_name_prefix="strata-async"
             )
+            _shared_pool_pid = os.getpid()
         return _shared_pool
 
 
@@ -92,7 +98,7 @@ class AsyncCollection:
                 f"AsyncCollection wraps a strata.Collection, got {type(collection).__name__}"
             )
         self._col = collection
-        self._executor = executor or _default_executor()
+        self._executor = executor  # None: the shared pool, looked up per call (see fork)
         # Calls handed to the executor and not finished: done callbacks run on
         # worker threads, hence the lock.
         self._in_flight: set[concurrent.futures.Future[Any]] = set()
@@ -178,7 +184,7 @@ class AsyncCollection:
         if running:
             # wait(), not gather(): it never cancels the calls it waits for.
             await asyncio.wait(running)
-        await asyncio.wrap_future(self._executor.submit(self._col.close))
+        await _run(self._executor, self._col.close)
 
     async def __aenter__(self) -> AsyncCollection:  # noqa: PYI034 (Self needs 3.11 typing)
         return self
@@ -190,7 +196,7 @@ class AsyncCollection:
         if self._closing is not None:
             exc, message = _CLOSED
             raise exc(message)
-        future = self._executor.submit(fn, *args, **kwargs)
+        future = (self._executor or _default_executor()).submit(fn, *args, **kwargs)
         with self._in_flight_lock:
             self._in_flight.add(future)
         future.add_done_callback(self._finished)

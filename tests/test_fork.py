@@ -343,3 +343,40 @@ def test_child_forked_after_open_does_not_keep_the_collection_locked(tmp_path):
         """,
         tmp_path,
     )
+
+
+def test_async_collection_in_a_forked_child_raises_instead_of_hanging(tmp_path):
+    # The parent's shared pool has started threads; in the child they do not exist,
+    # so a call queued on that pool would wait forever. The child gets a pool of its own
+    # and every call raises the fork RuntimeError; close() in the child touches nothing.
+    run_script(
+        """
+        import asyncio
+        import strata
+
+        async def opened():
+            col = await strata.AsyncCollection.create("c", 4, metric="l2")
+            await col.upsert([1], np.ones(4, dtype=np.float32))
+            return col
+
+        col = asyncio.run(opened())
+
+        def child():
+            async def calls():
+                failures = 0
+                for call in (col.count, col.info, lambda: col.query(np.ones(4))):
+                    try:
+                        await call()
+                        failures += 1
+                    except RuntimeError as exc:
+                        failures += "fork()" not in str(exc)
+                await col.close()
+                return failures
+            return asyncio.run(calls())
+
+        assert fork_and_wait(child) == 0
+        assert asyncio.run(col.count()) == 1
+        asyncio.run(col.close())
+        """,
+        tmp_path,
+    )
