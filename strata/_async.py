@@ -175,6 +175,9 @@ class AsyncCollection:
         """Refuses new calls, waits for those running, then closes the collection."""
         if self._closing is None:
             self._closing = asyncio.ensure_future(self._close())
+        elif self._closing.done():
+            # Possibly from another event loop than the first close(): nothing to wait for.
+            return self._closing.result()
         # shield: a cancelled close() still finishes closing for everyone else.
         await asyncio.shield(self._closing)
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,7 +141,7 @@ def test_close_waits_for_calls_in_flight_and_then_refuses_new_ones(tmp_path):
     data, docs = data_and_docs(50)
     path = tmp_path / "c"
 
-    async def main() -> None:
+    async def main() -> strata.AsyncCollection:
         acol = await strata.AsyncCollection.create(path, DIM, metric="l2")
         await acol.upsert(np.arange(50), data, metadata=docs)
         gated = gate(acol, "upsert", "count")
@@ -163,8 +166,10 @@ def test_close_waits_for_calls_in_flight_and_then_refuses_new_ones(tmp_path):
         await acol.close()  # a second close returns at once
         with pytest.raises(ValueError, match="collection is closed"):
             await acol.query(data[0])
+        return acol
 
-    asyncio.run(main())
+    acol = asyncio.run(main())
+    asyncio.run(acol.close())  # and so does one on another event loop
     with strata.Collection.open(path) as col:
         assert col.get([777]).metadata == [{"late": True}]
         col.check_integrity()
@@ -261,3 +266,10 @@ def test_the_async_client_raises_the_sync_clients_error_for_a_refused_connection
     asyncio.run(main())
     with pytest.raises(ValueError, match="url must be"):
         AsyncClient("ftp://x")
+
+
+def test_the_sync_client_still_imports_only_the_standard_library():
+    # httpx is the extra strata[async]: naming AsyncClient imports it, import strata.client not.
+    code = ("import sys, strata.client; assert 'httpx' not in sys.modules, 'httpx imported'; "
+            "strata.client.AsyncClient; assert 'httpx' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent)
