@@ -48,7 +48,8 @@ from strata._collection import (
     check_metadata,
     check_where,
 )
-from strata._index import _as_rows, _i64, _id_list, _int, _set
+from strata._ids import id_array, id_values
+from strata._index import _as_rows, _i64, _int, _set
 from strata._lib import IntegrityError
 from strata.client import _quote, _raise
 
@@ -214,16 +215,14 @@ class AsyncRemoteCollection:
 
     # --- writes -------------------------------------------------------------
 
-    async def upsert(
-        self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None
-    ) -> None:
-        """strata.client.RemoteCollection.upsert."""
+    async def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
+        """strata.client.RemoteCollection.upsert (integer and string ids)."""
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
-        id_arr = _id_list(ids, "ids")
-        if id_arr.shape[0] != n:
-            raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
+        id_vals = id_values(ids, "ids")
+        if len(id_vals) != n:
+            raise ValueError(f"got {len(id_vals)} ids for {n} vectors")
         body: dict[str, Any] = {
-            "ids": id_arr.tolist(),
+            "ids": id_vals,
             "vectors": vecs.reshape(n, self._dim).tolist(),
         }
         docs = check_metadata(metadata, n)
@@ -231,23 +230,21 @@ class AsyncRemoteCollection:
             body["metadata"] = docs
         await self._post("upsert", body)
 
-    async def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
+    async def update_metadata(self, ids: object, metadata: object) -> int:
         """Replaces the metadata of existing ids; KeyError if one does not exist."""
-        id_arr = _id_list(ids, "ids")
-        docs = check_metadata(metadata, id_arr.shape[0])
+        id_vals = id_values(ids, "ids")
+        docs = check_metadata(metadata, len(id_vals))
         if docs is None:
             raise TypeError("metadata must be a list of dicts, got None")
-        answer = await self._post("metadata", {"ids": id_arr.tolist(), "metadata": docs})
+        answer = await self._post("metadata", {"ids": id_vals, "metadata": docs})
         return int(answer["updated"])
 
-    async def delete(
-        self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None
-    ) -> int:
+    async def delete(self, ids: object = None, where: dict[str, Any] | None = None) -> int:
         """Deletes the given ids (unknown ones are ignored) or every entry matching where."""
         if (ids is None) == (where is None):
             raise ValueError("delete needs exactly one of ids= or where=")
         if ids is not None:
-            body: dict[str, Any] = {"ids": _id_list(ids, "ids").tolist()}
+            body: dict[str, Any] = {"ids": id_values(ids, "ids")}
         else:
             body = {"filter": check_where(where)}
         return int((await self._post("delete", body))["deleted"])
@@ -306,17 +303,20 @@ class AsyncRemoteCollection:
         qs, nq = _as_rows(queries, self._dim, "queries", "collection")
         body["vectors"] = qs.reshape(nq, self._dim).tolist()
         answer = await self._post("query", body)
-        ids = np.full((nq, k), -1, dtype=np.int64)
+        found: list[Any] = [-1] * (nq * k)
         dists = np.full((nq, k), np.inf, dtype=np.float32)
         rows: list[list[dict[str, Any] | None]] = []
         for q, hits in enumerate(answer["results"]):
             row: list[dict[str, Any] | None] = [None] * k
             for j, hit in enumerate(hits):
-                ids[q, j] = hit["id"]
+                found[q * k + j] = hit["id"]
                 distance = hit.get("distance")
                 dists[q, j] = np.inf if distance is None else distance
                 row[j] = hit.get("metadata") if include_metadata else None
             rows.append(row)
+        ids = id_array(found, (nq, k))
+        if ids.dtype == object:
+            ids[ids == -1] = None  # padding, in an answer holding string ids
         stats = None
         if return_stats:
             st = answer["stats"]
@@ -354,21 +354,22 @@ class AsyncRemoteCollection:
             body["vector"] = qs.reshape(self._dim).tolist()
         k, include_metadata = body["k"], "metadata" in body["include"]
         hits = (await self._post("query", body))["results"]
-        ids = np.full((1, k), -1, dtype=np.int64)
+        found: list[Any] = []
         scores = np.full((1, k), np.nan, dtype=np.float32)
         dists = np.full((1, k), np.inf, dtype=np.float32)
         docs: list[dict[str, Any] | None] = [None] * k
         sources: list[str | None] = [None] * k
         for j, hit in enumerate(hits):
-            ids[0, j], scores[0, j] = hit["id"], hit["score"]
+            scores[0, j] = hit["score"]
+            found.append(hit["id"])
             distance = hit.get("distance")
             dists[0, j] = np.nan if distance is None else distance
             sources[j] = hit["sources"]
             docs[j] = hit.get("metadata") if include_metadata else None
-        return QueryResult(ids, dists, [docs], None, scores, [sources])
+        return QueryResult(id_array(found, (1, k)), dists, [docs], None, scores, [sources])
 
     def _points(self, points: list[dict[str, Any]], include_vectors: bool) -> GetResult:
-        ids = np.array([p["id"] for p in points], dtype=np.int64)
+        ids = id_array([p["id"] for p in points])
         docs = [p.get("metadata") or {} for p in points]
         vectors = None
         if include_vectors:
@@ -377,12 +378,10 @@ class AsyncRemoteCollection:
             )
         return GetResult(ids, docs, vectors)
 
-    async def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+    async def get(self, ids: object, include_vectors: bool = False) -> GetResult:
         """Looks up ids; those that do not exist are left out of the result."""
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
-        answer = await self._post(
-            "get", {"ids": _id_list(ids, "ids").tolist(), "include": include}
-        )
+        answer = await self._post("get", {"ids": id_values(ids, "ids"), "include": include})
         return self._points(answer["points"], include_vectors)
 
     async def count(self, where: dict[str, Any] | None = None) -> int:
@@ -395,7 +394,7 @@ class AsyncRemoteCollection:
         batch_size: int = 1000,
         include_vectors: bool = False,
         *,
-        after: int | None = None,
+        after: int | str | None = None,
     ) -> AsyncIterator[GetResult]:
         """strata.client.RemoteCollection.scan as an async iterator, one request per page."""
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
@@ -405,7 +404,9 @@ class AsyncRemoteCollection:
             "limit": batch_size,
             "include": include,
         }
-        if after is not None:
+        if isinstance(after, str):
+            body["after"] = after
+        elif after is not None:
             body["after"] = _int(after, "after", 0, 2**63 - 1)
         while True:
             answer = await self._post("scan", body)

@@ -273,3 +273,35 @@ def test_the_sync_client_still_imports_only_the_standard_library():
     code = ("import sys, strata.client; assert 'httpx' not in sys.modules, 'httpx imported'; "
             "strata.client.AsyncClient; assert 'httpx' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parent)
+
+
+def test_the_async_client_carries_string_ids_as_the_sync_client_does(tmp_path):
+    pytest.importorskip("httpx")
+    from server_process import running_server
+
+    from strata.client import AsyncClient
+
+    async def main(url: str) -> None:
+        async with AsyncClient(url, timeout=60) as client:
+            col = await client.create_collection("strids", dim=2, metric="l2")
+            await col.upsert(np.arange(3), [[0, 0], [1, 1], [2, 2]])
+            assert (await col.query([0, 0], k=2)).ids.dtype == np.int64
+            await col.upsert(["doc-a", 7, "é"], [[0.1, 0.1], [3, 3], [4, 4]],
+                             metadata=[{"k": 1}, {}, {}])
+            hits = await col.query([0, 0], k=3)
+            assert hits.ids.dtype == object and hits.ids.tolist() == [[0, "doc-a", 1]]
+            got = await col.get(["é", 2, "nope"])
+            assert got.ids.tolist() == ["é", 2] and got.metadata == [{}, {}]
+            pages = [p.ids.tolist() async for p in col.scan(batch_size=2)]
+            assert pages == [[0, 1], [2, 7], ["doc-a", "é"]]
+            assert [p.ids.tolist() async for p in col.scan(after="doc-a")] == [["é"]]
+            assert await col.update_metadata(["doc-a"], [{"k": 2}]) == 1
+            with pytest.raises(TypeError, match=r"ids\[1\] must be an int or a str"):
+                await col.get([1, 2.5])
+            with pytest.raises(ValueError, match="string id must be 1 to 512 bytes"):
+                await col.upsert([""], [[0, 0]])
+            assert await col.delete(["doc-a", 0, "missing"]) == 2
+            assert await col.count() == 4
+
+    with running_server(tmp_path / "data") as srv:
+        asyncio.run(main(srv.url))
