@@ -46,3 +46,21 @@ def make(kind: type, dim: int, metric: str = "l2") -> strata.Index | strata.Flat
     if kind is strata.Index:
         return strata.Index(dim, metric=metric, seed=1)
     return strata.FlatIndex(dim, metric=metric)
+
+
+def start_ray(ray, attempts: int = 5, **options) -> None:
+    """ray.init(**options), tried again while Ray gives up on its own start-up.
+
+    Ray waits a hard-coded 30 s for its raylet to register (ray._private.node) and
+    raises "The current node timed out during startup" after that: on a loaded
+    machine (two CPU hogs beside the suite) the raylet can take longer. Each new
+    attempt starts a fresh node; the exception of the last one is raised.
+    """
+    for attempt in range(attempts):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or attempt == attempts - 1:
+                raise
+            ray.shutdown()

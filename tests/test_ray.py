@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import clustered, recall, reference_distances
+from helpers import clustered, recall, reference_distances, start_ray
 
 ray = pytest.importorskip("ray")
 
@@ -30,8 +30,8 @@ DATA = Path(os.environ.get("STRATA_SHARED_DATA", Path(__file__).resolve().parent
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
+    start_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False,
+              configure_logging=False)
     yield
     ray.shutdown()
 
