@@ -18,6 +18,7 @@ The rules (docs/architecture.md, "Writing docs", states them for writers):
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import patient_ray_init
 from server_process import free_port, running_server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -163,6 +165,11 @@ def run_page(page: Path, tmp_path: Path, native: str | None, qdrant: str | None)
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
 def test_code_blocks_run_as_written(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    if "ray.init(" in page.read_text() and importlib.util.find_spec("ray") is not None:
+        # As written, but patient with Ray's own start-up, which gives up after 30 s.
+        import ray
+
+        monkeypatch.setattr(ray, "init", patient_ray_init(ray))
     native, qdrant = needs_server(blocks_of(page))
     if not native and not qdrant:
         run_page(page, tmp_path, None, None)
