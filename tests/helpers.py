@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 import strata
@@ -50,30 +48,21 @@ def make(kind: type, dim: int, metric: str = "l2") -> strata.Index | strata.Flat
     return strata.FlatIndex(dim, metric=metric)
 
 
-def start_ray(ray, **options) -> None:
-    """ray.init(**options), through patient_ray_init."""
-    patient_ray_init(ray)(**options)
+# What Ray raises when it gives up on its own start-up: it waits a hard-coded 30 s for
+# its raylet to register (ray._private.node), and the raylet waits about 15 s for its
+# agents; a loaded machine (two CPU hogs beside the suite) can take longer.
+RAY_STARTUP_TIMED_OUT = "The current node timed out during startup"
 
 
-def patient_ray_init(ray, attempts: int = 5):
-    """ray.init, tried again while Ray gives up on its own start-up.
-
-    Ray waits a hard-coded 30 s for its raylet to register (ray._private.node) and
-    raises "The current node timed out during startup" after that: on a loaded
-    machine (two CPU hogs beside the suite) the raylet can take longer. Each new
-    attempt starts a fresh node; the exception of the last one is raised.
-    """
-    init = ray.init
-
-    @functools.wraps(init)
-    def patient(*args, **kwargs):
-        for attempt in range(attempts):
-            try:
-                return init(*args, **kwargs)
-            except Exception as exc:
-                if "timed out during startup" not in str(exc) or attempt == attempts - 1:
-                    raise
-                ray.shutdown()
-        raise AssertionError("unreachable")
-
-    return patient
+def start_ray(ray, attempts: int = 5, **options) -> None:
+    """ray.init(**options), tried again while Ray gives up on its own start-up
+    (RAY_STARTUP_TIMED_OUT). Each attempt starts a fresh node; the exception of the
+    last one is raised."""
+    for attempt in range(attempts):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:
+            if RAY_STARTUP_TIMED_OUT not in str(exc) or attempt == attempts - 1:
+                raise
+            ray.shutdown()

@@ -18,7 +18,6 @@ The rules (docs/architecture.md, "Writing docs", states them for writers):
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import os
 import re
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import patient_ray_init
+from helpers import RAY_STARTUP_TIMED_OUT
 from server_process import free_port, running_server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -149,8 +148,13 @@ def run_page(page: Path, tmp_path: Path, native: str | None, qdrant: str | None)
         elif b.marker == "run: script":
             script = tmp_path / f"block_{b.line}.py"
             script.write_text(code)
-            r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
-                               capture_output=True, text=True, timeout=600)
+            for _ in range(5):
+                r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                                   capture_output=True, text=True, timeout=600)
+                # The Ray blocks start Ray first: one whose start Ray itself gave up on
+                # (a loaded machine) has done nothing else yet, so it runs again.
+                if r.returncode == 0 or RAY_STARTUP_TIMED_OUT not in r.stderr:
+                    break
             assert r.returncode == 0, f"{b.where}: exit {r.returncode}\n{r.stdout}\n{r.stderr}"
             printed = r.stdout
         else:
@@ -165,11 +169,6 @@ def run_page(page: Path, tmp_path: Path, native: str | None, qdrant: str | None)
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
 def test_code_blocks_run_as_written(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    if "ray.init(" in page.read_text() and importlib.util.find_spec("ray") is not None:
-        # As written, but patient with Ray's own start-up, which gives up after 30 s.
-        import ray
-
-        monkeypatch.setattr(ray, "init", patient_ray_init(ray))
     native, qdrant = needs_server(blocks_of(page))
     if not native and not qdrant:
         run_page(page, tmp_path, None, None)
