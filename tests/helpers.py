@@ -46,3 +46,23 @@ def make(kind: type, dim: int, metric: str = "l2") -> strata.Index | strata.Flat
     if kind is strata.Index:
         return strata.Index(dim, metric=metric, seed=1)
     return strata.FlatIndex(dim, metric=metric)
+
+
+# What Ray raises when it gives up on its own start-up: it waits a hard-coded 30 s for
+# its raylet to register (ray._private.node), and the raylet waits about 15 s for its
+# agents; a loaded machine (two CPU hogs beside the suite) can take longer.
+RAY_STARTUP_TIMED_OUT = "The current node timed out during startup"
+
+
+def start_ray(ray, attempts: int = 5, **options) -> None:
+    """ray.init(**options), tried again while Ray gives up on its own start-up
+    (RAY_STARTUP_TIMED_OUT). Each attempt starts a fresh node; the exception of the
+    last one is raised."""
+    for attempt in range(attempts):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:
+            if RAY_STARTUP_TIMED_OUT not in str(exc) or attempt == attempts - 1:
+                raise
+            ray.shutdown()

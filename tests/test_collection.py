@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -294,13 +295,20 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        deadline = time.monotonic() + 30
-        while not os.path.exists(os.path.join(path, "CURRENT")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.7)
+        # Kill once it has acknowledged a few batches (not after a fixed time, which a
+        # loaded machine may spend starting Python): mid-stream either way.
+        head = bytearray()
+        deadline = time.monotonic() + 300
+        while head.count(b"ACK ") < 3 and time.monotonic() < deadline:
+            if select.select([proc.stdout], [], [], 1)[0]:
+                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    break  # the writer died by itself: its stderr says why below
+                head += chunk
         proc.send_signal(signal.SIGKILL)
-        out = proc.communicate()[0]
-        assert proc.returncode == -signal.SIGKILL
+        out, err = proc.communicate()
+        assert proc.returncode == -signal.SIGKILL, err.decode(errors="replace")
+        out = bytes(head) + out
         stream = io.BytesIO(out)
         while True:
             try:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pytest
-from helpers import clustered, reference_distances
+from helpers import clustered, reference_distances, start_ray
 from server_process import running_server
 
 import strata
@@ -108,7 +108,8 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    start_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False,
+              configure_logging=False)
     yield
     ray.shutdown()
 

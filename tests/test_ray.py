@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import clustered, recall, reference_distances
+from helpers import clustered, recall, reference_distances, start_ray
 
 ray = pytest.importorskip("ray")
 
@@ -30,8 +30,8 @@ DATA = Path(os.environ.get("STRATA_SHARED_DATA", Path(__file__).resolve().parent
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
+    start_ray(ray, num_cpus=2, include_dashboard=False, log_to_driver=False,
+              configure_logging=False)
     yield
     ray.shutdown()
 
@@ -341,6 +341,22 @@ def test_a_killed_collection_shard_is_named_and_recovered_from_its_wal(tmp_path)
         sray.ShardedCollection(path, shards=4)
     with pytest.raises(FileNotFoundError, match="pass dim="):
         sray.ShardedCollection(tmp_path / "none")
+
+
+@pytest.mark.parametrize("dim", [0, 1 << 20])
+def test_a_collection_dim_out_of_range_raises_the_engines_message_and_leaves_nothing(
+        tmp_path, dim):
+    with pytest.raises(ValueError) as embedded:
+        strata.Collection.create(tmp_path / "embedded", dim)
+    path = tmp_path / "sharded"
+    with pytest.raises(ValueError) as sharded:
+        sray.ShardedCollection(path, shards=2, dim=dim, metric="l2")
+    assert str(sharded.value) == str(embedded.value)  # one limit, one message
+    assert not path.exists()
+    with pytest.raises(TypeError, match="dim must be an integer"):
+        sray.ShardedCollection(path, shards=2, dim=8.0)
+    with pytest.raises(ValueError, match=r"shards must be in \[1, 65536\], got 0"):
+        sray.ShardedCollection(path, shards=0, dim=8)
 
 
 def test_import_strata_ray_without_ray_says_what_to_install():

@@ -5,3 +5,5 @@ package hnsw
 const raceEnabled = false
 
 const raceShrink = 1
+
+const raceHalve = 1

@@ -92,7 +92,7 @@ const recallSlack = 0.015
 // bound is wrong.
 func TestRaBitQRecallMatchesFloatIndex(t *testing.T) {
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
-		f := newRaBitQFixture(t, m, 4000, 96)
+		f := newRaBitQFixture(t, m, 4000/raceHalve, 96) // 2,000: two centroids under -race
 		_, floatRecall, floatStats := f.search(t, 64, nil)
 		for _, bits := range []int{1, 4, 8} {
 			if err := f.x.BuildRaBitQ(bits); err != nil {
@@ -141,7 +141,7 @@ func TestRaBitQRecallMatchesFloatIndex(t *testing.T) {
 // searches must use the float vectors (and find the new ones) until
 // BuildRaBitQ runs again.
 func TestRaBitQStaleCodesFallBackToFloats(t *testing.T) {
-	f := newRaBitQFixture(t, metric.L2, 2000, 32)
+	f := newRaBitQFixture(t, metric.L2, 2000/raceShrink, 32)
 	if err := f.x.BuildRaBitQ(8); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,8 @@ func TestRaBitQStaleCodesFallBackToFloats(t *testing.T) {
 // TestRaBitQHonoursRemovalsAndFilters prevents the code search from
 // returning a removed node or one a filter excludes (they still route).
 func TestRaBitQHonoursRemovalsAndFilters(t *testing.T) {
-	f := newRaBitQFixture(t, metric.L2, 3000, 48)
+	const n = 3000 / raceShrink
+	f := newRaBitQFixture(t, metric.L2, n, 48)
 	if err := f.x.BuildRaBitQ(8); err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +187,8 @@ func TestRaBitQHonoursRemovalsAndFilters(t *testing.T) {
 	if _, err := f.x.Remove(rm, false); err != nil {
 		t.Fatal(err)
 	}
-	allow := make([]uint64, 0, 1500)
-	for id := uint64(0); id < 3000; id += 2 {
+	allow := make([]uint64, 0, n/2)
+	for id := uint64(0); id < n; id += 2 {
 		allow = append(allow, id)
 	}
 	for _, filter := range []*Filter{nil, {Allow: allow}} {

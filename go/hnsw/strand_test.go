@@ -16,7 +16,7 @@ import (
 // inserted at once end up linked only to each other (CI: round 47 of this
 // test under -race). The pinned spanning tree (tree.go) rules both out.
 func TestConcurrentPruningNeverStrandsANode(t *testing.T) {
-	rounds := 300
+	rounds := 300 / raceShrink // the runs without -race keep 300
 	if testing.Short() {
 		rounds = 60
 	}

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from strata._collection import GetResult, QueryResult, check_metadata, check_where
-from strata._index import _as_rows, _id_list, _int, _k
+from strata._index import _as_rows, _i64, _id_list, _int, _k
 from strata.ray import _manifest
 from strata.ray._actors import COLLECTION_SHARD, ShardPool, connect, put_if_large
 from strata.ray._index import _check_finite
@@ -108,8 +108,11 @@ class ShardedCollection:
 
     def _create(self, path: Path, shards: int, dim: int, options: dict[str, Any],
                 address: str | None, actor_options: dict[str, Any] | None) -> None:
+        # shards is this door's own argument; dim and the options are the engine's to
+        # check, in every shard's Collection.create, which raises its own message.
         shards = _int(shards, "shards", 1, 1 << 16)
-        dim = _int(dim, "dim", 1, 1 << 16)
+        dim = _i64(dim, "dim")
+        made = not path.exists()
         path.mkdir(parents=True, exist_ok=True)
         dirs = [path / f"shard-{s:04d}" for s in range(shards)]
         fresh = [not d.exists() for d in dirs]
@@ -122,6 +125,8 @@ class ShardedCollection:
             for d, new in zip(dirs, fresh, strict=True):
                 if new:  # ours, half made: leave nothing behind
                     shutil.rmtree(d, ignore_errors=True)
+            if made:
+                shutil.rmtree(path, ignore_errors=True)
             raise
         self._dim, self._metric = dim, options["metric"]
         _manifest.write(path, {
