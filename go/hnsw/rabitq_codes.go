@@ -63,7 +63,8 @@ type rabitqCodes struct {
 // float vectors). From then on, searches that
 // plan a graph traversal (filtered or not) run on the codes (searchRaBitQ)
 // until the graph changes (Add, Compact, Renumber), after which they use the
-// float vectors again until BuildRaBitQ runs again. The index must keep its
+// float vectors again until BuildRaBitQ runs again (an index with
+// Config.RaBitQBits recodes by itself instead, rabitq_keep.go). The index must keep its
 // float vectors (QuantNone); the rotation is drawn from Config.Seed and the
 // codes are residuals of k-means centroids of the stored vectors
 // (rabitqClusters).
