@@ -61,16 +61,18 @@ func TestRaBitQBitsCodesEveryAddedNode(t *testing.T) {
 }
 
 func TestRaBitQBitsCodesSurviveCompactAndRenumber(t *testing.T) {
-	const dim = 32
-	n := reorderMinNodes + 500
+	const dim, n = 32, 1500
 	data := synth.Clustered(n, dim, 20, 0.4, 6)
 	x := mustNew(t, Config{Dim: dim, Metric: metric.L2, Seed: 2, M: 8, EfConstruction: 40, RaBitQBits: 1})
-	// Batches too small to renumber, so Renumber has work to do.
-	for lo := 0; lo < n; lo += 4000 {
-		hi := min(lo+4000, n)
-		if err := x.Add(data[lo*dim:hi*dim], nil, nil, 0); err != nil {
+	// A first batch of 600 renumbers its graph (an Add of at least 500
+	// that is half the graph), the rest come in batches too small to, so
+	// Renumber has work to do.
+	reorderAt(x, 500)
+	for _, b := range [][2]int{{0, 600}, {600, 900}, {900, 1200}, {1200, n}} {
+		if err := x.Add(data[b[0]*dim:b[1]*dim], nil, nil, 0); err != nil {
 			t.Fatal(err)
 		}
+		requireCurrentCodes(t, x, "after an add")
 	}
 	if ok, err := x.Renumber(0); err != nil || !ok {
 		t.Fatalf("Renumber: %v, %v", ok, err)
