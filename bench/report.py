@@ -424,8 +424,9 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",
-        "strata's RaBitQ search modes (Go only so far: no Python door) against its float search "
-        "on the same graph: QPS per CPU second, one query at a time, at recall@10 targets.")),
+        "strata's RaBitQ search modes (in Python: `quantization=\"rabitq\"`) against its float "
+        "search on the same graph: QPS per CPU second, one query at a time, at recall@10 "
+        "targets.")),
     ("rabitq-peers", rabitq_section(
         "## RaBitQ peers (`bench_rabitq_peers.py`, now part of `bench_ann.py`)", "lib",
         "hnswlib and rabitqlib's HnswIndex (8-bit RaBitQ) and SymqgIndex on the same rows and "
