@@ -86,6 +86,7 @@ func strata_info_get(h C.strata_handle, out *C.strata_info, errBuf *C.char, errL
 			rabitq_bits: C.int(cfg.RaBitQBits), nodes: C.int64_t(mem.Nodes),
 			graph_bytes: C.int64_t(mem.Graph), float_bytes: C.int64_t(mem.Floats), sq8_bytes: C.int64_t(mem.SQ8),
 			rabitq_code_bytes: C.int64_t(mem.RaBitQCodes), rabitq_factor_bytes: C.int64_t(mem.RaBitQFactors),
+			rabitq_block_bytes: C.int64_t(mem.RaBitQBlocks),
 		}
 		return nil
 	})

@@ -155,6 +155,7 @@ typedef struct {
     int64_t sq8_bytes;           /* SQ8 codes and their terms */
     int64_t rabitq_code_bytes;   /* current RaBitQ codes: 1-bit, plus extended */
     int64_t rabitq_factor_bytes; /* their per-vector factors */
+    int64_t rabitq_block_bytes;  /* level-0 neighbour records (neighbours' codes beside each node's links) */
 } strata_info;
 
 /* How a search call was answered (the same for every query of the call). */

@@ -408,6 +408,7 @@ _MEMORY_PARTS = {
     "sq8_codes": "sq8_bytes",
     "rabitq_codes": "rabitq_code_bytes",
     "rabitq_factors": "rabitq_factor_bytes",
+    "rabitq_neighbour_blocks": "rabitq_block_bytes",
 }
 _PLANS = {
     const("STRATA_PLAN_GRAPH"): "graph",
@@ -523,7 +524,8 @@ class Index(_BaseIndex):
         memory: "nodes" (stored vectors, live ones and tombstones), "bytes" of
         each part ("graph": links and bookkeeping; "floats": float32 vectors,
         in the file when mmapped; "sq8_codes"; "rabitq_codes": 1-bit and
-        extended codes; "rabitq_factors": their per-vector factors) and
+        extended codes; "rabitq_factors": their per-vector factors;
+        "rabitq_neighbour_blocks": each node's neighbours' codes beside its links) and
         "bytes_per_vector", the same divided by nodes.
         """
         if self._dead is not None:

@@ -22,8 +22,10 @@ type Memory struct {
 	// SQ8 is the SQ8 codes and their inner-product terms.
 	SQ8 int
 	// RaBitQCodes is the current RaBitQ codes: 1-bit codes, and extended
-	// codes with more bits; RaBitQFactors their per-node factors.
-	RaBitQCodes, RaBitQFactors int
+	// codes with more bits; RaBitQFactors their per-node factors;
+	// RaBitQBlocks the level-0 neighbour records the traversal reads
+	// (rabitq_blocks.go: each node's neighbours' codes and factors again).
+	RaBitQCodes, RaBitQFactors, RaBitQBlocks int
 }
 
 // Memory reports the bytes each part of the index takes.
@@ -43,6 +45,9 @@ func (x *Index) Memory() Memory {
 	if rq := x.rabitqFor(g); rq != nil {
 		m.RaBitQCodes = 8*rq.n*rq.words + len(rq.ex)
 		m.RaBitQFactors = 8*rq.n*rowFactorWords + len(rq.fx)*int(unsafe.Sizeof(rabitq.Factors{}))
+		if rq.blocks != nil {
+			m.RaBitQBlocks = 4 * len(rq.blocks.words)
+		}
 	}
 	return m
 }
