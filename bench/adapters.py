@@ -181,6 +181,31 @@ class StrataSQ8Adapter(StrataAdapter):
     quantization = "sq8"
 
 
+class StrataRaBitQAdapter(StrataAdapter):
+    """quantization="rabitq": 1-bit codes for the traversal, `bits`-bit codes (or, for 1, the
+    float vectors) to refine, the top k rescored exactly."""
+
+    name = "strata-rabitq"
+    quantization = "rabitq"
+    bits = 8
+
+    def build(self, train: np.ndarray, threads: int) -> None:
+        self.index = self.strata.Index(self.dim, metric=self.metric, M=self.M,
+                                       ef_construction=self.ef_construction, num_threads=threads,
+                                       seed=self.seed, quantization="rabitq", bits=self.bits)
+        ids = np.asarray(self.index.add(train))
+        assert np.array_equal(ids, np.arange(train.shape[0]))
+
+    def info(self) -> dict:
+        return {**super().info(), "bits": self.bits,
+                "memory_bytes_per_vector": self.index.info()["memory"]["bytes_per_vector"]}
+
+
+class StrataRaBitQ1Adapter(StrataRaBitQAdapter):
+    name = "strata-rabitq1"
+    bits = 1
+
+
 # ----------------------------------------------------------------------------- hnswlib
 
 
@@ -308,9 +333,127 @@ class FaissSQ8Adapter(FaissAdapter):
                                       self.metric)
 
 
+class FaissHNSWRaBitQAdapter(FaissAdapter):
+    """IndexHNSWRaBitQ (L2 only: angular data is normalised, which ranks alike) with
+    `nb_bits`-bit codes, inside IndexRefineFlat so that the k_factor*k candidates are
+    re-ranked with the float vectors, as strata's and rabitqlib's modes are."""
+
+    name = "faiss-hnsw-rabitq"
+    nb_bits = 4
+    k_factor = 2
+
+    def _new_index(self) -> Any:
+        base = self.faiss.IndexHNSWRaBitQ(self.dim, self.M, self.nb_bits, self.faiss.METRIC_L2)
+        index = self.faiss.IndexRefineFlat(base)
+        index.k_factor = self.k_factor
+        return index
+
+    def _hnsw(self) -> Any:
+        return self.faiss.downcast_index(self.index.base_index).hnsw
+
+    def build(self, train: np.ndarray, threads: int) -> None:
+        self.faiss.omp_set_num_threads(threads)
+        self.index = self._new_index()
+        self._hnsw().efConstruction = self.ef_construction
+        x = self.prepare_queries(train)
+        self.index.train(x)
+        self.index.add(x)
+
+    def set_ef(self, ef: int) -> None:
+        self.ef = ef
+        self._hnsw().efSearch = ef
+        self.faiss.omp_set_num_threads(1)
+
+    def info(self) -> dict:
+        return {**super().info(), "nb_bits": self.nb_bits, "k_factor": self.k_factor,
+                "metric": "L2 (angular data normalised)"}
+
+
+# ----------------------------------------------------------------------------- rabitqlib
+
+
+def kmeans(x: np.ndarray, k: int, iters: int = 10, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Lloyd's k-means in NumPy: the centroids and assignment rabitqlib's HnswIndex.build takes."""
+    rng = np.random.default_rng(seed)
+    centres = x[rng.choice(len(x), k, replace=False)].copy()
+    norms = (x * x).sum(1)[:, None]
+    for _ in range(iters):
+        assign = np.empty(len(x), dtype=np.int64)
+        for lo in range(0, len(x), 20000):  # bounded memory for the distance block
+            d = norms[lo:lo + 20000] - 2 * x[lo:lo + 20000] @ centres.T + (centres * centres).sum(1)
+            assign[lo:lo + 20000] = d.argmin(1)
+        for j in range(k):
+            members = x[assign == j]
+            if len(members):
+                centres[j] = members.mean(0)
+    return centres.astype(np.float32), assign.astype(np.uint32)
+
+
+class RabitqlibHnswAdapter(Adapter):
+    """rabitqlib's HnswIndex: HNSW over RaBitQ codes (1 + 7 ex bits here), no float vectors
+    kept; the centroids are a NumPy k-means (one per thousand rows, 16 to 256). Angular data is
+    normalised and searched by L2, which ranks alike."""
+
+    name = "rabitqlib-hnsw"
+    nbits = 8
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        import rabitqlib
+
+        self.rabitqlib = rabitqlib
+        self.index = None
+        self.clusters = 0
+
+    def prepare_queries(self, queries: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(queries, dtype=np.float32)
+        if self.distance == "angular":
+            x = np.ascontiguousarray(x / np.linalg.norm(x, axis=-1, keepdims=True))
+        return x
+
+    def build(self, train: np.ndarray, threads: int) -> None:
+        x = self.prepare_queries(train)
+        self.clusters = min(max(len(x) // 1000, 16), 256)
+        centres, assign = kmeans(x, self.clusters)
+        self.index = self.rabitqlib.HnswIndex(dim=self.dim, max_elements=len(x), M=self.M,
+                                              ef_construction=self.ef_construction,
+                                              nbits=self.nbits, metric="l2")
+        self.index.build(x, centres, assign, num_threads=threads)
+
+    def query_one(self, q: np.ndarray, k: int) -> np.ndarray:
+        return self.index.search(q, k=k, ef=max(self.ef, k), num_threads=1)[0][0]
+
+    def query_batch(self, queries: np.ndarray, k: int, threads: int) -> np.ndarray:
+        ids = self.index.search(queries, k=k, ef=max(self.ef, k), num_threads=threads)[0]
+        return np.asarray(ids, dtype=np.int64)
+
+    def info(self) -> dict:
+        return {"version": _pkg_version("rabitqlib"), "index": "HnswIndex", "nbits": self.nbits,
+                "clusters": self.clusters, "metric": "l2"}
+
+
+class RabitqlibSymqgAdapter(RabitqlibHnswAdapter):
+    """rabitqlib's SymqgIndex (SymphonyQG: neighbours' 1-bit codes beside each link list,
+    FastScan), max_degree 32."""
+
+    name = "rabitqlib-symqg"
+    max_degree = 32
+
+    def build(self, train: np.ndarray, threads: int) -> None:
+        x = self.prepare_queries(train)
+        self.index = self.rabitqlib.SymqgIndex(dim=self.dim, max_degree=self.max_degree,
+                                               metric="l2")
+        self.index.build(x, ef_construction=self.ef_construction, num_threads=threads)
+
+    def info(self) -> dict:
+        return {"version": _pkg_version("rabitqlib"), "index": "SymqgIndex",
+                "max_degree": self.max_degree, "metric": "l2"}
+
+
 ADAPTERS = {
-    a.name: a for a in (StrataAdapter, StrataSQ8Adapter, HnswlibAdapter, FaissAdapter,
-                        FaissSQ8Adapter)
+    a.name: a for a in (StrataAdapter, StrataSQ8Adapter, StrataRaBitQAdapter,
+                        StrataRaBitQ1Adapter, HnswlibAdapter, FaissAdapter, FaissSQ8Adapter,
+                        FaissHNSWRaBitQAdapter, RabitqlibHnswAdapter, RabitqlibSymqgAdapter)
 }
 # The library that the "algorithm check" compares strata against, ef for ef.
 REFERENCE = "hnswlib"

@@ -4,13 +4,20 @@ Protocol (the same for every library):
   build      M=16, ef_construction=200, all cores; wall time, index size (saved file), RSS delta
   sweep      for each ef: queries one at a time on one thread (the ann-benchmarks convention),
              recall@k against the exact ground truth; libraries measured alternately
-             (A B C, B C A, C A B, ...) for --passes passes and the median QPS kept
+             (A B C, B C A, C A B, ...) for --passes passes and the median QPS kept, both
+             wall-clock QPS and QPS per CPU second of the calling thread (steadier on a shared
+             machine: time other processes take from it is not counted)
   batch      all queries in one call on all cores at --batch-ef, alternated and medianed the same
 Raw results go to one JSON file (machine, commit, versions, parameters, every pass) that
 summarize.py and plot.py read.
 
     python bench/bench_ann.py --dataset fashion-mnist-784-euclidean
     python bench/bench_ann.py --dataset random-clustered-20k-64-euclidean --quick
+    python bench/bench_ann.py --dataset pypi-use512-angular \
+        --libs strata,strata-rabitq,hnswlib,faiss-hnsw-rabitq,rabitqlib-hnsw,rabitqlib-symqg
+
+The quantized peers (rabitqlib, faiss-cpu's IndexHNSWRaBitQ) are in the bench extra; a library
+that cannot be imported is left out with a message.
 """
 
 from __future__ import annotations
@@ -68,14 +75,16 @@ def recall_with_ties(found: np.ndarray, ds: datasets.Dataset, queries: np.ndarra
     return good / (len(qidx) * k)
 
 
-def time_sweep_pass(adapter: Adapter, rows: list[np.ndarray], k: int) -> tuple[float, np.ndarray]:
-    """rows: (1, dim) views made before timing, so slicing is not charged to any library."""
+def time_sweep_pass(adapter: Adapter, rows: list[np.ndarray],
+                    k: int) -> tuple[float, float, np.ndarray]:
+    """rows: (1, dim) views made before timing, so slicing is not charged to any library.
+    Returns wall-clock seconds, CPU seconds of this thread, and the ids found."""
     out = np.empty((len(rows), k), dtype=np.int64)
     query_one = adapter.query_one
-    t0 = time.perf_counter()
+    c0, t0 = time.thread_time(), time.perf_counter()
     for i, q in enumerate(rows):
         out[i] = query_one(q, k)
-    return time.perf_counter() - t0, out
+    return time.perf_counter() - t0, time.thread_time() - c0, out
 
 
 def rotated(items: list, shift: int) -> list:
@@ -162,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
                 adapter = ADAPTERS[lib](ds.distance, ds.dim, M=args.M,
                                         ef_construction=args.ef_construction, seed=args.seed)
             except ImportError as e:
-                log(f"  {lib}: cannot import ({e}); install it (pip install -e '.[bench]' for "
-                    "the peers, pip install . for strata) or leave it out of --libs")
-                return 2
+                log(f"  {lib}: cannot import ({e}), left out of this run; install it (pip "
+                    "install -e '.[bench]' for the peers, pip install . for strata)")
+                result.setdefault("skipped", {})[lib] = f"cannot import: {e}"
+                continue
             t0 = time.perf_counter()
             adapter.build(ds.train, args.threads)
             build_s = time.perf_counter() - t0
@@ -187,8 +197,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'n/a' if size is None else f'{size / 2**20:.1f} MiB'} ({size_how}), "
                 f"RSS +{rss_delta / 2**20:.0f} MiB")
 
+    libs = [lib for lib in libs if lib in adapters]
+    if not libs:
+        log("no library could be imported")
+        return 2
     for ef in efs:
-        per_lib = {lib: {"qps_passes": [], "ids": None} for lib in libs}
+        per_lib = {lib: {"qps_passes": [], "qps_cpu_passes": [], "ids": None} for lib in libs}
         for lib in libs:  # warm caches and branch predictors at this ef, untimed
             adapters[lib].set_ef(ef)
             time_sweep_pass(adapters[lib], row_views[lib][:200], args.k)
@@ -197,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
                 a = adapters[lib]
                 a.set_ef(ef)
                 a.reset_stats()
-                seconds, ids = time_sweep_pass(a, row_views[lib], args.k)
+                seconds, cpu, ids = time_sweep_pass(a, row_views[lib], args.k)
                 per_lib[lib]["qps_passes"].append(nq / seconds)
+                per_lib[lib]["qps_cpu_passes"].append(nq / max(cpu, 1e-9))
                 if per_lib[lib]["ids"] is None:
                     per_lib[lib]["ids"] = ids
                     per_lib[lib]["stats"] = a.stats(nq)
@@ -207,12 +222,14 @@ def main(argv: list[str] | None = None) -> int:
             ids = per_lib[lib]["ids"]
             qps = statistics.median(per_lib[lib]["qps_passes"])
             point = {"ef": ef, "qps": qps, "qps_passes": per_lib[lib]["qps_passes"],
+                     "qps_cpu": statistics.median(per_lib[lib]["qps_cpu_passes"]),
+                     "qps_cpu_passes": per_lib[lib]["qps_cpu_passes"],
                      "mean_latency_us": 1e6 / qps,
                      "recall": recall_at_k(ids, truth, args.k),
                      "recall_ties": recall_with_ties(ids, ds, queries, qidx, args.k),
                      "stats": per_lib[lib]["stats"]}
             result["libs"][lib]["sweep"].append(point)
-            line.append(f"{lib} R={point['recall']:.4f} {qps:8.0f} qps")
+            line.append(f"{lib} R={point['recall']:.4f} {qps:6.0f} qps {point['qps_cpu']:6.0f} cpu")
         log("  ".join(line))
 
     per_lib = {lib: [] for lib in libs}

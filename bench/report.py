@@ -82,6 +82,14 @@ def ann_section(runs: list) -> str:
         result["_path"] = path.name
         text, _ = summarize.summarize(result, markdown=True)
         parts += [text.replace("#### ", "### ").strip(), ""]
+    for name, path, result in runs:
+        text = ratio_table(result)
+        if text:
+            parts += [f"### Wall-clock and CPU-time QPS as multiples of hnswlib: {name.label}", "",
+                      f"Same run, libraries alternating, one query per call on one thread; "
+                      f"commit `{name.commit}`, {when(name)}, load average "
+                      f"{result['load_average_start'][0]:.1f} at the start; `{path.name}`.", "",
+                      text, ""]
     rows = []
     for name, path, result in runs:
         libs = {lib: summarize.qps_at_recall(r["sweep"], 0.95)
@@ -95,6 +103,31 @@ def ann_section(runs: list) -> str:
         ["time", "commit", "data set", "strata QPS@0.95", "hnswlib", "faiss",
          "strata / hnswlib", "file"], rows)]
     return "\n".join(parts)
+
+
+def ratio_table(result: dict) -> str | None:
+    """QPS at recall 0.95 and 0.99, wall-clock and per CPU second, and each as a multiple of
+    hnswlib's in the same run: for runs that measured CPU time (bench_ann.py records it since
+    the RaBitQ peers joined) and include hnswlib."""
+    libs = {lib: r["sweep"] for lib, r in result["libs"].items() if r.get("sweep")}
+    if "hnswlib" not in libs or any("qps_cpu" not in p for s in libs.values() for p in s):
+        return None
+    head, rows = ["library"], []
+    for target in (0.95, 0.99):
+        head += [f"QPS@{target}", "x hnswlib", f"CPU QPS@{target}", "x hnswlib"]
+    base = {(t, key): summarize.qps_at_recall(
+        [{"recall": p["recall"], "qps": p[key]} for p in libs["hnswlib"]], t)
+        for t in (0.95, 0.99) for key in ("qps", "qps_cpu")}
+    for lib, sweep in libs.items():
+        row = [lib]
+        for target in (0.95, 0.99):
+            for key in ("qps", "qps_cpu"):
+                q = summarize.qps_at_recall(
+                    [{"recall": p["recall"], "qps": p[key]} for p in sweep], target)
+                b = base[target, key]
+                row += [fmt(q), "n/a" if q is None or not b else f"{q / b:.2f}x"]
+        rows.append(row)
+    return table(head, rows)
 
 
 def filter_section(runs: list) -> str:
@@ -391,12 +424,14 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",
-        "strata's RaBitQ search modes (Go only so far: no Python door) against its float search "
-        "on the same graph: QPS per CPU second, one query at a time, at recall@10 targets.")),
+        "strata's RaBitQ search modes (in Python: `quantization=\"rabitq\"`) against its float "
+        "search on the same graph: QPS per CPU second, one query at a time, at recall@10 "
+        "targets.")),
     ("rabitq-peers", rabitq_section(
-        "## RaBitQ peers (`bench_rabitq_peers.py`)", "lib",
+        "## RaBitQ peers (`bench_rabitq_peers.py`, now part of `bench_ann.py`)", "lib",
         "hnswlib and rabitqlib's HnswIndex (8-bit RaBitQ) and SymqgIndex on the same rows and "
-        "queries: QPS per CPU second, one query at a time, at recall@10 targets.")),
+        "queries: QPS per CPU second, one query at a time, at recall@10 targets. These peers "
+        "now run in `bench_ann.py` beside strata's rabitq door (the ratio tables above).")),
 ]
 
 

@@ -160,3 +160,22 @@ def test_result_names_outside_the_layout_are_refused(name):
     with pytest.raises(ValueError, match="is not <benchmark>"):
         runinfo.parse_result_name(name)
 
+
+
+def test_ratio_table_divides_by_hnswlib_of_the_same_run_wall_and_cpu_apart() -> None:
+    import report
+
+    def sweep(scale: float) -> list[dict]:
+        return [{"ef": ef, "recall": r, "qps": 1000 * scale / ef, "qps_cpu": 3000 * scale / ef}
+                for ef, r in ((10, 0.90), (20, 0.95), (40, 0.99))]
+
+    result = {"libs": {"hnswlib": {"sweep": sweep(1)}, "strata-rabitq": {"sweep": sweep(3)}}}
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in report.ratio_table(result).splitlines()[2:]}
+    # QPS@0.95 wall, x, CPU, x, then the same at 0.99.
+    assert rows["hnswlib"] == ["50", "1.00x", "150", "1.00x", "25", "1.00x", "75", "1.00x"]
+    assert rows["strata-rabitq"] == ["150", "3.00x", "450", "3.00x", "75", "3.00x", "225", "3.00x"]
+    # Runs made before CPU time was recorded, or without hnswlib, get no table.
+    del result["libs"]["strata-rabitq"]["sweep"][0]["qps_cpu"]
+    assert report.ratio_table(result) is None
+    assert report.ratio_table({"libs": {"strata": {"sweep": sweep(1)}}}) is None

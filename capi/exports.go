@@ -28,7 +28,7 @@ func strata_create(kind C.int, dim C.int64_t, metricCode C.int, m C.int64_t, efC
 		)
 		switch kind {
 		case C.STRATA_KIND_HNSW:
-			x, err = newHNSW(dim, metricCode, m, efConstruction, seed, hasSeed, C.STRATA_QUANT_NONE, 0)
+			x, err = newHNSW(dim, metricCode, m, efConstruction, seed, hasSeed, C.STRATA_QUANT_NONE, 0, 0)
 		case C.STRATA_KIND_FLAT:
 			var mtr metric.Metric
 			if mtr, err = checkMetric(metricCode); err == nil {
@@ -58,23 +58,36 @@ func checkMetric(metricCode C.int) (metric.Metric, error) {
 
 // newHNSW checks the HNSW creation arguments as the C ABI receives them and
 // creates the index. With hasSeed 0 the seed is drawn at random.
+// STRATA_QUANT_RABITQ is the engine's float index with Config.RaBitQBits.
 func newHNSW(dim C.int64_t, metricCode C.int, m, efConstruction C.int64_t, seed C.uint64_t, hasSeed C.int,
-	quantization, rerank C.int) (*hnsw.Index, error) {
+	quantization, rerank, bits C.int) (*hnsw.Index, error) {
 	mtr, err := checkMetric(metricCode)
 	if err != nil {
 		return nil, err
 	}
-	if quantization != C.STRATA_QUANT_NONE && quantization != C.STRATA_QUANT_SQ8 {
-		return nil, invalidf("unknown quantization %d (0=none, 1=sq8)", quantization)
+	cfg := hnsw.Config{Dim: int(dim), Metric: mtr, M: int(m), EfConstruction: int(efConstruction),
+		Quantization: hnsw.Quantization(quantization), Rerank: rerank != 0}
+	switch quantization {
+	case C.STRATA_QUANT_NONE, C.STRATA_QUANT_SQ8:
+		if bits != 0 {
+			return nil, invalidf("bits is a setting of quantization rabitq, got bits %d with quantization %s", bits, cfg.Quantization)
+		}
+	case C.STRATA_QUANT_RABITQ:
+		if rerank == 0 {
+			return nil, invalidf("a rabitq index keeps its float vectors to re-rank with: rerank must be true")
+		}
+		cfg.Quantization, cfg.Rerank, cfg.RaBitQBits = hnsw.QuantNone, false, int(bits)
+		if bits == 0 {
+			cfg.RaBitQBits = hnsw.DefaultRaBitQBits
+		}
+	default:
+		return nil, invalidf("unknown quantization %d (0=none, 1=sq8, 2=rabitq)", quantization)
 	}
-	s := uint64(seed)
+	cfg.Seed = uint64(seed)
 	if hasSeed == 0 {
-		s = rand.Uint64()
+		cfg.Seed = rand.Uint64()
 	}
-	return hnsw.New(hnsw.Config{
-		Dim: int(dim), Metric: mtr, M: int(m), EfConstruction: int(efConstruction), Seed: s,
-		Quantization: hnsw.Quantization(quantization), Rerank: rerank != 0,
-	})
+	return hnsw.New(cfg)
 }
 
 //export strata_free

@@ -47,13 +47,13 @@ func idList(p *C.uint64_t, n int64, what string) ([]uint64, error) {
 
 //export strata_create_hnsw
 func strata_create_hnsw(dim C.int64_t, metricCode C.int, m C.int64_t, efConstruction C.int64_t,
-	seed C.uint64_t, hasSeed C.int, quantization C.int, rerank C.int,
+	seed C.uint64_t, hasSeed C.int, quantization C.int, rerank C.int, bits C.int,
 	out *C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
 	return call("strata_create_hnsw", errBuf, errLen, func() error {
 		if out == nil {
 			return invalidf("output handle pointer is NULL")
 		}
-		x, err := newHNSW(dim, metricCode, m, efConstruction, seed, hasSeed, quantization, rerank)
+		x, err := newHNSW(dim, metricCode, m, efConstruction, seed, hasSeed, quantization, rerank, bits)
 		if err != nil {
 			return err
 		}
@@ -73,11 +73,20 @@ func strata_info_get(h C.strata_handle, out *C.strata_info, errBuf *C.char, errL
 			return err
 		}
 		cfg := x.Config()
+		quantization, rerank := C.int(cfg.Quantization), cfg.Rerank
+		if cfg.RaBitQBits > 0 {
+			quantization, rerank = C.STRATA_QUANT_RABITQ, true
+		}
+		mem := x.Memory()
 		*out = C.strata_info{
 			dim: C.int64_t(cfg.Dim), metric: C.int(cfg.Metric), m: C.int64_t(cfg.M),
-			ef_construction: C.int64_t(cfg.EfConstruction), quantization: C.int(cfg.Quantization),
-			rerank: cbool(cfg.Rerank), trained: cbool(x.Trained()), len: C.int64_t(x.Len()),
+			ef_construction: C.int64_t(cfg.EfConstruction), quantization: quantization,
+			rerank: cbool(rerank), trained: cbool(x.Trained()), len: C.int64_t(x.Len()),
 			tombstones: C.int64_t(x.Tombstones()), mmapped: cbool(x.Mapped()),
+			rabitq_bits: C.int(cfg.RaBitQBits), nodes: C.int64_t(mem.Nodes),
+			graph_bytes: C.int64_t(mem.Graph), float_bytes: C.int64_t(mem.Floats), sq8_bytes: C.int64_t(mem.SQ8),
+			rabitq_code_bytes: C.int64_t(mem.RaBitQCodes), rabitq_factor_bytes: C.int64_t(mem.RaBitQFactors),
+			rabitq_block_bytes: C.int64_t(mem.RaBitQBlocks),
 		}
 		return nil
 	})
@@ -123,7 +132,7 @@ func strata_search_filtered(h C.strata_handle, queries *C.float, nq C.int64_t, k
 			*stats = C.strata_search_stats{
 				distance_computations: C.int64_t(st.DistanceComputations),
 				plan:                  C.int(st.Plan), allowed: C.int64_t(st.Allowed),
-				ef_search: C.int64_t(st.EfSearch),
+				ef_search: C.int64_t(st.EfSearch), refinements: C.int64_t(st.Refinements),
 			}
 		}
 		return nil

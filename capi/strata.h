@@ -124,7 +124,8 @@ int strata_check_integrity(strata_handle h, char *err, size_t errlen);
 
 enum strata_quantization {
     STRATA_QUANT_NONE = 0,    /* float32 vectors */
-    STRATA_QUANT_SQ8 = 1      /* 8-bit scalar quantization */
+    STRATA_QUANT_SQ8 = 1,     /* 8-bit scalar quantization */
+    STRATA_QUANT_RABITQ = 2   /* float32 vectors plus RaBitQ codes that graph searches run on */
 };
 
 enum strata_plan {
@@ -145,6 +146,16 @@ typedef struct {
     int64_t len;            /* live vectors */
     int64_t tombstones;     /* removed or replaced vectors compact() would reclaim */
     int mmapped;            /* float vectors are memory-mapped from a file */
+    int rabitq_bits;        /* STRATA_QUANT_RABITQ: bits of the re-ranking codes (1: none) */
+    /* Memory of each part, in bytes, for `nodes` stored vectors (live ones
+     * and tombstones): divide by nodes for bytes per vector. */
+    int64_t nodes;
+    int64_t graph_bytes;         /* links and per-node bookkeeping */
+    int64_t float_bytes;         /* float32 vectors (in the file when mmapped) */
+    int64_t sq8_bytes;           /* SQ8 codes and their terms */
+    int64_t rabitq_code_bytes;   /* current RaBitQ codes: 1-bit, plus extended */
+    int64_t rabitq_factor_bytes; /* their per-vector factors */
+    int64_t rabitq_block_bytes;  /* level-0 neighbour records (neighbours' codes beside each node's links) */
 } strata_info;
 
 /* How a search call was answered (the same for every query of the call). */
@@ -153,6 +164,7 @@ typedef struct {
     int plan;
     int64_t allowed;        /* live vectors the filter let through */
     int64_t ef_search;      /* candidate list size used (widened for filters) */
+    int64_t refinements;    /* RaBitQ: 1-bit estimates refined (extended code or float), all queries */
 } strata_search_stats;
 
 /* The functions below need an HNSW index (STRATA_KIND_HNSW); called with a
@@ -160,10 +172,14 @@ typedef struct {
 
 /* strata_create_hnsw is strata_create for HNSW with quantization
  * (enum strata_quantization) and, for SQ8, rerank (keep float vectors and
- * re-rank candidates with them). */
+ * re-rank candidates with them). For STRATA_QUANT_RABITQ, bits is the width
+ * of the re-ranking codes (0: the engine's default; 1: 1-bit codes only,
+ * re-ranked with the float vectors) and rerank must be 1: the float
+ * vectors are kept. The codes are fitted on the first add and kept current
+ * by every add, remove and compact. bits must be 0 for other quantizations. */
 int strata_create_hnsw(int64_t dim, int metric, int64_t m, int64_t ef_construction,
                        uint64_t seed, int has_seed, int quantization, int rerank,
-                       strata_handle *out, char *err, size_t errlen);
+                       int bits, strata_handle *out, char *err, size_t errlen);
 
 int strata_info_get(strata_handle h, strata_info *out, char *err, size_t errlen);
 

@@ -399,6 +399,16 @@ class _BaseIndex(_lib.NativeObject):
 _QUANTIZATIONS: dict[str | None, int] = {
     None: const("STRATA_QUANT_NONE"),
     "sq8": const("STRATA_QUANT_SQ8"),
+    "rabitq": const("STRATA_QUANT_RABITQ"),
+}
+# The parts info()["memory"] reports, by their strata_info field.
+_MEMORY_PARTS = {
+    "graph": "graph_bytes",
+    "floats": "float_bytes",
+    "sq8_codes": "sq8_bytes",
+    "rabitq_codes": "rabitq_code_bytes",
+    "rabitq_factors": "rabitq_factor_bytes",
+    "rabitq_neighbour_blocks": "rabitq_block_bytes",
 }
 _PLANS = {
     const("STRATA_PLAN_GRAPH"): "graph",
@@ -424,9 +434,18 @@ class Index(_BaseIndex):
     only): keep the float vectors too and re-rank each search's candidates
     with them, so recall matches the float index; rerank=False keeps codes
     only. The SQ8 ranges are learned by train(sample) or from the first add.
+
+    quantization="rabitq": the graph is built on the float vectors, which
+    are kept, and searched on RaBitQ codes (1-bit codes for the traversal,
+    bits-bit codes, bits in 2..8, to refine the candidates whose error
+    bound can still reach the top k; bits=1 refines with the float
+    vectors), the top k rescored exactly. bits=None is the engine's
+    default. The codes are fitted on the first add (and again each time the
+    index doubles, up to 64,000 vectors) and every add codes its vectors,
+    so searches always run on codes; return_stats counts the refinements.
     """
 
-    __slots__ = ("_M", "_ef_construction", "_quantization", "_rerank")
+    __slots__ = ("_M", "_bits", "_ef_construction", "_quantization", "_rerank")
     _kind = const("STRATA_KIND_HNSW")
 
     def __init__(
@@ -439,22 +458,32 @@ class Index(_BaseIndex):
         seed: int | None = None,
         quantization: str | None = None,
         rerank: bool = True,
+        bits: int | None = None,
     ) -> None:
         self._M = _set(M, "M")
         self._ef_construction = _set(ef_construction, "ef_construction")
         if quantization not in _QUANTIZATIONS:
-            raise ValueError(f"unknown quantization {quantization!r}; choose None or 'sq8'")
+            raise ValueError(
+                f"unknown quantization {quantization!r}; choose None, 'sq8' or 'rabitq'"
+            )
         if not isinstance(rerank, bool):
             raise TypeError(f"rerank must be a bool, got {type(rerank).__name__}")
         self._quantization, self._rerank = quantization, rerank and quantization is not None
+        # 0 is how the C ABI asks for the engine's default (None here), so an
+        # explicit 0 is refused; every other range is the engine's to check.
+        self._bits = 0 if bits is None else _int(bits, "bits", -_INT32_MAX - 1, _INT32_MAX)
+        if bits is not None and self._bits == 0:
+            raise ValueError("bits must be positive, got 0")
         self._create(dim, metric, seed=seed, num_threads=num_threads)
+        if quantization == "rabitq":
+            self._bits = self.info()["rabitq_bits"]
 
     def _new_handle(
         self, lib: Any, dim: int, metric: int, seed: int, has_seed: bool, handle: Any, err: Any
     ) -> int:
         return lib.strata_create_hnsw(
             dim, metric, self._M, self._ef_construction, seed, has_seed,
-            _QUANTIZATIONS[self._quantization], self._rerank, handle, err, ERRLEN,
+            _QUANTIZATIONS[self._quantization], self._rerank, self._bits, handle, err, ERRLEN,
         )  # fmt: skip
 
     @property
@@ -467,8 +496,13 @@ class Index(_BaseIndex):
 
     @property
     def quantization(self) -> str | None:
-        """None (float32 vectors) or "sq8"."""
+        """None (float32 vectors), "sq8" or "rabitq"."""
         return self._quantization
+
+    @property
+    def bits(self) -> int | None:
+        """Bits per dimension of a rabitq index's re-ranking codes (None otherwise)."""
+        return self._bits if self._quantization == "rabitq" else None
 
     @property
     def rerank(self) -> bool:
@@ -477,23 +511,44 @@ class Index(_BaseIndex):
 
     def _params(self) -> str:
         params = f"{super()._params()}, M={self._M}, ef_construction={self._ef_construction}"
-        if self._quantization is not None:
+        if self._quantization == "rabitq":
+            params += f", quantization='rabitq', bits={self._bits}"
+        elif self._quantization is not None:
             params += f", quantization={self._quantization!r}, rerank={self._rerank}"
         return params
 
     def info(self) -> dict[str, Any]:
-        """The index's state: len, tombstones (what compact() reclaims), trained, mmapped."""
+        """The index's state: len, tombstones (what compact() reclaims), trained,
+        mmapped, rabitq_bits (0 unless quantization="rabitq") and memory.
+
+        memory: "nodes" (stored vectors, live ones and tombstones), "bytes" of
+        each part ("graph": links and bookkeeping; "floats": float32 vectors,
+        in the file when mmapped; "sq8_codes"; "rabitq_codes": 1-bit and
+        extended codes; "rabitq_factors": their per-vector factors;
+        "rabitq_neighbour_blocks": each node's neighbours' codes beside its links) and
+        "bytes_per_vector", the same divided by nodes.
+        """
         if self._dead is not None:
             self._raise_dead()
         out, err = ffi.new("strata_info *"), _errors.buf
         rc = _native.strata_info_get(self._handle, out, err, ERRLEN)
         if rc:
             check(rc, err)
+        nodes = int(out.nodes)
+        parts = {name: int(getattr(out, field)) for name, field in _MEMORY_PARTS.items()}
         return {
             "len": int(out.len),
             "tombstones": int(out.tombstones),
             "trained": bool(out.trained),
             "mmapped": bool(out.mmapped),
+            "rabitq_bits": int(out.rabitq_bits),
+            "memory": {
+                "nodes": nodes,
+                "bytes": parts,
+                "bytes_per_vector": {
+                    name: (size / nodes if nodes else 0.0) for name, size in parts.items()
+                },
+            },
         }
 
     # --- search with filters ----------------------------------------------
@@ -520,8 +575,10 @@ class Index(_BaseIndex):
         return_stats: also return a dict with "plan" ("graph": HNSW traversal
         admitting only allowed ids; "exact": a scan of the allowed vectors,
         chosen when it is cheaper; "empty"), "ndis" (distance computations,
-        all queries), "allowed" (live vectors the filter lets through) and "ef"
-        (the candidate list size used: filtered graph searches widen it).
+        all queries), "allowed" (live vectors the filter lets through), "ef"
+        (the candidate list size used: filtered graph searches widen it) and
+        "refinements" (on a rabitq index: candidates whose 1-bit estimate was
+        refined with an extended code or a float vector, all queries).
         """
         # The single-query latency floor: one C-contiguous float32 row, shape
         # (dim,) or (1, dim), and plain int arguments go straight to
@@ -585,6 +642,7 @@ class Index(_BaseIndex):
             "ndis": int(stats.distance_computations),
             "allowed": int(stats.allowed),
             "ef": int(stats.ef_search),
+            "refinements": int(stats.refinements),
         }
         return ids, dists, info
 
@@ -734,6 +792,7 @@ class Index(_BaseIndex):
         self._dim, self._metric = int(info.dim), _METRIC_NAMES[info.metric]
         self._M, self._ef_construction = int(info.m), int(info.ef_construction)
         self._quantization, self._rerank = quantization, bool(info.rerank)
+        self._bits = int(info.rabitq_bits)
         self._threads = _threads(num_threads)
         return self
 

@@ -82,6 +82,7 @@ func (x *Index) Compact(threads int) error {
 		g, newOf = g.permuted(g.bfsOrder())
 		byID.remap(newOf)
 	}
+	aside := x.rabitqAside(g)
 
 	// Catch up without the write lock while writes keep coming, so that
 	// the locked step carries over only the last few: under a steady write
@@ -110,6 +111,7 @@ func (x *Index) Compact(threads int) error {
 		g = x.carryOver(g, touched, levels, threads, &byID)
 	}
 
+	var err error
 	func() {
 		x.writeMu.Lock()
 		defer x.writeMu.Unlock()
@@ -124,7 +126,11 @@ func (x *Index) Compact(threads int) error {
 			x.orderedLive = byID.len()
 		}
 		x.mapMu.Unlock()
+		err = x.keepRaBitQ(true, aside)
 	}()
+	if err != nil {
+		return err
+	}
 	// The old generation is garbage once in-flight searches finish; hand
 	// its memory back now rather than whenever the runtime gets to it.
 	// Outside the write lock: a forced collection of a large heap takes

@@ -57,8 +57,10 @@
 // neighbour (extended code, or float vector) only when its lower bound can
 // still beat the k-th refined distance, and finally measure with the float
 // vectors only the refined candidates whose lower bound can still enter
-// the top k (rabitq_search.go). Any Add, Compact or Renumber drops them
-// from use (Remove does not: tombstones keep their links); Save writes
+// the top k (rabitq_search.go). Any Add, Compact or Renumber drops codes
+// built by hand from use (Remove does not: tombstones keep their links); an
+// index created with Config.RaBitQBits keeps them current itself, coding
+// each Add's new nodes and rebuilding the records (rabitq_keep.go). Save writes
 // them while they are current (rabitq_persist.go).
 //
 // # Persistence

@@ -124,7 +124,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	if outIDs != nil {
 		copy(outIDs, ids)
 	}
-	return nil
+	return x.keepRaBitQ(newOf != nil, nil)
 }
 
 // link inserts nodes [first, first+n) of g, whose data and levels are

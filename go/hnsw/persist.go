@@ -34,7 +34,7 @@ type fileParams struct {
 	Dim, M, EfConstruction uint32
 	Metric, Quantization   uint8
 	Rerank                 uint8
-	_                      uint8
+	RaBitQBits             uint8 // 0 in files written before Config.RaBitQBits
 	Seed                   uint64
 	Count, UpperUsed       uint64
 	Entry                  uint64
@@ -116,7 +116,7 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 		Dim: uint32(x.cfg.Dim), M: uint32(x.cfg.M), EfConstruction: uint32(x.cfg.EfConstruction),
 		Metric: uint8(x.cfg.Metric), Quantization: uint8(x.cfg.Quantization),
 		Seed: x.cfg.Seed, Count: uint64(g.count), UpperUsed: uint64(g.upperUsed),
-		Entry: g.entry.Load(), NextID: x.nextID,
+		Entry: g.entry.Load(), NextID: x.nextID, RaBitQBits: uint8(x.cfg.RaBitQBits),
 	}
 	if x.cfg.Rerank {
 		p.Rerank = 1
@@ -256,6 +256,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	cfg := Config{
 		Dim: int(p.Dim), Metric: metric.Metric(p.Metric), M: int(p.M), EfConstruction: int(p.EfConstruction),
 		Seed: p.Seed, Quantization: Quantization(p.Quantization), Rerank: p.Rerank == 1, Keys: opts.Keys,
+		RaBitQBits: int(p.RaBitQBits),
 	}
 	if p.Rerank > 1 || p.Dim == 0 || p.M == 0 || p.EfConstruction == 0 {
 		return nil, fmt.Errorf("%w: parameters %+v", ErrFormat, p)
@@ -364,6 +365,11 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	x.nextID = p.NextID
 	x.graph.Store(g)
 	if err := x.loadRaBitQ(f, g); err != nil {
+		return nil, err
+	}
+	// A file without current codes (one an index without RaBitQBits wrote
+	// before the bits were set, or damaged into it) gets them now.
+	if err := x.keepRaBitQ(false, nil); err != nil {
 		return nil, err
 	}
 	return x, nil

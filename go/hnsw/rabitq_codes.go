@@ -29,6 +29,7 @@ import (
 type rabitqCodes struct {
 	g        *graph
 	n        int   // nodes coded: [0, n)
+	trained  int   // nodes q was fitted to
 	progress int64 // Index.progress when coded
 	q        *rabitq.Quantizer
 	words    int // uint64 words per 1-bit code
@@ -62,7 +63,8 @@ type rabitqCodes struct {
 // float vectors). From then on, searches that
 // plan a graph traversal (filtered or not) run on the codes (searchRaBitQ)
 // until the graph changes (Add, Compact, Renumber), after which they use the
-// float vectors again until BuildRaBitQ runs again. The index must keep its
+// float vectors again until BuildRaBitQ runs again (an index with
+// Config.RaBitQBits recodes by itself instead, rabitq_keep.go). The index must keep its
 // float vectors (QuantNone); the rotation is drawn from Config.Seed and the
 // codes are residuals of k-means centroids of the stored vectors
 // (rabitqClusters).
@@ -79,6 +81,12 @@ func (x *Index) BuildRaBitQ(bits int) error {
 	}
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	return x.buildRaBitQLocked(bits)
+}
+
+// buildRaBitQLocked fits a quantizer of bits bits to the stored vectors
+// and codes every node with it. Callers hold writeMu.
+func (x *Index) buildRaBitQLocked(bits int) error {
 	g := x.graph.Load()
 	n := g.count
 	m := rabitq.L2
@@ -89,16 +97,37 @@ func (x *Index) BuildRaBitQ(bits int) error {
 	if err != nil {
 		return fmt.Errorf("hnsw: %w", err)
 	}
-	rq := &rabitqCodes{g: g, n: n, progress: x.progress.Load(), q: q, words: q.Words(), padded: q.Padded()}
+	x.rabitq.Store(x.codeRaBitQ(g, q, n, nil))
+	return nil
+}
+
+// codeRaBitQ returns the codes of g's nodes under q, fitted to trained
+// nodes: prev's rows for the nodes it coded (prev nil, or coding a prefix
+// of g's nodes with q under the same numbering) and new ones for the rest,
+// appended in place of prev's arrays where they have room (searches on
+// prev read only its own nodes' rows).
+func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rabitqCodes) *rabitqCodes {
+	n := g.count
+	rq := &rabitqCodes{g: g, n: n, trained: trained, progress: x.progress.Load(), q: q, words: q.Words(), padded: q.Padded()}
 	rq.stride = rq.words + rowFactorWords
-	rq.rows = make([]uint64, n*rq.stride)
-	if bits > 1 {
-		rq.ex = make([]uint8, n*rq.padded)
-		rq.fx = make([]rabitq.Factors, n)
+	from := 0
+	if prev != nil {
+		from = prev.n
+		rq.rows = append(prev.rows[:from*rq.stride], make([]uint64, (n-from)*rq.stride)...)
+		if prev.ex != nil {
+			rq.ex = append(prev.ex[:from*rq.padded], make([]uint8, (n-from)*rq.padded)...)
+			rq.fx = append(prev.fx[:from], make([]rabitq.Factors, n-from)...)
+		}
+	} else {
+		rq.rows = make([]uint64, n*rq.stride)
+		if q.Bits() > 1 {
+			rq.ex = make([]uint8, n*rq.padded)
+			rq.fx = make([]rabitq.Factors, n)
+		}
 	}
-	inParts(n, func(lo, hi int) {
+	inParts(n-from, func(lo, hi int) {
 		e := q.NewEncoder()
-		for i := lo; i < hi; i++ {
+		for i := from + lo; i < from+hi; i++ {
 			var ex []uint8
 			if rq.ex != nil {
 				ex = rq.ex[i*rq.padded : (i+1)*rq.padded]
@@ -113,8 +142,7 @@ func (x *Index) BuildRaBitQ(bits int) error {
 	})
 	rq.buildBlocks(g)
 	rq.pool.New = newRaBitQScratch(q, true)
-	x.rabitq.Store(rq)
-	return nil
+	return rq
 }
 
 // withoutBlocks returns a copy of rq whose search reads the code rows one

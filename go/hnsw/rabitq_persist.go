@@ -111,7 +111,7 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 		return fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	n := g.count
-	rq := &rabitqCodes{g: g, n: n, progress: x.progress.Load(), q: q, words: q.Words(), padded: q.Padded()}
+	rq := &rabitqCodes{g: g, n: n, trained: n, progress: x.progress.Load(), q: q, words: q.Words(), padded: q.Padded()}
 	rq.stride = rq.words + rowFactorWords
 	if p.Padded != uint32(rq.padded) || p.Stride != uint32(rq.stride) {
 		return fmt.Errorf("%w: rabitq rows of %d words and codes of %d bytes, want %d and %d",

@@ -233,5 +233,5 @@ func (x *Index) Renumber(growth float64) (bool, error) {
 	x.graph.Store(ng)
 	x.mapMu.Unlock()
 	x.orderedLive = live
-	return true, nil
+	return true, x.keepRaBitQ(true, nil)
 }
