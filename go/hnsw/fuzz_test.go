@@ -34,7 +34,7 @@ func FuzzLoadValidSections(f *testing.F) {
 			f.Fatal(err)
 		}
 		if i == 0 {
-			if err := x.BuildRaBitQ(4); err != nil { // its sections are fuzzed too
+			if err := x.BuildRaBitQBlocks(4); err != nil { // its sections (RBQN too) are fuzzed
 				f.Fatal(err)
 			}
 		}

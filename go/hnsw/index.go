@@ -65,6 +65,10 @@ type Index struct {
 
 	// rabitq holds the RaBitQ codes of the graph (rabitq_codes.go), or nil.
 	rabitq atomic.Pointer[rabitqCodes]
+	// rabitqBlocks says the codes also carry the SymphonyQG neighbour
+	// blocks (BuildRaBitQBlocks, or a file holding them). Guarded by
+	// writeMu.
+	rabitqBlocks bool
 }
 
 // New creates an empty index. Its parameters are checked against package

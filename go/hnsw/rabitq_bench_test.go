@@ -70,7 +70,7 @@ func BenchmarkRaBitQSweep(b *testing.B) {
 	codeSec := map[string]float64{}
 	for _, bits := range []int{1, 8} {
 		start := time.Now()
-		if err := x.BuildRaBitQ(bits); err != nil {
+		if err := x.BuildRaBitQBlocks(bits); err != nil {
 			b.Fatal(err)
 		}
 		name := map[int]string{1: "rabitq1+float", 8: "rabitq8"}[bits]
@@ -403,7 +403,7 @@ func BenchmarkRaBitQBlockBuild(b *testing.B) {
 		b.Skipf("real data not available: %v", err)
 	}
 	x, _ := rabitqBenchIndex(b, data.Train, data.Dim, metric.Cosine)
-	if err := x.BuildRaBitQ(8); err != nil {
+	if err := x.BuildRaBitQBlocks(8); err != nil {
 		b.Fatal(err)
 	}
 	rq := x.rabitq.Load()

@@ -57,10 +57,8 @@ type rabitqCodes struct {
 }
 
 // BuildRaBitQ codes every node of the index with RaBitQ: 1-bit codes for
-// the traversal, also stored beside each node's level-0 links as its
-// neighbours' block (SymphonyQG's layout, rabitq_blocks.go) and, for bits
-// in [2, 8], bits-bit codes for re-ranking (bits = 1: re-rank with the
-// float vectors). From then on, searches that
+// the traversal and, for bits in [2, 8], bits-bit codes for re-ranking
+// (bits = 1: re-rank with the float vectors). From then on, searches that
 // plan a graph traversal (filtered or not) run on the codes (searchRaBitQ)
 // until the graph changes (Add, Compact, Renumber), after which they use the
 // float vectors again until BuildRaBitQ runs again (an index with
@@ -68,7 +66,20 @@ type rabitqCodes struct {
 // float vectors (QuantNone); the rotation is drawn from Config.Seed and the
 // codes are residuals of k-means centroids of the stored vectors
 // (rabitqClusters).
-func (x *Index) BuildRaBitQ(bits int) error {
+func (x *Index) BuildRaBitQ(bits int) error { return x.buildRaBitQ(bits, false) }
+
+// BuildRaBitQBlocks is BuildRaBitQ that also stores each node's level-0
+// neighbours' 1-bit codes beside its links (SymphonyQG's layout,
+// rabitq_blocks.go), so that expanding a node is one contiguous read
+// scored 32 neighbours at a time by kernels.FastScan32. It is not the
+// default because it has not paid for itself yet: at 100k x 512 (M 16) it
+// searched 7-10 % faster than the rows at equal recall but took 6.5x the
+// code memory (3,392 bytes per node against 600), it was slower than the
+// rows at fashion-mnist's 784 dimensions, and every graph change rebuilds
+// the blocks of the whole graph (bench/results/rabitq-go/).
+func (x *Index) BuildRaBitQBlocks(bits int) error { return x.buildRaBitQ(bits, true) }
+
+func (x *Index) buildRaBitQ(bits int, blocks bool) error {
 	if err := x.acquire(); err != nil {
 		return err
 	}
@@ -81,6 +92,7 @@ func (x *Index) BuildRaBitQ(bits int) error {
 	}
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	x.rabitqBlocks = blocks
 	return x.buildRaBitQLocked(bits)
 }
 
@@ -140,8 +152,10 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 			}
 		}
 	})
-	rq.buildBlocks(g)
-	rq.pool.New = newRaBitQScratch(q, true)
+	if x.rabitqBlocks {
+		rq.buildBlocks(g)
+	}
+	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
 	return rq
 }
 

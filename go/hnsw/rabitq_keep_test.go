@@ -139,8 +139,8 @@ func TestMemoryCountsEachPart(t *testing.T) {
 	if m.RaBitQCodes != 300*(8+64) || m.RaBitQFactors != 300*(24+24) {
 		t.Errorf("rabitq codes %d, factors %d bytes; want %d and %d", m.RaBitQCodes, m.RaBitQFactors, 300*72, 300*48)
 	}
-	if m.RaBitQBlocks < 300*32*8 {
-		t.Errorf("neighbour blocks %d bytes, less than 32 neighbours' 1-bit codes per node", m.RaBitQBlocks)
+	if m.RaBitQBlocks != 0 {
+		t.Errorf("neighbour blocks %d bytes in an index that keeps its codes itself (they are BuildRaBitQBlocks's)", m.RaBitQBlocks)
 	}
 	if m.Graph < 300*(4*(1+2*16)) {
 		t.Errorf("graph %d bytes, less than the level-0 links alone", m.Graph)

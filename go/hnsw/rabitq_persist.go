@@ -143,14 +143,13 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 			}
 		}
 	}
-	if _, ok := f.Section(tagRaBitQBlocks); ok {
+	_, x.rabitqBlocks = f.Section(tagRaBitQBlocks)
+	if x.rabitqBlocks {
 		if err := rq.loadBlocks(f, g); err != nil {
 			return err
 		}
-	} else {
-		rq.buildBlocks(g)
 	}
-	rq.pool.New = newRaBitQScratch(q, true)
+	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
 	x.rabitq.Store(rq)
 	return nil
 }
