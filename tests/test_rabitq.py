@@ -125,7 +125,7 @@ def test_info_states_bytes_per_vector_of_each_part(data) -> None:
     assert per["rabitq_codes"] == 8 + 64
     assert per["rabitq_factors"] == 24 + 24
     assert per["sq8_codes"] == 0
-    assert per["rabitq_neighbour_blocks"] >= 32 * 8  # 32 neighbours' 1-bit codes
+    assert per["rabitq_neighbour_blocks"] == 0  # the SymphonyQG layout is opt-in in the engine
     assert per["graph"] >= 4 * (1 + 32)  # the level-0 links alone
     assert memory["bytes"]["floats"] == 1000 * 4 * DIM
     float_index = strata.Index(DIM)
