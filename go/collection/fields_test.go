@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
@@ -640,4 +641,135 @@ func TestFieldsKeepStringIDs(t *testing.T) {
 	c = mustOpen(t, dir, Tuning{})
 	defer c.Close()
 	check(c)
+}
+
+// TestSchemaChangesBesideQueriesAndWrites prevents a query or a write
+// from tripping over a field added or removed beside it: writers, dense
+// and MAX_SIM queries and a field being added and removed run at once
+// (run under -race), and the collection stays consistent.
+func TestSchemaChangesBesideQueriesAndWrites(t *testing.T) {
+	schema := []VectorField{{Name: "a", Dim: 4, Metric: metric.L2}, {Name: "m", Dim: 4, Metric: metric.IP, Multivector: MaxSim}}
+	c, err := Create(t.TempDir(), Options{Vectors: schema, Seed: 1}, Tuning{CheckpointBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			for i := range 200 {
+				id := IntID(uint64(w*1000 + i%50))
+				v := []float32{rng.Float32(), rng.Float32(), rng.Float32(), rng.Float32()}
+				err := c.UpsertPoints([]ID{id}, map[string]FieldValues{
+					"a": {Vectors: v}, "m": {Vectors: append(slices.Clone(v), v...), Counts: []int{2}}}, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 20 {
+			name := "x"
+			if err := c.AddVectorField(VectorField{Name: name, Dim: 2 + i%3, Metric: metric.Cosine}); err != nil {
+				errs <- err
+				return
+			}
+			if err := c.RemoveVectorField(name); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		ids, dists := make([]ID, 5), make([]float32, 5)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			q := []float32{0.1, 0.2, 0.3, 0.4}
+			if _, err := c.QueryField("a", q, 5, 0, meta.HasVector("m"), nil, 1, ids, dists); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := c.QueryMulti("m", append(slices.Clone(q), q...), 5, 0, nil, nil, 1, ids, dists); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := c.CheckIntegrity(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(c.VectorFields()); got != 2 {
+		t.Fatalf("%d fields after adding and removing one 20 times, want 2", got)
+	}
+}
+
+// TestMaxSimAllocatesNothingPerCandidate prevents the MAX_SIM re-scoring
+// from allocating per candidate point: a query that re-scores ten times
+// as many candidates allocates no more than a small one (the scratch is
+// pooled and grown once).
+func TestMaxSimAllocatesNothingPerCandidate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items: allocations are not the code's")
+	}
+	const n, dim = 400, 8
+	c, err := Create(t.TempDir(), Options{Vectors: []VectorField{{Name: "m", Dim: dim, Metric: metric.IP, Multivector: MaxSim}}, Seed: 1},
+		Tuning{CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ids := make([]uint64, n)
+	counts := make([]int, n)
+	for i := range ids {
+		ids[i], counts[i] = uint64(i), 3
+	}
+	rows := synth.Clustered(3*n, dim, 10, 0.3, 4)
+	if err := c.UpsertPoints(IntIDs(ids), map[string]FieldValues{"m": {Vectors: rows, Counts: counts}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	query := rows[:2*dim]
+	allocs := func(k, ef int) (float64, int64) {
+		outIDs, outDists := make([]ID, k), make([]float32, k)
+		var scored int64
+		a := testing.AllocsPerRun(20, func() {
+			stats, err := c.QueryMulti("m", query, k, ef, nil, nil, 1, outIDs, outDists)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scored = stats.DistanceComputations
+		})
+		return a, scored
+	}
+	small, smallWork := allocs(2, 8)
+	large, largeWork := allocs(50, 200)
+	if largeWork < 5*smallWork {
+		t.Fatalf("the large query did %d distance computations, the small %d: not a test of per-candidate cost", largeWork, smallWork)
+	}
+	if large > small {
+		t.Errorf("a query re-scoring more candidates allocates %.0f times, a small one %.0f: something allocates per candidate", large, small)
+	}
+	t.Logf("allocations per query: %.0f (%d distances) and %.0f (%d distances)", small, smallWork, large, largeWork)
 }
