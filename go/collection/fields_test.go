@@ -195,11 +195,7 @@ func exactMaxSim(m metric.Metric, query []float32, dim int, points []multiPoint,
 				if m.NeedsNormalize() {
 					metric.Normalize(v)
 				}
-				d := float64(m.Distance(qi, v))
-				if m == metric.L2 {
-					d = math.Sqrt(d)
-				}
-				best = min(best, d)
+				best = min(best, float64(m.Distance(qi, v)))
 			}
 			sum += best
 		}
@@ -282,13 +278,18 @@ func TestMultivectorRecallAgainstExactMaxSim(t *testing.T) {
 }
 
 // TestMaxSimDistanceMatchesDefinition prevents the kernel loop from
-// drifting from Σ_i min_j d(q_i, v_j) (Euclidean, not squared, for l2).
+// drifting from Σ_i min_j d(q_i, v_j), d squared for l2 (the example
+// qdrant-client's local mode scores √2).
 func TestMaxSimDistanceMatchesDefinition(t *testing.T) {
 	q := []float32{1, 0, 0, 1}               // two query vectors of dim 2
 	v := []float32{3, 4, 1, 0, 0, 2, 10, 10} // four point vectors
 	// l2: q0=(1,0): nearest (1,0) at 0; q1=(0,1): nearest (0,2) at 1.
 	if got := maxSimDistance(metric.L2, q, 2, v, 4, 2); math.Abs(float64(got)-1) > 1e-6 {
 		t.Errorf("l2 MAX_SIM distance %v, want 1", got)
+	}
+	// Local mode's example: [[0,1],[3,3]] against [[0,0],[3,4]]: 1 + 1.
+	if got := maxSimDistance(metric.L2, []float32{0, 1, 3, 3}, 2, []float32{0, 0, 3, 4}, 2, 2); got != 2 {
+		t.Errorf("l2 MAX_SIM distance %v, want 2 (score √2)", got)
 	}
 	// ip: 1 - max dot: q0 best dot 10 (10,10); q1 best 10: 2 - 20.
 	if got := maxSimDistance(metric.IP, q, 2, v, 4, 2); math.Abs(float64(got)+18) > 1e-5 {

@@ -27,9 +27,11 @@ import (
 //	dist = Σ_i min_j d(q_i, v_j)
 //
 // with d the field's metric: 1 - <q, v> for ip and cosine (vectors
-// normalised), so dist = nq - MAX_SIM; and the Euclidean distance, not
-// squared, for l2 (so that the ranking is that of Qdrant's Euclid
-// MAX_SIM, which sums distances: a sum of squares ranks differently).
+// normalised), so dist = nq - MAX_SIM; and the squared Euclidean
+// distance for l2, as for dense fields (Qdrant's Euclid MAX_SIM sums the
+// negated squared distances and reports the square root of the sum's
+// magnitude: qdrant-client's local mode scores [[0,1],[3,3]] against
+// [[0,0],[3,4]] as √2; the ranking is this sum's).
 //
 // Candidates come from the field's index over the individual vectors:
 // each query vector finds its multiCandidates(k, ef) nearest vectors (at
@@ -74,9 +76,6 @@ func maxSimDistance(m metric.Metric, queries []float32, nq int, rows []float32, 
 				d = 1 - kernels.Dot(q, v)
 			}
 			best = min(best, d)
-		}
-		if m == metric.L2 {
-			best = float32(math.Sqrt(float64(best)))
 		}
 		sum += best
 	}
