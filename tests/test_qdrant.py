@@ -344,8 +344,10 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
         "Manhattan": lambda: client.create_collection(
             "man", vectors_config=m.VectorParams(size=3, distance="Manhattan")
         ),
-        "named": lambda: client.create_collection(
-            "named", vectors_config={"img": m.VectorParams(size=3, distance="Dot")}
+        "sparse": lambda: client.create_collection(
+            "sparse",
+            vectors_config={"img": m.VectorParams(size=3, distance="Dot")},
+            sparse_vectors_config={"words": m.SparseVectorParams()},
         ),
         "point id": lambda: client.query_points("refuse", query=1),
         "prefetch": lambda: client.query_points(
@@ -682,4 +684,76 @@ def test_uuid_ids_agree_with_qdrant_local_mode(client):
         assert answers(client) == answers(reference)
     finally:
         client.delete_collection("uuids")
+
+
+def test_named_vectors_and_multivectors_answer_as_local_mode(client):
+    """Named dense fields of different sizes and distances and a MAX_SIM multivector
+    field, points with some of them: query with using, has_vector, update_vectors and
+    delete_vectors answer what QdrantClient(":memory:") answers (ids, scores, vectors)."""
+    rng = np.random.default_rng(25)
+    config = {
+        "text": m.VectorParams(size=6, distance=m.Distance.COSINE),
+        "image": m.VectorParams(size=4, distance=m.Distance.EUCLID),
+        "colbert": m.VectorParams(
+            size=3,
+            distance=m.Distance.DOT,
+            multivector_config=m.MultiVectorConfig(comparator=m.MultiVectorComparator.MAX_SIM),
+        ),
+    }
+    points = []
+    for i in range(60):
+        vector = {}
+        if i % 4 != 0:
+            vector["text"] = rng.normal(size=6).round(3).tolist()
+        if i % 3 != 0:
+            vector["image"] = rng.normal(size=4).round(3).tolist()
+        if i % 2 == 0:
+            vector["colbert"] = rng.normal(size=(1 + i % 4, 3)).round(3).tolist()
+        points.append(m.PointStruct(id=i, vector=vector, payload={"i": i}))
+    reference = QdrantClient(":memory:")
+    try:
+        for c in (client, reference):
+            c.create_collection("named", vectors_config=config)
+            c.upsert("named", points=points, wait=True)
+            image = {"image": [1.0, 2.0, 3.0, 4.0]}
+            c.update_vectors("named", [m.PointVectors(id=5, vector=image)])
+            c.delete_vectors("named", ["text"], points=[1, 2])
+
+        def answers(c, query, using, flt=None):
+            got = c.query_points(
+                "named",
+                query=query,
+                using=using,
+                query_filter=flt,
+                limit=10,
+                search_params=m.SearchParams(exact=True),
+            ).points
+            return [(p.id, round(p.score, 4)) for p in got]
+
+        for _ in range(10):
+            cases = [
+                (rng.normal(size=6).tolist(), "text", None),
+                (rng.normal(size=4).tolist(), "image", None),
+                (rng.normal(size=(2, 3)).tolist(), "colbert", None),
+                (
+                    rng.normal(size=6).tolist(),
+                    "text",
+                    m.Filter(must=[m.HasVectorCondition(has_vector="colbert")]),
+                ),
+            ]
+            for query, using, flt in cases:
+                want = answers(reference, query, using, flt)
+                assert answers(client, query, using, flt) == want, using
+        for ids in ([1, 2, 5], [0, 3, 8]):
+            want = reference.retrieve("named", ids, with_vectors=True)
+            got = client.retrieve("named", ids, with_vectors=True)
+            assert [p.id for p in got] == [p.id for p in want]
+            for g, w in zip(got, want, strict=True):
+                assert g.vector.keys() == w.vector.keys(), g.id
+                for name in w.vector:
+                    np.testing.assert_allclose(
+                        np.asarray(g.vector[name]), np.asarray(w.vector[name]), rtol=1e-5, atol=1e-6
+                    )
+    finally:
+        client.delete_collection("named")
         reference.close()

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection/snapshot"
-	"github.com/strata-db/strata/go/hnsw"
 )
 
 // Checkpoint writes a snapshot of everything applied so far, reads it back,
@@ -40,7 +39,7 @@ func (c *Collection) checkpoint() error {
 		c.applyMu.Unlock()
 		return nil
 	}
-	frozen, err := c.index.Freeze()
+	set, frozen, err := c.freezeFields()
 	ids, offsets, data := c.meta.Export()
 	keys, strs, next := c.ids.export()
 	c.applyMu.Unlock()
@@ -55,7 +54,7 @@ func (c *Collection) checkpoint() error {
 	err = c.log.Rotate()
 	c.walMu.Unlock()
 	if err == nil {
-		err = c.writeSnapshot(seq, frozen, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
+		err = c.writeSnapshot(seq, set, frozen, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
 			snapshot.IDTable{Keys: keys, Strings: strs, Next: next})
 	}
 	if err == nil {
@@ -99,9 +98,26 @@ func (c *Collection) checkpoint() error {
 	return nil
 }
 
+// freezeFields copies every field's state for a snapshot; the caller
+// holds applyMu (or has not started the loops yet).
+func (c *Collection) freezeFields() (*fieldSet, []frozenField, error) {
+	set := c.fields.Load()
+	frozen := make([]frozenField, len(set.fields))
+	for i, f := range set.fields {
+		ff, err := f.freeze()
+		if err != nil {
+			return nil, nil, err
+		}
+		frozen[i] = ff
+	}
+	return set, frozen, nil
+}
+
 // writeSnapshot writes snapshots/<seq>/ and makes it durable: every file
-// fsynced, then the snapshot directory and its parent.
-func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.Metadata, table snapshot.IDTable) error {
+// fsynced, then the snapshot directory and its parent. A collection of the
+// one dense field "" writes a format 2 manifest, as before fields existed;
+// any other schema a format 3 one, which lists the fields.
+func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenField, md snapshot.Metadata, table snapshot.IDTable) error {
 	dir := snapshotPath(c.dir, seq)
 	// A directory of this name is the remains of a crashed checkpoint of
 	// the same state (CURRENT never names an incomplete one).
@@ -111,17 +127,23 @@ func (c *Collection) writeSnapshot(seq uint64, frozen *hnsw.Frozen, md snapshot.
 	if err := c.fs.MkdirAll(dir); err != nil {
 		return fmt.Errorf("snapshot %s: %w", dir, err)
 	}
-	if err := frozen.Save(c.fs, filepath.Join(dir, indexFileName)); err != nil {
+	files, err := saveFields(c.fs, dir, frozen)
+	if err != nil {
 		return err
 	}
 	if err := snapshot.WriteMetadata(c.fs, filepath.Join(dir, metaFileName), md); err != nil {
 		return err
 	}
-	m := snapshot.Manifest{Format: 2, WALHead: true, Seq: seq, Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
-		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
-		Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
+	m := snapshot.Manifest{Format: 3, WALHead: true, Seq: seq, Fsync: c.opts.Fsync.String(), Count: len(md.IDs),
+		Vectors: manifestFields(set.fields)}
+	if set.legacy() {
+		d := set.def
+		m = snapshot.Manifest{Format: 2, WALHead: true, Seq: seq, Dim: d.Dim, Metric: d.Metric.String(), M: d.M,
+			EfConstruction: d.EfConstruction, Quantization: d.Quantization.String(),
+			Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
+	}
 	m.TextFields, m.TextAnalyzers = c.text.manifest()
-	files := []string{indexFileName, metaFileName}
+	files = append(files, metaFileName)
 	// A collection that never held a string id writes the snapshot it
 	// always wrote; one that did keeps its table (and counter) from then on.
 	if table.Next != firstStringKey {
@@ -205,8 +227,14 @@ func (c *Collection) vacuum() bool {
 	if c.tuning.VacuumRatio < 0 || c.failed() != nil {
 		return false
 	}
-	dead := c.index.Tombstones()
-	if dead < vacuumMinTombstones || float64(dead) < c.tuning.VacuumRatio*float64(dead+c.index.Len()) {
+	var crowded []*vectorField
+	for _, f := range c.fields.Load().fields {
+		dead := f.index.Tombstones()
+		if dead >= vacuumMinTombstones && float64(dead) >= c.tuning.VacuumRatio*float64(dead+f.index.Len()) {
+			crowded = append(crowded, f)
+		}
+	}
+	if len(crowded) == 0 {
 		return false
 	}
 	began := time.Now()
@@ -218,9 +246,12 @@ func (c *Collection) vacuum() bool {
 		threads = max(1, runtime.NumCPU()/2)
 	}
 	// Compact fails only on a closed index, which Close does after this
-	// loop has stopped: there is nothing to report.
-	if c.index.Compact(threads) != nil {
-		return false
+	// loop has stopped, or one whose field was removed meanwhile: there
+	// is nothing to report.
+	for _, f := range crowded {
+		if f.index.Compact(threads) != nil {
+			return false
+		}
 	}
 	c.stats.Vacuums.Add(1)
 	c.stats.VacuumNanos.Add(int64(time.Since(began)))
@@ -244,9 +275,11 @@ func (c *Collection) renumber() {
 	if c.failed() != nil {
 		return
 	}
-	done, err := c.index.Renumber(renumberGrowth)
-	if err != nil || !done {
-		return // not grown enough yet, or closed: Close stops this loop first
+	for _, f := range c.fields.Load().fields {
+		done, err := f.index.Renumber(renumberGrowth)
+		if err != nil || !done {
+			continue // not grown enough yet, or closed: Close stops this loop first
+		}
+		c.stats.Renumbers.Add(1)
 	}
-	c.stats.Renumbers.Add(1)
 }

@@ -37,10 +37,12 @@ type Collection struct {
 	tuning Tuning
 	lock   io.Closer
 
-	index *hnsw.Index
-	meta  *meta.Index
-	ids   *idTable    // string ids and their keys (ids.go)
-	text  textIndexes // full-text indexes over metadata fields (text.go)
+	// fields is the vector schema with each field's index (fields.go),
+	// replaced whole when a field is added or removed.
+	fields atomic.Pointer[fieldSet]
+	meta   *meta.Index
+	ids    *idTable    // string ids and their keys (ids.go)
+	text   textIndexes // full-text indexes over metadata fields (text.go)
 
 	// The write pipeline: callers queue requests, one committer goroutine
 	// logs them in groups and applies them in sequence order.
@@ -157,9 +159,9 @@ func IsLeftover(fsys vfs.FS, dir string) bool {
 // before writing CURRENT are cleared.
 func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	tuning.setDefaults()
-	// The index is made before anything touches the disk: invalid options
-	// must not leave a directory behind.
-	index, err := opts.newIndex()
+	// The fields are made before anything touches the disk: invalid
+	// options must not leave a directory behind.
+	fields, err := opts.newFields()
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +179,7 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := create(dir, opts, tuning, lock, index)
+	c, err := create(dir, opts, tuning, lock, fields)
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -185,7 +187,7 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	return c, nil
 }
 
-func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index) (*Collection, error) {
+func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields []*vectorField) (*Collection, error) {
 	fsys := tuning.FS
 	if Exists(fsys, dir) {
 		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)
@@ -195,13 +197,13 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw
 			return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 		}
 	}
-	c := newCollection(dir, opts, tuning, lock, index, meta.NewIndex(), newIDTable())
+	c := newCollection(dir, opts, tuning, lock, fields, meta.NewIndex(), newIDTable())
 	if err := c.initText(opts.TextFields, opts.TextAnalyzer); err != nil {
 		return nil, err
 	}
 	// Snapshot 0 is the empty collection, so CURRENT always names a
 	// snapshot and Open has one code path.
-	frozen, err := index.Freeze()
+	set, frozen, err := c.freezeFields()
 	if err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}
@@ -209,7 +211,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw
 	if err := c.openLog(1); err != nil {
 		return nil, err
 	}
-	err = c.writeSnapshot(0, frozen, snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey})
+	err = c.writeSnapshot(0, set, frozen, snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey})
 	if err == nil {
 		err = snapshot.WriteCurrent(fsys, dir, 0)
 	}
@@ -253,15 +255,16 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
-	seq, manifest, index, docs, stored := snap.seq, snap.manifest, snap.index, snap.docs, snap.stored
-	opts, err := optionsFromManifest(manifest)
+	seq, manifest, fields, docs, stored := snap.seq, snap.manifest, snap.fields, snap.docs, snap.stored
+	opts, err := optionsFromSnapshot(manifest)
 	if err != nil {
+		closeFields(fields)
 		return nil, err
 	}
 	if !tuning.HasFsync {
 		tuning.Fsync = opts.Fsync
 	}
-	c := newCollection(dir, opts, tuning, lock, index, docs, snap.ids)
+	c := newCollection(dir, opts, tuning, lock, fields, docs, snap.ids)
 	if err := c.rebuildText(manifest, stored); err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
@@ -332,7 +335,7 @@ func (c *Collection) replay(after uint64, walHead bool) error {
 			}
 			next = seq + 1
 			replayed++
-			rec, err := decodeRecord(payload, c.opts.Dim)
+			rec, err := decodeRecord(payload)
 			if err != nil {
 				return fmt.Errorf("log record %d: %w", seq, err)
 			}
@@ -380,9 +383,11 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 	return docs, nil
 }
 
-func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, index *hnsw.Index, docs *meta.Index, ids *idTable) *Collection {
-	return &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, index: index, meta: docs, ids: ids,
+func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, fields []*vectorField, docs *meta.Index, ids *idTable) *Collection {
+	c := &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, meta: docs, ids: ids,
 		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1), lookNow: make(chan chan struct{})}
+	c.fields.Store(newFieldSet(fields))
+	return c
 }
 
 // openLog opens the log for appending at nextSeq.
@@ -455,11 +460,48 @@ func optionsFromManifest(m snapshot.Manifest) (Options, error) {
 	return Options{Dim: m.Dim, Metric: mtr, M: m.M, EfConstruction: m.EfConstruction, Quantization: q, Fsync: f}, nil
 }
 
+// optionsFromSnapshot returns the options a collection was created with
+// as far as its snapshot says: for a format 3 manifest, the schema as it
+// is now in Vectors (and its field "", if any, in Dim, Metric, ...).
+func optionsFromSnapshot(m snapshot.Manifest) (Options, error) {
+	if m.Format < 3 {
+		return optionsFromManifest(m)
+	}
+	f, err := ParseFsync(m.Fsync)
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: manifest fsync %q", ErrCorrupt, m.Fsync)
+	}
+	schema, err := schemaFromManifest(m)
+	if err != nil {
+		return Options{}, err
+	}
+	opts := Options{Fsync: f, Vectors: schema}
+	if _, err := opts.schemaOf(); err != nil {
+		return Options{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return opts, nil
+}
+
 // Dir returns the collection's directory.
 func (c *Collection) Dir() string { return c.dir }
 
-// Options returns the parameters the collection was created with.
-func (c *Collection) Options() Options { return c.opts }
+// Options returns the parameters the collection was created with, its
+// vector fields as they are now: Vectors lists them (nil for a collection
+// of the one dense field "" made the old way), and Dim, Metric, M,
+// EfConstruction and Quantization are the field ""'s (zero without one).
+func (c *Collection) Options() Options {
+	opts := c.opts
+	set := c.fields.Load()
+	opts.Vectors = nil
+	if !set.legacy() {
+		opts.Vectors = set.schema()
+	}
+	opts.Dim, opts.Metric, opts.M, opts.EfConstruction, opts.Quantization = 0, 0, 0, 0, 0
+	if d := set.def; d != nil {
+		opts.Dim, opts.Metric, opts.M, opts.EfConstruction, opts.Quantization = d.Dim, d.Metric, d.M, d.EfConstruction, d.Quantization
+	}
+	return opts
+}
 
 // Close finishes queued writes, checkpoints if the log holds anything the
 // snapshot lacks, syncs and closes the log, and releases the lock. Calls

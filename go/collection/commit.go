@@ -40,7 +40,7 @@ func (c *Collection) submit(rec record, docs []meta.Document) (int, error) {
 		c.closeMu.RUnlock()
 		return 0, err
 	}
-	r := &request{pendingWrite: pendingWrite{rec: rec, docs: docs}, payload: rec.encode(c.opts.Dim),
+	r := &request{pendingWrite: pendingWrite{rec: rec, docs: docs}, payload: rec.encode(),
 		done: make(chan struct{})}
 	r.req = r
 	c.requests <- r
@@ -246,8 +246,10 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 		keys := c.keysOf(w.rec.ids)
 		n = c.meta.Delete(keys)
 		c.deleteText(keys)
-		if _, err := c.index.Remove(keys, true); err != nil {
-			return err
+		for _, f := range c.fields.Load().fields {
+			if err := f.remove(keys); err != nil {
+				return err
+			}
 		}
 		// A deleted string's mapping goes with its point.
 		c.ids.remove(keys)
@@ -267,6 +269,11 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 		if err := c.applyTextIndex(w.rec.docs[0]); err != nil {
 			return err
 		}
+	default:
+		var err error
+		if n, err = c.applyFieldOp(w); err != nil {
+			return err
+		}
 	}
 	if w.req != nil {
 		w.req.count = n
@@ -274,9 +281,28 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 	return nil
 }
 
+// applyUpserts applies a run of op 1 records: the field "" of every point
+// written, and no other field (a whole-point write). A run written for a
+// field "" that is gone, or has another dimension now (removed and added
+// again since the writes were validated), writes the documents alone.
 func (c *Collection) applyUpserts(run []pendingWrite) error {
-	dim := c.opts.Dim
-	if len(run) > 1 && !c.index.Trained() {
+	set := c.fields.Load()
+	def := set.def
+	if def != nil && (def.multi != nil || def.Dim != run[0].rec.dim) {
+		def = nil
+	}
+	for i := range run {
+		if run[i].rec.dim != run[0].rec.dim {
+			// Written across a change of the field "": apply them in
+			// two runs, each of one dimension.
+			if err := c.applyUpserts(run[:i]); err != nil {
+				return err
+			}
+			return c.applyUpserts(run[i:])
+		}
+	}
+	dim := run[0].rec.dim
+	if len(run) > 1 && def != nil && !def.index.Trained() {
 		// An SQ8 index trains its ranges on its first Add: make that the
 		// first upsert record alone, live and in replay alike, so that
 		// recovery rebuilds the same codes however records were grouped.
@@ -291,7 +317,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 		if err != nil {
 			return err
 		}
-		if err := c.index.Add(w.rec.vectors, keys, nil, c.tuning.Threads); err != nil {
+		if err := c.putDefault(set, def, keys, w.rec.vectors); err != nil {
 			return err
 		}
 		c.meta.PutBatch(keys, w.docs)
@@ -327,7 +353,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 			w.req.count = len(w.rec.ids)
 		}
 	}
-	if err := c.index.Add(vectors, ids, nil, c.tuning.Threads); err != nil {
+	if err := c.putDefault(set, def, ids, vectors); err != nil {
 		return err
 	}
 	c.meta.PutBatch(ids, docs)
@@ -352,4 +378,23 @@ func (c *Collection) assignKeys(ids []ID) ([]uint64, error) {
 		keys[i] = k
 	}
 	return keys, nil
+}
+
+// putDefault writes the vectors of ids into the field def ("" if it
+// matches the records, else nil: none) and drops the ids' values of every
+// other field. A collection of the field "" alone has no other field.
+func (c *Collection) putDefault(set *fieldSet, def *vectorField, ids []uint64, vectors []float32) error {
+	if def != nil {
+		if err := def.index.Add(vectors, ids, nil, c.tuning.Threads); err != nil {
+			return err
+		}
+	}
+	for _, f := range set.fields {
+		if f != def {
+			if err := f.remove(ids); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -9,7 +9,9 @@ import (
 // Describe returns Info (and the text indexes) in the shape both doors
 // show users: the keys of the Python Collection.info() and of the server's
 // GET /collections/{name}. Each door adds how it names the collection
-// ("path" or "name").
+// ("path" or "name"). "dim", "metric", "M", "ef_construction" and
+// "quantization" are the field ""'s (zero without one); "vectors" lists
+// every vector field.
 func (c *Collection) Describe() map[string]any {
 	in := c.Info()
 	var checkpointTime any
@@ -22,6 +24,13 @@ func (c *Collection) Describe() map[string]any {
 		text[i] = map[string]any{"field": f.Field, "analyzer": f.Analyzer, "docs": f.Docs, "terms": f.Terms}
 	}
 	r := in.Recovery
+	set := c.fields.Load()
+	vectors := make([]map[string]any, len(set.fields))
+	for i, f := range set.fields {
+		vectors[i] = map[string]any{"name": f.Name, "dim": f.Dim, "metric": f.Metric.String(), "M": f.M,
+			"ef_construction": f.EfConstruction, "quantization": f.Quantization.String(),
+			"multivector": f.Multivector.String(), "points": f.count(), "tombstones": f.index.Tombstones()}
+	}
 	return map[string]any{
 		"count": in.Count, "dim": in.Dim, "metric": in.Metric, "M": in.M,
 		"ef_construction": in.EfConstruction, "quantization": in.Quantization, "fsync": in.Fsync,
@@ -31,7 +40,7 @@ func (c *Collection) Describe() map[string]any {
 		"fsync_seconds": in.SyncSeconds, "checkpoints": in.Checkpoints,
 		"checkpoint_seconds": in.CheckpointSecs, "vacuums": in.Vacuums, "vacuum_seconds": in.VacuumSeconds,
 		"renumbers": in.Renumbers,
-		"failed":    in.Failed, "text_fields": text,
+		"failed":    in.Failed, "text_fields": text, "vectors": vectors,
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
 			"fallback":  describeFallback(r.Fallback),

@@ -1,9 +1,24 @@
 // Package collection is strata's database: a durable set of entries, each
 // an id (an integer below 2^63 or a string of 1 to 512 bytes of UTF-8, both
-// kinds in one collection; see ids.go), a float32 vector and a JSON metadata document,
+// kinds in one collection; see ids.go), float32 vectors in the fields of its schema and a JSON metadata document,
 // searched by vector with Mongo-style metadata filters. The Python
 // Collection (through the C ABI) and strata-server are both thin doors over
 // it.
+//
+// # Vector fields
+//
+// A collection's schema is a set of named vector fields (schema.go), each
+// with its own dimension, metric, graph parameters, quantization and
+// index (fields.go); the unnamed default is the name "". A collection
+// created with Options.Dim is the schema of one dense field "", and the
+// calls of before fields existed (Upsert, Query, Get) work on that field.
+// A point may lack any field; UpsertPoints writes whole points with any
+// fields, UpdateVectors and DeleteVectors change some fields of existing
+// points, AddVectorField and RemoveVectorField change the schema, and
+// QueryField and QueryMulti search one field (Qdrant's using). The filter
+// condition meta.HasVector(field) matches the points that have a field. A
+// multivector field holds a list of vectors per point, searched by MAX_SIM
+// (maxsim.go).
 //
 // # Promises
 //
@@ -42,9 +57,32 @@
 //	op u8 = 2 delete:       n u32 | ids
 //	op u8 = 3 set metadata: n u32 | ids | n × (len u32 | JSON document)
 //	op u8 = 4 text index:   n u32 = 0 | len u32 | JSON {"field": path, "analyzer": name}
+//	op u8 = 5 upsert points:  n u32 | ids | fields | n × (len u32 | JSON document)
+//	op u8 = 6 update vectors: n u32 | ids | fields
+//	op u8 = 7 delete vectors: n u32 | ids | nf u32 | nf × (len u32 | name)
+//	op u8 = 8 add field:      n u32 = 0 | len u32 | JSON {"name", "dim", "metric", "M", "ef_construction", "quantization"[, "multivector": "max_sim"]}
+//	op u8 = 9 remove field:   n u32 = 0 | len u32 | JSON {"name": name}
 //
-// The ids section of ops 1-3 has two encodings, told apart by the flag
-// 0x80 of the op byte (0x81, 0x82, 0x83):
+// where fields, the values of some vector fields for some of the ids, is
+//
+//	nf u32 | nf × (len u32 | name | kind u8 (0 dense, 1 multivector) | dim u32 | m u32 |
+//	               points [m]u32 | counts [m]u32 (kind 1 only) | vectors [rows·dim]f32)
+//
+// points are ascending positions into ids, counts the vectors of each
+// point (1..limits.MaxMultivectors), rows m for a dense field and
+// Σ counts for a multivector one; names are unique in a record (at most
+// limits.MaxVectorFields, limits.MaxFieldName bytes each). An upsert of
+// op 1 writes the field "" of every id and no other field; a collection
+// of the field "" alone writes only ops 1-4, as before fields existed.
+// Op 5 states whole points: a field not given for an id is dropped. Ops
+// 6 and 7 skip ids gone at apply time, as op 3 does. A record is applied
+// to the schema as it stands at its place in the log: values for a field
+// that does not exist then, or has another kind or dimension (removed
+// and added again since the write was validated), are ignored, live and
+// in replay alike (apply_fields.go).
+//
+// The ids section of ops 1-3 and 5-7 has two encodings, told apart by the
+// flag 0x80 of the op byte (0x81, 0x82, 0x83, 0x85, 0x86, 0x87):
 //
 //	untagged (flag clear): [n]u64                      every id an integer
 //	tagged   (flag set):   n × (kind u8 | value)       at least one id a string
@@ -65,10 +103,12 @@
 // # Checkpoints
 //
 //  1. Under the apply lock: note the last applied sequence number S, freeze
-//     the index (hnsw.Freeze: copies of the links and flags, shared
-//     write-once arrays) and export the documents. Writers queue meanwhile.
+//     each field's index (hnsw.Freeze: copies of the links and flags, shared
+//     write-once arrays), copy the multivector maps and export the
+//     documents. Writers queue meanwhile.
 //  2. Rotate the log, so records after S land in a new segment.
-//  3. Write snapshots/S/ (index.hnsw, meta.idx, MANIFEST), fsync each file,
+//  3. Write snapshots/S/ (index.hnsw, or one index file per field and a
+//     map per multivector field; meta.idx, MANIFEST), fsync each file,
 //     the directory and snapshots/.
 //  4. Replace CURRENT (temp, fsync, rename, fsync of the collection dir).
 //  5. Remove log segments holding only records <= S and other snapshots.

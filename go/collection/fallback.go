@@ -11,7 +11,6 @@ import (
 
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/collection/snapshot"
-	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -45,7 +44,7 @@ type Fallback struct {
 type loaded struct {
 	seq      uint64
 	manifest snapshot.Manifest
-	index    *hnsw.Index
+	fields   []*vectorField
 	docs     *meta.Index
 	stored   snapshot.Metadata
 	ids      *idTable
@@ -70,42 +69,52 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 	if manifest.Seq != seq {
 		return nil, fmt.Errorf("%w: snapshot %s: manifest says seq %d", ErrCorrupt, snapDir, manifest.Seq)
 	}
-	if _, err := optionsFromManifest(manifest); err != nil {
+	if _, err := optionsFromSnapshot(manifest); err != nil {
 		return nil, err
 	}
 	table, err := loadIDTable(fsys, snapDir, manifest)
 	if err != nil {
 		return nil, err
 	}
-	index, err := hnsw.Load(fsys, filepath.Join(snapDir, indexFileName), hnsw.LoadOptions{Keys: true})
+	fields, err := loadFields(fsys, snapDir, manifest)
 	if err != nil {
 		return nil, err
 	}
 	stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
 	if err != nil {
-		index.Close()
+		closeFields(fields)
 		return nil, err
 	}
 	docs, err := meta.Import(stored.IDs, stored.Offsets, stored.Data)
 	if err != nil {
-		index.Close()
+		closeFields(fields)
 		return nil, err
 	}
-	if index.Len() != docs.Len() || docs.Len() != manifest.Count {
-		index.Close()
+	if docs.Len() != manifest.Count {
+		closeFields(fields)
+		return nil, fmt.Errorf("%w: snapshot %s holds %d documents, manifest says %d",
+			ErrCorrupt, snapDir, docs.Len(), manifest.Count)
+	}
+	if manifest.Format < 3 && fields[0].index.Len() != docs.Len() {
+		// Before fields existed every point had the one vector.
+		closeFields(fields)
 		return nil, fmt.Errorf("%w: snapshot %s holds %d vectors and %d documents, manifest says %d",
-			ErrCorrupt, snapDir, index.Len(), docs.Len(), manifest.Count)
+			ErrCorrupt, snapDir, fields[0].index.Len(), docs.Len(), manifest.Count)
+	}
+	if err := checkFieldPoints(fields, docs.Contains, docs.Len()); err != nil {
+		closeFields(fields)
+		return nil, fmt.Errorf("snapshot %s: %w", snapDir, err)
 	}
 	// The documents' string keys (2^63 and up, last in MIDS) are exactly
 	// the id table's.
 	first, _ := slices.BinarySearch(stored.IDs, firstStringKey)
 	if !slices.Equal(stored.IDs[first:], table.Keys) {
-		index.Close()
+		closeFields(fields)
 		return nil, fmt.Errorf("%w: snapshot %s holds %d documents under string keys, its id table %d",
 			ErrCorrupt, snapDir, len(stored.IDs)-first, len(table.Keys))
 	}
 	ids := importTable(table.Keys, table.Strings, table.Next)
-	return &loaded{seq: seq, manifest: manifest, index: index, docs: docs, stored: stored, ids: ids}, nil
+	return &loaded{seq: seq, manifest: manifest, fields: fields, docs: docs, stored: stored, ids: ids}, nil
 }
 
 // damagedSnapshot reports whether err says a snapshot's files are damaged
@@ -153,7 +162,7 @@ func chooseSnapshot(fsys vfs.FS, dir string) (*loaded, *Fallback, error) {
 		}
 		fb.To = seq
 		if err := setAside(fsys, dir, &fb); err != nil {
-			snap.index.Close()
+			closeFields(snap.fields)
 			return nil, nil, err
 		}
 		return snap, &fb, nil
@@ -253,14 +262,20 @@ func previousSnapshot(fsys vfs.FS, dir string, live uint64) (uint64, bool) {
 // CURRENT may name it.
 func (c *Collection) verifySnapshot(seq uint64) error {
 	snapDir := snapshotPath(c.dir, seq)
-	if _, err := snapshot.ReadManifest(c.fs, snapDir); err != nil {
-		return fmt.Errorf("verifying snapshot: %w", err)
-	}
-	f, err := indexfile.Read(c.fs, filepath.Join(snapDir, indexFileName), indexfile.ReadOptions{})
+	m, err := snapshot.ReadManifest(c.fs, snapDir)
 	if err != nil {
 		return fmt.Errorf("verifying snapshot: %w", err)
 	}
-	f.Close()
+	for _, file := range m.Files {
+		if file.Name == metaFileName {
+			continue
+		}
+		f, err := indexfile.Read(c.fs, filepath.Join(snapDir, file.Name), indexfile.ReadOptions{})
+		if err != nil {
+			return fmt.Errorf("verifying snapshot: %w", err)
+		}
+		f.Close()
+	}
 	if _, err := snapshot.ReadMetadata(c.fs, filepath.Join(snapDir, metaFileName)); err != nil {
 		return fmt.Errorf("verifying snapshot: %w", err)
 	}

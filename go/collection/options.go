@@ -50,6 +50,10 @@ func ParseFsync(s string) (Fsync, error) {
 
 // Options are fixed when a collection is created.
 type Options struct {
+	// Dim, Metric, M, EfConstruction and Quantization describe the one
+	// unnamed vector field "" of a collection created without Vectors.
+	// With Vectors, Dim must be 0 and Options() reports the field ""'s
+	// parameters in them, if there is one.
 	Dim            int
 	Metric         metric.Metric
 	M              int // default 16
@@ -62,6 +66,11 @@ type Options struct {
 	// package text). More can be added later with CreateTextIndex.
 	TextFields   []string
 	TextAnalyzer string
+	// Vectors, when not nil, is the schema of vector fields (schema.go):
+	// each named, with its own dimension, metric, graph and quantization,
+	// dense or multivector. Fields can be added and removed later
+	// (AddVectorField, RemoveVectorField).
+	Vectors []VectorField
 }
 
 // Tuning are settings of one open collection; zero values pick defaults.
@@ -139,21 +148,10 @@ func (t *Tuning) setDefaults() {
 	}
 }
 
-func (o *Options) hnswConfig() hnsw.Config {
-	return hnsw.Config{Dim: o.Dim, Metric: o.Metric, M: o.M, EfConstruction: o.EfConstruction,
-		Seed: o.Seed, Quantization: o.Quantization, Keys: true}
-}
-
-// newIndex fills in defaults, checks the options and makes the collection's
-// empty index (hnsw.New checks the index parameters against package
-// limits). Nothing has touched the disk yet.
-func (o *Options) newIndex() (*hnsw.Index, error) {
-	if o.M == 0 {
-		o.M = hnsw.DefaultM
-	}
-	if o.EfConstruction == 0 {
-		o.EfConstruction = hnsw.DefaultEfConstruction
-	}
+// newFields fills in defaults, checks the options and makes the
+// collection's empty fields (hnsw.New checks the index parameters against
+// package limits). Nothing has touched the disk yet.
+func (o *Options) newFields() ([]*vectorField, error) {
 	if int(o.Fsync) >= len(fsyncNames) {
 		return nil, fmt.Errorf("%w: unknown fsync policy %d", ErrInvalid, o.Fsync)
 	}
@@ -168,9 +166,15 @@ func (o *Options) newIndex() (*hnsw.Index, error) {
 			return nil, err
 		}
 	}
-	index, err := hnsw.New(o.hnswConfig())
+	schema, err := o.schemaOf()
 	if err != nil {
-		return nil, fmt.Errorf("collection: %w", err)
+		return nil, err
 	}
-	return index, nil
+	fields := make([]*vectorField, len(schema))
+	for i, spec := range schema {
+		if fields[i], err = newField(spec, o.Seed); err != nil {
+			return nil, err
+		}
+	}
+	return fields, nil
 }

@@ -31,7 +31,20 @@ var keyScratch = sync.Pool{New: func() any { return new([]int64) }}
 // are ignored).
 func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, among []ID, threads int,
 	outIDs []ID, outDists []float32) (hnsw.SearchStats, error) {
+	return c.QueryField("", queries, k, ef, f, among, threads, outIDs, outDists)
+}
+
+// QueryField is QueryAmong over the dense vector field named field
+// (Qdrant's using; "" is the unnamed field): queries holds nq rows of the
+// field's Dim floats. Points without a value in the field are never
+// returned. A multivector field is queried with QueryMulti.
+func (c *Collection) QueryField(field string, queries []float32, k, ef int, f *meta.Filter, among []ID, threads int,
+	outIDs []ID, outDists []float32) (hnsw.SearchStats, error) {
 	if err := c.alive(); err != nil {
+		return hnsw.SearchStats{}, err
+	}
+	vf, err := c.queriedField(field, false)
+	if err != nil {
 		return hnsw.SearchStats{}, err
 	}
 	if len(outIDs) != len(outDists) {
@@ -43,7 +56,7 @@ func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, am
 		*scratch = make([]int64, len(outIDs))
 	}
 	keys := (*scratch)[:len(outIDs)]
-	if _, err := batch.CheckSearch(queries, c.opts.Dim, k, keys, outDists); err != nil {
+	if _, err := batch.CheckSearch(queries, vf.Dim, k, keys, outDists); err != nil {
 		return hnsw.SearchStats{}, fmt.Errorf("collection: %w", err)
 	}
 	if err := limits.CheckEf(ef); err != nil {
@@ -52,28 +65,126 @@ func (c *Collection) QueryAmong(queries []float32, k, ef int, f *meta.Filter, am
 	if ef == 0 {
 		ef = max(k, hnsw.DefaultEfSearch)
 	}
+	allow, err := c.allowed(f, among)
+	if err != nil {
+		return hnsw.SearchStats{}, err
+	}
 	var filter *hnsw.Filter
-	if f != nil && !f.MatchesAll() {
-		allow := c.meta.Select(c.resolve(f))
-		if allow == nil {
-			allow = []uint64{}
-		}
+	if allow != nil {
 		filter = &hnsw.Filter{Allow: allow}
 	}
-	if among != nil {
-		amongKeys := c.keysOf(among) // ids no write accepts allow nothing, as absent ones
-		if filter == nil {
-			filter = &hnsw.Filter{Allow: amongKeys}
-		} else {
-			filter.Allow = intersectSorted(filter.Allow, amongKeys)
-		}
-	}
-	stats, err := c.index.SearchFiltered(queries, k, ef, threads, filter, keys, outDists)
+	stats, err := vf.index.SearchFiltered(queries, k, ef, threads, filter, keys, outDists)
 	if err != nil {
 		return stats, fmt.Errorf("collection: %w", err)
 	}
 	c.idsOfResults(keys, outIDs, outDists, k)
 	return stats, nil
+}
+
+// QueryMulti finds the k points nearest by MAX_SIM (maxsim.go) to one
+// multivector query, 1 to limits.MaxMultivectors rows of the multivector
+// field's Dim floats, among those f and among allow (as QueryAmong),
+// writing ids and distances into out (k each, padded with NoID and +Inf).
+// ef 0 uses max(k, 64).
+func (c *Collection) QueryMulti(field string, query []float32, k, ef int, f *meta.Filter, among []ID, threads int,
+	outIDs []ID, outDists []float32) (hnsw.SearchStats, error) {
+	if err := c.alive(); err != nil {
+		return hnsw.SearchStats{}, err
+	}
+	vf, err := c.queriedField(field, true)
+	if err != nil {
+		return hnsw.SearchStats{}, err
+	}
+	if err := checkMultiQuery(vf, query); err != nil {
+		return hnsw.SearchStats{}, err
+	}
+	if err := batch.CheckFinite(query, vf.Dim, "query"); err != nil {
+		return hnsw.SearchStats{}, fmt.Errorf("collection: %w", err)
+	}
+	if err := limits.CheckK(k); err != nil {
+		return hnsw.SearchStats{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if len(outIDs) != k || len(outDists) != k {
+		return hnsw.SearchStats{}, fmt.Errorf("%w: outputs hold %d ids and %d distances, want %d each", ErrInvalid, len(outIDs), len(outDists), k)
+	}
+	if err := limits.CheckEf(ef); err != nil {
+		return hnsw.SearchStats{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if ef == 0 {
+		ef = max(k, hnsw.DefaultEfSearch)
+	}
+	allow, err := c.allowed(f, among)
+	if err != nil {
+		return hnsw.SearchStats{}, err
+	}
+	scratch := keyScratch.Get().(*[]int64)
+	defer keyScratch.Put(scratch)
+	if cap(*scratch) < k {
+		*scratch = make([]int64, k)
+	}
+	keys := (*scratch)[:k]
+	stats, err := vf.searchMulti(query, k, ef, allow, threads, keys, outDists)
+	if err != nil {
+		return stats, fmt.Errorf("collection: %w", err)
+	}
+	c.idsOfResults(keys, outIDs, outDists, k)
+	return stats, nil
+}
+
+// queriedField returns the field a query names, which must be of the kind
+// the call serves.
+func (c *Collection) queriedField(name string, multi bool) (*vectorField, error) {
+	vf := c.fields.Load().get(name)
+	switch {
+	case vf == nil:
+		return nil, fmt.Errorf("%w: no vector field %q", ErrInvalid, name)
+	case multi && vf.multi == nil:
+		return nil, fmt.Errorf("%w: vector field %q is dense: query it with QueryField", ErrInvalid, name)
+	case !multi && vf.multi != nil:
+		return nil, fmt.Errorf("%w: vector field %q is a multivector field: query it with QueryMulti", ErrInvalid, name)
+	}
+	return vf, nil
+}
+
+// allowed resolves a query's restrictions to the keys it may return: nil
+// when nothing restricts it, else a list (empty, not nil, for none).
+// String ids and has_vector conditions are resolved first.
+func (c *Collection) allowed(f *meta.Filter, among []ID) ([]uint64, error) {
+	var allow []uint64
+	if f != nil && !f.MatchesAll() {
+		bound, err := c.bindVectors(c.resolve(f))
+		if err != nil {
+			return nil, err
+		}
+		if allow = c.meta.Select(bound); allow == nil {
+			allow = []uint64{}
+		}
+	}
+	if among != nil {
+		amongKeys := c.keysOf(among) // ids no write accepts allow nothing, as absent ones
+		if allow == nil {
+			return amongKeys, nil
+		}
+		allow = intersectSorted(allow, amongKeys)
+	}
+	return allow, nil
+}
+
+// bindVectors replaces the filter's has_vector conditions with the keys
+// of the points having those fields; a field that does not exist is an
+// error.
+func (c *Collection) bindVectors(f *meta.Filter) (*meta.Filter, error) {
+	names := f.VectorFields()
+	if len(names) == 0 {
+		return f, nil
+	}
+	set := c.fields.Load()
+	for _, name := range names {
+		if set.get(name) == nil {
+			return nil, fmt.Errorf("%w: has_vector: no vector field %q", ErrInvalid, name)
+		}
+	}
+	return f.BindVectors(func(name string) []uint64 { return set.get(name).points() }), nil
 }
 
 // idsOfResults turns the index's results (keys as int64, -1 padding) into
@@ -143,6 +254,12 @@ func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte,
 	if err := c.alive(); err != nil {
 		return nil, nil, nil, err
 	}
+	var def *vectorField
+	if withVectors {
+		if def, err = c.defaultField(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	for _, id := range ids {
 		key, ok := c.keyOf(id)
 		if !ok {
@@ -154,8 +271,8 @@ func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte,
 		}
 		if withVectors {
 			at := len(vectors)
-			vectors = append(vectors, make([]float32, c.opts.Dim)...)
-			if err := c.index.GetVectors([]uint64{key}, vectors[at:]); err != nil {
+			vectors = append(vectors, make([]float32, def.Dim)...)
+			if err := def.index.GetVectors([]uint64{key}, vectors[at:]); err != nil {
 				if errors.Is(err, hnsw.ErrNotFound) {
 					vectors = vectors[:at] // deleted since meta.Get
 					continue
@@ -168,6 +285,52 @@ func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte,
 	return found, docs, vectors, nil
 }
 
+// GetVectors returns, of the ids that have a value in the named field (in
+// request order), the ids, their vectors (normalised for the cosine
+// metric) and, for a multivector field, how many vectors each has (nil
+// for a dense field: one each).
+func (c *Collection) GetVectors(ids []ID, field string) (found []ID, vectors []float32, counts []int, err error) {
+	if err := c.alive(); err != nil {
+		return nil, nil, nil, err
+	}
+	f := c.fields.Load().get(field)
+	if f == nil {
+		return nil, nil, nil, fmt.Errorf("%w: no vector field %q", ErrInvalid, field)
+	}
+	var labels []uint64
+	for _, id := range ids {
+		key, ok := c.keyOf(id)
+		if !ok {
+			continue
+		}
+		labels = labels[:0]
+		if f.multi != nil {
+			f.multi.mu.RLock()
+			labels = append(labels, f.multi.labels[key]...)
+			f.multi.mu.RUnlock()
+		} else if f.index.Contains(key) {
+			labels = append(labels, key)
+		}
+		if len(labels) == 0 {
+			continue
+		}
+		at := len(vectors)
+		vectors = append(vectors, make([]float32, len(labels)*f.Dim)...)
+		if err := f.index.GetVectors(labels, vectors[at:]); err != nil {
+			if errors.Is(err, hnsw.ErrNotFound) {
+				vectors = vectors[:at] // replaced or deleted since
+				continue
+			}
+			return nil, nil, nil, fmt.Errorf("collection: %w", err)
+		}
+		found = append(found, id)
+		if f.multi != nil {
+			counts = append(counts, len(labels))
+		}
+	}
+	return found, vectors, counts, nil
+}
+
 // Count returns how many entries match f (nil: all).
 func (c *Collection) Count(f *meta.Filter) (int, error) {
 	if err := c.alive(); err != nil {
@@ -176,7 +339,11 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 	if f == nil || f.MatchesAll() {
 		return c.meta.Len(), nil
 	}
-	return c.meta.Count(c.resolve(f)), nil
+	bound, err := c.bindVectors(c.resolve(f))
+	if err != nil {
+		return 0, err
+	}
+	return c.meta.Count(bound), nil
 }
 
 // Len is the number of entries. Like Dir, Options, Info, Describe and
@@ -201,7 +368,10 @@ func (c *Collection) ScanIDs(f *meta.Filter, after ID, hasAfter bool, limit int)
 			return nil, fmt.Errorf("after: %w", err)
 		}
 	}
-	f = c.resolve(f)
+	f, err := c.bindVectors(c.resolve(f))
+	if err != nil {
+		return nil, err
+	}
 	out := []ID{}
 	if !hasAfter || !after.IsString() {
 		// Keys ascend integers first, then string keys (2^63 and up).
@@ -266,7 +436,8 @@ type Info struct {
 	CheckpointTime time.Time
 	WALBytes       int64
 	SnapshotBytes  int64 // files of the live snapshot
-	Tombstones     int
+	Tombstones     int   // summed over the vector fields
+	Vectors        []VectorField
 	Recovery       Recovery
 	Groups         int64 // group commits since open
 	Records        int64 // writes logged since open
@@ -282,10 +453,15 @@ type Info struct {
 
 // Info returns the collection's state.
 func (c *Collection) Info() Info {
-	in := Info{Dir: c.dir, Count: c.meta.Len(), Dim: c.opts.Dim, Metric: c.opts.Metric.String(), M: c.opts.M,
-		EfConstruction: c.opts.EfConstruction, Quantization: c.opts.Quantization.String(),
+	opts := c.Options()
+	tombstones := 0
+	for _, f := range c.fields.Load().fields {
+		tombstones += f.index.Tombstones()
+	}
+	in := Info{Dir: c.dir, Count: c.meta.Len(), Dim: opts.Dim, Metric: opts.Metric.String(), M: opts.M,
+		EfConstruction: opts.EfConstruction, Quantization: opts.Quantization.String(), Vectors: c.VectorFields(),
 		Fsync: c.tuning.Fsync.String(), Seq: c.applied.Load(), LastCheckpoint: c.lastCheckpoint.Load(),
-		WALBytes: c.log.Bytes(), SnapshotBytes: c.snapshotBytes.Load(), Tombstones: c.index.Tombstones(), Recovery: c.recovery,
+		WALBytes: c.log.Bytes(), SnapshotBytes: c.snapshotBytes.Load(), Tombstones: tombstones, Recovery: c.recovery,
 		Groups: c.stats.Groups.Load(), Records: c.stats.Records.Load(), Syncs: c.stats.Syncs.Load(),
 		SyncSeconds: float64(c.stats.SyncNanos.Load()) / 1e9, Checkpoints: c.stats.Checkpoints.Load(),
 		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9, Vacuums: c.stats.Vacuums.Load(),
@@ -307,11 +483,24 @@ func (c *Collection) CheckIntegrity() error {
 	}
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
-	if err := c.index.CheckIntegrity(); err != nil {
-		return fmt.Errorf("collection: %w", err)
+	set := c.fields.Load()
+	for _, f := range set.fields {
+		if err := f.index.CheckIntegrity(); err != nil {
+			return fmt.Errorf("collection: vector field %q: %w", f.Name, err)
+		}
+		if f.multi != nil {
+			if a, b := f.index.Len(), len(f.multi.point); a != b {
+				return fmt.Errorf("%w: vector field %q: index holds %d vectors, its map %d", hnsw.ErrCorrupt, f.Name, a, b)
+			}
+		}
 	}
-	if a, b := c.index.Len(), c.meta.Len(); a != b {
-		return fmt.Errorf("%w: index holds %d ids, documents %d", hnsw.ErrCorrupt, a, b)
+	if set.legacy() {
+		if a, b := set.def.index.Len(), c.meta.Len(); a != b {
+			return fmt.Errorf("%w: index holds %d ids, documents %d", hnsw.ErrCorrupt, a, b)
+		}
+	}
+	if err := checkFieldPoints(set.fields, c.meta.Contains, c.meta.Len()); err != nil {
+		return fmt.Errorf("%w: %w", hnsw.ErrCorrupt, err)
 	}
 	return nil
 }

@@ -21,6 +21,12 @@ const (
 	// record with at least one string id, and only then, so a record of
 	// integer ids is byte for byte what it was before string ids.
 	opTaggedIDs byte = 0x80
+	// The vector fields' records (record_fields.go).
+	opUpsertPoints  byte = 5 // whole points, with any of the fields
+	opUpdateVectors byte = 6 // some fields of existing points
+	opDeleteVectors byte = 7 // some fields of points, by name
+	opAddField      byte = 8 // no ids, one document: the field's spec
+	opRemoveField   byte = 9 // no ids, one document: {"name": ...}
 )
 
 // Kinds of a tagged id. Part of the log format: do not change.
@@ -35,8 +41,12 @@ const (
 type record struct {
 	op      byte // without opTaggedIDs: encode sets it when an id is a string
 	ids     []ID
+	dim     int       // opUpsert: the dimension of vectors (the field "")
 	vectors []float32 // opUpsert: len(ids)·dim floats
-	docs    [][]byte  // opUpsert, opSetMeta: one canonical JSON document per id
+	docs    [][]byte  // opUpsert, opSetMeta, opUpsertPoints: one canonical JSON document per id
+	// fields are the values of opUpsertPoints and opUpdateVectors, and
+	// (names only) the fields of opDeleteVectors.
+	fields []fieldValues
 }
 
 var le = binary.LittleEndian
@@ -48,11 +58,17 @@ func (r *record) size() int {
 	for _, d := range r.docs {
 		size += 4 + len(d)
 	}
+	if r.fields != nil {
+		size += 4
+		for i := range r.fields {
+			size += r.fields[i].size()
+		}
+	}
 	return size
 }
 
 // encode lays out the record as described in the package doc.
-func (r *record) encode(dim int) []byte {
+func (r *record) encode() []byte {
 	b := make([]byte, 0, r.size())
 	tagged := hasStringIDs(r.ids)
 	op := r.op
@@ -62,9 +78,13 @@ func (r *record) encode(dim int) []byte {
 	b = append(b, op)
 	b = le.AppendUint32(b, uint32(len(r.ids)))
 	if r.op == opUpsert {
-		b = le.AppendUint32(b, uint32(dim))
+		b = le.AppendUint32(b, uint32(r.dim))
 	}
 	b = encodeIDs(b, r.ids, tagged)
+	switch r.op {
+	case opUpsertPoints, opUpdateVectors, opDeleteVectors:
+		b = r.appendFields(b)
+	}
 	for _, v := range r.vectors {
 		b = le.AppendUint32(b, math.Float32bits(v))
 	}
@@ -78,7 +98,7 @@ func (r *record) encode(dim int) []byte {
 // decodeRecord parses a payload, copying what it keeps (the payload buffer
 // is reused by the log reader). Lengths are checked against what the
 // payload holds before anything is allocated.
-func decodeRecord(p []byte, dim int) (record, error) {
+func decodeRecord(p []byte) (record, error) {
 	var r record
 	bad := func(format string, args ...any) (record, error) {
 		return record{}, fmt.Errorf("%w: record: %s", ErrCorrupt, fmt.Sprintf(format, args...))
@@ -88,32 +108,49 @@ func decodeRecord(p []byte, dim int) (record, error) {
 	}
 	r.op = p[0] &^ opTaggedIDs
 	tagged := p[0]&opTaggedIDs != 0
-	if tagged && r.op == opTextIndex {
-		return bad("tagged ids on a text index record")
+	if tagged && (r.op == opTextIndex || r.op == opAddField || r.op == opRemoveField) {
+		return bad("tagged ids on a record of operation %d, which has no ids", r.op)
 	}
 	n := int(le.Uint32(p[1:5]))
 	p = p[5:]
-	if r.op == opUpsert {
+	var dim int
+	switch r.op {
+	case opUpsert:
 		if len(p) < 4 {
 			return bad("upsert without dim")
 		}
-		if got := int(le.Uint32(p)); got != dim {
-			return bad("upsert of dimension %d in a collection of dimension %d", got, dim)
+		// The dimension is checked against the field "" when the record
+		// is applied (apply_fields.go): the field may have been removed
+		// and added again since the write was validated.
+		dim = int(le.Uint32(p))
+		if limits.CheckDim(dim) != nil {
+			return bad("upsert of dimension %d", dim)
 		}
+		r.dim = dim
 		p = p[4:]
-	} else if r.op != opDelete && r.op != opSetMeta && r.op != opTextIndex {
+	case opDelete, opSetMeta, opTextIndex, opUpsertPoints, opUpdateVectors, opDeleteVectors, opAddField, opRemoveField:
+	default:
 		return bad("unknown operation %d", p0(tagged, r.op))
 	}
 	docCount := n
-	if r.op == opTextIndex {
+	switch r.op {
+	case opTextIndex, opAddField, opRemoveField:
 		if n != 0 {
-			return bad("text index record with %d ids", n)
+			return bad("record of operation %d with %d ids", r.op, n)
 		}
 		docCount = 1
+	case opUpdateVectors, opDeleteVectors:
+		docCount = 0
 	}
 	var err error
 	if r.ids, p, err = decodeIDs(p, n, tagged); err != nil {
 		return record{}, err
+	}
+	switch r.op {
+	case opUpsertPoints, opUpdateVectors, opDeleteVectors:
+		if p, err = r.decodeFields(p); err != nil {
+			return bad("%v", err)
+		}
 	}
 	if r.op == opUpsert {
 		if n > len(p)/4/dim {
@@ -125,7 +162,10 @@ func decodeRecord(p []byte, dim int) (record, error) {
 		}
 		p = p[4*n*dim:]
 	}
-	if r.op != opDelete {
+	if r.op != opDelete && docCount > len(p)/4 {
+		return bad("%d documents in %d bytes", docCount, len(p))
+	}
+	if r.op != opDelete && docCount > 0 {
 		r.docs = make([][]byte, docCount)
 		for i := range r.docs {
 			if len(p) < 4 {

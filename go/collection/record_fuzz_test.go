@@ -14,22 +14,33 @@ import (
 func FuzzDecodeRecord(f *testing.F) {
 	const dim = 4
 	seeds := []record{
-		{op: opUpsert, ids: IntIDs([]uint64{1, 2}), vectors: []float32{1, 2, 3, 4, 5, 6, 7, 8}, docs: [][]byte{[]byte(`{"a":1}`), []byte(`{}`)}},
-		{op: opUpsert},
+		{op: opUpsert, ids: IntIDs([]uint64{1, 2}), dim: dim, vectors: []float32{1, 2, 3, 4, 5, 6, 7, 8}, docs: [][]byte{[]byte(`{"a":1}`), []byte(`{}`)}},
+		{op: opUpsert, dim: dim},
 		{op: opDelete, ids: IntIDs([]uint64{7, 1 << 62})},
 		{op: opSetMeta, ids: IntIDs([]uint64{3}), docs: [][]byte{[]byte(`{"tags":["x","y"]}`)}},
-		{op: opUpsert, ids: []ID{StringID("doc-1"), IntID(9)}, vectors: []float32{1, 2, 3, 4, 5, 6, 7, 8}, docs: [][]byte{[]byte(`{}`), []byte(`{}`)}},
+		{op: opUpsert, ids: []ID{StringID("doc-1"), IntID(9)}, dim: dim, vectors: []float32{1, 2, 3, 4, 5, 6, 7, 8}, docs: [][]byte{[]byte(`{}`), []byte(`{}`)}},
 		{op: opDelete, ids: []ID{StringID("é"), StringID("123e4567-e89b-12d3-a456-426614174000")}},
 		{op: opSetMeta, ids: []ID{StringID("x")}, docs: [][]byte{[]byte(`{"a":[1]}`)}},
+		{op: opUpsertPoints, ids: IntIDs([]uint64{4, 9}), docs: [][]byte{[]byte(`{}`), []byte(`{"b":2}`)}, fields: []fieldValues{
+			{name: "", dim: 2, points: []uint32{0, 1}, vectors: []float32{1, 2, 3, 4}},
+			{name: "colbert", multi: true, dim: 1, points: []uint32{1}, counts: []uint32{3}, vectors: []float32{5, 6, 7}},
+		}},
+		{op: opUpsertPoints, ids: []ID{StringID("p"), IntID(2)}, docs: [][]byte{[]byte(`{}`), []byte(`{}`)}, fields: []fieldValues{
+			{name: "t", dim: 1, points: []uint32{1}, vectors: []float32{1}},
+		}},
+		{op: opUpdateVectors, ids: IntIDs([]uint64{4}), fields: []fieldValues{{name: "text", dim: 3, points: []uint32{0}, vectors: []float32{1, 2, 3}}}},
+		{op: opDeleteVectors, ids: []ID{IntID(4), StringID("q")}, fields: []fieldValues{{name: "image"}, {name: "text"}}},
+		{op: opAddField, docs: [][]byte{encodeSpec(VectorField{Name: "x", Dim: 3, M: 16, EfConstruction: 200})}},
+		{op: opRemoveField, docs: [][]byte{encodeFieldName("x")}},
 	}
 	for _, r := range seeds {
-		f.Add(r.encode(dim))
+		f.Add(r.encode())
 	}
 	f.Add([]byte{opUpsert, 0xff, 0xff, 0xff, 0xff, dim, 0, 0, 0})
 	f.Add([]byte{opDelete | opTaggedIDs, 0xff, 0xff, 0xff, 0xff, idKindString, 0xff, 0xff})
 	f.Add([]byte{opDelete | opTaggedIDs, 1, 0, 0, 0, idKindInt, 1, 0, 0, 0, 0, 0, 0, 0}) // tagged, no string
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		rec, err := decodeRecord(payload, dim)
+		rec, err := decodeRecord(payload)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error %v is not ErrCorrupt", err)
@@ -41,7 +52,7 @@ func FuzzDecodeRecord(f *testing.F) {
 				t.Fatalf("decoded an id no write accepts: %v", err)
 			}
 		}
-		if again := rec.encode(dim); !bytes.Equal(again, payload) {
+		if again := rec.encode(); !bytes.Equal(again, payload) {
 			t.Fatalf("decoded record encodes to %x, read from %x", again, payload)
 		}
 		if rec.size() < len(payload) {
@@ -59,12 +70,12 @@ func TestIntegerRecordsKeepTheirBytes(t *testing.T) {
 		want string
 	}{
 		{record{op: opDelete, ids: IntIDs([]uint64{7, 1 << 62})}, "0202000000" + "0700000000000000" + "0000000000000040"},
-		{record{op: opUpsert, ids: IntIDs([]uint64{1}), vectors: []float32{1}, docs: [][]byte{[]byte("{}")}},
+		{record{op: opUpsert, ids: IntIDs([]uint64{1}), dim: 1, vectors: []float32{1}, docs: [][]byte{[]byte("{}")}},
 			"0101000000" + "01000000" + "0100000000000000" + "0000803f" + "02000000" + "7b7d"},
 		{record{op: opSetMeta, ids: []ID{StringID("ab"), IntID(5)}, docs: [][]byte{[]byte("{}"), []byte("{}")}},
 			"8302000000" + "01" + "0200" + "6162" + "00" + "0500000000000000" + "02000000" + "7b7d" + "02000000" + "7b7d"},
 	} {
-		if got := hex.EncodeToString(c.rec.encode(1)); got != c.want {
+		if got := hex.EncodeToString(c.rec.encode()); got != c.want {
 			t.Errorf("op %d: %s, want %s", c.rec.op, got, c.want)
 		}
 	}

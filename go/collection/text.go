@@ -315,8 +315,15 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 	if err := limits.CheckEf(ef); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if vector != nil && len(vector) != c.opts.Dim {
-		return nil, fmt.Errorf("%w: query vector of %d floats for dimension %d", ErrInvalid, len(vector), c.opts.Dim)
+	var def *vectorField
+	if vector != nil {
+		var err error
+		if def, err = c.defaultField(); err != nil {
+			return nil, err
+		}
+		if len(vector) != def.Dim {
+			return nil, fmt.Errorf("%w: query vector of %d floats for dimension %d", ErrInvalid, len(vector), def.Dim)
+		}
 	}
 	if err := fusion.Check(); err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
@@ -328,11 +335,9 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 	if err != nil {
 		return nil, err
 	}
-	var allow []uint64
-	if f != nil && !f.MatchesAll() {
-		if allow = c.meta.Select(c.resolve(f)); allow == nil {
-			allow = []uint64{}
-		}
+	allow, err := c.allowed(f, nil)
+	if err != nil {
+		return nil, err
 	}
 	depth := k
 	if vector != nil {
@@ -357,7 +362,7 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 		filter = &hnsw.Filter{Allow: allow}
 	}
 	ids, dists := make([]int64, depth), make([]float32, depth)
-	if _, err := c.index.SearchFiltered(vector, depth, max(ef, depth), threads, filter, ids, dists); err != nil {
+	if _, err := def.index.SearchFiltered(vector, depth, max(ef, depth), threads, filter, ids, dists); err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}
 	neighbors := make([]text.Neighbor, 0, depth)

@@ -12,7 +12,8 @@ import (
 const maxBatchBytes = 256 << 20
 
 // Upsert inserts or replaces len(ids) entries: vectors holds len(ids)·Dim
-// floats, docs one document per id (nil: every document is {}). Input
+// floats of the dense field "" (see UpsertPoints for the other fields,
+// which the points written lose), docs one document per id (nil: every document is {}). Input
 // is validated whole before anything is written; on error nothing changed.
 // It returns once the write is durable per the fsync policy and visible to
 // queries.
@@ -20,7 +21,11 @@ func (c *Collection) Upsert(ids []ID, vectors []float32, docs []meta.Document) e
 	if err := c.alive(); err != nil {
 		return err
 	}
-	n, err := batch.CheckAdd(vectors, c.opts.Dim, nil, nil)
+	def, err := c.defaultField()
+	if err != nil {
+		return err
+	}
+	n, err := batch.CheckAdd(vectors, def.Dim, nil, nil)
 	if err != nil {
 		return fmt.Errorf("collection: %w", err)
 	}
@@ -40,7 +45,7 @@ func (c *Collection) Upsert(ids []ID, vectors []float32, docs []meta.Document) e
 	if n == 0 {
 		return nil
 	}
-	rec := record{op: opUpsert, ids: ids, vectors: vectors, docs: canonical}
+	rec := record{op: opUpsert, ids: ids, dim: def.Dim, vectors: vectors, docs: canonical}
 	if err := checkSize(rec); err != nil {
 		return err
 	}
@@ -112,7 +117,11 @@ func (c *Collection) DeleteWhere(f *meta.Filter) (int, error) {
 	if f == nil {
 		return 0, fmt.Errorf("%w: DeleteWhere needs a filter", ErrInvalid)
 	}
-	keys := c.meta.Select(c.resolve(f))
+	bound, err := c.bindVectors(c.resolve(f))
+	if err != nil {
+		return 0, err
+	}
+	keys := c.meta.Select(bound)
 	ids := make([]ID, 0, len(keys))
 	for _, k := range keys {
 		if id, ok := c.idOf(k); ok { // a string deleted meanwhile is gone already
@@ -143,4 +152,17 @@ func checkSize(rec record) error {
 		return fmt.Errorf("%w: one write of %d bytes exceeds the limit of %d; split the batch", ErrInvalid, size, maxBatchBytes)
 	}
 	return nil
+}
+
+// defaultField returns the dense field "", which the calls of before
+// fields existed (Upsert, Query, Get) read and write.
+func (c *Collection) defaultField() (*vectorField, error) {
+	def := c.fields.Load().def
+	if def == nil {
+		return nil, fmt.Errorf("%w: the collection has no unnamed vector field \"\": name one", ErrInvalid)
+	}
+	if def.multi != nil {
+		return nil, fmt.Errorf("%w: the unnamed vector field \"\" is a multivector field: use UpsertPoints and QueryField", ErrInvalid)
+	}
+	return def, nil
 }

@@ -79,6 +79,21 @@ const (
 	// path-like key users bring from other databases (Chroma, Qdrant's
 	// UUIDs), and keeps the id table small next to the vectors.
 	MaxStringIDBytes = 512
+	// MaxVectorFields bounds the vector fields of one collection: each
+	// has its own index, its own file in every snapshot and its entry in
+	// the manifest, which a reader accepts up to 64 KiB (package
+	// snapshot); 64 fields of the longest name stay well inside that.
+	MaxVectorFields = 64
+	// MaxFieldName bounds a vector field's name in bytes (UTF-8). Names
+	// are logged with every multi-field write, so they stay short;
+	// Qdrant's longest examples are a few words.
+	MaxFieldName = 255
+	// MaxMultivectors bounds the vectors of one point in a multivector
+	// field: ColBERT-style encoders emit one per token, and 2^12 covers a
+	// passage of any model's context; each is a node of the field's
+	// graph, and MAX_SIM re-scoring costs queries × vectors distances per
+	// candidate.
+	MaxMultivectors = 1 << 12
 )
 
 func outside(name string, low, high, got int) error {
@@ -158,6 +173,35 @@ func CheckStringID(id string) error {
 	}
 	if !utf8.ValidString(id) {
 		return errkind.New(errkind.Invalid, fmt.Sprintf("string id %q is not valid UTF-8", id))
+	}
+	return nil
+}
+
+// CheckFieldName checks the name of a vector field: valid UTF-8 of at most
+// MaxFieldName bytes ("" is the unnamed default field).
+func CheckFieldName(name string) error {
+	if len(name) > MaxFieldName {
+		return errkind.New(errkind.Invalid, fmt.Sprintf("a vector field name must be at most %d bytes, got %d", MaxFieldName, len(name)))
+	}
+	if !utf8.ValidString(name) {
+		return errkind.New(errkind.Invalid, fmt.Sprintf("vector field name %q is not valid UTF-8", name))
+	}
+	return nil
+}
+
+// CheckVectorFields checks the number of vector fields of a collection.
+func CheckVectorFields(n int) error {
+	if n < 0 || n > MaxVectorFields {
+		return outside("vector fields", 0, MaxVectorFields, n)
+	}
+	return nil
+}
+
+// CheckMultivectors checks the number of vectors one point holds in a
+// multivector field.
+func CheckMultivectors(n int) error {
+	if n < 1 || n > MaxMultivectors {
+		return outside("vectors of one multivector", 1, MaxMultivectors, n)
 	}
 	return nil
 }

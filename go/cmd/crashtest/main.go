@@ -3,6 +3,7 @@
 //
 //	crashtest run   -seed S -mode time|byte|step|end -n N [-pattern RE] [-fsync F] [-quant Q] ...
 //	crashtest chain -seed S -steps K [-fsync F] [-quant Q]
+//	(-fields: the two-field workload, with partial writes)
 //	crashtest soak  -kills K   (mixed modes across fsync policies and quantizations)
 package main
 
@@ -36,6 +37,7 @@ func main() {
 	steps := fl.Int("steps", 50, "chain length")
 	kills := fl.Int("kills", 10000, "soak: total kills")
 	dir := fl.String("dir", "", "scratch directory (default: a new temporary one)")
+	fields := fl.Bool("fields", false, "the two-field workload (a dense and a multivector field, partial writes)")
 	fl.Parse(os.Args[2:])
 	fsync, err := collection.ParseFsync(*fsyncName)
 	if err != nil {
@@ -55,12 +57,12 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	d := &crashtest.Driver{Command: []string{exe}}
+	d := &crashtest.Driver{Command: []string{exe}, Fields: *fields}
 	var t crashtest.Tally
 	switch os.Args[1] {
 	case "run":
 		cs := crashtest.RandomCase(*seed, *mode, fsync, quant)
-		cs.Workers, cs.Ops, cs.FirstOp = *workers, *ops, *firstOp
+		cs.Workers, cs.Ops, cs.FirstOp, cs.Fields = *workers, *ops, *firstOp, *fields
 		if *n != 0 {
 			cs.N = *n
 		}

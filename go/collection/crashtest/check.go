@@ -21,6 +21,10 @@ type Entry struct {
 	VecOp   uint64
 	DocOp   uint64
 	DocKind byte
+	// The two-field workload: ExtraOp wrote the point's ExtraField value,
+	// if HasExtra.
+	ExtraOp  uint64
+	HasExtra bool
 }
 
 // Cut says which of a run's events are certain and which possible after a
@@ -86,7 +90,26 @@ func step(state Model, op Op) {
 	switch op.Kind {
 	case KindUpsert:
 		for _, id := range op.IDs {
-			state[id] = Entry{VecOp: op.ID, DocOp: op.ID, DocKind: KindUpsert}
+			state[id] = Entry{VecOp: op.ID, DocOp: op.ID, DocKind: KindUpsert, ExtraOp: op.ID, HasExtra: ExtraCount(op.ID, id) > 0}
+		}
+	case KindUpdateVectors:
+		for _, id := range op.IDs {
+			if e, ok := state[id]; ok {
+				if op.Arg&1 != 0 {
+					e.VecOp = op.ID
+				}
+				if op.Arg&2 != 0 {
+					e.ExtraOp, e.HasExtra = op.ID, true
+				}
+				state[id] = e
+			}
+		}
+	case KindDeleteVectors:
+		for _, id := range op.IDs {
+			if e, ok := state[id]; ok {
+				e.HasExtra = false
+				state[id] = e
+			}
 		}
 	case KindSetMeta:
 		for _, id := range op.IDs {
@@ -110,8 +133,9 @@ func step(state Model, op Op) {
 
 // observed is what the collection holds for one id.
 type observed struct {
-	doc string
-	vec []float32
+	doc   string
+	vec   []float32
+	extra []float32 // the two-field workload's ExtraField vectors, nil if none
 }
 
 // Verify checks c against base (the state before the run) and the run's
@@ -127,6 +151,7 @@ func Verify(c *collection.Collection, base Model, events []Event, cut Cut) (Mode
 	if err != nil {
 		return nil, rep, err
 	}
+	fields := hasExtraField(c)
 	plan := planOf(events, cut)
 	result := Model{}
 	// Ids of workers without ops in this run must be as they were.
@@ -164,7 +189,7 @@ func Verify(c *collection.Collection, base Model, events []Event, cut Cut) (Mode
 			if j < w.lo {
 				continue
 			}
-			diff := compare(mine, state, worker, dim, opts.Quantization != hnsw.QuantNone)
+			diff := compare(mine, state, worker, dim, opts.Quantization != hnsw.QuantNone, fields)
 			if diff == "" {
 				match = j
 				break
@@ -226,12 +251,42 @@ func readAll(c *collection.Collection) (map[uint64]observed, error) {
 		}
 		got[n] = observed{doc: string(docs[i]), vec: vecs[i*dim : (i+1)*dim]}
 	}
+	if !hasExtraField(c) {
+		return got, nil
+	}
+	withExtra, extra, counts, err := c.GetVectors(ids, ExtraField)
+	if err != nil {
+		return nil, err
+	}
+	at := 0
+	for i, id := range withExtra {
+		n, err := EntryOf(id)
+		if err != nil {
+			return nil, err
+		}
+		o, ok := got[n]
+		if !ok {
+			return nil, fmt.Errorf("%w: id %v has field %q but no document", ErrPhantom, id, ExtraField)
+		}
+		o.extra = extra[at : at+counts[i]*ExtraDim]
+		at += counts[i] * ExtraDim
+		got[n] = o
+	}
 	return got, nil
+}
+
+func hasExtraField(c *collection.Collection) bool {
+	for _, f := range c.VectorFields() {
+		if f.Name == ExtraField {
+			return true
+		}
+	}
+	return false
 }
 
 // compare describes the first difference between what a worker's ids hold
 // and state, or returns "".
-func compare(got map[uint64]observed, state Model, worker, dim int, quantized bool) string {
+func compare(got map[uint64]observed, state Model, worker, dim int, quantized, fields bool) string {
 	for _, id := range slices.Sorted(maps.Keys(state)) {
 		e := state[id]
 		o, ok := got[id]
@@ -252,6 +307,16 @@ func compare(got map[uint64]observed, state Model, worker, dim int, quantized bo
 		want := Vector(e.VecOp, id, dim, nil)
 		if !slices.Equal(o.vec, want) {
 			return fmt.Sprintf("id %d: vector %v, want op %d's %v", id, o.vec, e.VecOp, want)
+		}
+		if !fields {
+			continue
+		}
+		var wantExtra []float32
+		if e.HasExtra {
+			wantExtra = ExtraVectors(e.ExtraOp, id, nil)
+		}
+		if !slices.Equal(o.extra, wantExtra) {
+			return fmt.Sprintf("id %d: field %q %v, want %v (op %d, present %v)", id, ExtraField, o.extra, wantExtra, e.ExtraOp, e.HasExtra)
 		}
 	}
 	for id := range got {

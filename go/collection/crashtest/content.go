@@ -71,6 +71,19 @@ func Vector(op, id uint64, dim int, out []float32) []float32 {
 	return out
 }
 
+// ExtraCount is how many vectors of ExtraField an upsert of op gives id:
+// 0 (none) for a third of the points, else 1 to 3. An UpdateVectors of the
+// field writes max(1, ExtraCount) vectors.
+func ExtraCount(op, id uint64) int {
+	return int(mix(op^0xe47a, id) % 4)
+}
+
+// ExtraVectors appends the max(1, ExtraCount(op, id)) vectors of
+// ExtraField that op writes for id.
+func ExtraVectors(op, id uint64, out []float32) []float32 {
+	return Vector(mix(op, 0xe47a), id, max(1, ExtraCount(op, id))*ExtraDim, out)
+}
+
 // group is the g field of the document op writes for id, or -1 if the
 // document is empty ({}); DeleteWhere ops select on it.
 func group(op, id uint64, kind byte) int {

@@ -39,8 +39,12 @@ type Case struct {
 
 // String is the case as crashtest flags, for replay commands.
 func (cs Case) String() string {
-	return fmt.Sprintf("-seed %d -mode %s -n %d -pattern '%s' -fsync %s -quant %s -workers %d -ops %d -first-op %d",
+	s := fmt.Sprintf("-seed %d -mode %s -n %d -pattern '%s' -fsync %s -quant %s -workers %d -ops %d -first-op %d",
 		cs.Seed, cs.Mode, cs.N, cs.Pattern, cs.Fsync, cs.Quant, cs.Workers, cs.Ops, cs.FirstOp)
+	if cs.Fields {
+		s += " -fields"
+	}
+	return s
 }
 
 // Patterns for ModeByte.
@@ -132,6 +136,9 @@ func runChild(o childOrders) error {
 // child environment (a test binary, or the crashtest command).
 type Driver struct {
 	Command []string
+	// Fields makes Series and Chain run the two-field workload
+	// (Workload.Fields).
+	Fields bool
 }
 
 // Crash runs cs against dir (created if empty) in a child, which dies by

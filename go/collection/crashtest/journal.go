@@ -18,6 +18,11 @@ const (
 	KindDelete      byte = 'd'
 	KindDeleteWhere byte = 'w' // delete the worker's ids whose document has g < Arg
 	KindCheckpoint  byte = 'c'
+	// The two-field workload's partial writes (Workload.Fields): an
+	// UpdateVectors of existing ids (Arg: 1 the field "", 2 ExtraField,
+	// 3 both) and a DeleteVectors of ExtraField.
+	KindUpdateVectors byte = 'v'
+	KindDeleteVectors byte = 'x'
 )
 
 // Op is one write the workload attempted.

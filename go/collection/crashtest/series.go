@@ -47,6 +47,7 @@ func (d *Driver) Series(root string, n int, seed uint64, mode string, fsync coll
 	var t Tally
 	for i := range n {
 		cs := RandomCase(seed+uint64(i), mode, fsync, quant)
+		cs.Fields = d.Fields
 		dir := filepath.Join(root, fmt.Sprintf("case-%d", cs.Seed))
 		_, rep, err := d.Crash(dir, cs, Model{})
 		if err != nil {
@@ -71,7 +72,7 @@ func (d *Driver) Chain(dir string, n int, seed uint64, fsync collection.Fsync, q
 	next := uint64(1)
 	for step := range n {
 		cs := RandomCase(seed+uint64(step), "", fsync, quant)
-		cs.FirstOp = next
+		cs.FirstOp, cs.Fields = next, d.Fields
 		// Small step numbers land in the recovery of the last crash.
 		if step%4 == 3 {
 			cs.Mode, cs.N, cs.Pattern = ModeStep, int64(1+step%7), ""
@@ -80,6 +81,9 @@ func (d *Driver) Chain(dir string, n int, seed uint64, fsync collection.Fsync, q
 		if err != nil {
 			msg := fmt.Sprintf("chain step %d: %v\n  replay: go run ./go/cmd/crashtest chain -seed %d -steps %d -fsync %s -quant %s",
 				step, err, seed, step+1, fsync, quant)
+			if d.Fields {
+				msg += " -fields"
+			}
 			t.Failures = append(t.Failures, msg)
 			fmt.Fprintln(log, "FAIL", msg)
 			return t

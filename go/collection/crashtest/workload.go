@@ -32,9 +32,27 @@ type Workload struct {
 	CheckpointBytes int64
 	SegmentBytes    int64
 	Readers         int // query goroutines running alongside
+	// Fields runs the two-field workload: besides the dense field "" of
+	// Dim, a multivector field ExtraField that upserts give to some
+	// points, and partial writes (UpdateVectors of either field,
+	// DeleteVectors of ExtraField) between the other ops.
+	Fields bool
 }
 
+// ExtraField is the multivector field of the two-field workload: ExtraDim
+// floats a vector, ip (stored as written, so compared exactly).
+const (
+	ExtraField = "extra"
+	ExtraDim   = 4
+)
+
 func (w *Workload) options() collection.Options {
+	if w.Fields {
+		return collection.Options{Vectors: []collection.VectorField{
+			{Name: "", Dim: w.Dim, Metric: metric.L2, M: 8, EfConstruction: 48, Quantization: w.Quant},
+			{Name: ExtraField, Dim: ExtraDim, Metric: metric.IP, M: 8, EfConstruction: 48, Multivector: collection.MaxSim},
+		}, Seed: w.Seed, Fsync: w.Fsync}
+	}
 	return collection.Options{Dim: w.Dim, Metric: metric.L2, M: 8, EfConstruction: 48, Quantization: w.Quant,
 		Seed: w.Seed, Fsync: w.Fsync}
 }
@@ -129,7 +147,23 @@ func (w *Workload) writer(c *collection.Collection, j *Journal, worker int, next
 	}
 	for range w.Ops {
 		op := Op{ID: next.Add(1) - 1, Worker: worker}
-		switch r := rng.IntN(100); {
+		r := rng.IntN(100)
+		if w.Fields && len(exists) > 0 && r < 20 {
+			// Partial writes of existing points, 20 of every 100 ops.
+			op.Kind, op.Arg = KindUpdateVectors, 1+rng.IntN(3)
+			if r < 8 {
+				op.Kind, op.Arg = KindDeleteVectors, 0
+			}
+			for id := range exists {
+				op.IDs = append(op.IDs, id)
+				if len(op.IDs) == 1+rng.IntN(3) {
+					break
+				}
+			}
+			r = -1
+		}
+		switch {
+		case r < 0:
 		case r < 55 || len(exists) == 0:
 			op.Kind, op.IDs = KindUpsert, pick(1+rng.IntN(4))
 		case r < 75:
@@ -209,7 +243,40 @@ func (w *Workload) apply(c *collection.Collection, op Op) error {
 			vecs = Vector(op.ID, id, w.Dim, vecs)
 			docs[i] = parseDocument(Document(op.ID, id, op.Worker, op.Kind))
 		}
-		return c.Upsert(ExternalIDs(op.IDs), vecs, docs)
+		if !w.Fields {
+			return c.Upsert(ExternalIDs(op.IDs), vecs, docs)
+		}
+		extra := collection.FieldValues{Points: []int{}}
+		for i, id := range op.IDs {
+			if n := ExtraCount(op.ID, id); n > 0 {
+				extra.Points = append(extra.Points, i)
+				extra.Counts = append(extra.Counts, n)
+				extra.Vectors = ExtraVectors(op.ID, id, extra.Vectors)
+			}
+		}
+		return c.UpsertPoints(ExternalIDs(op.IDs), map[string]collection.FieldValues{"": {Vectors: vecs}, ExtraField: extra}, docs)
+	case KindUpdateVectors:
+		values := map[string]collection.FieldValues{}
+		if op.Arg&1 != 0 {
+			var vecs []float32
+			for _, id := range op.IDs {
+				vecs = Vector(op.ID, id, w.Dim, vecs)
+			}
+			values[""] = collection.FieldValues{Vectors: vecs}
+		}
+		if op.Arg&2 != 0 {
+			var extra collection.FieldValues
+			for _, id := range op.IDs {
+				extra.Counts = append(extra.Counts, max(1, ExtraCount(op.ID, id)))
+				extra.Vectors = ExtraVectors(op.ID, id, extra.Vectors)
+			}
+			values[ExtraField] = extra
+		}
+		_, err := c.UpdateVectors(ExternalIDs(op.IDs), values)
+		return err
+	case KindDeleteVectors:
+		_, err := c.DeleteVectors(ExternalIDs(op.IDs), []string{ExtraField})
+		return err
 	case KindSetMeta:
 		docs := make([]meta.Document, len(op.IDs))
 		for i, id := range op.IDs {

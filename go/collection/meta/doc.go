@@ -168,6 +168,9 @@
 //	AtLeast(k, f...)           at least k of the filters hold (Qdrant's
 //	                           min_should); k <= 0 is All, k > len(f) None
 //	IDs(id...)                 the document's id is one of these (has_id)
+//	HasVector(field)           the point has a value in that vector field
+//	                           (has_vector); holds for no document until
+//	                           Filter.BindVectors makes it the field's ids
 //	Eq(p, v), In(p, v...)      $eq and $in with a scalar operand
 //	Exists(p)                  $exists: true
 //	Within(p, Bounds)          a number, or one element of a list, inside

@@ -43,6 +43,8 @@ const (
 	nodeElemMatch // a list at path with an element that kids[0] matches
 	nodeSize      // a list at path with size elements
 	nodeType      // a value at path (or an element) of one of types
+	// Built by tree.go's HasVector, bound by Filter.BindVectors.
+	nodeHasVector // the point has a value in vector field vector
 )
 
 type rangeOp uint8
@@ -91,6 +93,7 @@ type node struct {
 	// objectsOnly: nodeElemMatch tries only the elements that are
 	// objects (a query of fields, Mongo's object form; Qdrant's nested).
 	objectsOnly bool
+	vector      string // nodeHasVector: the vector field's name
 }
 
 // newLeaf makes a node that tests the values at p.

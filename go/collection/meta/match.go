@@ -68,6 +68,8 @@ func (n *node) match(root value, s subject) bool {
 	case nodeIDs:
 		_, found := slices.BinarySearch(n.ids, s.id)
 		return s.hasID && found
+	case nodeHasVector:
+		return false // documents hold no vectors: BindVectors first
 	}
 	vals := n.path.reach(root)
 	switch n.kind {

@@ -157,6 +157,8 @@ func (e *evaluator) eval(n *node) bitset {
 		return res
 	case nodeAtLeast:
 		return e.atLeast(n)
+	case nodeHasVector:
+		return newBitset(e.words) // documents hold no vectors: BindVectors first
 	case nodeIDs:
 		res := newBitset(e.words)
 		for _, id := range n.ids {

@@ -274,6 +274,56 @@ func (n *node) resolve(key func(string) (uint64, bool)) *node {
 	return &out
 }
 
+// HasVector matches the points that have a value in the named vector field
+// (Qdrant's has_vector). Documents do not hold vectors, so the condition
+// holds for none until BindVectors replaces it with the field's ids; the
+// collection does that before it evaluates a filter.
+func HasVector(field string) *Filter { return wrap(&node{kind: nodeHasVector, vector: field}) }
+
+// VectorFields returns the names of the vector fields the filter's
+// has_vector conditions name, each once, in the order met.
+func (f *Filter) VectorFields() []string {
+	var names []string
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.kind == nodeHasVector && !slices.Contains(names, n.vector) {
+			names = append(names, n.vector)
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	if f != nil {
+		walk(f.root)
+	}
+	return names
+}
+
+// BindVectors returns the filter with every has_vector condition replaced
+// by the id list points(field) returns (ascending, as IDs takes them; the
+// list is not copied), or f itself if it has none.
+func (f *Filter) BindVectors(points func(field string) []uint64) *Filter {
+	if len(f.VectorFields()) == 0 {
+		return f
+	}
+	var bind func(n *node) *node
+	bind = func(n *node) *node {
+		if n.kind == nodeHasVector {
+			return &node{kind: nodeIDs, ids: points(n.vector)}
+		}
+		if len(n.kids) == 0 {
+			return n
+		}
+		out := *n
+		out.kids = make([]*node, len(n.kids))
+		for i, k := range n.kids {
+			out.kids[i] = bind(k)
+		}
+		return &out
+	}
+	return &Filter{root: simplify(bind(f.root))}
+}
+
 // And matches what every filter matches (everything when there is none).
 func And(fs ...*Filter) *Filter { return wrap(&node{kind: nodeAnd, kids: nodes(fs)}) }
 

@@ -12,6 +12,9 @@
 //	  wal/HEAD                    names the newest segment (package wal; manifest version 2)
 //	  snapshots/%016x/            one snapshot, named for the last sequence number it contains
 //	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
+//	                              of the one dense field "" (manifest formats 1 and 2)
+//	      vectors.NN.hnsw         format 3: the index of the NN-th vector field (by name; a dense "" is index.hnsw)
+//	      vectors.NN.map          format 3: the node-to-point map of a multivector field (below)
 //	      meta.idx                ids and metadata documents (indexfile container, sections below)
 //	      ids.idx                 string ids and their keys, once the collection has had one (below)
 //	      MANIFEST                parameters and file sizes (format below)
@@ -45,14 +48,23 @@
 // DIR), so a reader sees either the old or the new line; anything else is
 // corruption.
 //
-// # MANIFEST, versions 1 and 2
+// # MANIFEST, versions 1, 2 and 3
 //
 // A JSON object on one line, a newline, then "crc32c:" and the 8-hex CRC-32C
 // of the JSON bytes, and a newline. The object's fields are those of
 // Manifest; unknown fields are rejected so that a newer writer's manifest is
 // never half-understood. Version 2 ("format":2) adds "wal_head":true: the
 // collection's log keeps wal/HEAD (package wal), so a log directory without
-// one was removed or emptied. Readers accept both versions; writers write 2.
+// one was removed or emptied. Version 3 ("format":3, wal_head set) has a
+// vector schema: "vectors" lists the fields sorted by name, each with
+// its parameters and the files of its index ("index_file") and, for a
+// multivector field ("multivector":"max_sim"), of its map ("map_file");
+// the single-vector parameters (dim, metric, M, ef_construction,
+// quantization) are then absent. Readers accept all three versions;
+// writers write 2 for a collection of the one dense field "" (so a
+// collection that never used named fields stays readable by the builds
+// before them) and 3 otherwise. A dense field "" is in index.hnsw in
+// format 3 too.
 //
 // # meta.idx
 //
@@ -80,6 +92,19 @@
 //	"INXT"  []uint64  one value, next: the key the collection hands out next (>= 2^63)
 //
 // The string keys of MIDS (its keys from 2^63 up) must equal IKEY.
+//
+// # vectors.NN.map
+//
+// An indexfile container with four sections: the vectors of Points[i] are
+// the index nodes labelled Labels[Offsets[i]:Offsets[i+1]], in order.
+//
+//	"VMPT"  []uint64  points (keys, as MIDS), strictly ascending
+//	"VMOF"  []uint64  len(points)+1 offsets into VMLB, starting at 0, strictly increasing
+//	                  (every point has a vector), ending at len(VMLB)
+//	"VMLB"  []uint64  node labels, unique, each below VMNX
+//	"VMNX"  []uint64  one value: the label the field hands out next
+//
+// Open checks that the index holds exactly the labels of the map.
 //
 // Every file of a snapshot is written and fsynced, then the snapshot
 // directory and its parent are fsynced, before CURRENT may name it.

@@ -21,7 +21,7 @@ const manifestLimit = 1 << 16
 // Manifest describes one snapshot: the collection's parameters (fixed at
 // creation) and what the snapshot holds.
 type Manifest struct {
-	Format         int      `json:"format"` // 1 or 2 (2: WALHead may be set)
+	Format         int      `json:"format"` // 1, 2 (WALHead may be set) or 3 (Vectors)
 	Seq            uint64   `json:"seq"`    // last WAL sequence number the snapshot contains
 	Dim            int      `json:"dim"`
 	Metric         string   `json:"metric"`
@@ -44,6 +44,28 @@ type Manifest struct {
 	// every snapshot written before them; a build that predates the field
 	// refuses the manifest rather than misread the collection.
 	IDs string `json:"ids,omitempty"`
+	// Vectors (format 3) is the collection's vector schema, sorted by
+	// name; Dim, Metric, M, EfConstruction and Quantization are then
+	// zero. Formats 1 and 2 have the one unnamed field those describe,
+	// in index.hnsw.
+	Vectors []VectorField `json:"vectors,omitempty"`
+}
+
+// VectorField is one vector field of a format 3 manifest.
+type VectorField struct {
+	Name           string `json:"name"`
+	Dim            int    `json:"dim"`
+	Metric         string `json:"metric"`
+	M              int    `json:"M"`
+	EfConstruction int    `json:"ef_construction"`
+	Quantization   string `json:"quantization"`
+	// Multivector is "max_sim" for a multivector field, absent otherwise.
+	Multivector string `json:"multivector,omitempty"`
+	// IndexFile is the field's HNSW index, one of Files.
+	IndexFile string `json:"index_file"`
+	// MapFile, for a multivector field, maps the index's nodes to points
+	// (format below), one of Files.
+	MapFile string `json:"map_file,omitempty"`
 }
 
 // File is one file of a snapshot.
@@ -91,11 +113,16 @@ func (m *Manifest) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
+	if m.Format == 3 {
+		return m.validateFields()
+	}
 	switch {
 	case m.Format != 1 && m.Format != 2:
-		return bad("format %d (this build reads 1 and 2)", m.Format)
+		return bad("format %d (this build reads 1, 2 and 3)", m.Format)
 	case m.Format == 1 && m.WALHead:
 		return bad("wal_head in a format 1 manifest")
+	case len(m.Vectors) != 0:
+		return bad("vectors in a format %d manifest", m.Format)
 	case limits.CheckDim(m.Dim) != nil:
 		return bad("dim %d", m.Dim)
 	case limits.CheckM(m.M) != nil:
@@ -107,6 +134,69 @@ func (m *Manifest) validate() error {
 		return bad("ef_construction %d", m.EfConstruction)
 	case m.Count < 0:
 		return bad("count %d", m.Count)
+	}
+	return m.validateFiles()
+}
+
+// validateFields checks a format 3 manifest: the schema's bounds, and that
+// every field's files are listed once.
+func (m *Manifest) validateFields() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case !m.WALHead:
+		return bad("format 3 without wal_head")
+	case m.Dim != 0 || m.Metric != "" || m.M != 0 || m.EfConstruction != 0 || m.Quantization != "":
+		return bad("format 3 with the parameters of a single vector (dim %d)", m.Dim)
+	case limits.CheckVectorFields(len(m.Vectors)) != nil:
+		return bad("%d vector fields", len(m.Vectors))
+	case m.Count < 0:
+		return bad("count %d", m.Count)
+	}
+	if err := m.validateFiles(); err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for _, f := range m.Files {
+		listed[f.Name] = true
+	}
+	used := map[string]bool{}
+	for i, v := range m.Vectors {
+		switch {
+		case limits.CheckFieldName(v.Name) != nil:
+			return bad("vector field %d: name of %d bytes", i, len(v.Name))
+		case i > 0 && v.Name <= m.Vectors[i-1].Name:
+			return bad("vector fields not sorted by name at %q", v.Name)
+		case limits.CheckDim(v.Dim) != nil:
+			return bad("vector field %q: dim %d", v.Name, v.Dim)
+		case limits.CheckM(v.M) != nil:
+			return bad("vector field %q: M %d", v.Name, v.M)
+		case v.EfConstruction < 1 || v.EfConstruction > math.MaxUint32:
+			return bad("vector field %q: ef_construction %d", v.Name, v.EfConstruction)
+		case v.Multivector != "" && v.Multivector != "max_sim":
+			return bad("vector field %q: multivector %q", v.Name, v.Multivector)
+		case (v.Multivector != "") != (v.MapFile != ""):
+			return bad("vector field %q: map_file %q for multivector %q", v.Name, v.MapFile, v.Multivector)
+		}
+		files := []string{v.IndexFile}
+		if v.MapFile != "" {
+			files = append(files, v.MapFile)
+		}
+		for _, name := range files {
+			if !listed[name] || used[name] || name == m.IDs {
+				return bad("vector field %q: file %q not listed, or used twice", v.Name, name)
+			}
+			used[name] = true
+		}
+	}
+	return nil
+}
+
+// validateFiles checks the file list and the id table's entry in it.
+func (m *Manifest) validateFiles() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
 	if m.IDs != "" && m.IDs != IDTableName {
 		return bad("id table %q (this build writes %q)", m.IDs, IDTableName)

@@ -65,17 +65,6 @@ type createRequest struct {
 	Metadata               json.RawMessage `json:"metadata"`
 }
 
-// unnamedVector returns the parameters of the unnamed vector in Qdrant's
-// map spelling, {"": {size, distance}} (the default field, as LangChain
-// writes it), and raw itself otherwise.
-func unnamedVector(raw json.RawMessage) json.RawMessage {
-	var named map[string]json.RawMessage
-	if json.Unmarshal(raw, &named) == nil && len(named) == 1 && named[""] != nil {
-		return named[""]
-	}
-	return raw
-}
-
 func present(raw json.RawMessage) bool { return len(raw) != 0 && string(raw) != "null" }
 
 func (req *createRequest) options() (collection.Options, error) {
@@ -93,22 +82,76 @@ func (req *createRequest) options() (collection.Options, error) {
 	if !present(req.Vectors) {
 		return collection.Options{}, badRequestf("vectors: the vector parameters (size, distance) are required")
 	}
-	raw := unnamedVector(req.Vectors)
-	var vp vectorParams
-	if err := strictUnmarshal(raw, &vp); err != nil || vp.Size == 0 {
-		return collection.Options{}, unsupportedf("vectors: only one unnamed vector {size, distance, hnsw_config} per collection (named vectors are not supported)")
+	var b [8]byte
+	rand.Read(b[:])
+	seed := binary.LittleEndian.Uint64(b[:])
+	if !isNamedVectors(req.Vectors) {
+		var vp vectorParams
+		if err := strictUnmarshal(req.Vectors, &vp); err != nil || vp.Size == 0 {
+			return collection.Options{}, badRequestf("vectors: {size, distance, hnsw_config, ...} or a map of names to them: %s", truncate(string(req.Vectors)))
+		}
+		f, err := req.field("", &vp)
+		if err != nil {
+			return collection.Options{}, err
+		}
+		if f.Multivector == collection.SingleVector {
+			return collection.Options{Dim: f.Dim, Metric: f.Metric, M: f.M, EfConstruction: f.EfConstruction,
+				Quantization: f.Quantization, Seed: seed}, nil
+		}
+		return collection.Options{Vectors: []collection.VectorField{f}, Seed: seed}, nil
 	}
+	var named map[string]json.RawMessage
+	if err := json.Unmarshal(req.Vectors, &named); err != nil {
+		return collection.Options{}, badRequestf("vectors: %v", err)
+	}
+	opts := collection.Options{Vectors: []collection.VectorField{}, Seed: seed}
+	for name, raw := range named {
+		var vp vectorParams
+		if err := strictUnmarshal(raw, &vp); err != nil || vp.Size == 0 {
+			return collection.Options{}, badRequestf("vectors.%s: {size, distance, hnsw_config, ...}: %s", name, truncate(string(raw)))
+		}
+		f, err := req.field(name, &vp)
+		if err != nil {
+			return collection.Options{}, err
+		}
+		opts.Vectors = append(opts.Vectors, f)
+	}
+	return opts, nil
+}
+
+// isNamedVectors tells Qdrant's two forms of "vectors" apart: one
+// unnamed vector's parameters, or a map of names to them (as Qdrant's
+// untagged VectorsConfig does: the parameters are tried first).
+func isNamedVectors(raw json.RawMessage) bool {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) != nil {
+		return false
+	}
+	_, size := keys["size"]
+	_, distance := keys["distance"]
+	return !size && !distance
+}
+
+// field translates one vector's parameters (the collection's own
+// hnsw_config and quantization_config apply where the vector sets none).
+func (req *createRequest) field(name string, vp *vectorParams) (collection.VectorField, error) {
 	mtr, ok := distances[vp.Distance]
 	if !ok {
-		return collection.Options{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot)", vp.Distance)
-	}
-	if present(vp.MultivectorConfig) {
-		return collection.Options{}, unsupportedf("multivector_config")
+		return collection.VectorField{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot)", vp.Distance)
 	}
 	if vp.Datatype != nil && *vp.Datatype != "float32" {
-		return collection.Options{}, unsupportedf("datatype %q (vectors are float32)", *vp.Datatype)
+		return collection.VectorField{}, unsupportedf("datatype %q (vectors are float32)", *vp.Datatype)
 	}
-	opts := collection.Options{Dim: vp.Size, Metric: mtr, Quantization: hnsw.QuantNone}
+	f := collection.VectorField{Name: name, Dim: vp.Size, Metric: mtr, Quantization: hnsw.QuantNone}
+	if present(vp.MultivectorConfig) {
+		var mc struct {
+			Comparator string `json:"comparator"`
+		}
+		if err := strictUnmarshal(vp.MultivectorConfig, &mc); err != nil || mc.Comparator != "max_sim" {
+			return collection.VectorField{}, unsupportedf("multivector_config %s (only {\"comparator\": \"max_sim\"})", truncate(string(vp.MultivectorConfig)))
+		}
+		f.Multivector = collection.MaxSim
+	}
 	for _, hc := range []*hnswConfig{req.HNSW, vp.HNSW} { // the vector's own config wins
 		if hc == nil {
 			continue
@@ -117,15 +160,15 @@ func (req *createRequest) options() (collection.Options, error) {
 		// door's to refuse, because to the engine 0 means "the default".
 		if hc.M != nil {
 			if *hc.M == 0 {
-				return collection.Options{}, unsupportedf("hnsw_config.m = 0 (a collection without a graph)")
+				return collection.VectorField{}, unsupportedf("hnsw_config.m = 0 (a collection without a graph)")
 			}
-			opts.M = *hc.M
+			f.M = *hc.M
 		}
 		if hc.EfConstruct != nil {
 			if *hc.EfConstruct == 0 {
-				return collection.Options{}, badRequestf("hnsw_config.ef_construct must be positive, got 0")
+				return collection.VectorField{}, badRequestf("hnsw_config.ef_construct must be positive, got 0")
 			}
-			opts.EfConstruction = *hc.EfConstruct
+			f.EfConstruction = *hc.EfConstruct
 		}
 	}
 	for _, raw := range []json.RawMessage{req.QuantizationConfig, vp.QuantizationConfig} {
@@ -140,14 +183,11 @@ func (req *createRequest) options() (collection.Options, error) {
 			} `json:"scalar"`
 		}
 		if err := strictUnmarshal(raw, &q); err != nil || q.Scalar == nil || q.Scalar.Type != "int8" {
-			return collection.Options{}, unsupportedf("quantization_config %s (only scalar int8, strata's sq8)", raw)
+			return collection.VectorField{}, unsupportedf("quantization_config %s (only scalar int8, strata's sq8)", raw)
 		}
-		opts.Quantization = hnsw.QuantSQ8
+		f.Quantization = hnsw.QuantSQ8
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	opts.Seed = binary.LittleEndian.Uint64(b[:])
-	return opts, nil
+	return f, nil
 }
 
 func strictUnmarshal(raw []byte, v any) error {
@@ -220,7 +260,7 @@ func (h *Handler) getCollection(r *http.Request) (any, error) {
 		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": map[string]any{},
 		"config": map[string]any{
 			"params": map[string]any{
-				"vectors":      map[string]any{"size": opts.Dim, "distance": distanceName(opts.Metric)},
+				"vectors":      vectorsInfo(opts),
 				"shard_number": 1, "replication_factor": 1, "write_consistency_factor": 1, "on_disk_payload": false,
 			},
 			"hnsw_config":         map[string]any{"m": in.M, "ef_construct": in.EfConstruction, "full_scan_threshold": 0},
@@ -249,4 +289,25 @@ func (h *Handler) createIndex(r *http.Request) (any, error) {
 		return nil, badRequestf("field_name is required")
 	}
 	return updateResult(c), nil
+}
+
+// vectorsInfo is the "vectors" of a collection's config: one unnamed
+// vector's parameters, or a map of names to them.
+func vectorsInfo(opts collection.Options) any {
+	if opts.Vectors == nil {
+		return map[string]any{"size": opts.Dim, "distance": distanceName(opts.Metric)}
+	}
+	out := map[string]any{}
+	for _, f := range opts.Vectors {
+		params := map[string]any{"size": f.Dim, "distance": distanceName(f.Metric),
+			"hnsw_config": map[string]any{"m": f.M, "ef_construct": f.EfConstruction}}
+		if f.Multivector == collection.MaxSim {
+			params["multivector_config"] = map[string]any{"comparator": "max_sim"}
+		}
+		if f.Quantization == hnsw.QuantSQ8 {
+			params["quantization_config"] = map[string]any{"scalar": map[string]any{"type": "int8"}}
+		}
+		out[f.Name] = params
+	}
+	return out
 }

@@ -9,7 +9,8 @@
 //	GET    /                                   {"title": "qdrant - vector search engine", "version": Version}
 //	GET    /collections                        get_collections
 //	GET    /collections/{name}/exists          collection_exists
-//	PUT    /collections/{name}                 create_collection (one unnamed vector, also as {"": ...}; sparse_vectors {}; m, ef_construct; scalar int8 → sq8)
+//	PUT    /collections/{name}                 create_collection (one unnamed vector, also as {"": ...}, or named vectors,
+//	                                           dense or multivector max_sim; sparse_vectors {}; m, ef_construct; scalar int8 → sq8)
 //	GET    /collections/{name}                 get_collection (points_count, config, status)
 //	DELETE /collections/{name}                 delete_collection
 //	PUT    /collections/{name}/index           create_payload_index (accepted: every field is indexed already)
@@ -24,6 +25,8 @@
 //	POST   /collections/{name}/points/query    query_points ({nearest} or a vector; no query: by id)
 //	POST   /collections/{name}/points/query/batch   query_batch_points
 //	POST   /collections/{name}/points/search[/batch]  the older search API
+//	PUT    /collections/{name}/points/vectors  update_vectors (some named vectors of existing points)
+//	POST   /collections/{name}/points/vectors/delete  delete_vectors (named vectors of the selected points)
 //
 // Every answer is {"result": ..., "status": "ok", "time": seconds}; every
 // error is {"status": {"error": message}, "time": seconds} with 400 (bad
@@ -51,6 +54,24 @@
 // is better. score_threshold keeps scores ≥ it (Cosine, Dot) or ≤ it
 // (Euclid). offset skips ranks of limit+offset results; hnsw_ef raises
 // ef; exact scans every allowed vector.
+//
+// # Named vectors
+//
+// "vectors" at creation is one unnamed vector's parameters or an object
+// of names to them (each with its own size, distance, hnsw_config,
+// quantization_config and multivector_config {"comparator": "max_sim"});
+// they become the collection's vector fields (collection.VectorField). A
+// point's "vector" is a list (the unnamed vector), a list of lists (an
+// unnamed multivector) or an object of names to either, and a point has
+// exactly the fields it names. query takes "using", search a NamedVector
+// {"name", "vector"}; a multivector field is queried with a list of
+// vectors, scored by MAX_SIM (Σ over the query's vectors of the best Dot
+// or Cosine similarity; for Euclid the square root of the Σ of the least
+// squared distances, lower better, as qdrant-client's local mode). Records
+// show an object of names to vectors unless the collection holds the one
+// unnamed dense vector (then a list, as before named vectors); a
+// with_vector list of names answers every field. has_vector filters by
+// field. Sparse vectors are refused by name.
 //
 // # Ids and payloads
 //

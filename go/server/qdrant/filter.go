@@ -104,6 +104,15 @@ func compileCondition(raw json.RawMessage, at string) (*meta.Filter, error) {
 		return compileField(raw, at)
 	case keys["has_id"] != nil:
 		return compileHasID(keys["has_id"], at)
+	case keys["has_vector"] != nil:
+		if len(keys) != 1 {
+			return nil, badRequestf("%s: has_vector stands alone in its condition", at)
+		}
+		var name string
+		if err := json.Unmarshal(keys["has_vector"], &name); err != nil {
+			return nil, badRequestf("%s.has_vector: a vector name: %v", at, err)
+		}
+		return meta.HasVector(name), nil
 	case keys["is_empty"] != nil:
 		path, err := onlyKey(keys["is_empty"], at+".is_empty")
 		if err != nil {

@@ -92,6 +92,8 @@ func New(cfg Config) (*Handler, error) {
 		"POST /collections/{name}/points/query/batch":    h.queryBatch,
 		"POST /collections/{name}/points/search":         h.search,
 		"POST /collections/{name}/points/search/batch":   h.searchBatch,
+		"PUT /collections/{name}/points/vectors":         h.updateVectors,
+		"POST /collections/{name}/points/vectors/delete": h.deleteVectors,
 	} {
 		h.mux.Handle(pattern, fn)
 	}

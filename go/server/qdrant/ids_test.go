@@ -86,7 +86,8 @@ func TestCreateTakesLangChainsSpellingsAndRefusesSparseByName(t *testing.T) {
 	if status, _ := out["status"].(map[string]any); st != 400 || !strings.Contains(fmt.Sprint(status["error"]), "sparse vectors are not supported") {
 		t.Fatalf("a sparse field: %d %v", st, out)
 	}
-	if st, out := call(t, hs, "PUT", "/collections/n", `{"vectors":{"text":{"size":2,"distance":"Cosine"}}}`); st != 400 {
+	// Named vectors are fields now (vectors_test.go).
+	if st, out := call(t, hs, "PUT", "/collections/n", `{"vectors":{"text":{"size":2,"distance":"Cosine"}}}`); st != 200 {
 		t.Fatalf("a named vector: %d %v", st, out)
 	}
 	if st, out := call(t, hs, "GET", "/collections/s", ""); st != 404 {

@@ -116,11 +116,8 @@ func parseWithVector(raw json.RawMessage, def bool) (bool, error) {
 	}
 	var names []string
 	if json.Unmarshal(raw, &names) == nil {
-		for _, n := range names {
-			if n != "" {
-				return false, unsupportedf("with_vector names %q: collections hold one unnamed vector", n)
-			}
-		}
+		// A list of names asks for vectors; every field's are answered
+		// (a superset of the names asked for).
 		return len(names) > 0, nil
 	}
 	return false, badRequestf("with_vector must be a bool or a list of vector names, got %s", truncate(string(raw)))

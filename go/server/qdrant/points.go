@@ -88,6 +88,9 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 	if present(req.UpdateFilter) {
 		return nil, unsupportedf("update_filter")
 	}
+	if c.Options().Vectors != nil {
+		return h.upsertNamed(c, &req)
+	}
 	dim := c.Options().Dim
 	var ids []collection.ID
 	var vectors []float32
@@ -100,7 +103,11 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 		}
 		var rows []json.RawMessage
 		if err := json.Unmarshal(b.Vectors, &rows); err != nil {
-			return nil, unsupportedf("batch.vectors must be a list of vectors (named vectors are not supported)")
+			if named, ok := batchNamed(b.Vectors); ok && len(named) == 1 && named[""] != nil {
+				rows = named[""]
+			} else {
+				return nil, badRequestf("batch.vectors must be a list of vectors: the collection holds one unnamed vector")
+			}
 		}
 		if len(rows) != len(ids) || (b.Payloads != nil && len(b.Payloads) != len(ids)) {
 			return nil, badRequestf("batch holds %d ids, %d vectors and %d payloads", len(ids), len(rows), len(b.Payloads))
@@ -149,6 +156,109 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 	return updateResult(c), nil
 }
 
+// batchNamed reads a batch's vectors given as an object of names to one
+// value per point.
+func batchNamed(raw json.RawMessage) (map[string][]json.RawMessage, bool) {
+	var named map[string][]json.RawMessage
+	if json.Unmarshal(raw, &named) != nil {
+		return nil, false
+	}
+	return named, true
+}
+
+// upsertNamed upserts into a collection of named (or multivector) fields:
+// each point gets exactly the fields its VectorStruct names.
+func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any, error) {
+	schema := schemaOf(c)
+	var ids []collection.ID
+	var points []map[string]pointValue
+	var docs []meta.Document
+	var err error
+	switch {
+	case req.Batch != nil && req.Points == nil:
+		b := req.Batch
+		if ids, err = parseIDs(b.IDs); err != nil {
+			return nil, err
+		}
+		if b.Payloads != nil && len(b.Payloads) != len(ids) {
+			return nil, badRequestf("batch holds %d ids and %d payloads", len(ids), len(b.Payloads))
+		}
+		points = make([]map[string]pointValue, len(ids))
+		for i := range points {
+			points[i] = map[string]pointValue{}
+		}
+		named, ok := batchNamed(b.Vectors)
+		if !ok {
+			var rows []json.RawMessage
+			if err := json.Unmarshal(b.Vectors, &rows); err != nil {
+				return nil, badRequestf("batch.vectors must be a list of vectors or an object of names to lists")
+			}
+			named = map[string][]json.RawMessage{"": rows}
+		}
+		for name, rows := range named {
+			if len(rows) != len(ids) {
+				return nil, badRequestf("batch holds %d ids and %d vectors of %q", len(ids), len(rows), name)
+			}
+			for i, row := range rows {
+				v, err := parseFieldValue(row, name, schema)
+				if err != nil {
+					return nil, err
+				}
+				points[i][name] = v
+			}
+		}
+		for i := range ids {
+			var p json.RawMessage
+			if b.Payloads != nil {
+				p = b.Payloads[i]
+			}
+			d, err := parsePayload(p, ids[i])
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, d)
+		}
+	case req.Points != nil && req.Batch == nil:
+		for _, p := range req.Points {
+			id, err := parseID(p.ID)
+			if err != nil {
+				return nil, err
+			}
+			v, err := parsePointVectors(p.Vector, schema)
+			if err != nil {
+				return nil, err
+			}
+			d, err := parsePayload(p.Payload, id)
+			if err != nil {
+				return nil, err
+			}
+			ids, points, docs = append(ids, id), append(points, v), append(docs, d)
+		}
+	default:
+		return nil, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
+	}
+	// Qdrant keeps the last of repeated ids in one request.
+	last := make(map[collection.ID]int, len(ids))
+	for i, id := range ids {
+		last[id] = i
+	}
+	if len(last) != len(ids) {
+		var keptIDs []collection.ID
+		var keptPoints []map[string]pointValue
+		var keptDocs []meta.Document
+		for i, id := range ids {
+			if last[id] == i {
+				keptIDs, keptPoints, keptDocs = append(keptIDs, id), append(keptPoints, points[i]), append(keptDocs, docs[i])
+			}
+		}
+		ids, points, docs = keptIDs, keptPoints, keptDocs
+	}
+	if err := c.UpsertPoints(ids, columns(points, schema), docs); err != nil {
+		return nil, err
+	}
+	return updateResult(c), nil
+}
+
 func lastOfEachID(ids []collection.ID, vectors []float32, docs []meta.Document, dim int) ([]collection.ID, []float32, []meta.Document) {
 	last := make(map[collection.ID]int, len(ids))
 	for i, id := range ids {
@@ -175,7 +285,9 @@ type record struct {
 	Version *uint64         `json:"version,omitempty"`
 	Score   *float64        `json:"score,omitempty"`
 	Payload json.RawMessage `json:"payload"`
-	Vector  []float32       `json:"vector"`
+	// Vector is a list of numbers (the one unnamed vector) or an object
+	// of names to vectors (named fields, multivector fields).
+	Vector any `json:"vector"`
 	// OrderValue is the order_by value of a scroll ordered by a key.
 	OrderValue *float64 `json:"order_value,omitempty"`
 }
@@ -183,18 +295,28 @@ type record struct {
 // records looks ids up and shapes them as Qdrant's records; ids that are
 // gone are left out.
 func records(c *collection.Collection, ids []collection.ID, sel payloadSelector, withVector bool) ([]record, error) {
-	found, docs, vectors, err := c.Get(ids, withVector)
+	// The vectors of named fields come from namedVectors.
+	found, docs, vectors, err := c.Get(ids, withVector && c.Options().Vectors == nil)
 	if err != nil {
 		return nil, err
 	}
 	dim := c.Options().Dim
+	var named []map[string]any
+	if withVector {
+		if named, err = namedVectors(c, found); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]record, len(found))
 	for i, id := range found {
 		out[i].ID = pointID{id}
 		if out[i].Payload, err = sel.project(docs[i]); err != nil {
 			return nil, err
 		}
-		if withVector {
+		switch {
+		case named != nil:
+			out[i].Vector = named[i]
+		case withVector:
 			out[i].Vector = vectors[i*dim : (i+1)*dim]
 		}
 	}

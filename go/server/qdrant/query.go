@@ -62,15 +62,31 @@ func queryVector(raw json.RawMessage, dim int) ([]float32, error) {
 	return parseVector(nearest, dim)
 }
 
+// queryMultiVector reads "query" for a multivector field: a list of
+// vectors, or {"nearest": list of vectors}.
+func queryMultiVector(raw json.RawMessage, dim int) ([]float32, int, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '{' {
+		var q map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return nil, 0, badRequestf("query: %v", err)
+		}
+		for name := range q {
+			if name != "nearest" {
+				return nil, 0, unsupportedf("query %q (only nearest-vector queries)", name)
+			}
+		}
+		raw = q["nearest"]
+	}
+	return parseMultiQuery(raw, dim)
+}
+
 // search answers one query or search request.
 func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI bool) ([]record, error) {
 	for name, raw := range map[string]json.RawMessage{"prefetch": req.Prefetch, "lookup_from": req.LookupFrom} {
 		if present(raw) {
 			return nil, unsupportedf("%s", name)
 		}
-	}
-	if req.Using != nil && *req.Using != "" {
-		return nil, unsupportedf("using %q: collections hold one unnamed vector", *req.Using)
 	}
 	limit, offset := 10, 0
 	if req.Limit != nil {
@@ -91,7 +107,31 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if err != nil {
 		return nil, err
 	}
-	dim := c.Options().Dim
+	using := ""
+	if req.Using != nil {
+		using = *req.Using
+	}
+	raw := req.Query
+	if searchAPI {
+		// The search API names the field inside the vector:
+		// {"name": ..., "vector": [...]}.
+		raw = bytes.TrimSpace(req.Vector)
+		if len(raw) > 0 && raw[0] == '{' {
+			var named struct {
+				Name   string          `json:"name"`
+				Vector json.RawMessage `json:"vector"`
+			}
+			if err := strictUnmarshal(raw, &named); err != nil {
+				return nil, unsupportedf("vector %s: a named vector is {\"name\", \"vector\"} (sparse vectors are not supported)", truncate(string(raw)))
+			}
+			using, raw = named.Name, named.Vector
+		}
+	}
+	field, ok := schemaOf(c)[using]
+	if !ok {
+		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
+	}
+	dim := field.Dim
 	if err := h.limits.Answer(limit, dim, withVector); err != nil {
 		return nil, err
 	}
@@ -100,24 +140,18 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		return nil, err
 	}
 	var vec []float32
+	nq := 1
 	switch {
+	case searchAPI && field.Multivector != collection.SingleVector:
+		vec, nq, err = parseMultiQuery(raw, dim)
 	case searchAPI:
-		raw := bytes.TrimSpace(req.Vector)
-		if len(raw) > 0 && raw[0] == '{' {
-			var named struct {
-				Name   string          `json:"name"`
-				Vector json.RawMessage `json:"vector"`
-			}
-			if err := strictUnmarshal(raw, &named); err != nil || named.Name != "" {
-				return nil, unsupportedf("named or sparse vectors: a collection holds one unnamed vector")
-			}
-			raw = named.Vector
-		}
 		vec, err = parseVector(raw, dim)
 	case present(req.Vector):
 		return nil, badRequestf("unknown field \"vector\" (the query API takes \"query\")")
 	case !present(req.Query):
 		return h.firstPoints(c, p, limit, offset, sel, withVector)
+	case field.Multivector != collection.SingleVector:
+		vec, nq, err = queryMultiVector(req.Query, dim)
 	default:
 		vec, err = queryVector(req.Query, dim)
 	}
@@ -138,10 +172,16 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		}
 	}
 	ids, dists := make([]collection.ID, k), make([]float32, k)
-	if _, err := c.Query(vec, k, ef, p, 1, ids, dists); err != nil {
+	multi := field.Multivector != collection.SingleVector
+	if multi {
+		_, err = c.QueryMulti(using, vec, k, ef, p, nil, 1, ids, dists)
+	} else {
+		_, err = c.QueryField(using, vec, k, ef, p, nil, 1, ids, dists)
+	}
+	if err != nil {
 		return nil, err
 	}
-	euclid := c.Options().Metric == metric.L2
+	euclid := field.Metric == metric.L2
 	var hitIDs []collection.ID
 	var scores []float64
 	for i := offset; i < k; i++ {
@@ -149,6 +189,9 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 			break
 		}
 		score := qdrantScore(dists[i], euclid)
+		if multi {
+			score = multiScore(dists[i], nq, euclid)
+		}
 		if t := req.ScoreThreshold; t != nil && ((euclid && score > *t) || (!euclid && score < *t)) {
 			break // scores are in ranking order: the rest are beyond too
 		}

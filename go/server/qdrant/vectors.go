@@ -1,0 +1,267 @@
+package qdrant
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+
+	"github.com/strata-db/strata/go/collection"
+)
+
+// Named vectors: Qdrant's VectorStruct, a point's vectors, is a list of
+// numbers (the unnamed vector), a list of lists (an unnamed multivector)
+// or an object of names to either. This file translates it into the
+// engine's columns (collection.FieldValues) and back.
+
+// schemaOf returns the collection's vector fields by name.
+func schemaOf(c *collection.Collection) map[string]collection.VectorField {
+	out := map[string]collection.VectorField{}
+	for _, f := range c.VectorFields() {
+		out[f.Name] = f
+	}
+	return out
+}
+
+// pointValue is one field's value of one point: its rows of Dim floats.
+type pointValue struct {
+	rows  []float32
+	count int // vectors (1 for a dense field)
+}
+
+// parsePointVectors reads a point's VectorStruct against the schema.
+// Absent or null is no vector at all.
+func parsePointVectors(raw json.RawMessage, schema map[string]collection.VectorField) (map[string]pointValue, error) {
+	raw = bytes.TrimSpace(raw)
+	out := map[string]pointValue{}
+	if !present(raw) {
+		return out, nil
+	}
+	if raw[0] != '{' {
+		v, err := parseFieldValue(raw, "", schema)
+		if err != nil {
+			return nil, err
+		}
+		out[""] = v
+		return out, nil
+	}
+	var named map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &named); err != nil {
+		return nil, badRequestf("vector: %v", err)
+	}
+	for name, value := range named {
+		v, err := parseFieldValue(value, name, schema)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// parseFieldValue reads one field's value: a vector, or for a multivector
+// field a list of vectors.
+func parseFieldValue(raw json.RawMessage, name string, schema map[string]collection.VectorField) (pointValue, error) {
+	f, ok := schema[name]
+	if !ok {
+		return pointValue{}, badRequestf("Wrong input: Not existing vector name error: %s", name)
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '{' {
+		return pointValue{}, unsupportedf("sparse vector %q (strata's Qdrant door has dense and multivector fields)", name)
+	}
+	if f.Multivector == collection.SingleVector {
+		v, err := parseVector(raw, f.Dim)
+		if err != nil {
+			return pointValue{}, err
+		}
+		return pointValue{rows: v, count: 1}, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
+		return pointValue{}, badRequestf("multivector %q must be a non-empty list of vectors", name)
+	}
+	var rows []float32
+	for _, item := range list {
+		v, err := parseVector(item, f.Dim)
+		if err != nil {
+			return pointValue{}, err
+		}
+		rows = append(rows, v...)
+	}
+	return pointValue{rows: rows, count: len(list)}, nil
+}
+
+// columns turns the points' values into the engine's columns.
+func columns(points []map[string]pointValue, schema map[string]collection.VectorField) map[string]collection.FieldValues {
+	out := map[string]collection.FieldValues{}
+	for i, p := range points {
+		for name, v := range p {
+			fv := out[name]
+			if fv.Points == nil {
+				fv.Points = []int{}
+			}
+			fv.Points = append(fv.Points, i)
+			fv.Vectors = append(fv.Vectors, v.rows...)
+			if schema[name].Multivector != collection.SingleVector {
+				fv.Counts = append(fv.Counts, v.count)
+			}
+			out[name] = fv
+		}
+	}
+	return out
+}
+
+// namedVectors returns the vectors of the points in ids (by position) as
+// Qdrant shows them: for each point an object of names to a vector (a
+// list of vectors for a multivector field), or nil if the collection
+// holds the one unnamed dense vector (records shows the plain list then).
+func namedVectors(c *collection.Collection, ids []collection.ID) ([]map[string]any, error) {
+	fields := c.VectorFields()
+	if c.Options().Vectors == nil {
+		return nil, nil
+	}
+	out := make([]map[string]any, len(ids))
+	for i := range out {
+		out[i] = map[string]any{}
+	}
+	at := make(map[collection.ID]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	for _, f := range fields {
+		found, vectors, counts, err := c.GetVectors(ids, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		row := 0
+		for j, id := range found {
+			n := 1
+			if counts != nil {
+				n = counts[j]
+			}
+			rows := vectors[row*f.Dim : (row+n)*f.Dim]
+			row += n
+			if f.Multivector == collection.SingleVector {
+				out[at[id]][f.Name] = rows
+				continue
+			}
+			list := make([][]float32, n)
+			for k := range list {
+				list[k] = rows[k*f.Dim : (k+1)*f.Dim]
+			}
+			out[at[id]][f.Name] = list
+		}
+	}
+	return out, nil
+}
+
+// multiScore is Qdrant's MAX_SIM score for strata's multivector distance
+// (collection's maxsim.go): Σ of the best similarities, nq − dist for
+// Cosine and Dot; for Euclid, as qdrant-client's local mode answers, the
+// square root of the sum of the squared distances (lower is better).
+func multiScore(d float32, nq int, euclid bool) float64 {
+	if euclid {
+		return math.Sqrt(math.Max(float64(d), 0))
+	}
+	return float64(nq) - float64(d)
+}
+
+// parseMultiQuery reads a multivector query: a list of vectors.
+func parseMultiQuery(raw json.RawMessage, dim int) ([]float32, int, error) {
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
+		return nil, 0, badRequestf("a query of a multivector field is a non-empty list of vectors")
+	}
+	var rows []float32
+	for _, item := range list {
+		v, err := parseVector(item, dim)
+		if err != nil {
+			return nil, 0, err
+		}
+		rows = append(rows, v...)
+	}
+	return rows, len(list), nil
+}
+
+// updateVectors is Qdrant's update_vectors (PUT .../points/vectors): the
+// named fields of existing points, their other fields left alone.
+func (h *Handler) updateVectors(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		Points []struct {
+			ID     json.RawMessage `json:"id"`
+			Vector json.RawMessage `json:"vector"`
+		} `json:"points"`
+		ShardKey     json.RawMessage `json:"shard_key"`
+		UpdateFilter json.RawMessage `json:"update_filter"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if present(req.UpdateFilter) {
+		return nil, unsupportedf("update_filter")
+	}
+	schema := schemaOf(c)
+	ids := make([]collection.ID, 0, len(req.Points))
+	points := make([]map[string]pointValue, 0, len(req.Points))
+	at := map[collection.ID]int{}
+	for _, p := range req.Points {
+		id, err := parseID(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		v, err := parsePointVectors(p.Vector, schema)
+		if err != nil {
+			return nil, err
+		}
+		if i, seen := at[id]; seen { // a later value of the same point wins
+			for name, value := range v {
+				points[i][name] = value
+			}
+			continue
+		}
+		at[id] = len(ids)
+		ids, points = append(ids, id), append(points, v)
+	}
+	if _, err := c.UpdateVectors(ids, columns(points, schema)); err != nil {
+		return nil, err
+	}
+	return updateResult(c), nil
+}
+
+// deleteVectors is Qdrant's delete_vectors (POST .../points/vectors/delete):
+// the named fields of the selected points.
+func (h *Handler) deleteVectors(r *http.Request) (any, error) {
+	c, err := h.collection(r)
+	if err != nil {
+		return nil, err
+	}
+	var req struct {
+		selectorRequest
+		Vector []string `json:"vector"`
+	}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Vector) == 0 {
+		return nil, badRequestf("vector: name the vectors to delete")
+	}
+	schema := schemaOf(c)
+	for _, name := range req.Vector {
+		if _, ok := schema[name]; !ok {
+			return nil, badRequestf("Wrong input: Not existing vector name error: %s", name)
+		}
+	}
+	ids, err := selected(c, &req.selectorRequest)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.DeleteVectors(ids, req.Vector); err != nil {
+		return nil, err
+	}
+	return updateResult(c), nil
+}
