@@ -2,7 +2,7 @@
 
 The store creates its collection with vectors {"": ...} and sparse_vectors {} and gives
 documents UUID ids by default: every step must answer as it does on QdrantClient(":memory:").
-Skipped when langchain-qdrant is not installed (it is not in the test extra).
+langchain-qdrant is in the test extra; the test skips only where it cannot be installed.
 """
 
 from __future__ import annotations
