@@ -210,10 +210,10 @@ func documentsArg(p *C.char, n C.size_t, count int) ([]meta.Document, error) {
 }
 
 //export strata_col_upsert
-func strata_col_upsert(h C.strata_handle, ids *C.uint64_t, n C.int64_t, vectors *C.float,
+func strata_col_upsert(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, vectors *C.float,
 	metaJSON *C.char, metaLen C.size_t, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_upsert", h, errBuf, errLen, func(c *collection.Collection) error {
-		idv, err := idList(ids, int64(n), "ids")
+		idv, err := idsArg(ids, int64(n), strs, "ids")
 		if err != nil {
 			return err
 		}
@@ -225,15 +225,15 @@ func strata_col_upsert(h C.strata_handle, ids *C.uint64_t, n C.int64_t, vectors 
 		if err != nil {
 			return err
 		}
-		return c.Upsert(collection.IntIDs(idv), vecs, docs)
+		return c.Upsert(idv, vecs, docs)
 	})
 }
 
 //export strata_col_update_metadata
-func strata_col_update_metadata(h C.strata_handle, ids *C.uint64_t, n C.int64_t, metaJSON *C.char, metaLen C.size_t,
+func strata_col_update_metadata(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, metaJSON *C.char, metaLen C.size_t,
 	outCount *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_update_metadata", h, errBuf, errLen, func(c *collection.Collection) error {
-		idv, err := idList(ids, int64(n), "ids")
+		idv, err := idsArg(ids, int64(n), strs, "ids")
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func strata_col_update_metadata(h C.strata_handle, ids *C.uint64_t, n C.int64_t,
 		if docs == nil {
 			return invalidf("metadata is required")
 		}
-		count, err := c.UpdateMetadata(collection.IntIDs(idv), docs)
+		count, err := c.UpdateMetadata(idv, docs)
 		if err == nil && outCount != nil {
 			*outCount = C.int64_t(count)
 		}
@@ -253,7 +253,7 @@ func strata_col_update_metadata(h C.strata_handle, ids *C.uint64_t, n C.int64_t,
 }
 
 //export strata_col_delete
-func strata_col_delete(h C.strata_handle, ids *C.uint64_t, n C.int64_t, where *C.char, whereLen C.size_t,
+func strata_col_delete(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, where *C.char, whereLen C.size_t,
 	outCount *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_delete", h, errBuf, errLen, func(c *collection.Collection) error {
 		var count int
@@ -270,11 +270,11 @@ func strata_col_delete(h C.strata_handle, ids *C.uint64_t, n C.int64_t, where *C
 				return err
 			}
 		} else {
-			idv, err := idList(ids, int64(n), "ids")
+			idv, err := idsArg(ids, int64(n), strs, "ids")
 			if err != nil {
 				return err
 			}
-			if count, err = c.Delete(collection.IntIDs(idv)); err != nil {
+			if count, err = c.Delete(idv); err != nil {
 				return err
 			}
 		}
@@ -308,7 +308,7 @@ func documentsJSON(docs [][]byte) []byte {
 
 //export strata_col_query
 func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int64_t, ef C.int64_t, numThreads C.int,
-	where *C.char, whereLen C.size_t, outIDs *C.int64_t, outDists *C.float, outMeta *C.strata_buffer,
+	where *C.char, whereLen C.size_t, outIDs *C.int64_t, outIDJSON *C.strata_buffer, outDists *C.float, outMeta *C.strata_buffer,
 	stats *C.strata_search_stats, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_query", h, errBuf, errLen, func(c *collection.Collection) error {
 		qs, err := floatRows(queries, int64(nq), c.Options().Dim, "queries")
@@ -331,7 +331,7 @@ func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int
 		if err != nil {
 			return err
 		}
-		if err := intResults(ids, view[int64](outIDs, total)); err != nil {
+		if err := intResults(ids, view[int64](outIDs, total), outIDJSON); err != nil {
 			return err
 		}
 		if outMeta != nil {
@@ -350,23 +350,22 @@ func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int
 }
 
 //export strata_col_get
-func strata_col_get(h C.strata_handle, ids *C.uint64_t, n C.int64_t, outFound *C.uint64_t, outN *C.int64_t,
-	outVectors *C.float, outMeta *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
+func strata_col_get(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, outFound *C.uint64_t,
+	outIDJSON *C.strata_buffer, outN *C.int64_t, outVectors *C.float, outMeta *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_get", h, errBuf, errLen, func(c *collection.Collection) error {
-		idv, err := idList(ids, int64(n), "ids")
+		idv, err := idsArg(ids, int64(n), strs, "ids")
 		if err != nil {
 			return err
 		}
 		if outN == nil || outMeta == nil || (len(idv) > 0 && outFound == nil) {
 			return invalidf("output pointer is NULL")
 		}
-		found, docs, vecs, err := c.Get(collection.IntIDs(idv), outVectors != nil)
+		found, docs, vecs, err := c.Get(idv, outVectors != nil)
 		if err != nil {
 			return err
 		}
-		out := view[uint64](outFound, len(idv))
-		for i, id := range found {
-			out[i] = id.Int() // Get found only ids asked for: integers
+		if err := uintResults(found, view[uint64](outFound, len(idv)), outIDJSON); err != nil {
+			return err
 		}
 		if outVectors != nil {
 			copy(view[float32](outVectors, len(idv)*c.Options().Dim), vecs)
@@ -398,7 +397,7 @@ func strata_col_count(h C.strata_handle, where *C.char, whereLen C.size_t, out *
 
 //export strata_col_scan_ids
 func strata_col_scan_ids(h C.strata_handle, where *C.char, whereLen C.size_t, after C.uint64_t, hasAfter C.int,
-	limit C.int64_t, out *C.uint64_t, outN *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
+	afterStr *C.char, afterLen C.size_t, limit C.int64_t, out *C.uint64_t, outIDJSON *C.strata_buffer, outN *C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_scan_ids", h, errBuf, errLen, func(c *collection.Collection) error {
 		if limit <= 0 { // to the engine 0 means "no limit"; here it sizes out
 			return invalidf("limit must be positive, got %d", limit)
@@ -410,16 +409,24 @@ func strata_col_scan_ids(h C.strata_handle, where *C.char, whereLen C.size_t, af
 		if err != nil {
 			return err
 		}
-		ids, err := c.ScanIDs(f, collection.IntID(uint64(after)), hasAfter != 0, int(limit))
+		from := collection.IntID(uint64(after))
+		switch hasAfter {
+		case 0, 1:
+		case 2:
+			raw, err := bytesArg(afterStr, afterLen, "after")
+			if err != nil {
+				return err
+			}
+			from = collection.StringID(string(raw))
+		default:
+			return invalidf("has_after must be 0 (none), 1 (integer) or 2 (string), got %d", hasAfter)
+		}
+		ids, err := c.ScanIDs(f, from, hasAfter != 0, int(limit))
 		if err != nil {
 			return err
 		}
-		dst := view[uint64](out, int(limit))
-		for i, id := range ids {
-			if id.IsString() {
-				return errStringIDs
-			}
-			dst[i] = id.Int()
+		if err := uintResults(ids, view[uint64](out, int(limit)), outIDJSON); err != nil {
+			return err
 		}
 		*outN = C.int64_t(len(ids))
 		return nil
@@ -458,23 +465,4 @@ func strata_col_info(h C.strata_handle, out *C.strata_buffer, errBuf *C.char, er
 		setBuffer(out, data)
 		return nil
 	})
-}
-
-// errStringIDs refuses to answer with a string id through calls that
-// carry integer ids only.
-var errStringIDs = fmt.Errorf("%w: the collection holds string ids, which the C ABI does not return yet", collection.ErrInvalid)
-
-// intResults writes query results as int64 ids, -1 for none.
-func intResults(ids []collection.ID, out []int64) error {
-	for i, id := range ids {
-		switch {
-		case id.IsNone():
-			out[i] = -1
-		case id.IsString():
-			return errStringIDs
-		default:
-			out[i] = int64(id.Int())
-		}
-	}
-	return nil
 }

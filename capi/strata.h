@@ -254,6 +254,45 @@ typedef struct {
 
 void strata_buffer_free(strata_buffer *b);
 
+/* Ids. A point's id is an integer in [0, 2^63) or a string (1 to 512 bytes
+ * of UTF-8); both kinds may live in one collection. The engine checks them.
+ *
+ * In: a call taking n ids reads n uint64 values from ids and, with strs
+ * NULL, takes every one as an integer id (the path of integer-only
+ * callers, unchanged). With strs not NULL, id i is
+ *   kinds[i] == STRATA_ID_INT:    the integer ids[i];
+ *   kinds[i] == STRATA_ID_STRING: the string bytes[offsets[i] .. offsets[i+1])
+ *                                 (ids[i] is ignored);
+ * kinds holds n bytes, offsets n+1 values from offsets[0] == 0, not
+ * decreasing (an integer id spans no bytes), bytes offsets[n] bytes of
+ * UTF-8 strings concatenated (Arrow's layout for a string column).
+ *
+ * Out: a call answering ids writes them to its int64/uint64 output when
+ * every id of the answer is an integer, exactly as before string ids, and
+ * sets out_id_json (if not NULL) to len 0. When the answer holds a string
+ * id it writes every id of the answer to out_id_json as a JSON array of
+ * numbers, strings and null (query padding) in the order of the numeric
+ * output, which is then left unspecified; the caller frees the buffer with
+ * strata_buffer_free. Without out_id_json such an answer fails with
+ * STRATA_ERR_INVALID. */
+enum strata_id_kind {
+    STRATA_ID_INT = 0,
+    STRATA_ID_STRING = 1
+};
+
+typedef struct {
+    uint8_t *kinds;
+    char *bytes;
+    int64_t *offsets;
+} strata_id_strings;
+
+/* strata_check_ids fails with STRATA_ERR_INVALID, and the engine's message,
+ * if one of n ids is not one a write accepts (the limits of the ids above):
+ * a binding that splits a batch over several collections (strata.ray) asks
+ * it first so that a bad id refuses the whole batch. Duplicates are not
+ * checked. */
+int strata_check_ids(uint64_t *ids, int64_t n, strata_id_strings *strs, char *err, size_t errlen);
+
 enum strata_fsync {
     STRATA_FSYNC_ALWAYS = 0,  /* fsync before every acknowledgement (group commit) */
     STRATA_FSYNC_BATCH = 1,   /* fsync in the background every 10 ms */
@@ -281,39 +320,44 @@ int strata_col_drop(char *path, char *err, size_t errlen);
 /* strata_col_upsert inserts or replaces n entries; meta (meta_len bytes) is a
  * JSON array of n documents, or NULL for empty documents. Returns once the
  * write is durable per the fsync policy and visible to queries. */
-int strata_col_upsert(strata_handle h, uint64_t *ids, int64_t n, float *vectors,
+int strata_col_upsert(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs, float *vectors,
                       char *meta, size_t meta_len, char *err, size_t errlen);
 
 /* strata_col_update_metadata replaces the documents of n existing ids. */
-int strata_col_update_metadata(strata_handle h, uint64_t *ids, int64_t n, char *meta,
-                               size_t meta_len, int64_t *out_count, char *err, size_t errlen);
+int strata_col_update_metadata(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                               char *meta, size_t meta_len, int64_t *out_count, char *err, size_t errlen);
 
 /* strata_col_delete removes n ids, or with n < 0 every entry matching the
  * filter where; *out_count receives how many existed. */
-int strata_col_delete(strata_handle h, uint64_t *ids, int64_t n, char *where, size_t where_len,
+int strata_col_delete(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                      char *where, size_t where_len,
                       int64_t *out_count, char *err, size_t errlen);
 
 /* strata_col_query: strata_search with a metadata filter. out_meta, if not
  * NULL, receives a JSON array of nq*k documents (null for padding). */
 int strata_col_query(strata_handle h, float *queries, int64_t nq, int64_t k, int64_t ef,
                      int num_threads, char *where, size_t where_len, int64_t *out_ids,
-                     float *out_dists, strata_buffer *out_meta, strata_search_stats *stats,
+                     strata_buffer *out_id_json, float *out_dists, strata_buffer *out_meta, strata_search_stats *stats,
                      char *err, size_t errlen);
 
 /* strata_col_get looks up n ids: the *out_n that exist go to out_found (n
  * slots) in request order, their documents to out_meta (a JSON array) and,
  * if out_vectors is not NULL, their vectors to out_vectors (n*dim slots). */
-int strata_col_get(strata_handle h, uint64_t *ids, int64_t n, uint64_t *out_found,
-                   int64_t *out_n, float *out_vectors, strata_buffer *out_meta,
+int strata_col_get(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                   uint64_t *out_found, strata_buffer *out_id_json, int64_t *out_n, float *out_vectors, strata_buffer *out_meta,
                    char *err, size_t errlen);
 
 int strata_col_count(strata_handle h, char *where, size_t where_len, int64_t *out,
                      char *err, size_t errlen);
 
-/* strata_col_scan_ids writes up to limit matching ids, ascending and greater
- * than after when has_after, into out; *out_n receives how many. */
+/* strata_col_scan_ids writes up to limit matching ids, in scan order (integers
+ * ascending, then strings by bytes) and after a given id, into out (or
+ * out_id_json, see Ids); *out_n receives how many. has_after 0 starts at the
+ * beginning, 1 after the integer after, 2 after the string of after_len bytes
+ * at after_str. */
 int strata_col_scan_ids(strata_handle h, char *where, size_t where_len, uint64_t after,
-                        int has_after, int64_t limit, uint64_t *out, int64_t *out_n,
+                        int has_after, char *after_str, size_t after_len, int64_t limit,
+                        uint64_t *out, strata_buffer *out_id_json, int64_t *out_n,
                         char *err, size_t errlen);
 
 int strata_col_checkpoint(strata_handle h, char *err, size_t errlen);
@@ -352,7 +396,7 @@ int strata_col_create_text_index(strata_handle h, char *field, char *analyzer, c
 int strata_col_query_text(strata_handle h, float *vector, char *text, size_t text_len, char *field,
                           int64_t k, int64_t ef, int num_threads, char *where, size_t where_len,
                           int fusion, double alpha, double k1, double b, int64_t *out_ids,
-                          float *out_scores, float *out_dists, uint8_t *out_sources, int64_t *out_n,
+                          strata_buffer *out_id_json, float *out_scores, float *out_dists, uint8_t *out_sources, int64_t *out_n,
                           strata_buffer *out_meta, char *err, size_t errlen);
 
 /* strata_text_analyze returns the terms analyzer (NULL: "english") makes of

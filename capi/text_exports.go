@@ -33,7 +33,7 @@ func strata_col_create_text_index(h C.strata_handle, field *C.char, analyzer *C.
 //export strata_col_query_text
 func strata_col_query_text(h C.strata_handle, vector *C.float, textArg *C.char, textLen C.size_t, field *C.char,
 	k C.int64_t, ef C.int64_t, numThreads C.int, where *C.char, whereLen C.size_t, fusion C.int, alpha C.double,
-	k1 C.double, b C.double, outIDs *C.int64_t, outScores *C.float, outDists *C.float, outSources *C.uint8_t,
+	k1 C.double, b C.double, outIDs *C.int64_t, outIDJSON *C.strata_buffer, outScores *C.float, outDists *C.float, outSources *C.uint8_t,
 	outN *C.int64_t, outMeta *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_query_text", h, errBuf, errLen, func(c *collection.Collection) error {
 		if outIDs == nil || outScores == nil || outDists == nil || outSources == nil || outN == nil {
@@ -76,7 +76,7 @@ func strata_col_query_text(h C.strata_handle, vector *C.float, textArg *C.char, 
 		for i, hit := range hits {
 			ids[i], scores[i], dists[i], sources[i] = hit.ID, hit.Score, hit.Distance, uint8(hit.Sources)
 		}
-		if err := intResults(ids, view[int64](outIDs, len(hits))); err != nil {
+		if err := intResults(ids, view[int64](outIDs, len(hits)), outIDJSON); err != nil {
 			return err
 		}
 		*outN = C.int64_t(len(hits))

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from strata import _lib
 from strata._ffi import ffi
+from strata._ids import id_array, id_values
 from strata._index import METRICS, _as_rows, _i64, _id_list, _int, _k, _path, _set, _threads
 from strata._lib import ERRLEN, check, const
 
@@ -58,9 +59,12 @@ class QueryResult:
     For a text or hybrid query (nq = 1): scores[0, j] is the hit's score (BM25 for text
     alone, the fused score for hybrid; higher is better, NaN for padding), distances[0, j]
     its vector distance (NaN where the vector side did not find it), and sources[0][j]
-    says which side found it: "vector", "text" or "both" (None for padding)."""
+    says which side found it: "vector", "text" or "both" (None for padding).
 
-    ids: npt.NDArray[np.int64]
+    ids is an int64 array when every id of the answer is an integer; when one is a
+    string it is an object array of ints and strs, padded with None."""
+
+    ids: npt.NDArray[Any]
     distances: npt.NDArray[np.float32]
     metadata: list[list[dict[str, Any] | None]]
     stats: dict[str, Any] | None = None
@@ -73,12 +77,68 @@ class GetResult:
     """Entries found: ids (in request order, missing ids left out), their metadata and,
     when asked for, their vectors ([n, dim] float32; normalised for cosine)."""
 
-    ids: npt.NDArray[np.int64]
+    ids: npt.NDArray[Any]
     metadata: list[dict[str, Any]]
     vectors: npt.NDArray[np.float32] | None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+def _ids_arg(ids: object) -> tuple[npt.NDArray[np.uint64], Any, Any]:
+    """ids for the C ABI: (uint64 values, strata_id_strings * or NULL, what to keep
+    alive during the call). Integer ids (a NumPy integer array, a list of ints) take
+    the path they took before string ids: one uint64 array, no strings."""
+    if not isinstance(ids, str):
+        arr = np.asarray(ids)
+        if arr.dtype.kind in "iu" or arr.size == 0:
+            return _id_list(arr, "ids"), ffi.NULL, None
+    values = id_values(ids, "ids")
+    n = len(values)
+    ints = np.zeros(n, dtype=np.uint64)
+    kinds = np.zeros(n, dtype=np.uint8)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    chunks: list[bytes] = []
+    end = 0
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            raw = _str_id(v, f"ids[{i}]")
+            kinds[i] = 1
+            chunks.append(raw)
+            end += len(raw)
+        elif v >= 2**64:
+            raise ValueError(f"ids[{i}]: integer id {v} is not below 2^63")
+        else:
+            ints[i] = v
+        offsets[i + 1] = end
+    if not chunks:
+        return ints, ffi.NULL, None
+    data = b"".join(chunks) or b"\0"  # from_buffer needs a byte to point at
+    strs = ffi.new("strata_id_strings *")
+    keep = (strs, ffi.from_buffer("uint8_t[]", kinds), ffi.from_buffer("char[]", data),
+            ffi.from_buffer("int64_t[]", offsets), kinds, offsets)  # fmt: skip
+    strs.kinds, strs.bytes, strs.offsets = keep[1], keep[2], keep[3]
+    return ints, strs, keep
+
+
+def check_ids(ids: object) -> None:
+    """Raises ValueError (the engine's message) or TypeError if one of ids is not an id a
+    write accepts; strata.ray asks it before splitting a batch over its shards."""
+    id_arr, strs, _keep = _ids_arg(ids)
+    err = _lib.errbuf()
+    rc = _engine().strata_check_ids(
+        ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], strs, err, ERRLEN
+    )
+    if rc:
+        check(rc, err)
+
+
+def _str_id(value: str, name: str) -> bytes:
+    """A string id as UTF-8; ValueError for a str that is not (a lone surrogate)."""
+    try:
+        return value.encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{name} is not valid UTF-8: {exc.reason} at {exc.start}") from None
 
 
 def _json_arg(value: object, what: str) -> bytes:
@@ -330,35 +390,36 @@ class Collection(_lib.NativeObject):
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None) -> None:
-        """Inserts or replaces entries: ids (n non-negative integers below 2**63),
-        vectors [n, dim] (or one [dim] vector), metadata a list of n dicts (or None)."""
+    def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
+        """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
+        bytes of UTF-8, mixed as you like, or a NumPy integer array), vectors [n, dim]
+        (or one [dim] vector), metadata a list of n dicts (or None)."""
         handle = self._live()
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
-        id_arr = _id_list(ids, "ids")
+        id_arr, strs, _keep = _ids_arg(ids)
         if id_arr.shape[0] != n:
             raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
         raw, size = _metadata_arg(metadata, n)
         err = _lib.errbuf()
         rc = _native.strata_col_upsert(
-            handle, ffi.from_buffer("uint64_t[]", id_arr), n, ffi.from_buffer("float[]", vecs),
-            raw, size, err, ERRLEN,
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs,
+            ffi.from_buffer("float[]", vecs), raw, size, err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
 
-    def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
+    def update_metadata(self, ids: object, metadata: object) -> int:
         """Replaces the metadata of existing ids (their vectors stay); raises KeyError
         naming the first id that does not exist. Returns how many were updated."""
         handle = self._live()
-        id_arr = _id_list(ids, "ids")
+        id_arr, strs, _keep = _ids_arg(ids)
         raw, size = _metadata_arg(metadata, id_arr.shape[0])
         if size == 0:
             raise TypeError("metadata must be a list of dicts, got None")
         out, err = ffi.new("int64_t *"), _lib.errbuf()
         rc = _native.strata_col_update_metadata(
-            handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], raw, size, out,
-            err, ERRLEN,
+            handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], strs, raw, size,
+            out, err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
@@ -384,7 +445,7 @@ class Collection(_lib.NativeObject):
         if rc:
             check(rc, err)
 
-    def delete(self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None) -> int:
+    def delete(self, ids: object = None, where: dict[str, Any] | None = None) -> int:
         """Deletes the given ids (unknown ones are ignored) or every entry matching
         where; returns how many entries were deleted."""
         handle = self._live()
@@ -392,14 +453,16 @@ class Collection(_lib.NativeObject):
             raise ValueError("delete needs exactly one of ids= or where=")
         out, err = ffi.new("int64_t *"), _lib.errbuf()
         if ids is not None:
-            id_arr = _id_list(ids, "ids")
+            id_arr, strs, _keep = _ids_arg(ids)
             rc = _native.strata_col_delete(
-                handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], ffi.NULL, 0, out,
-                err, ERRLEN,
+                handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], strs, ffi.NULL, 0,
+                out, err, ERRLEN,
             )  # fmt: skip
         else:
             raw, size = _where_arg(where)
-            rc = _native.strata_col_delete(handle, ffi.NULL, -1, raw, size, out, err, ERRLEN)
+            rc = _native.strata_col_delete(
+                handle, ffi.NULL, -1, ffi.NULL, raw, size, out, err, ERRLEN
+            )
         if rc:
             check(rc, err)
         return int(out[0])
@@ -450,18 +513,20 @@ class Collection(_lib.NativeObject):
         k = _k(k)
         ef_value = 0 if ef is None else _set(ef, "ef")
         raw, size = _where_arg(where)
-        ids = np.empty((nq, k), dtype=np.int64)
+        ids: npt.NDArray[Any] = np.empty((nq, k), dtype=np.int64)
         dists = np.empty((nq, k), dtype=np.float32)
         buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
         stats = ffi.new("strata_search_stats *") if return_stats else ffi.NULL
-        err = _lib.errbuf()
+        id_buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
         rc = _native.strata_col_query(
             handle, ffi.from_buffer("float[]", qs), nq, k, ef_value, _threads(num_threads), raw,
-            size, ffi.from_buffer("int64_t[]", ids), ffi.from_buffer("float[]", dists), buf,
-            stats, err, ERRLEN,
+            size, ffi.from_buffer("int64_t[]", ids), id_buf, ffi.from_buffer("float[]", dists),
+            buf, stats, err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
+        if id_buf.len:
+            ids = id_array(_take_json(id_buf), (nq, k))
         docs: list[Any] = _take_json(buf) if include_metadata else [None] * (nq * k)
         rows = [docs[i * k : (i + 1) * k] for i in range(nq)]
         st = None
@@ -505,46 +570,51 @@ class Collection(_lib.NativeObject):
             vec = ffi.from_buffer("float[]", qs)
         raw = text.encode()
         where_raw, where_size = _where_arg(where)
-        ids = np.full((1, k), -1, dtype=np.int64)
+        ids: npt.NDArray[Any] = np.full((1, k), -1, dtype=np.int64)
         scores = np.full((1, k), np.nan, dtype=np.float32)
         dists = np.full((1, k), np.inf, dtype=np.float32)
         sources = np.zeros(k, dtype=np.uint8)
         out_n = ffi.new("int64_t *")
         buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
         field = ffi.NULL if text_field is None else text_field.encode()
-        err = _lib.errbuf()
+        id_buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
         rc = _native.strata_col_query_text(
             handle, vec, raw, len(raw), field, k, ef_value, _threads(num_threads), where_raw,
-            where_size, kind, alpha, k1_value, b_value, ffi.from_buffer("int64_t[]", ids),
+            where_size, kind, alpha, k1_value, b_value, ffi.from_buffer("int64_t[]", ids), id_buf,
             ffi.from_buffer("float[]", scores), ffi.from_buffer("float[]", dists),
             ffi.from_buffer("uint8_t[]", sources), out_n, buf, err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
         n = int(out_n[0])
+        if id_buf.len:
+            ids = id_array(_take_json(id_buf), (1, k))
         docs: list[Any] = (_take_json(buf) or []) if include_metadata else [None] * n
         padding: list[Any] = [None] * (k - n)
         names: list[str | None] = [_SOURCES.get(int(s)) for s in sources[:n]]
         return QueryResult(ids, dists, [docs + padding], None, scores, [names + padding])
 
-    def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+    def get(self, ids: object, include_vectors: bool = False) -> GetResult:
         """Looks up ids; those that do not exist are left out of the result."""
         handle = self._live()
-        id_arr = _id_list(ids, "ids")
+        id_arr, strs, _keep = _ids_arg(ids)
         n = id_arr.shape[0]
         found = np.empty(n, dtype=np.uint64)
         vectors = np.empty((n, self._dim), dtype=np.float32) if include_vectors else None
         out_n, buf, err = ffi.new("int64_t *"), ffi.new("strata_buffer *"), _lib.errbuf()
+        id_buf = ffi.new("strata_buffer *")
         rc = _native.strata_col_get(
-            handle, ffi.from_buffer("uint64_t[]", id_arr), n, ffi.from_buffer("uint64_t[]", found),
-            out_n, ffi.NULL if vectors is None else ffi.from_buffer("float[]", vectors), buf,
-            err, ERRLEN,
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs,
+            ffi.from_buffer("uint64_t[]", found), id_buf, out_n,
+            ffi.NULL if vectors is None else ffi.from_buffer("float[]", vectors), buf, err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
         count = int(out_n[0])
         docs = _take_json(buf) or []
         vecs = None if vectors is None else vectors[:count].copy()
+        if id_buf.len:
+            return GetResult(id_array(_take_json(id_buf)), docs, vecs)
         return GetResult(found[:count].astype(np.int64), docs, vecs)
 
     def count(self, where: dict[str, Any] | None = None) -> int:
@@ -566,33 +636,42 @@ class Collection(_lib.NativeObject):
         batch_size: int = 1000,
         include_vectors: bool = False,
         *,
-        after: int | None = None,
+        after: int | str | None = None,
     ) -> Iterator[GetResult]:
-        """Yields every entry matching where, in ascending id order, batch_size at a time;
-        after= starts past that id (the last id of a batch resumes the scan there)."""
+        """Yields every entry matching where in scan order (integer ids ascending, then
+        string ids in byte order), batch_size at a time; after= starts past that id (the
+        last id of a batch resumes the scan there)."""
         self._live()
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
         raw, size = _where_arg(where)
-        has_after = 0 if after is None else 1
-        after = 0 if after is None else _int(after, "after", 0, _INT64_MAX)
+        after_int, after_str, has_after = 0, b"", 0
+        if isinstance(after, str):
+            after_str, has_after = _str_id(after, "after"), 2
+        elif after is not None:
+            after_int, has_after = _int(after, "after", 0, _INT64_MAX), 1
         page = np.empty(batch_size, dtype=np.uint64)
-        out_n, err = ffi.new("int64_t *"), _lib.errbuf()
+        out_n, id_buf, err = ffi.new("int64_t *"), ffi.new("strata_buffer *"), _lib.errbuf()
         while True:
             rc = _native.strata_col_scan_ids(
-                self._live(), raw, size, after, has_after, batch_size,
-                ffi.from_buffer("uint64_t[]", page), out_n, err, ERRLEN,
+                self._live(), raw, size, after_int, has_after, after_str, len(after_str),
+                batch_size, ffi.from_buffer("uint64_t[]", page), id_buf, out_n, err, ERRLEN,
             )  # fmt: skip
             if rc:
                 check(rc, err)
             n = int(out_n[0])
             if n == 0:
                 return
-            result = self.get(page[:n].copy(), include_vectors=include_vectors)
+            ids: Any = _take_json(id_buf) if id_buf.len else page[:n].copy()
+            result = self.get(ids, include_vectors=include_vectors)
             if len(result):
                 yield result
             if n < batch_size:
                 return
-            after, has_after = int(page[n - 1]), 1
+            last = ids[n - 1]
+            if isinstance(last, str):
+                after_str, has_after = last.encode(), 2
+            else:
+                after_int, has_after = int(last), 1
 
     def checkpoint(self) -> None:
         """Writes a snapshot and trims the log; writes and queries go on meanwhile."""

@@ -410,3 +410,84 @@ def test_a_closed_collection_refuses_every_call(make):
                  lambda: col.get([1]), lambda: col.count(), lambda: col.info()):
         with pytest.raises(ValueError, match="closed"):
             call()
+
+
+# --- string ids -------------------------------------------------------------
+
+_STRING_IDS = ["doc-b", "doc-a", "ünï-cödé", "z" * 512, "2"]
+
+
+def fill_mixed(col: strata.CollectionLike) -> tuple[list[int | str], np.ndarray]:
+    """Ten entries: five string ids and five integer ids, interleaved."""
+    ids: list[int | str] = [v for pair in zip(_STRING_IDS, [9, 3, 40, 0, 7], strict=True)
+                            for v in pair]
+    data, _ = clustered(len(ids), DIM, centres=3, seed=5)
+    col.upsert(ids, data, metadata=[{"n": i, "text": f"word{i} common"} for i in range(len(ids))])
+    return ids, data
+
+
+def test_string_ids_come_back_as_written_and_integer_answers_stay_int64(make):
+    col = make()
+    ids, data = fill_mixed(col)
+    got = col.get(["doc-a", 3, "missing", "ünï-cödé"], include_vectors=True)
+    assert got.ids.dtype == object and got.ids.tolist() == ["doc-a", 3, "ünï-cödé"]
+    assert [d["n"] for d in got.metadata] == [ids.index(v) for v in got.ids.tolist()]
+    np.testing.assert_allclose(got.vectors[0], data[ids.index("doc-a")], rtol=1e-6)
+    only_ints = col.get(np.array([9, 7], dtype=np.int64))
+    assert only_ints.ids.dtype == np.int64 and only_ints.ids.tolist() == [9, 7]
+    for row, id_ in enumerate(ids):
+        found = col.query(data[row], k=1)
+        assert found.ids[0, 0] == id_
+        assert found.ids.dtype == (object if isinstance(id_, str) else np.int64)
+    padded = col.query(data[0], k=len(ids) + 3)
+    assert padded.ids.dtype == object
+    assert sorted(map(str, padded.ids[0, : len(ids)].tolist())) == sorted(map(str, ids))
+    assert padded.ids[0, len(ids):].tolist() == [None] * 3
+    ints_only = col.query(data[1], k=2, where={"n": {"$in": [1, 3]}})
+    assert ints_only.ids.dtype == np.int64 and set(ints_only.ids[0].tolist()) == {9, 3}
+    assert len(col) == len(ids)
+
+
+def test_scan_gives_integers_ascending_then_strings_by_bytes_and_resumes_after_either(make):
+    col = make()
+    ids, _ = fill_mixed(col)
+    order = sorted(i for i in ids if isinstance(i, int)) + sorted(
+        (s for s in ids if isinstance(s, str)), key=str.encode)
+    pages = list(col.scan(batch_size=3))
+    assert [len(p) for p in pages] == [3, 3, 3, 1]
+    assert [v for p in pages for v in p.ids.tolist()] == order
+    assert pages[0].ids.dtype == np.int64  # a page of integers is an int64 array
+    assert [v for p in col.scan(batch_size=4, after="doc-a") for v in p.ids.tolist()] == \
+        order[order.index("doc-a") + 1:]
+    assert [v for p in col.scan(batch_size=4, after=9) for v in p.ids.tolist()] == \
+        order[order.index(9) + 1:]
+
+
+def test_string_ids_update_delete_and_text_queries_like_integers(make):
+    col = make()
+    ids, _ = fill_mixed(col)
+    assert col.update_metadata(["doc-b", 9], [{"n": 100}, {"n": 101}]) == 2
+    assert col.get(["doc-b"]).metadata == [{"n": 100}]
+    with pytest.raises(KeyError):
+        col.update_metadata(["doc-b", "nope"], [{"n": 1}, {"n": 2}])
+    col.create_text_index("text", analyzer="simple")
+    hit = col.query(text="word4", k=3)
+    assert hit.ids[0, 0] == ids[4] and hit.ids.dtype == object
+    assert hit.ids[0, 1:].tolist() == [None, None]
+    assert col.delete(["doc-a", "nope", 3]) == 2
+    assert col.get(["doc-a", 3]).ids.tolist() == []
+    assert len(col) == len(ids) - 2
+
+
+@pytest.mark.parametrize(("bad", "error"), [
+    ("", ValueError), ("x" * 513, ValueError), ("lone \ud800", ValueError),
+    (-1, ValueError), (2**63, ValueError), (2**64, ValueError),
+    (1.5, TypeError), (True, TypeError), (None, TypeError),
+])
+def test_bad_ids_raise_the_same_error_on_every_door(make, bad, error):
+    col = make()
+    fill_mixed(col)
+    with pytest.raises(error):
+        col.upsert(["ok", bad], np.zeros((2, DIM), dtype=np.float32))
+    assert col.get(["ok"]).ids.tolist() == []
+    assert len(col) == 10

@@ -123,7 +123,7 @@ class _CollectionShard(_Shard):
 
     def missing(self, ids: Any) -> list[int]:
         found = set(self.obj.get(ids).ids.tolist())
-        return [int(i) for i in ids if int(i) not in found]
+        return [i for i in ids.tolist() if i not in found]
 
 
 INDEX_SHARD = ray.remote(_IndexShard)

@@ -24,15 +24,34 @@ from urllib.parse import urlparse
 import numpy as np
 import numpy.typing as npt
 
-from strata._collection import GetResult, QueryResult, check_metadata, check_where
+from strata._collection import GetResult, QueryResult, check_ids, check_metadata, check_where
+from strata._ids import id_array, id_values
 from strata._index import _as_rows, _i64, _id_list, _int, _k
 from strata.ray import _manifest
 from strata.ray._actors import COLLECTION_SHARD, ShardPool, connect, put_if_large
 from strata.ray._index import _check_finite
-from strata.ray._routing import ROUTING, group, merge_stats, merge_topk
+from strata.ray._routing import ROUTING, group, id_order, merge_stats, merge_topk
 
 FORMAT = "strata-sharded-collection"
 _ID_LIMIT = 2**63
+
+
+def _ids_arg(ids: object) -> npt.NDArray[Any]:
+    """ids as a uint64 array (integers: the path they took before string ids) or, when
+    one is a str, an object array of ints and strs (the shards' engines check them)."""
+    if not isinstance(ids, str):
+        arr = np.asarray(ids)
+        if arr.dtype.kind in "iu" or arr.size == 0:
+            return _id_list(arr, "ids")
+    values = id_values(ids, "ids")
+    for i, v in enumerate(values):
+        if isinstance(v, int) and v >= _ID_LIMIT:
+            raise ValueError(f"ids[{i}] = {v} is not below 2**63")
+    if not any(isinstance(v, str) for v in values):
+        return np.array(values, dtype=np.uint64)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _local_path(path_or_uri: str | os.PathLike[str]) -> Path:
@@ -230,12 +249,12 @@ class ShardedCollection:
 
     # --- routing helpers ----------------------------------------------------
 
-    def _route(self, ids: npt.NDArray[np.uint64]) -> tuple[Any, list[slice], Any, list[int]]:
+    def _route(self, ids: npt.NDArray[Any]) -> tuple[Any, list[slice], Any, list[int]]:
         order, spans = group(ids, self.shards)
         targets = [s for s, span in enumerate(spans) if span.stop > span.start]
         return order, spans, ids[order], targets
 
-    def _check_present(self, ids: npt.NDArray[np.uint64]) -> None:
+    def _check_present(self, ids: npt.NDArray[Any]) -> None:
         _, spans, routed, targets = self._route(ids)
         found = self._pool.call("missing", [(routed[spans[s]],) for s in targets], targets)
         missing = {i for part in found for i in part}
@@ -245,16 +264,18 @@ class ShardedCollection:
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None) -> None:
+    def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
         """Inserts or replaces entries on the shards that own their ids; see strata.Collection."""
         self._live()
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
-        id_arr = _id_list(ids, "ids")
+        id_arr = _ids_arg(ids)
         if id_arr.shape[0] != n:
             raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
         if n == 0:
             return
-        if int(id_arr.max()) >= _ID_LIMIT:
+        if id_arr.dtype == object:  # a bad id refuses the batch on every shard
+            check_ids(id_arr)
+        elif int(id_arr.max()) >= _ID_LIMIT:
             pos = int(np.argmax(id_arr >= _ID_LIMIT))
             raise ValueError(f"ids[{pos}] = {id_arr[pos]} is not below 2**63")
         docs = check_metadata(metadata, n)
@@ -267,10 +288,10 @@ class ShardedCollection:
             per_shard.append(("upsert", routed[spans[s]], put_if_large(vecs[spans[s]]), part))
         self._pool.call("run", per_shard, targets)
 
-    def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
+    def update_metadata(self, ids: object, metadata: object) -> int:
         """Replaces the metadata of existing ids; KeyError (and no change) if one is missing."""
         self._live()
-        id_arr = _id_list(ids, "ids")
+        id_arr = _ids_arg(ids)
         docs = check_metadata(metadata, id_arr.shape[0])
         if docs is None:
             raise TypeError("metadata must be a list of dicts, got None")
@@ -280,14 +301,14 @@ class ShardedCollection:
                       [docs[i] for i in order[spans[s]].tolist()]) for s in targets]
         return sum(self._pool.call("run", per_shard, targets))
 
-    def delete(self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None) -> int:
+    def delete(self, ids: object = None, where: dict[str, Any] | None = None) -> int:
         """Deletes ids (unknown ones ignored) or every entry matching where, on every shard."""
         self._live()
         if (ids is None) == (where is None):
             raise ValueError("delete needs exactly one of ids= or where=")
         if check_where(where) is not None:
             return sum(self._pool.run("delete", where=where))
-        _, spans, routed, targets = self._route(_id_list(ids, "ids"))
+        _, spans, routed, targets = self._route(_ids_arg(ids))
         return sum(self._pool.call("run", [("delete", routed[spans[s]]) for s in targets],
                                    targets))
 
@@ -388,10 +409,11 @@ class ShardedCollection:
         batch_size: int = 1000,
         include_vectors: bool = False,
         *,
-        after: int | None = None,
+        after: int | str | None = None,
     ) -> Iterator[GetResult]:
-        """Yields every entry matching where, in ascending id order over all shards,
-        batch_size at a time; after= starts past that id.
+        """Yields every entry matching where, in the engine's scan order over all shards
+        (integer ids ascending, then string ids in byte order), batch_size at a time;
+        after= starts past that id.
 
         Each batch asks every shard for its next batch_size entries past the cursor and
         keeps the batch_size smallest ids, so a shard may be asked again for entries it
@@ -399,7 +421,7 @@ class ShardedCollection:
         self._live()
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
         check_where(where)
-        if after is not None:
+        if after is not None and not isinstance(after, str):
             after = _int(after, "after", 0, _ID_LIMIT - 1)
         while True:
             asked = [(where, batch_size, after, include_vectors)] * self.shards
@@ -407,21 +429,28 @@ class ShardedCollection:
             if not pages:
                 return
             ids = np.concatenate([p.ids for p in pages])
-            order = np.argsort(ids, kind="stable")[:batch_size]
+            if ids.dtype == object:
+                values = ids.tolist()
+                ranked = sorted(range(len(values)), key=lambda j: id_order(values[j]))
+                order = np.array(ranked[:batch_size], dtype=np.intp)
+            else:
+                order = np.argsort(ids, kind="stable")[:batch_size]
             docs = [doc for p in pages for doc in p.metadata]
             vectors = None
             if include_vectors:
                 vectors = np.concatenate([p.vectors for p in pages])[order]
-            yield GetResult(ids[order], [docs[j] for j in order.tolist()], vectors)
+            yield GetResult(id_array(ids[order].tolist()), [docs[j] for j in order.tolist()],
+                            vectors)
             if sum(len(p) for p in pages) <= batch_size and all(
                     len(p) < batch_size for p in pages):
                 return
-            after = int(ids[order[-1]])
+            last = ids[order[-1]]
+            after = last if isinstance(last, str) else int(last)
 
-    def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+    def get(self, ids: object, include_vectors: bool = False) -> GetResult:
         """Looks ids up on their shards; missing ids are left out, the rest keep request order."""
         self._live()
-        id_arr = _id_list(ids, "ids")
+        id_arr = _ids_arg(ids)
         _, spans, routed, targets = self._route(id_arr)
         parts = self._pool.call(
             "run", [("get", routed[spans[s]], include_vectors) for s in targets], targets)
@@ -430,7 +459,8 @@ class ShardedCollection:
             for j, found in enumerate(part.ids.tolist()):
                 where.setdefault(found, (p, j))
         hits = [where[i] for i in id_arr.tolist() if i in where]
-        out_ids = np.array([parts[p].ids[j] for p, j in hits], dtype=np.int64)
+        out_ids = id_array([parts[p].ids[j].item() if parts[p].ids.dtype != object
+                            else parts[p].ids[j] for p, j in hits])
         docs = [parts[p].metadata[j] for p, j in hits]
         vectors = None
         if include_vectors:
