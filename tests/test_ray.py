@@ -22,7 +22,7 @@ ray = pytest.importorskip("ray")
 
 import strata  # noqa: E402 (after the skip)
 import strata.ray as sray  # noqa: E402
-from strata.ray._routing import group, merge_topk, shard_of  # noqa: E402
+from strata.ray._routing import group, merge_topk, shard_of, string_key  # noqa: E402
 
 DATA = Path(os.environ.get("STRATA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared"
                            / "data")) / "pypi-use512"
@@ -67,6 +67,15 @@ def test_routing_matches_splitmix64_and_never_changes():
     assert shard_of(np.arange(6, dtype=np.uint64), 4).tolist() == [3, 1, 2, 1, 2, 2]
 
 
+def test_string_id_routing_is_blake2b_then_splitmix64_and_never_changes():
+    # Pinned values: Python's hash() of a str is salted per process, so a routing built
+    # on it would send the same id to another shard after a restart.
+    mixed = np.array(["doc-1", "ünï", 7, "a"], dtype=object)
+    assert shard_of(mixed, 1000).tolist() == [865, 44, 487, 423]
+    assert shard_of(mixed, 1000)[2] == shard_of(np.uint64([7]), 1000)[0]
+    assert string_key("doc-1") == 4752762565065110614
+
+
 def test_sequential_ids_spread_evenly_over_shards():
     counts = np.bincount(shard_of(np.arange(40_000, dtype=np.uint64), 4), minlength=4)
     assert counts.min() > 9_600 and counts.max() < 10_400, counts
@@ -90,6 +99,18 @@ def test_merge_breaks_ties_by_id_and_puts_padding_last():
     ids, dists, _ = merge_topk([a_ids, b_ids], [a_d, b_d], 6)
     assert ids.tolist() == [[2, 7, 3, 5, 9, -1]]
     assert dists.tolist()[0][:5] == [0.5, 0.5, 1.0, 1.0, 2.0]
+
+
+def test_merge_of_string_and_integer_answers_orders_ties_as_the_engine_and_pads_with_none():
+    ints = np.array([[3, -1]], dtype=np.int64)
+    strs = np.array([["x", None]], dtype=object)
+    dists = [np.array([[0.5, np.inf]], dtype=np.float32)] * 2
+    ids, got, picked = merge_topk([strs, ints], dists, 3)
+    assert ids.tolist() == [[3, "x", None]] and picked.tolist() == [[2, 0, 1]]
+    assert got[0, :2].tolist() == [0.5, 0.5]
+    near = [np.array([[d, np.inf]], dtype=np.float32) for d in (0.1, 0.9)]
+    only_ints, _, _ = merge_topk([ints, strs], near, 1)  # no string in the answer: int64
+    assert only_ints.dtype == np.int64 and only_ints.tolist() == [[3]]
 
 
 def test_import_strata_does_not_import_ray():
