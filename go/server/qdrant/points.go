@@ -66,14 +66,27 @@ type pointStruct struct {
 }
 
 type upsertRequest struct {
-	Points []pointStruct `json:"points"`
-	Batch  *struct {
-		IDs      []json.RawMessage `json:"ids"`
-		Vectors  json.RawMessage   `json:"vectors"`
-		Payloads []json.RawMessage `json:"payloads"`
-	} `json:"batch"`
+	Points       []pointStruct   `json:"points"`
+	Batch        *upsertBatch    `json:"batch"`
 	ShardKey     json.RawMessage `json:"shard_key"`
 	UpdateFilter json.RawMessage `json:"update_filter"`
+}
+
+// upsertBatch is Qdrant's columnar form of an upsert.
+type upsertBatch struct {
+	IDs      []json.RawMessage `json:"ids"`
+	Vectors  json.RawMessage   `json:"vectors"`
+	Payloads []json.RawMessage `json:"payloads"`
+}
+
+// payload parses the payload of the batch's i-th point, id (none when the
+// batch has no payloads).
+func (b *upsertBatch) payload(i int, id collection.ID) (meta.Document, error) {
+	var p json.RawMessage
+	if b.Payloads != nil {
+		p = b.Payloads[i]
+	}
+	return parsePayload(p, id)
 }
 
 func (h *Handler) upsert(r *http.Request) (any, error) {
@@ -118,11 +131,7 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 				return nil, err
 			}
 			vectors = append(vectors, v...)
-			var p json.RawMessage
-			if b.Payloads != nil {
-				p = b.Payloads[i]
-			}
-			d, err := parsePayload(p, ids[i])
+			d, err := b.payload(i, ids[i])
 			if err != nil {
 				return nil, err
 			}
@@ -208,11 +217,7 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any
 			}
 		}
 		for i := range ids {
-			var p json.RawMessage
-			if b.Payloads != nil {
-				p = b.Payloads[i]
-			}
-			d, err := parsePayload(p, ids[i])
+			d, err := b.payload(i, ids[i])
 			if err != nil {
 				return nil, err
 			}
