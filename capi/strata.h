@@ -340,6 +340,18 @@ int strata_col_query(strata_handle h, float *queries, int64_t nq, int64_t k, int
                      strata_buffer *out_id_json, float *out_dists, strata_buffer *out_meta, strata_search_stats *stats,
                      char *err, size_t errlen);
 
+/* strata_col_query_mmr answers one query (dim floats at vector) by maximal
+ * marginal relevance: fetch_k candidates (0: max(k, 20)) nearest to it
+ * among the entries matching where, then k of them picked greedily, each
+ * maximising lambda * sim(query, d) - (1 - lambda) * max sim(d, picked),
+ * lambda in [0, 1] (go/collection/mmr.go). out_ids and out_dists (k each)
+ * receive the picks in pick order with their distances to the query,
+ * padded with -1 and +inf; out_meta, if not NULL, their documents. */
+int strata_col_query_mmr(strata_handle h, float *vector, int64_t k, int64_t fetch_k, double lambda,
+                         int64_t ef, int num_threads, char *where, size_t where_len, int64_t *out_ids,
+                         strata_buffer *out_id_json, float *out_dists, strata_buffer *out_meta,
+                         char *err, size_t errlen);
+
 /* strata_col_get looks up n ids: the *out_n that exist go to out_found (n
  * slots) in request order, their documents to out_meta (a JSON array) and,
  * if out_vectors is not NULL, their vectors to out_vectors (n*dim slots). */

@@ -263,6 +263,24 @@ class AsyncCollection:
             include_metadata=include_metadata, return_stats=return_stats,
         )  # fmt: skip
 
+    async def query_mmr(
+        self,
+        vector: npt.ArrayLike,
+        k: int = 10,
+        *,
+        fetch_k: int | None = None,
+        lambda_mult: float = 0.5,
+        where: dict[str, Any] | None = None,
+        ef: int | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+    ) -> QueryResult:
+        """strata.Collection.query_mmr."""
+        return await self._call(
+            self._col.query_mmr, vector, k, fetch_k=fetch_k, lambda_mult=lambda_mult,
+            where=where, ef=ef, num_threads=num_threads, include_metadata=include_metadata,
+        )  # fmt: skip
+
     async def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
         """strata.Collection.get."""
         return await self._call(self._col.get, ids, include_vectors)

@@ -594,6 +594,54 @@ class Collection(_lib.NativeObject):
         names: list[str | None] = [_SOURCES.get(int(s)) for s in sources[:n]]
         return QueryResult(ids, dists, [docs + padding], None, scores, [names + padding])
 
+    def query_mmr(
+        self,
+        vector: npt.ArrayLike,
+        k: int = 10,
+        *,
+        fetch_k: int | None = None,
+        lambda_mult: float = 0.5,
+        where: dict[str, Any] | None = None,
+        ef: int | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+    ) -> QueryResult:
+        """k entries near vector (one query) and far from one another: maximal marginal
+        relevance, computed in the engine.
+
+        The index finds the fetch_k nearest entries matching where (default max(k, 20));
+        then k of them are picked greedily, first the nearest, then each time the one
+        maximising lambda_mult * sim(vector, d) - (1 - lambda_mult) * max sim(d, picked),
+        with sim the metric's similarity (the dot product for cosine and ip, minus the
+        squared distance for l2). lambda_mult 1 is query()'s nearest k; 0 only spreads.
+        The result has one row (ids and distances [1, k], padded with -1 / inf) in pick
+        order, each with its distance to vector."""
+        handle = self._live()
+        qs, nq = _as_rows(vector, self._dim, "vector", "collection")
+        if nq != 1:
+            raise ValueError(f"an MMR query takes one query vector, got {nq}")
+        k = _k(k)
+        fetch = 0 if fetch_k is None else _set(fetch_k, "fetch_k")
+        if isinstance(lambda_mult, bool) or not isinstance(lambda_mult, (int, float)):
+            raise TypeError(f"lambda_mult must be a number, got {type(lambda_mult).__name__}")
+        ef_value = 0 if ef is None else _set(ef, "ef")
+        raw, size = _where_arg(where)
+        ids: npt.NDArray[Any] = np.empty((1, k), dtype=np.int64)
+        dists = np.empty((1, k), dtype=np.float32)
+        buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
+        id_buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
+        rc = _native.strata_col_query_mmr(
+            handle, ffi.from_buffer("float[]", qs), k, fetch, float(lambda_mult), ef_value,
+            _threads(num_threads), raw, size, ffi.from_buffer("int64_t[]", ids), id_buf,
+            ffi.from_buffer("float[]", dists), buf, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        if id_buf.len:
+            ids = id_array(_take_json(id_buf), (1, k))
+        docs: list[Any] = _take_json(buf) if include_metadata else [None] * k
+        return QueryResult(ids, dists, [docs])
+
     def get(self, ids: object, include_vectors: bool = False) -> GetResult:
         """Looks up ids; those that do not exist are left out of the result."""
         handle = self._live()
