@@ -71,6 +71,13 @@ func (c *Collection) applyFieldOp(w *pendingWrite) (int, error) {
 		given := map[string]bool{}
 		for i := range rec.fields {
 			v := &rec.fields[i]
+			if f := set.getSparse(v.name); f != nil && v.sparse {
+				if err := putSparse(f, v, keys, nil); err != nil {
+					return 0, err
+				}
+				given[f.Name] = true
+				continue
+			}
 			if f := matching(set, v); f != nil {
 				if err := c.putValues(f, v, keys, nil); err != nil {
 					return 0, err
@@ -94,6 +101,16 @@ func (c *Collection) applyFieldOp(w *pendingWrite) (int, error) {
 				}
 			}
 		}
+		for _, f := range set.sparse {
+			drop := keys
+			if given[f.Name] {
+				v := &rec.fields[slices.IndexFunc(rec.fields, func(v fieldValues) bool { return v.name == f.Name })]
+				drop = without(keys, v.points)
+			}
+			if len(drop) > 0 {
+				f.index.Delete(drop)
+			}
+		}
 		c.meta.PutBatch(keys, w.docs)
 		c.putText(keys, w.docs)
 		return len(keys), nil
@@ -108,12 +125,16 @@ func (c *Collection) applyFieldOp(w *pendingWrite) (int, error) {
 		changed := map[int]bool{}
 		for i := range rec.fields {
 			v := &rec.fields[i]
-			f := matching(set, v)
-			if f == nil {
+			if sf := set.getSparse(v.name); sf != nil && v.sparse {
+				if err := putSparse(sf, v, keys, exists); err != nil {
+					return 0, err
+				}
+			} else if f := matching(set, v); f != nil {
+				if err := c.putValues(f, v, keys, exists); err != nil {
+					return 0, err
+				}
+			} else {
 				continue
-			}
-			if err := c.putValues(f, v, keys, exists); err != nil {
-				return 0, err
 			}
 			for _, p := range v.points {
 				if exists(int(p)) {
@@ -135,14 +156,28 @@ func (c *Collection) applyFieldOp(w *pendingWrite) (int, error) {
 					return 0, err
 				}
 			}
+			if f := set.getSparse(rec.fields[i].name); f != nil {
+				f.index.Delete(ids)
+			}
 		}
 		return len(ids), nil
 	case opAddField:
-		spec, err := decodeSpec(rec.docs[0])
+		spec, sp, err := decodeAnySpec(rec.docs[0])
 		if err != nil {
 			return 0, err
 		}
-		if set.get(spec.Name) != nil {
+		if sp != nil {
+			if set.has(sp.Name) {
+				return 0, nil // added meanwhile by an earlier record
+			}
+			f, err := newSparseField(*sp)
+			if err != nil {
+				return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+			c.fields.Store(set.withSparse(f))
+			return 1, nil
+		}
+		if set.has(spec.Name) {
 			return 0, nil // added meanwhile by an earlier record
 		}
 		f, err := newField(spec, c.opts.Seed)
@@ -156,7 +191,7 @@ func (c *Collection) applyFieldOp(w *pendingWrite) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if set.get(name) == nil {
+		if !set.has(name) {
 			return 0, nil // removed meanwhile by an earlier record
 		}
 		// The index is not closed: a query or checkpoint that took the

@@ -40,6 +40,7 @@ func (c *Collection) checkpoint() error {
 		return nil
 	}
 	set, frozen, err := c.freezeFields()
+	frozenSp := freezeSparse(set)
 	ids, offsets, data := c.meta.Export()
 	keys, strs, next := c.ids.export()
 	c.applyMu.Unlock()
@@ -54,7 +55,7 @@ func (c *Collection) checkpoint() error {
 	err = c.log.Rotate()
 	c.walMu.Unlock()
 	if err == nil {
-		err = c.writeSnapshot(seq, set, frozen, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
+		err = c.writeSnapshot(seq, set, frozen, frozenSp, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
 			snapshot.IDTable{Keys: keys, Strings: strs, Next: next})
 	}
 	if err == nil {
@@ -113,11 +114,21 @@ func (c *Collection) freezeFields() (*fieldSet, []frozenField, error) {
 	return set, frozen, nil
 }
 
+// freezeSparse copies the sparse fields' state; the caller holds applyMu.
+func freezeSparse(set *fieldSet) []frozenSparse {
+	out := make([]frozenSparse, len(set.sparse))
+	for i, f := range set.sparse {
+		out[i] = frozenSparse{field: f, frozen: f.index.Freeze()}
+	}
+	return out
+}
+
 // writeSnapshot writes snapshots/<seq>/ and makes it durable: every file
 // fsynced, then the snapshot directory and its parent. A collection of the
 // one dense field "" writes a format 2 manifest, as before fields existed;
 // any other schema a format 3 one, which lists the fields.
-func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenField, md snapshot.Metadata, table snapshot.IDTable) error {
+func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenField, frozenSp []frozenSparse,
+	md snapshot.Metadata, table snapshot.IDTable) error {
 	dir := snapshotPath(c.dir, seq)
 	// A directory of this name is the remains of a crashed checkpoint of
 	// the same state (CURRENT never names an incomplete one).
@@ -131,11 +142,16 @@ func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenFie
 	if err != nil {
 		return err
 	}
+	sparseFiles, err := saveSparse(c.fs, dir, frozenSp)
+	if err != nil {
+		return err
+	}
+	files = append(files, sparseFiles...)
 	if err := snapshot.WriteMetadata(c.fs, filepath.Join(dir, metaFileName), md); err != nil {
 		return err
 	}
 	m := snapshot.Manifest{Format: 3, WALHead: true, Seq: seq, Fsync: c.opts.Fsync.String(), Count: len(md.IDs),
-		Vectors: manifestFields(set.fields)}
+		Vectors: manifestFields(set.fields), Sparse: manifestSparse(set.sparse)}
 	if set.legacy() {
 		d := set.def
 		m = snapshot.Manifest{Format: 2, WALHead: true, Seq: seq, Dim: d.Dim, Metric: d.Metric.String(), M: d.M,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/collection/sparse"
 	"github.com/strata-db/strata/go/collection/wal"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
@@ -187,7 +188,7 @@ func Create(dir string, opts Options, tuning Tuning) (*Collection, error) {
 	return c, nil
 }
 
-func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields []*vectorField) (*Collection, error) {
+func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fieldSet) (*Collection, error) {
 	fsys := tuning.FS
 	if Exists(fsys, dir) {
 		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)
@@ -211,7 +212,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields []*v
 	if err := c.openLog(1); err != nil {
 		return nil, err
 	}
-	err = c.writeSnapshot(0, set, frozen, snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey})
+	err = c.writeSnapshot(0, set, frozen, freezeSparse(set), snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey})
 	if err == nil {
 		err = snapshot.WriteCurrent(fsys, dir, 0)
 	}
@@ -258,7 +259,7 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	seq, manifest, fields, docs, stored := snap.seq, snap.manifest, snap.fields, snap.docs, snap.stored
 	opts, err := optionsFromSnapshot(manifest)
 	if err != nil {
-		closeFields(fields)
+		closeFields(fields.fields)
 		return nil, err
 	}
 	if !tuning.HasFsync {
@@ -383,10 +384,10 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 	return docs, nil
 }
 
-func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, fields []*vectorField, docs *meta.Index, ids *idTable) *Collection {
+func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fieldSet, docs *meta.Index, ids *idTable) *Collection {
 	c := &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, meta: docs, ids: ids,
 		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1), lookNow: make(chan chan struct{})}
-	c.fields.Store(newFieldSet(fields))
+	c.fields.Store(fields)
 	return c
 }
 
@@ -476,7 +477,18 @@ func optionsFromSnapshot(m snapshot.Manifest) (Options, error) {
 		return Options{}, err
 	}
 	opts := Options{Fsync: f, Vectors: schema}
-	if _, err := opts.schemaOf(); err != nil {
+	for _, sp := range m.Sparse {
+		mod, err := sparse.ParseModifier(sp.Modifier)
+		if err != nil {
+			return Options{}, fmt.Errorf("%w: sparse field %q: modifier %q", ErrCorrupt, sp.Name, sp.Modifier)
+		}
+		opts.Sparse = append(opts.Sparse, SparseField{Name: sp.Name, Modifier: mod})
+	}
+	dense, err := opts.schemaOf()
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if _, err := sparseSchemaOf(opts.Sparse, dense); err != nil {
 		return Options{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
 	return opts, nil
@@ -492,9 +504,12 @@ func (c *Collection) Dir() string { return c.dir }
 func (c *Collection) Options() Options {
 	opts := c.opts
 	set := c.fields.Load()
-	opts.Vectors = nil
+	opts.Vectors, opts.Sparse = nil, nil
 	if !set.legacy() {
 		opts.Vectors = set.schema()
+	}
+	if len(set.sparse) > 0 {
+		opts.Sparse = set.sparseSchema()
 	}
 	opts.Dim, opts.Metric, opts.M, opts.EfConstruction, opts.Quantization = 0, 0, 0, 0, 0
 	if d := set.def; d != nil {

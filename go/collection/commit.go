@@ -246,10 +246,8 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 		keys := c.keysOf(w.rec.ids)
 		n = c.meta.Delete(keys)
 		c.deleteText(keys)
-		for _, f := range c.fields.Load().fields {
-			if err := f.remove(keys); err != nil {
-				return err
-			}
+		if err := c.fields.Load().dropPoints(keys, nil); err != nil {
+			return err
 		}
 		// A deleted string's mapping goes with its point.
 		c.ids.remove(keys)
@@ -389,12 +387,5 @@ func (c *Collection) putDefault(set *fieldSet, def *vectorField, ids []uint64, v
 			return err
 		}
 	}
-	for _, f := range set.fields {
-		if f != def {
-			if err := f.remove(ids); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return set.dropPoints(ids, def)
 }

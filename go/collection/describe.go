@@ -31,8 +31,13 @@ func (c *Collection) Describe() map[string]any {
 			"ef_construction": f.EfConstruction, "quantization": f.Quantization.String(),
 			"multivector": f.Multivector.String(), "points": f.count(), "tombstones": f.index.Tombstones()}
 	}
+	sparseFields := make([]map[string]any, len(set.sparse))
+	for i, f := range set.sparse {
+		sparseFields[i] = map[string]any{"name": f.Name, "modifier": f.Modifier.String(), "points": f.index.Len()}
+	}
 	return map[string]any{
-		"count": in.Count, "dim": in.Dim, "metric": in.Metric, "M": in.M,
+		"sparse_vectors": sparseFields,
+		"count":          in.Count, "dim": in.Dim, "metric": in.Metric, "M": in.M,
 		"ef_construction": in.EfConstruction, "quantization": in.Quantization, "fsync": in.Fsync,
 		"seq": in.Seq, "last_checkpoint_seq": in.LastCheckpoint, "last_checkpoint_time": checkpointTime,
 		"wal_bytes": in.WALBytes, "snapshot_bytes": in.SnapshotBytes, "tombstones": in.Tombstones,

@@ -20,6 +20,19 @@
 // multivector field holds a list of vectors per point, searched by MAX_SIM
 // (maxsim.go).
 //
+// # Sparse fields and hybrid queries
+//
+// A sparse field (Options.Sparse, AddSparseField; sparse_fields.go) holds
+// for some points a sparse vector, in an inverted index of package sparse
+// (exact top k by dot product, MaxScore pruning, Qdrant's IDF modifier).
+// Sparse and dense names are one name space. Its values are written with
+// the other fields' (FieldValues with Indices), read back with
+// GetSparseVectors, matched by meta.HasVector, and searched with
+// QuerySparse under the collection's filters, whose allow list the index
+// takes as it is. QueryFused runs sub-queries of any fields and of the
+// BM25 text indexes under one filter and fuses their lists by RRF or DBSF
+// as Qdrant does (fusion.go); Fuse alone serves doors that nest them.
+//
 // # Promises
 //
 //   - A write (Upsert, UpdateMetadata, Delete) is validated whole before
@@ -61,17 +74,26 @@
 //	op u8 = 6 update vectors: n u32 | ids | fields
 //	op u8 = 7 delete vectors: n u32 | ids | nf u32 | nf × (len u32 | name)
 //	op u8 = 8 add field:      n u32 = 0 | len u32 | JSON {"name", "dim", "metric", "M", "ef_construction", "quantization"[, "multivector": "max_sim"]}
+//	                          or, a sparse field, JSON {"name", "sparse": "none"|"idf"}
 //	op u8 = 9 remove field:   n u32 = 0 | len u32 | JSON {"name": name}
 //
 // where fields, the values of some vector fields for some of the ids, is
 //
-//	nf u32 | nf × (len u32 | name | kind u8 (0 dense, 1 multivector) | dim u32 | m u32 |
-//	               points [m]u32 | counts [m]u32 (kind 1 only) | vectors [rows·dim]f32)
+//	nf u32 | nf × (len u32 | name | kind u8 (0 dense, 1 multivector, 2 sparse) | dim u32 | m u32 |
+//	               points [m]u32 | counts [m]u32 (kinds 1, 2) |
+//	               kinds 0, 1: vectors [rows·dim]f32
+//	               kind 2:     indices [Σ counts]u32 | values [Σ counts]f32)
 //
 // points are ascending positions into ids, counts the vectors of each
 // point (1..limits.MaxMultivectors), rows m for a dense field and
 // Σ counts for a multivector one; names are unique in a record (at most
-// limits.MaxVectorFields, limits.MaxFieldName bytes each). An upsert of
+// limits.MaxVectorFields, limits.MaxFieldName bytes each). A sparse
+// field (kind 2) has dim 0, counts the coordinates of each point
+// (0..limits.MaxSparseNonZeros), and each point's coordinates in the
+// form sparse.Normalize gives (indices strictly increasing, values
+// finite); the decoder refuses any other as corrupt. Kind 2 is new with
+// sparse fields: the logs written before them replay unchanged, and a
+// build before them refuses a record that has one (unknown kind). An upsert of
 // op 1 writes the field "" of every id and no other field; a collection
 // of the field "" alone writes only ops 1-4, as before fields existed.
 // Op 5 states whole points: a field not given for an id is dropped. Ops
@@ -104,12 +126,12 @@
 //
 //  1. Under the apply lock: note the last applied sequence number S, freeze
 //     each field's index (hnsw.Freeze: copies of the links and flags, shared
-//     write-once arrays), copy the multivector maps and export the
-//     documents. Writers queue meanwhile.
+//     write-once arrays; sparse.Index.Freeze), copy the multivector maps
+//     and export the documents. Writers queue meanwhile.
 //  2. Rotate the log, so records after S land in a new segment.
 //  3. Write snapshots/S/ (index.hnsw, or one index file per field and a
-//     map per multivector field; meta.idx, MANIFEST), fsync each file,
-//     the directory and snapshots/.
+//     map per multivector field; sparse.NN.idx per sparse field; meta.idx,
+//     MANIFEST), fsync each file, the directory and snapshots/.
 //  4. Replace CURRENT (temp, fsync, rename, fsync of the collection dir).
 //  5. Remove log segments holding only records <= S and other snapshots.
 //

@@ -44,7 +44,7 @@ type Fallback struct {
 type loaded struct {
 	seq      uint64
 	manifest snapshot.Manifest
-	fields   []*vectorField
+	fields   *fieldSet
 	docs     *meta.Index
 	stored   snapshot.Metadata
 	ids      *idTable
@@ -82,34 +82,34 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 	}
 	stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
 	if err != nil {
-		closeFields(fields)
+		closeFields(fields.fields)
 		return nil, err
 	}
 	docs, err := meta.Import(stored.IDs, stored.Offsets, stored.Data)
 	if err != nil {
-		closeFields(fields)
+		closeFields(fields.fields)
 		return nil, err
 	}
 	if docs.Len() != manifest.Count {
-		closeFields(fields)
+		closeFields(fields.fields)
 		return nil, fmt.Errorf("%w: snapshot %s holds %d documents, manifest says %d",
 			ErrCorrupt, snapDir, docs.Len(), manifest.Count)
 	}
-	if manifest.Format < 3 && fields[0].index.Len() != docs.Len() {
+	if manifest.Format < 3 && fields.fields[0].index.Len() != docs.Len() {
 		// Before fields existed every point had the one vector.
-		closeFields(fields)
+		closeFields(fields.fields)
 		return nil, fmt.Errorf("%w: snapshot %s holds %d vectors and %d documents, manifest says %d",
-			ErrCorrupt, snapDir, fields[0].index.Len(), docs.Len(), manifest.Count)
+			ErrCorrupt, snapDir, fields.fields[0].index.Len(), docs.Len(), manifest.Count)
 	}
 	if err := checkFieldPoints(fields, docs.Contains, docs.Len()); err != nil {
-		closeFields(fields)
+		closeFields(fields.fields)
 		return nil, fmt.Errorf("snapshot %s: %w", snapDir, err)
 	}
 	// The documents' string keys (2^63 and up, last in MIDS) are exactly
 	// the id table's.
 	first, _ := slices.BinarySearch(stored.IDs, firstStringKey)
 	if !slices.Equal(stored.IDs[first:], table.Keys) {
-		closeFields(fields)
+		closeFields(fields.fields)
 		return nil, fmt.Errorf("%w: snapshot %s holds %d documents under string keys, its id table %d",
 			ErrCorrupt, snapDir, len(stored.IDs)-first, len(table.Keys))
 	}
@@ -162,7 +162,7 @@ func chooseSnapshot(fsys vfs.FS, dir string) (*loaded, *Fallback, error) {
 		}
 		fb.To = seq
 		if err := setAside(fsys, dir, &fb); err != nil {
-			closeFields(snap.fields)
+			closeFields(snap.fields.fields)
 			return nil, nil, err
 		}
 		return snap, &fb, nil

@@ -33,18 +33,70 @@ type vectorField struct {
 	multi *multiMap // MaxSim fields only
 }
 
-// fieldSet is the collection's schema at one moment, sorted by name.
+// fieldSet is the collection's schema at one moment: the dense and
+// multivector fields and the sparse fields (sparse_fields.go), each
+// sorted by name, the names of both distinct.
 type fieldSet struct {
 	fields []*vectorField
+	sparse []*sparseField
 	def    *vectorField // the field "", or nil
 }
 
-func newFieldSet(fields []*vectorField) *fieldSet {
-	s := &fieldSet{fields: fields}
+func newFieldSet(fields []*vectorField, sparse []*sparseField) *fieldSet {
+	s := &fieldSet{fields: fields, sparse: sparse}
 	if len(fields) > 0 && fields[0].Name == "" {
 		s.def = fields[0]
 	}
 	return s
+}
+
+// getSparse returns the sparse field of that name, or nil.
+func (s *fieldSet) getSparse(name string) *sparseField {
+	i, ok := slices.BinarySearchFunc(s.sparse, name, func(f *sparseField, name string) int { return compareNames(f.Name, name) })
+	if !ok {
+		return nil
+	}
+	return s.sparse[i]
+}
+
+// has reports whether a dense, multivector or sparse field has the name.
+func (s *fieldSet) has(name string) bool { return s.get(name) != nil || s.getSparse(name) != nil }
+
+// count is the number of fields of every kind.
+func (s *fieldSet) count() int { return len(s.fields) + len(s.sparse) }
+
+// withSparse returns the set plus f (which must be new), without
+// changing s.
+func (s *fieldSet) withSparse(f *sparseField) *fieldSet {
+	sp := slices.Clone(s.sparse)
+	i, _ := slices.BinarySearchFunc(sp, f.Name, func(g *sparseField, name string) int { return compareNames(g.Name, name) })
+	return newFieldSet(s.fields, slices.Insert(sp, i, f))
+}
+
+// sparseSchema returns the sparse fields' definitions.
+func (s *fieldSet) sparseSchema() []SparseField {
+	out := make([]SparseField, len(s.sparse))
+	for i, f := range s.sparse {
+		out[i] = f.SparseField
+	}
+	return out
+}
+
+// dropPoints removes the keys' values from every field but keep (nil:
+// every field): a whole-point write that did not give those fields, or a
+// delete.
+func (s *fieldSet) dropPoints(keys []uint64, keep *vectorField) error {
+	for _, f := range s.fields {
+		if f != keep {
+			if err := f.remove(keys); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range s.sparse {
+		f.index.Delete(keys)
+	}
+	return nil
 }
 
 // get returns the field of that name, or nil.
@@ -63,12 +115,13 @@ func (s *fieldSet) get(name string) *vectorField {
 func (s *fieldSet) with(f *vectorField) *fieldSet {
 	fields := slices.Clone(s.fields)
 	i, _ := slices.BinarySearchFunc(fields, f.Name, func(g *vectorField, name string) int { return compareNames(g.Name, name) })
-	return newFieldSet(slices.Insert(fields, i, f))
+	return newFieldSet(slices.Insert(fields, i, f), s.sparse)
 }
 
-// without returns the set minus the field of that name.
+// without returns the set minus the field (of any kind) of that name.
 func (s *fieldSet) without(name string) *fieldSet {
-	return newFieldSet(slices.DeleteFunc(slices.Clone(s.fields), func(f *vectorField) bool { return f.Name == name }))
+	return newFieldSet(slices.DeleteFunc(slices.Clone(s.fields), func(f *vectorField) bool { return f.Name == name }),
+		slices.DeleteFunc(slices.Clone(s.sparse), func(f *sparseField) bool { return f.Name == name }))
 }
 
 // schema returns the fields' definitions.
@@ -83,7 +136,7 @@ func (s *fieldSet) schema() []VectorField {
 // legacy reports whether the set is the one dense field "" of a collection
 // created the old way (format 2 snapshots, op 1 records).
 func (s *fieldSet) legacy() bool {
-	return len(s.fields) == 1 && s.def != nil && s.def.Multivector == SingleVector
+	return len(s.fields) == 1 && len(s.sparse) == 0 && s.def != nil && s.def.Multivector == SingleVector
 }
 
 // newField makes an empty field of spec (checked by the caller).
@@ -208,7 +261,7 @@ func saveFields(fsys vfs.FS, dir string, frozen []frozenField) ([]string, error)
 // (format 3) or index.hnsw (formats 1 and 2, the one field ""). Each
 // field's points must be among the snapshot's count documents, which the
 // caller checks id by id (checkFieldPoints).
-func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest) (_ []*vectorField, err error) {
+func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest) (_ *fieldSet, err error) {
 	schema, err := schemaFromManifest(m)
 	if err != nil {
 		return nil, err
@@ -253,12 +306,19 @@ func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest) (_ []*vectorFi
 		}
 		f.multi = importMultiMap(vmap)
 	}
-	return fields, nil
+	sp, err := loadSparse(fsys, snapDir, m)
+	if err != nil {
+		return nil, err
+	}
+	return newFieldSet(fields, sp), nil
 }
 
 // checkFieldPoints checks that every point of every field has a document.
-func checkFieldPoints(fields []*vectorField, hasDoc func(uint64) bool, count int) error {
-	for _, f := range fields {
+func checkFieldPoints(set *fieldSet, hasDoc func(uint64) bool, count int) error {
+	if err := checkSparsePoints(set.sparse, hasDoc, count); err != nil {
+		return err
+	}
+	for _, f := range set.fields {
 		if n := f.count(); n > count {
 			return fmt.Errorf("%w: vector field %q holds %d points, the snapshot %d", ErrCorrupt, f.Name, n, count)
 		}

@@ -71,6 +71,11 @@ type Options struct {
 	// dense or multivector. Fields can be added and removed later
 	// (AddVectorField, RemoveVectorField).
 	Vectors []VectorField
+	// Sparse are the sparse vector fields (sparse_fields.go), their names
+	// distinct from Vectors'. A collection may have sparse fields alone
+	// (Dim 0, Vectors nil). More can be added later (AddSparseField) and
+	// removed (RemoveVectorField).
+	Sparse []SparseField
 }
 
 // Tuning are settings of one open collection; zero values pick defaults.
@@ -151,7 +156,7 @@ func (t *Tuning) setDefaults() {
 // newFields fills in defaults, checks the options and makes the
 // collection's empty fields (hnsw.New checks the index parameters against
 // package limits). Nothing has touched the disk yet.
-func (o *Options) newFields() ([]*vectorField, error) {
+func (o *Options) newFields() (*fieldSet, error) {
 	if int(o.Fsync) >= len(fsyncNames) {
 		return nil, fmt.Errorf("%w: unknown fsync policy %d", ErrInvalid, o.Fsync)
 	}
@@ -170,11 +175,22 @@ func (o *Options) newFields() ([]*vectorField, error) {
 	if err != nil {
 		return nil, err
 	}
+	sparseSchema, err := sparseSchemaOf(o.Sparse, schema)
+	if err != nil {
+		return nil, err
+	}
+	o.Sparse = sparseSchema
 	fields := make([]*vectorField, len(schema))
 	for i, spec := range schema {
 		if fields[i], err = newField(spec, o.Seed); err != nil {
 			return nil, err
 		}
 	}
-	return fields, nil
+	sp := make([]*sparseField, len(sparseSchema))
+	for i, spec := range sparseSchema {
+		if sp[i], err = newSparseField(spec); err != nil {
+			return nil, err
+		}
+	}
+	return newFieldSet(fields, sp), nil
 }

@@ -180,11 +180,16 @@ func (c *Collection) bindVectors(f *meta.Filter) (*meta.Filter, error) {
 	}
 	set := c.fields.Load()
 	for _, name := range names {
-		if set.get(name) == nil {
+		if !set.has(name) {
 			return nil, fmt.Errorf("%w: has_vector: no vector field %q", ErrInvalid, name)
 		}
 	}
-	return f.BindVectors(func(name string) []uint64 { return set.get(name).points() }), nil
+	return f.BindVectors(func(name string) []uint64 {
+		if sf := set.getSparse(name); sf != nil {
+			return sf.points()
+		}
+		return set.get(name).points()
+	}), nil
 }
 
 // idsOfResults turns the index's results (keys as int64, -1 padding) into
@@ -438,6 +443,7 @@ type Info struct {
 	SnapshotBytes  int64 // files of the live snapshot
 	Tombstones     int   // summed over the vector fields
 	Vectors        []VectorField
+	Sparse         []SparseField
 	Recovery       Recovery
 	Groups         int64 // group commits since open
 	Records        int64 // writes logged since open
@@ -462,6 +468,7 @@ func (c *Collection) Info() Info {
 		EfConstruction: opts.EfConstruction, Quantization: opts.Quantization.String(), Vectors: c.VectorFields(),
 		Fsync: c.tuning.Fsync.String(), Seq: c.applied.Load(), LastCheckpoint: c.lastCheckpoint.Load(),
 		WALBytes: c.log.Bytes(), SnapshotBytes: c.snapshotBytes.Load(), Tombstones: tombstones, Recovery: c.recovery,
+		Sparse: c.SparseFields(),
 		Groups: c.stats.Groups.Load(), Records: c.stats.Records.Load(), Syncs: c.stats.Syncs.Load(),
 		SyncSeconds: float64(c.stats.SyncNanos.Load()) / 1e9, Checkpoints: c.stats.Checkpoints.Load(),
 		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9, Vacuums: c.stats.Vacuums.Load(),
@@ -499,7 +506,12 @@ func (c *Collection) CheckIntegrity() error {
 			return fmt.Errorf("%w: index holds %d ids, documents %d", hnsw.ErrCorrupt, a, b)
 		}
 	}
-	if err := checkFieldPoints(set.fields, c.meta.Contains, c.meta.Len()); err != nil {
+	for _, f := range set.sparse {
+		if err := f.index.CheckIntegrity(); err != nil {
+			return fmt.Errorf("collection: sparse field %q: %w", f.Name, err)
+		}
+	}
+	if err := checkFieldPoints(set, c.meta.Contains, c.meta.Len()); err != nil {
 		return fmt.Errorf("%w: %w", hnsw.ErrCorrupt, err)
 	}
 	return nil

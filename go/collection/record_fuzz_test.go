@@ -32,6 +32,14 @@ func FuzzDecodeRecord(f *testing.F) {
 		{op: opDeleteVectors, ids: []ID{IntID(4), StringID("q")}, fields: []fieldValues{{name: "image"}, {name: "text"}}},
 		{op: opAddField, docs: [][]byte{encodeSpec(VectorField{Name: "x", Dim: 3, M: 16, EfConstruction: 200})}},
 		{op: opRemoveField, docs: [][]byte{encodeFieldName("x")}},
+		{op: opUpsertPoints, ids: IntIDs([]uint64{4, 9, 11}), docs: [][]byte{[]byte(`{}`), []byte(`{}`), []byte(`{}`)}, fields: []fieldValues{
+			{name: "", dim: 1, points: []uint32{0}, vectors: []float32{1}},
+			{name: "kw", sparse: true, points: []uint32{0, 2}, counts: []uint32{2, 0}, indices: []uint32{3, 70000}, vectors: []float32{0.5, -1}},
+		}},
+		{op: opUpdateVectors, ids: []ID{StringID("s"), IntID(3)}, fields: []fieldValues{
+			{name: "kw", sparse: true, points: []uint32{1}, counts: []uint32{3}, indices: []uint32{0, 1, 2}, vectors: []float32{0, 1, 2}},
+		}},
+		{op: opAddField, docs: [][]byte{encodeSparseSpec(SparseField{Name: "kw", Modifier: 1})}},
 	}
 	for _, r := range seeds {
 		f.Add(r.encode())

@@ -109,6 +109,9 @@ func (f VectorField) hnswConfig(seed uint64) hnsw.Config {
 // those options, which Options() reports), sorted by name, defaults filled
 // in and checked.
 func (o *Options) schemaOf() ([]VectorField, error) {
+	if o.Vectors == nil && o.Dim == 0 && len(o.Sparse) > 0 {
+		o.Vectors = []VectorField{} // sparse fields alone
+	}
 	if o.Vectors == nil {
 		// The errors of before fields existed.
 		cfg := hnsw.Config{Dim: o.Dim, Metric: o.Metric, M: o.M, EfConstruction: o.EfConstruction, Quantization: o.Quantization}

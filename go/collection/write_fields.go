@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/collection/sparse"
 	"github.com/strata-db/strata/go/limits"
 )
 
@@ -20,9 +21,17 @@ type FieldValues struct {
 	// Points for a dense field, Counts[i] for the i-th point of Points
 	// for a multivector field.
 	Vectors []float32
-	// Counts, for a multivector field only, is the number of vectors of
-	// each point of Points, each in [1, limits.MaxMultivectors].
+	// Counts, for a multivector field, is the number of vectors of each
+	// point of Points, each in [1, limits.MaxMultivectors]; for a sparse
+	// field, the number of coordinates of each, in [0,
+	// limits.MaxSparseNonZeros].
 	Counts []int
+	// Indices, for a sparse field only, holds the coordinates' indices,
+	// Counts[i] for the i-th point of Points, and Vectors their values.
+	// A point's indices may come in any order; an index twice in one
+	// point, or a value that is not finite, fails the write. The log and
+	// the index hold each vector sorted by index.
+	Indices []uint32
 }
 
 // UpsertPoints inserts or replaces whole points: ids, their documents
@@ -112,7 +121,7 @@ func (c *Collection) DeleteVectors(ids []ID, names []string) (int, error) {
 	set := c.fields.Load()
 	values := make([]fieldValues, 0, len(names))
 	for _, name := range names {
-		if set.get(name) == nil {
+		if !set.has(name) {
 			return 0, fmt.Errorf("%w: no vector field %q", ErrInvalid, name)
 		}
 		if slices.ContainsFunc(values, func(v fieldValues) bool { return v.name == name }) {
@@ -145,10 +154,10 @@ func (c *Collection) AddVectorField(f VectorField) error {
 		return err
 	}
 	set := c.fields.Load()
-	if set.get(spec.Name) != nil {
+	if set.has(spec.Name) {
 		return fmt.Errorf("%w: vector field %q", ErrExists, spec.Name)
 	}
-	if err := limits.CheckVectorFields(len(set.fields) + 1); err != nil {
+	if err := limits.CheckVectorFields(set.count() + 1); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	n, err := c.submit(record{op: opAddField, docs: [][]byte{encodeSpec(spec)}}, nil)
@@ -158,15 +167,43 @@ func (c *Collection) AddVectorField(f VectorField) error {
 	return err
 }
 
-// RemoveVectorField removes a field and its index from the schema
-// (Qdrant's delete_vector_name); points keep their other fields. It fails
-// with ErrNotFound if there is no such field. Queries of the field that
-// began before it was removed finish on its index.
+// AddSparseField adds an empty sparse field to the schema; existing
+// points lack it until they are given a value. It fails with ErrExists if
+// the name is taken by a field of any kind.
+func (c *Collection) AddSparseField(f SparseField) error {
+	if err := c.alive(); err != nil {
+		return err
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	set := c.fields.Load()
+	if set.has(f.Name) {
+		return fmt.Errorf("%w: vector field %q", ErrExists, f.Name)
+	}
+	if err := limits.CheckVectorFields(set.count() + 1); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	n, err := c.submit(record{op: opAddField, docs: [][]byte{encodeSparseSpec(f)}}, nil)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%w: vector field %q (added meanwhile)", ErrExists, f.Name)
+	}
+	return err
+}
+
+// SparseFields returns the collection's sparse fields, sorted by name.
+func (c *Collection) SparseFields() []SparseField { return c.fields.Load().sparseSchema() }
+
+// RemoveVectorField removes a field of any kind (dense, multivector,
+// sparse) and its index from the schema (Qdrant's delete_vector_name);
+// points keep their other fields. It fails with ErrNotFound if there is
+// no such field. Queries of the field that began before it was removed
+// finish on its index.
 func (c *Collection) RemoveVectorField(name string) error {
 	if err := c.alive(); err != nil {
 		return err
 	}
-	if c.fields.Load().get(name) == nil {
+	if !c.fields.Load().has(name) {
 		return fmt.Errorf("%w: vector field %q", ErrNotFound, name)
 	}
 	doc := encodeFieldName(name)
@@ -198,25 +235,25 @@ func (c *Collection) checkFieldValues(n int, fields map[string]FieldValues) ([]f
 	for name, fv := range fields {
 		f := set.get(name)
 		if f == nil {
-			return nil, fmt.Errorf("%w: no vector field %q", ErrInvalid, name)
+			if set.getSparse(name) == nil {
+				return nil, fmt.Errorf("%w: no vector field %q", ErrInvalid, name)
+			}
+			v, err := checkSparseValues(n, name, fv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+			continue
+		}
+		if fv.Indices != nil {
+			return nil, fmt.Errorf("%w: vector field %q is not a sparse field: indices given", ErrInvalid, name)
 		}
 		v := fieldValues{name: name, multi: f.Multivector != SingleVector, dim: f.Dim}
-		points := fv.Points
-		if points == nil {
-			v.points = make([]uint32, n)
-			for i := range v.points {
-				v.points[i] = uint32(i)
-			}
-		} else {
-			v.points = make([]uint32, len(points))
-			for i, p := range points {
-				if p < 0 || p >= n || (i > 0 && p <= points[i-1]) {
-					return nil, fmt.Errorf("%w: vector field %q: points[%d] = %d: positions must be ascending and in [0, %d)",
-						ErrInvalid, name, i, p, n)
-				}
-				v.points[i] = uint32(p)
-			}
+		points, err := checkPoints(n, name, fv.Points)
+		if err != nil {
+			return nil, err
 		}
+		v.points = points
 		rows := len(v.points)
 		if v.multi {
 			if len(fv.Counts) != len(v.points) {
@@ -246,6 +283,66 @@ func (c *Collection) checkFieldValues(n int, fields map[string]FieldValues) ([]f
 	}
 	slices.SortFunc(out, func(a, b fieldValues) int { return compareNames(a.name, b.name) })
 	return out, nil
+}
+
+// checkPoints checks a field's positions into a batch of n points (nil:
+// all of them).
+func checkPoints(n int, name string, points []int) ([]uint32, error) {
+	out := make([]uint32, 0, n)
+	if points == nil {
+		for i := range n {
+			out = append(out, uint32(i))
+		}
+		return out, nil
+	}
+	for i, p := range points {
+		if p < 0 || p >= n || (i > 0 && p <= points[i-1]) {
+			return nil, fmt.Errorf("%w: vector field %q: points[%d] = %d: positions must be ascending and in [0, %d)",
+				ErrInvalid, name, i, p, n)
+		}
+		out = append(out, uint32(p))
+	}
+	return out, nil
+}
+
+// checkSparseValues checks a sparse field's values for a batch of n
+// points and returns them normalised (sparse.Normalize: each point's
+// coordinates sorted by index), as the log holds them.
+func checkSparseValues(n int, name string, fv FieldValues) (fieldValues, error) {
+	points, err := checkPoints(n, name, fv.Points)
+	if err != nil {
+		return fieldValues{}, err
+	}
+	v := fieldValues{name: name, sparse: true, points: points}
+	if len(fv.Counts) != len(points) {
+		return fieldValues{}, fmt.Errorf("%w: sparse field %q: %d counts for %d points", ErrInvalid, name, len(fv.Counts), len(points))
+	}
+	total := 0
+	for i, cnt := range fv.Counts {
+		if err := limits.CheckSparseNonZeros(cnt); err != nil {
+			return fieldValues{}, fmt.Errorf("%w: sparse field %q, point %d: %w", ErrInvalid, name, i, err)
+		}
+		total += cnt
+	}
+	if len(fv.Indices) != total || len(fv.Vectors) != total {
+		return fieldValues{}, fmt.Errorf("%w: sparse field %q: %d indices and %d values for %d coordinates",
+			ErrInvalid, name, len(fv.Indices), len(fv.Vectors), total)
+	}
+	v.counts = make([]uint32, len(points))
+	v.indices = make([]uint32, 0, total)
+	v.vectors = make([]float32, 0, total)
+	from := 0
+	for i, cnt := range fv.Counts {
+		vec, err := sparse.Normalize(fv.Indices[from:from+cnt], fv.Vectors[from:from+cnt])
+		if err != nil {
+			return fieldValues{}, fmt.Errorf("%w: sparse field %q, point %d: %v", ErrInvalid, name, i, err)
+		}
+		v.counts[i] = uint32(cnt)
+		v.indices = append(v.indices, vec.Indices...)
+		v.vectors = append(v.vectors, vec.Values...)
+		from += cnt
+	}
+	return v, nil
 }
 
 // fieldName is the document of a remove-field record (op 9).

@@ -94,6 +94,12 @@ const (
 	// graph, and MAX_SIM re-scoring costs queries × vectors distances per
 	// candidate.
 	MaxMultivectors = 1 << 12
+	// MaxFusedQueries bounds the sub-queries one fused (hybrid) query
+	// runs (Qdrant's prefetches): each is a search of its own, of up to
+	// MaxK results, so the bound is one on the work of one request.
+	// Hybrid retrieval sends two or three; 64 is the number of fields a
+	// collection can have.
+	MaxFusedQueries = 64
 )
 
 func outside(name string, low, high, got int) error {
@@ -202,6 +208,14 @@ func CheckVectorFields(n int) error {
 func CheckMultivectors(n int) error {
 	if n < 1 || n > MaxMultivectors {
 		return outside("vectors of one multivector", 1, MaxMultivectors, n)
+	}
+	return nil
+}
+
+// CheckFusedQueries checks the number of sub-queries of one fused query.
+func CheckFusedQueries(n int) error {
+	if n < 1 || n > MaxFusedQueries {
+		return outside("sub-queries of a fused query", 1, MaxFusedQueries, n)
 	}
 	return nil
 }

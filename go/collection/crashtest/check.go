@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/sparse"
 	"github.com/strata-db/strata/go/hnsw"
 )
 
@@ -25,6 +26,9 @@ type Entry struct {
 	// if HasExtra.
 	ExtraOp  uint64
 	HasExtra bool
+	// SparseOp wrote the point's SparseField value, if HasSparse.
+	SparseOp  uint64
+	HasSparse bool
 }
 
 // Cut says which of a run's events are certain and which possible after a
@@ -90,7 +94,8 @@ func step(state Model, op Op) {
 	switch op.Kind {
 	case KindUpsert:
 		for _, id := range op.IDs {
-			state[id] = Entry{VecOp: op.ID, DocOp: op.ID, DocKind: KindUpsert, ExtraOp: op.ID, HasExtra: ExtraCount(op.ID, id) > 0}
+			state[id] = Entry{VecOp: op.ID, DocOp: op.ID, DocKind: KindUpsert, ExtraOp: op.ID, HasExtra: ExtraCount(op.ID, id) > 0,
+				SparseOp: op.ID, HasSparse: SparseGiven(op.ID, id)}
 		}
 	case KindUpdateVectors:
 		for _, id := range op.IDs {
@@ -101,13 +106,20 @@ func step(state Model, op Op) {
 				if op.Arg&2 != 0 {
 					e.ExtraOp, e.HasExtra = op.ID, true
 				}
+				if op.Arg&4 != 0 {
+					e.SparseOp, e.HasSparse = op.ID, true
+				}
 				state[id] = e
 			}
 		}
 	case KindDeleteVectors:
 		for _, id := range op.IDs {
 			if e, ok := state[id]; ok {
-				e.HasExtra = false
+				if op.Arg == 1 {
+					e.HasSparse = false
+				} else {
+					e.HasExtra = false
+				}
 				state[id] = e
 			}
 		}
@@ -135,7 +147,9 @@ func step(state Model, op Op) {
 type observed struct {
 	doc   string
 	vec   []float32
-	extra []float32 // the two-field workload's ExtraField vectors, nil if none
+	extra []float32 // the multi-field workload's ExtraField vectors, nil if none
+	// kw is its SparseField value, nil if none.
+	kw *sparse.Vector
 }
 
 // Verify checks c against base (the state before the run) and the run's
@@ -272,6 +286,22 @@ func readAll(c *collection.Collection) (map[uint64]observed, error) {
 		at += counts[i] * ExtraDim
 		got[n] = o
 	}
+	withSparse, kw, err := c.GetSparseVectors(ids, SparseField)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range withSparse {
+		n, err := EntryOf(id)
+		if err != nil {
+			return nil, err
+		}
+		o, ok := got[n]
+		if !ok {
+			return nil, fmt.Errorf("%w: id %v has field %q but no document", ErrPhantom, id, SparseField)
+		}
+		o.kw = &kw[i]
+		got[n] = o
+	}
 	return got, nil
 }
 
@@ -317,6 +347,17 @@ func compare(got map[uint64]observed, state Model, worker, dim int, quantized, f
 		}
 		if !slices.Equal(o.extra, wantExtra) {
 			return fmt.Sprintf("id %d: field %q %v, want %v (op %d, present %v)", id, ExtraField, o.extra, wantExtra, e.ExtraOp, e.HasExtra)
+		}
+		switch {
+		case !e.HasSparse && o.kw != nil:
+			return fmt.Sprintf("id %d: field %q %v, want none", id, SparseField, *o.kw)
+		case e.HasSparse && o.kw == nil:
+			return fmt.Sprintf("id %d: field %q missing, want op %d's", id, SparseField, e.SparseOp)
+		case e.HasSparse:
+			want := SparseVector(e.SparseOp, id)
+			if !slices.Equal(o.kw.Indices, want.Indices) || !slices.Equal(o.kw.Values, want.Values) {
+				return fmt.Sprintf("id %d: field %q %v, want op %d's %v", id, SparseField, *o.kw, e.SparseOp, want)
+			}
 		}
 	}
 	for id := range got {

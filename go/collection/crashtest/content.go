@@ -5,6 +5,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/collection/sparse"
 )
 
 // What an op writes is a function of (op id, entry id), so the journal
@@ -82,6 +83,24 @@ func ExtraCount(op, id uint64) int {
 // ExtraField that op writes for id.
 func ExtraVectors(op, id uint64, out []float32) []float32 {
 	return Vector(mix(op, 0xe47a), id, max(1, ExtraCount(op, id))*ExtraDim, out)
+}
+
+// SparseGiven reports whether an upsert of op gives id a value in
+// SparseField (three points in four; the value may be the empty vector).
+func SparseGiven(op, id uint64) bool { return mix(op^0x5a7e, id)%4 != 0 }
+
+// SparseVector is the value of SparseField that op writes for id: 0 to 4
+// coordinates, indices increasing (written in reverse, so the collection
+// sorts them), values in [-1, 1).
+func SparseVector(op, id uint64) sparse.Vector {
+	n := int(mix(op^0x5a7f, id) % 5)
+	v := sparse.Vector{Indices: make([]uint32, 0, n), Values: Vector(mix(op, 0x5a7f), id, n, make([]float32, 0, n))}
+	index := uint32(mix(op, id^0x5a7f) % 40)
+	for i := range n {
+		index += 1 + uint32(mix(op, id*8+uint64(i))%7)
+		v.Indices = append(v.Indices, index)
+	}
+	return v
 }
 
 // group is the g field of the document op writes for id, or -1 if the

@@ -39,10 +39,10 @@ func TestKilledWorkloadLosesNoAcknowledgedWrite(t *testing.T) {
 	}
 }
 
-// TestKilledTwoFieldWorkloadLosesNoPartialWrite SIGKILLs the two-field
-// workload (a dense and a multivector field, UpdateVectors and
+// TestKilledTwoFieldWorkloadLosesNoPartialWrite SIGKILLs the multi-field
+// workload (a dense, a multivector and a sparse field, UpdateVectors and
 // DeleteVectors between whole-point upserts): after recovery every
-// acknowledged write of either field is there, a partial write has
+// acknowledged write of each field is there, a partial write has
 // changed only its field, and the indexes pass their integrity checks.
 func TestKilledTwoFieldWorkloadLosesNoPartialWrite(t *testing.T) {
 	d := testDriver()
@@ -144,5 +144,54 @@ func TestVerifyCatchesALostPartialWrite(t *testing.T) {
 	}
 	if _, _, err := Verify(c, Model{}, events, all); !errors.Is(err, ErrLost) {
 		t.Fatalf("a multivector value changed behind the journal's back: %v, want ErrLost", err)
+	}
+}
+
+// TestVerifyCatchesAChangedSparseValue makes sure the multi-field checker
+// can fail on the sparse field: a sparse value dropped, or replaced by
+// another, behind the journal's back is a difference from every state
+// the journal allows.
+func TestVerifyCatchesAChangedSparseValue(t *testing.T) {
+	for _, drop := range []bool{true, false} {
+		fs := memfs.New()
+		w := Workload{Seed: 3, Workers: 1, Ops: 40, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1, Fields: true}
+		c, err := w.OpenOrCreate(fs, "/col")
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := NewJournal("", false)
+		if err := w.Run(c, j); err != nil {
+			t.Fatal(err)
+		}
+		events := j.Events()
+		all := Cut{Acked: len(events), Attempted: len(events)}
+		model, _, err := Verify(c, Model{}, events, all)
+		if err != nil {
+			t.Fatalf("untouched run: %v", err)
+		}
+		var victim uint64
+		found := false
+		for id, e := range model {
+			if e.HasSparse {
+				victim, found = id, true
+				break
+			}
+		}
+		if !found {
+			t.Fatal("the workload left no point with a sparse value")
+		}
+		if drop {
+			_, err = c.DeleteVectors([]collection.ID{ExternalID(victim)}, []string{SparseField})
+		} else {
+			kw := collection.FieldValues{Counts: []int{1}, Indices: []uint32{999}, Vectors: []float32{0.25}}
+			_, err = c.UpdateVectors([]collection.ID{ExternalID(victim)}, map[string]collection.FieldValues{SparseField: kw})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Verify(c, Model{}, events, all); !errors.Is(err, ErrLost) {
+			t.Fatalf("drop %v: a sparse value changed behind the journal's back: %v, want ErrLost", drop, err)
+		}
+		c.Close()
 	}
 }

@@ -18,9 +18,10 @@ const (
 	KindDelete      byte = 'd'
 	KindDeleteWhere byte = 'w' // delete the worker's ids whose document has g < Arg
 	KindCheckpoint  byte = 'c'
-	// The two-field workload's partial writes (Workload.Fields): an
-	// UpdateVectors of existing ids (Arg: 1 the field "", 2 ExtraField,
-	// 3 both) and a DeleteVectors of ExtraField.
+	// The multi-field workload's partial writes (Workload.Fields): an
+	// UpdateVectors of existing ids (Arg: bit 1 the field "", bit 2
+	// ExtraField, bit 4 SparseField, any of them) and a DeleteVectors
+	// (Arg: 0 ExtraField, 1 SparseField).
 	KindUpdateVectors byte = 'v'
 	KindDeleteVectors byte = 'x'
 )

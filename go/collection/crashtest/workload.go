@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/collection/sparse"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
@@ -32,18 +33,21 @@ type Workload struct {
 	CheckpointBytes int64
 	SegmentBytes    int64
 	Readers         int // query goroutines running alongside
-	// Fields runs the two-field workload: besides the dense field "" of
-	// Dim, a multivector field ExtraField that upserts give to some
-	// points, and partial writes (UpdateVectors of either field,
-	// DeleteVectors of ExtraField) between the other ops.
+	// Fields runs the multi-field workload: besides the dense field "" of
+	// Dim, a multivector field ExtraField and a sparse field SparseField
+	// that upserts give to some points, and partial writes (UpdateVectors
+	// of any of the fields, DeleteVectors of ExtraField or SparseField)
+	// between the other ops.
 	Fields bool
 }
 
-// ExtraField is the multivector field of the two-field workload: ExtraDim
-// floats a vector, ip (stored as written, so compared exactly).
+// ExtraField is the multivector field of the multi-field workload:
+// ExtraDim floats a vector, ip (stored as written, so compared exactly).
+// SparseField is its sparse field (no modifier).
 const (
-	ExtraField = "extra"
-	ExtraDim   = 4
+	ExtraField  = "extra"
+	ExtraDim    = 4
+	SparseField = "kw"
 )
 
 func (w *Workload) options() collection.Options {
@@ -51,7 +55,7 @@ func (w *Workload) options() collection.Options {
 		return collection.Options{Vectors: []collection.VectorField{
 			{Name: "", Dim: w.Dim, Metric: metric.L2, M: 8, EfConstruction: 48, Quantization: w.Quant},
 			{Name: ExtraField, Dim: ExtraDim, Metric: metric.IP, M: 8, EfConstruction: 48, Multivector: collection.MaxSim},
-		}, Seed: w.Seed, Fsync: w.Fsync}
+		}, Sparse: []collection.SparseField{{Name: SparseField}}, Seed: w.Seed, Fsync: w.Fsync}
 	}
 	return collection.Options{Dim: w.Dim, Metric: metric.L2, M: 8, EfConstruction: 48, Quantization: w.Quant,
 		Seed: w.Seed, Fsync: w.Fsync}
@@ -150,9 +154,9 @@ func (w *Workload) writer(c *collection.Collection, j *Journal, worker int, next
 		r := rng.IntN(100)
 		if w.Fields && len(exists) > 0 && r < 20 {
 			// Partial writes of existing points, 20 of every 100 ops.
-			op.Kind, op.Arg = KindUpdateVectors, 1+rng.IntN(3)
+			op.Kind, op.Arg = KindUpdateVectors, 1+rng.IntN(7)
 			if r < 8 {
-				op.Kind, op.Arg = KindDeleteVectors, 0
+				op.Kind, op.Arg = KindDeleteVectors, rng.IntN(2)
 			}
 			for id := range exists {
 				op.IDs = append(op.IDs, id)
@@ -254,7 +258,14 @@ func (w *Workload) apply(c *collection.Collection, op Op) error {
 				extra.Vectors = ExtraVectors(op.ID, id, extra.Vectors)
 			}
 		}
-		return c.UpsertPoints(ExternalIDs(op.IDs), map[string]collection.FieldValues{"": {Vectors: vecs}, ExtraField: extra}, docs)
+		kw := collection.FieldValues{Points: []int{}, Counts: []int{}, Indices: []uint32{}, Vectors: []float32{}}
+		for i, id := range op.IDs {
+			if SparseGiven(op.ID, id) {
+				kw.Points = append(kw.Points, i)
+				kw = appendSparse(kw, SparseVector(op.ID, id))
+			}
+		}
+		return c.UpsertPoints(ExternalIDs(op.IDs), map[string]collection.FieldValues{"": {Vectors: vecs}, ExtraField: extra, SparseField: kw}, docs)
 	case KindUpdateVectors:
 		values := map[string]collection.FieldValues{}
 		if op.Arg&1 != 0 {
@@ -272,10 +283,21 @@ func (w *Workload) apply(c *collection.Collection, op Op) error {
 			}
 			values[ExtraField] = extra
 		}
+		if op.Arg&4 != 0 {
+			kw := collection.FieldValues{Counts: []int{}, Indices: []uint32{}, Vectors: []float32{}}
+			for _, id := range op.IDs {
+				kw = appendSparse(kw, SparseVector(op.ID, id))
+			}
+			values[SparseField] = kw
+		}
 		_, err := c.UpdateVectors(ExternalIDs(op.IDs), values)
 		return err
 	case KindDeleteVectors:
-		_, err := c.DeleteVectors(ExternalIDs(op.IDs), []string{ExtraField})
+		field := ExtraField
+		if op.Arg == 1 {
+			field = SparseField
+		}
+		_, err := c.DeleteVectors(ExternalIDs(op.IDs), []string{field})
 		return err
 	case KindSetMeta:
 		docs := make([]meta.Document, len(op.IDs))
@@ -352,4 +374,14 @@ func (w *Workload) reader(c *collection.Collection, r int, stop chan struct{}) e
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// appendSparse appends one point's sparse vector to a field's columns,
+// its coordinates in reverse order (the collection sorts them).
+func appendSparse(fv collection.FieldValues, v sparse.Vector) collection.FieldValues {
+	fv.Counts = append(fv.Counts, len(v.Indices))
+	for i := len(v.Indices) - 1; i >= 0; i-- {
+		fv.Indices, fv.Vectors = append(fv.Indices, v.Indices[i]), append(fv.Vectors, v.Values[i])
+	}
+	return fv
 }

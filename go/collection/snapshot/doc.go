@@ -15,6 +15,8 @@
 //	                              of the one dense field "" (manifest formats 1 and 2)
 //	      vectors.NN.hnsw         format 3: the index of the NN-th vector field (by name; a dense "" is index.hnsw)
 //	      vectors.NN.map          format 3: the node-to-point map of a multivector field (below)
+//	      sparse.NN.idx           format 3: the inverted index of the NN-th sparse field (by name;
+//	                              package sparse's snapshot file)
 //	      meta.idx                ids and metadata documents (indexfile container, sections below)
 //	      ids.idx                 string ids and their keys, once the collection has had one (below)
 //	      MANIFEST                parameters and file sizes (format below)
@@ -64,7 +66,11 @@
 // writers write 2 for a collection of the one dense field "" (so a
 // collection that never used named fields stays readable by the builds
 // before them) and 3 otherwise. A dense field "" is in index.hnsw in
-// format 3 too.
+// format 3 too. A format 3 manifest may add "sparse", the sparse vector
+// fields sorted by name (names distinct from the dense fields'), each
+// {"name", "modifier": "none"|"idf", "file"}; absent means none, so the
+// manifests written before sparse fields read unchanged, and a build
+// before them refuses a manifest that has them (unknown field).
 //
 // # meta.idx
 //

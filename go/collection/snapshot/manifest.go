@@ -49,6 +49,20 @@ type Manifest struct {
 	// zero. Formats 1 and 2 have the one unnamed field those describe,
 	// in index.hnsw.
 	Vectors []VectorField `json:"vectors,omitempty"`
+	// Sparse (format 3) is the collection's sparse vector fields, sorted
+	// by name, their names distinct from Vectors'. Absent: none, as in
+	// every snapshot written before them; a build that predates the field
+	// refuses the manifest (unknown field) rather than lose the fields.
+	Sparse []SparseField `json:"sparse,omitempty"`
+}
+
+// SparseField is one sparse vector field of a format 3 manifest.
+type SparseField struct {
+	Name     string `json:"name"`
+	Modifier string `json:"modifier"` // "none" or "idf"
+	// File is the field's inverted index (package sparse's snapshot
+	// file), one of Files.
+	File string `json:"file"`
 }
 
 // VectorField is one vector field of a format 3 manifest.
@@ -121,7 +135,7 @@ func (m *Manifest) validate() error {
 		return bad("format %d (this build reads 1, 2 and 3)", m.Format)
 	case m.Format == 1 && m.WALHead:
 		return bad("wal_head in a format 1 manifest")
-	case len(m.Vectors) != 0:
+	case len(m.Vectors) != 0 || len(m.Sparse) != 0:
 		return bad("vectors in a format %d manifest", m.Format)
 	case limits.CheckDim(m.Dim) != nil:
 		return bad("dim %d", m.Dim)
@@ -149,8 +163,8 @@ func (m *Manifest) validateFields() error {
 		return bad("format 3 without wal_head")
 	case m.Dim != 0 || m.Metric != "" || m.M != 0 || m.EfConstruction != 0 || m.Quantization != "":
 		return bad("format 3 with the parameters of a single vector (dim %d)", m.Dim)
-	case limits.CheckVectorFields(len(m.Vectors)) != nil:
-		return bad("%d vector fields", len(m.Vectors))
+	case limits.CheckVectorFields(len(m.Vectors)+len(m.Sparse)) != nil:
+		return bad("%d vector fields", len(m.Vectors)+len(m.Sparse))
 	case m.Count < 0:
 		return bad("count %d", m.Count)
 	}
@@ -189,6 +203,25 @@ func (m *Manifest) validateFields() error {
 			}
 			used[name] = true
 		}
+	}
+	dense := map[string]bool{}
+	for _, v := range m.Vectors {
+		dense[v.Name] = true
+	}
+	for i, v := range m.Sparse {
+		switch {
+		case limits.CheckFieldName(v.Name) != nil:
+			return bad("sparse field %d: name of %d bytes", i, len(v.Name))
+		case i > 0 && v.Name <= m.Sparse[i-1].Name:
+			return bad("sparse fields not sorted by name at %q", v.Name)
+		case dense[v.Name]:
+			return bad("sparse field %q: also a dense field", v.Name)
+		case v.Modifier != "none" && v.Modifier != "idf":
+			return bad("sparse field %q: modifier %q", v.Name, v.Modifier)
+		case !listed[v.File] || used[v.File] || v.File == m.IDs:
+			return bad("sparse field %q: file %q not listed, or used twice", v.Name, v.File)
+		}
+		used[v.File] = true
 	}
 	return nil
 }

@@ -107,6 +107,25 @@ func (x *Index) Len() int {
 	return len(x.slots)
 }
 
+// Keys returns the keys of the points, in no particular order.
+func (x *Index) Keys() []uint64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	keys := make([]uint64, 0, len(x.slots))
+	for k := range x.slots {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// Contains reports whether key has a vector.
+func (x *Index) Contains(key uint64) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.slots[key]
+	return ok
+}
+
 // Upsert stores vectors[i] under keys[i], replacing what the key had, in
 // order (a key twice in one call keeps its last vector). Every vector must
 // be normalised (Check); if one is not, nothing is stored and the error
