@@ -170,14 +170,14 @@ func (c *Collection) Search(q SubQuery, f *meta.Filter, among []ID, threads int)
 		if id.IsNone() {
 			break
 		}
-		out = append(out, Scored{ID: id, Score: similarity(vf.Metric, dists[i], nq)})
+		out = append(out, Scored{ID: id, Score: fusionScore(vf.Metric, dists[i], nq)})
 	}
 	return out, nil
 }
 
-// similarity is a dense (nq = 1) or MAX_SIM (nq query vectors) distance
+// fusionScore is a dense (nq = 1) or MAX_SIM (nq query vectors) distance
 // as a score, higher is better: nq − d for cosine and ip, −√d for l2.
-func similarity(m metric.Metric, d float32, nq int) float64 {
+func fusionScore(m metric.Metric, d float32, nq int) float64 {
 	if m == metric.L2 {
 		return -math.Sqrt(math.Max(float64(d), 0))
 	}
