@@ -192,6 +192,21 @@ def test_hybrid_and_text_retrieval_use_the_bm25_index(store):
         store.similarity_search_by_vector([1, 0, 0, 0], retrieval_mode="text")
 
 
+def test_a_hybrid_store_searches_hybrid_by_default_and_dense_when_asked(tmp_path):
+    s = StrataVectorStore(embedding=AxisEmbeddings(), path=tmp_path / "h",
+                          retrieval_mode="hybrid", fusion={"alpha": 0.5})  # fmt: skip
+    s.add_texts(["x", "y", "z"], ids=["x", "y", "z"])
+    pairs = s.similarity_search_with_score("y", k=3)
+    assert pairs[0][0].id == "y" and pairs[0][1] == pytest.approx(1.0)  # fused, in [0, 1]
+    with pytest.raises(ValueError, match="dense"):
+        s.similarity_search_with_relevance_scores("y", k=1)
+    rel = s.similarity_search_with_relevance_scores("y", k=1, retrieval_mode="dense")
+    assert rel[0][0].id == "y" and rel[0][1] == pytest.approx(1.0)
+    s.close()
+    with pytest.raises(ValueError, match="metric must be one of"):
+        StrataVectorStore(embedding=AxisEmbeddings(), path=tmp_path / "m", metric="dot")
+
+
 def test_as_retriever_runs_similarity_threshold_and_mmr(store):
     assert [d.id for d in store.as_retriever(search_kwargs={"k": 1}).invoke("z")] == ["z"]
     hybrid = store.as_retriever(search_kwargs={"k": 1, "retrieval_mode": "hybrid"})

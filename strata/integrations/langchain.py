@@ -56,6 +56,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from strata._async import AsyncCollection
 from strata._async import _run as _run_async
 from strata._collection import Collection, QueryResult
+from strata._index import METRICS
 
 __all__ = ["StrataVectorStore"]
 
@@ -127,6 +128,8 @@ class StrataVectorStore(VectorStore):
         if not isinstance(text_key, str) or not text_key or "." in text_key:
             raise ValueError(f"text_key must be a non-empty str without '.', got {text_key!r}")
         _check_mode(retrieval_mode)
+        if collection is None and metric not in METRICS:
+            raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
         self.embedding = embedding
         self.text_key = text_key
         self.retrieval_mode = retrieval_mode
@@ -410,11 +413,6 @@ class StrataVectorStore(VectorStore):
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
         """LangChain's relevance function for the collection's distance (see the module
         documentation); text and hybrid scores are not distances and have none."""
-        if self.retrieval_mode != "dense":
-            raise ValueError(
-                f'relevance scores are defined for retrieval_mode="dense", the store\'s is '
-                f"{self.retrieval_mode!r}"
-            )
         if self._metric == "l2":
             return lambda d: self._euclidean_relevance_score_fn(float(np.sqrt(max(d, 0.0))))
         if self._metric == "ip":
@@ -424,14 +422,21 @@ class StrataVectorStore(VectorStore):
     def _similarity_search_with_relevance_scores(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        _dense_only(kwargs)
+        self._dense_only(kwargs)
         return super()._similarity_search_with_relevance_scores(query, k, **kwargs)
 
     async def _asimilarity_search_with_relevance_scores(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        _dense_only(kwargs)
+        self._dense_only(kwargs)
         return await super()._asimilarity_search_with_relevance_scores(query, k, **kwargs)
+
+    def _dense_only(self, kwargs: dict[str, Any]) -> None:
+        mode = kwargs.get("retrieval_mode", self.retrieval_mode)
+        if mode != "dense":
+            raise ValueError(
+                f'relevance scores are defined for retrieval_mode="dense", got {mode!r}'
+            )
 
     def _mmr_args(
         self, embedding: Any, k: int, fetch_k: int, lambda_mult: float, kwargs: dict[str, Any]
@@ -544,12 +549,6 @@ class StrataVectorStore(VectorStore):
 def _check_mode(mode: object) -> None:
     if mode not in _MODES:
         raise ValueError(f"retrieval_mode must be one of {list(_MODES)}, got {mode!r}")
-
-
-def _dense_only(kwargs: dict[str, Any]) -> None:
-    mode = kwargs.get("retrieval_mode", "dense")
-    if mode != "dense":
-        raise ValueError(f'relevance scores are defined for retrieval_mode="dense", got {mode!r}')
 
 
 def _no_kwargs(what: str, kwargs: dict[str, Any]) -> None:
