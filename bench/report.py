@@ -200,6 +200,32 @@ def overhead_section(runs: list) -> str:
                "hnswlib", "faiss", "file"], rows)])
 
 
+def langchain_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        m, ratios = r["methods"], r["ratios"]
+
+        def cell(method: str, m: dict = m) -> str:
+            if method not in m:
+                return "-"
+            return f"{m[method]['p50_us']:,.0f} / {m[method]['p99_us']:,.0f}"
+
+        rows.append([when(name), f"`{name.commit}`", f"{r['n']:,} x {r['dim']}, k={r['k']}",
+                     cell("collection"), cell("strata"),
+                     f"{ratios['strata_over_collection_p50']:.2f} / "
+                     f"{ratios['strata_over_collection_p99']:.2f}",
+                     cell("chroma"), cell("strata_mmr"), cell("chroma_mmr"), f"`{path.name}`"])
+    return "\n".join([
+        "## LangChain vector store (`bench_langchain.py`)", "",
+        "`StrataVectorStore.similarity_search` on the pypi-demo documents against its floor, "
+        "`Collection.query` plus one LangChain `Document` per hit, and against "
+        "`langchain_chroma.Chroma` holding the same vectors; MMR (`fetch_k=20`) in strata's engine "
+        "against LangChain's NumPy MMR in Chroma's store. µs per call, p50 / p99, one call at a "
+        "time (the target: strata / floor <= 1.5).", "",
+        table(["time", "commit", "docs", "floor", "strata store", "store / floor", "chroma store",
+               "strata MMR", "chroma MMR", "file"], rows)])
+
+
 def server_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -420,7 +446,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("ann", ann_section), ("filter", filter_section), ("memory", memory_section),
     ("overhead", overhead_section), ("collection", collection_section),
     ("text", text_section), ("sparse", sparse_section), ("server-load", server_section),
-    ("ray", ray_section),
+    ("ray", ray_section), ("langchain", langchain_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",

@@ -179,3 +179,23 @@ def test_ratio_table_divides_by_hnswlib_of_the_same_run_wall_and_cpu_apart() -> 
     del result["libs"]["strata-rabitq"]["sweep"][0]["qps_cpu"]
     assert report.ratio_table(result) is None
     assert report.ratio_table({"libs": {"strata": {"sweep": sweep(1)}}}) is None
+
+
+def test_langchain_bench_runs_and_its_result_renders(tmp_path):
+    """bench_langchain.py on a small slice (no Chroma): the store and its floor agree (the
+    script asserts it) and report.py can render the file it writes."""
+    pytest.importorskip("langchain_core")
+    if not (datasets.shared_data_dir() / "pypi-demo" / "docs.jsonl").exists():
+        pytest.skip("no pypi-demo data (set STRATA_SHARED_DATA)")
+    import bench_langchain
+    import report
+
+    out = tmp_path / "langchain" / "langchain-20261201T000000Z-0000000-pypi-demo.json"
+    out.parent.mkdir()
+    assert bench_langchain.main(["--n", "1000", "--queries", "20", "--rounds", "1",
+                                 "--no-chroma", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["methods"]) == {"collection", "strata", "strata_mmr"}
+    assert result["first_hit_is_own_doc"]["strata"] > 0.9
+    section = report.langchain_section(report.load(tmp_path, "langchain"))
+    assert "| 1,000 x 512, k=4 |" in section
