@@ -83,10 +83,8 @@ func queryMultiVector(raw json.RawMessage, dim int) ([]float32, int, error) {
 
 // search answers one query or search request.
 func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI bool) ([]record, error) {
-	for name, raw := range map[string]json.RawMessage{"prefetch": req.Prefetch, "lookup_from": req.LookupFrom} {
-		if present(raw) {
-			return nil, unsupportedf("%s", name)
-		}
+	if present(req.LookupFrom) {
+		return nil, unsupportedf("lookup_from")
 	}
 	limit, offset := 10, 0
 	if req.Limit != nil {
@@ -127,7 +125,17 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 			using, raw = named.Name, named.Vector
 		}
 	}
-	field, ok := schemaOf(c)[using]
+	if !searchAPI && needsHybrid(c, req) {
+		if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
+			return nil, err
+		}
+		ids, scores, err := h.hybridQuery(c, req, limit, offset)
+		if err != nil {
+			return nil, err
+		}
+		return scoredRecords(c, ids, scores, sel, withVector)
+	}
+	field, ok := schemaOf(c).dense[using]
 	if !ok {
 		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
 	}
