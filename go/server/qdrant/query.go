@@ -120,16 +120,20 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 				Vector json.RawMessage `json:"vector"`
 			}
 			if err := strictUnmarshal(raw, &named); err != nil {
-				return nil, unsupportedf("vector %s: a named vector is {\"name\", \"vector\"} (sparse vectors are not supported)", truncate(string(raw)))
+				return nil, badRequestf("vector %s: a named vector is {\"name\", \"vector\"}", truncate(string(raw)))
 			}
 			using, raw = named.Name, named.Vector
 		}
 	}
-	if !searchAPI && needsHybrid(c, req) {
+	if _, sparse := schemaOf(c).sparse[using]; (searchAPI && sparse) || (!searchAPI && needsHybrid(c, req)) {
 		if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
 			return nil, err
 		}
-		ids, scores, err := h.hybridQuery(c, req, limit, offset)
+		hybrid := req
+		if searchAPI { // a NamedSparseVector {"name", "vector": {"indices", "values"}}
+			hybrid = &queryRequest{Query: raw, Using: &using, Filter: req.Filter, ScoreThreshold: req.ScoreThreshold}
+		}
+		ids, scores, err := h.hybridQuery(c, hybrid, limit, offset)
 		if err != nil {
 			return nil, err
 		}

@@ -80,6 +80,11 @@ func TestSparseAndHybridThroughTheDoor(t *testing.T) {
 	sameHits(t, "sparse", query(`{"query":`+sparseQ+`,"using":"kw"}`), "[2 1 3]", 3, 2, 2)
 	sameHits(t, "sparse nearest", query(`{"query":{"nearest":`+sparseQ+`},"using":"kw","limit":1}`), "[2]", 3)
 	sameHits(t, "dense", query(`{"query":[0,0],"limit":3}`), "[1 2 3]", 0, 1, 3)
+	st, out = call(t, hs, "POST", "/collections/h/points/search", `{"vector":{"name":"kw","vector":`+sparseQ+`},"limit":2}`)
+	if st != 200 {
+		t.Fatalf("search API, a NamedSparseVector: %d %v", st, out)
+	}
+	sameHits(t, "search API sparse", out, "[2 1]", 3, 2)
 	if n := fmt.Sprint(query(`{"filter":{"must":[{"has_vector":"kw"}]},"limit":10}`)["result"]); strings.Count(n, "id:") != 3 {
 		t.Fatalf("has_vector kw: %s", n)
 	}
