@@ -437,6 +437,23 @@ def rabitq_section(title: str, key: str, intro: str) -> Callable[[list], str]:
     return section
 
 
+def hybrid_section(runs: list) -> str:
+    name, path, r = runs[-1]
+    s = r["summary"]
+    load = r.get("load_before") or [0]
+    rows = [[kind.replace("_", " "), fmt(s[f"{kind}_p50_us"]), fmt(s[f"{kind}_p99_us"])]
+            for kind in ("dense", "sparse", "hybrid_rrf", "hybrid_dbsf")]
+    return "\n".join([
+        "## Hybrid dense + sparse queries (`bench_hybrid.py`)", "",
+        f"`Collection.QueryFused` over {s['docs']:,} pypi-demo rows: a {s['dim']}-d cosine "
+        "field and a BM25 sparse field (IDF modifier), held-out rows as queries, one query "
+        f"per call on one thread, k={s['k']}, each side's limit {s['sub_query_limit']}; "
+        "each side alone for comparison. Latency in µs, median over rounds.", "",
+        f"Commit `{name.commit}`, {when(name)}, {machine_line(r)}, {len(r['rounds'])} rounds, "
+        f"1-minute load average {load[0]:.1f}; `{path.name}`", "",
+        table(["query", "p50", "p99"], rows), ""])
+
+
 def machine_line(result: dict) -> str:
     m = result.get("machine") or {}
     return f"{m.get('cpu_model', '?')}, {m.get('cores', '?')} cores"
@@ -445,7 +462,8 @@ def machine_line(result: dict) -> str:
 SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("ann", ann_section), ("filter", filter_section), ("memory", memory_section),
     ("overhead", overhead_section), ("collection", collection_section),
-    ("text", text_section), ("sparse", sparse_section), ("server-load", server_section),
+    ("text", text_section), ("sparse", sparse_section), ("hybrid", hybrid_section),
+    ("server-load", server_section),
     ("ray", ray_section), ("langchain", langchain_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(

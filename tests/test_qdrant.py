@@ -344,14 +344,14 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
         "Manhattan": lambda: client.create_collection(
             "man", vectors_config=m.VectorParams(size=3, distance="Manhattan")
         ),
-        "sparse": lambda: client.create_collection(
-            "sparse",
-            vectors_config={"img": m.VectorParams(size=3, distance="Dot")},
-            sparse_vectors_config={"words": m.SparseVectorParams()},
+        "rrf weights": lambda: client.query_points(
+            "refuse",
+            query=m.RrfQuery(rrf=m.Rrf(weights=[1.0, 2.0])),
+            prefetch=[m.Prefetch(query=[1, 2, 3]), m.Prefetch(query=[3, 2, 1])],
         ),
         "point id": lambda: client.query_points("refuse", query=1),
-        "prefetch": lambda: client.query_points(
-            "refuse", query=[1, 2, 3], prefetch=m.Prefetch(query=[1, 2, 3])
+        "lookup_from": lambda: client.query_points(
+            "refuse", query=[1, 2, 3], lookup_from=m.LookupLocation(collection="refuse")
         ),
         "datetime": lambda: client.count(
             "refuse",

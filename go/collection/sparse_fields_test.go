@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/collection/sparse"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -547,4 +548,62 @@ func TestSparseMetamorphicSettingsGiveTheSameAnswers(t *testing.T) {
 			t.Fatalf("only %d queries", queries)
 		}
 	}
+}
+
+// TestLegacyCollectionGainsASparseField prevents an old collection (the
+// one dense field "", format 2 snapshots, op 1 records) from failing to
+// take a sparse field, or from losing it: it opens as it always did, gets
+// a sparse field, its next snapshot is format 3 listing it, and both the
+// replayed and the snapshotted state hold the dense and the sparse values.
+func TestLegacyCollectionGainsASparseField(t *testing.T) {
+	dir := t.TempDir()
+	c := mustCreate(t, dir, Tuning{CheckpointBytes: -1})
+	rng := rand.New(rand.NewPCG(1, 2))
+	if err := c.Upsert(IntIDs([]uint64{1, 2, 3}), randomVectors(rng, 3), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := snapshot.ReadManifest(c.fs, snapshotPath(dir, c.lastCheckpoint.Load()))
+	if err != nil || m.Format != 2 {
+		t.Fatalf("the old collection's snapshot: format %d, %v", m.Format, err)
+	}
+	c = mustOpen(t, dir, Tuning{CheckpointBytes: -1})
+	if err := c.AddSparseField(SparseField{Name: "kw", Modifier: sparse.ModifierIDF}); err != nil {
+		t.Fatal(err)
+	}
+	kw := FieldValues{Points: []int{1}, Counts: []int{2}, Indices: []uint32{9, 4}, Vectors: []float32{1, 2}}
+	if _, err := c.UpdateVectors([]ID{IntID(1), IntID(2)}, map[string]FieldValues{"kw": kw}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		found, vectors, err := c.GetSparseVectors(IntIDs([]uint64{1, 2, 3}), "kw")
+		if err != nil || len(found) != 1 || found[0] != IntID(2) || !slices.Equal(vectors[0].Indices, []uint32{4, 9}) {
+			t.Fatalf("%s: %v %v %v", when, found, vectors, err)
+		}
+		if found, _, _, err := c.Get(IntIDs([]uint64{1, 2, 3}), true); err != nil || len(found) != 3 {
+			t.Fatalf("%s: dense points %v %v", when, found, err)
+		}
+		if o := c.Options(); o.Dim != testDim || len(o.Sparse) != 1 || o.Sparse[0].Modifier != sparse.ModifierIDF {
+			t.Fatalf("%s: options %+v", when, o)
+		}
+	}
+	check("live")
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+	c = mustOpen(t, dir, Tuning{CheckpointBytes: -1})
+	check("after replay")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err = snapshot.ReadManifest(c.fs, snapshotPath(dir, c.lastCheckpoint.Load()))
+	if err != nil || m.Format != 3 || len(m.Sparse) != 1 || m.Sparse[0].Name != "kw" {
+		t.Fatalf("the snapshot after: format %d, sparse %+v, %v", m.Format, m.Sparse, err)
+	}
+	c = mustOpen(t, dir, Tuning{CheckpointBytes: -1})
+	defer c.Close()
+	check("after a snapshot")
 }

@@ -1,12 +1,8 @@
 package sparse
 
 import (
-	"bufio"
-	"encoding/json"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -41,29 +37,17 @@ func termIndex(term string) uint32 {
 // analyzer of package text), in file order, or skips without the data.
 func pypiTerms(tb testing.TB) [][]string {
 	tb.Helper()
-	f, err := os.Open(filepath.Join(synth.DataDir(), "pypi-demo", "docs.jsonl"))
+	summaries, err := synth.PypiSummaries()
 	if err != nil {
 		tb.Skip("shared data absent:", err)
 	}
-	defer f.Close()
 	a, err := text.ParseAnalyzer(text.AnalyzerEnglish)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var out [][]string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var d struct {
-			Summary string `json:"summary"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, a.Terms(d.Summary))
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
+	out := make([][]string, len(summaries))
+	for i, s := range summaries {
+		out[i] = a.Terms(s)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/sparse"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/server/registry"
@@ -73,15 +74,59 @@ func (req *createRequest) options() (collection.Options, error) {
 	}
 	// LangChain and LlamaIndex send sparse_vectors: {} with every dense
 	// collection: no sparse field is no sparse field.
-	if present(req.SparseVectors) {
-		var sparse map[string]json.RawMessage
-		if err := json.Unmarshal(req.SparseVectors, &sparse); err != nil || len(sparse) != 0 {
-			return collection.Options{}, unsupportedf("sparse_vectors %s: sparse vectors are not supported yet", truncate(string(req.SparseVectors)))
-		}
+	sparseFields, err := parseSparseVectors(req.SparseVectors)
+	if err != nil {
+		return collection.Options{}, err
 	}
 	if !present(req.Vectors) {
+		if len(sparseFields) > 0 {
+			return collection.Options{Sparse: sparseFields}, nil
+		}
 		return collection.Options{}, badRequestf("vectors: the vector parameters (size, distance) are required")
 	}
+	opts, err := req.denseOptions()
+	opts.Sparse = sparseFields
+	return opts, err
+}
+
+// parseSparseVectors reads Qdrant's sparse_vectors: names to
+// SparseVectorParams, {"index": {...}, "modifier": "none" | "idf"}. The
+// index settings (on_disk, full_scan_threshold, datatype) are storage
+// choices with no bearing on answers: accepted and ignored.
+func parseSparseVectors(raw json.RawMessage) ([]collection.SparseField, error) {
+	if !present(raw) {
+		return nil, nil
+	}
+	var named map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &named); err != nil {
+		return nil, badRequestf("sparse_vectors: an object of names to {index, modifier}: %s", truncate(string(raw)))
+	}
+	var out []collection.SparseField
+	for name, params := range named {
+		var p struct {
+			Index    json.RawMessage `json:"index"`
+			Modifier *string         `json:"modifier"`
+		}
+		if present(params) {
+			if err := strictUnmarshal(params, &p); err != nil {
+				return nil, badRequestf("sparse_vectors.%s: {index, modifier}: %s", name, truncate(string(params)))
+			}
+		}
+		f := collection.SparseField{Name: name}
+		if p.Modifier != nil {
+			m, err := sparse.ParseModifier(*p.Modifier)
+			if err != nil {
+				return nil, badRequestf("sparse_vectors.%s.modifier %q (none or idf)", name, *p.Modifier)
+			}
+			f.Modifier = m
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// denseOptions reads "vectors".
+func (req *createRequest) denseOptions() (collection.Options, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	seed := binary.LittleEndian.Uint64(b[:])
@@ -255,14 +300,22 @@ func (h *Handler) getCollection(r *http.Request) (any, error) {
 	if opts.Quantization == hnsw.QuantSQ8 {
 		quantization = map[string]any{"scalar": map[string]any{"type": "int8"}}
 	}
+	params := map[string]any{
+		"vectors":      vectorsInfo(opts),
+		"shard_number": 1, "replication_factor": 1, "write_consistency_factor": 1, "on_disk_payload": false,
+	}
+	if len(opts.Sparse) > 0 {
+		sp := map[string]any{}
+		for _, f := range opts.Sparse {
+			sp[f.Name] = map[string]any{"modifier": f.Modifier.String()}
+		}
+		params["sparse_vectors"] = sp
+	}
 	return map[string]any{
 		"status": state, "optimizer_status": "ok", "segments_count": 1,
 		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": map[string]any{},
 		"config": map[string]any{
-			"params": map[string]any{
-				"vectors":      vectorsInfo(opts),
-				"shard_number": 1, "replication_factor": 1, "write_consistency_factor": 1, "on_disk_payload": false,
-			},
+			"params":              params,
 			"hnsw_config":         map[string]any{"m": in.M, "ef_construct": in.EfConstruction, "full_scan_threshold": 0},
 			"optimizer_config":    map[string]any{"deleted_threshold": 0.2, "vacuum_min_vector_number": 1000, "default_segment_number": 1, "flush_interval_sec": 0},
 			"wal_config":          map[string]any{"wal_capacity_mb": in.WALBytes >> 20, "wal_segments_ahead": 0},
@@ -294,7 +347,9 @@ func (h *Handler) createIndex(r *http.Request) (any, error) {
 // vectorsInfo is the "vectors" of a collection's config: one unnamed
 // vector's parameters, or a map of names to them.
 func vectorsInfo(opts collection.Options) any {
-	if opts.Vectors == nil {
+	if opts.Vectors == nil || (len(opts.Vectors) == 1 && opts.Vectors[0].Name == "" &&
+		opts.Vectors[0].Multivector == collection.SingleVector) {
+		// One unnamed dense vector (sparse fields beside it or not).
 		return map[string]any{"size": opts.Dim, "distance": distanceName(opts.Metric)}
 	}
 	out := map[string]any{}

@@ -10,7 +10,8 @@
 //	GET    /collections                        get_collections
 //	GET    /collections/{name}/exists          collection_exists
 //	PUT    /collections/{name}                 create_collection (one unnamed vector, also as {"": ...}, or named vectors,
-//	                                           dense or multivector max_sim; sparse_vectors {}; m, ef_construct; scalar int8 → sq8)
+//	                                           dense or multivector max_sim; sparse_vectors with modifier none or idf;
+//	                                           m, ef_construct; scalar int8 → sq8)
 //	GET    /collections/{name}                 get_collection (points_count, config, status)
 //	DELETE /collections/{name}                 delete_collection
 //	PUT    /collections/{name}/index           create_payload_index (accepted: every field is indexed already)
@@ -22,7 +23,8 @@
 //	POST   /collections/{name}/points/payload/delete   delete_payload (top-level keys)
 //	POST   /collections/{name}/points/scroll   scroll (offset, limit, filter, order_by)
 //	POST   /collections/{name}/points/count    count
-//	POST   /collections/{name}/points/query    query_points ({nearest} or a vector; no query: by id)
+//	POST   /collections/{name}/points/query    query_points ({nearest}, a vector or a sparse vector; prefetch with
+//	                                           {fusion: rrf|dbsf}, {rrf: {k}} or a re-scoring vector; no query: by id)
 //	POST   /collections/{name}/points/query/batch   query_batch_points
 //	POST   /collections/{name}/points/search[/batch]  the older search API
 //	PUT    /collections/{name}/points/vectors  update_vectors (some named vectors of existing points)
@@ -71,7 +73,28 @@
 // show an object of names to vectors unless the collection holds the one
 // unnamed dense vector (then a list, as before named vectors); a
 // with_vector list of names answers every field. has_vector filters by
-// field. Sparse vectors are refused by name.
+// field.
+//
+// # Sparse vectors and hybrid queries
+//
+// "sparse_vectors" at creation names sparse fields, each {"modifier":
+// "none" | "idf", "index": {...}} (the index settings are storage choices,
+// accepted and ignored); they become the collection's sparse fields
+// (collection.SparseField), and get_collection lists them back. A sparse
+// field's value in a point is {"indices": [...], "values": [...]} (any
+// order; records answer it sorted by index, as Qdrant does); query
+// answers one with "using" the field and a SparseVector (or {"nearest":
+// SparseVector}), scored by dot product (with the IDF modifier as Qdrant
+// computes it). "prefetch" (one Prefetch or a list, nested to any depth up
+// to 8) runs sub-queries, each with its own using, query, filter, limit
+// (default 10), params and score_threshold; the level above fuses their
+// lists ({"fusion": "rrf" | "dbsf"}, {"rrf": {"k": n}}: the engine's
+// collection.Fuse, Qdrant's formulas) or re-scores their candidates with a
+// vector query. Each level's filter applies to every level below it, and
+// offset to the main query only. Lists are fused in Qdrant's scores (an
+// Euclid list by its distances), as qdrant-client's local mode fuses
+// them; tests/test_langchain_qdrant.py runs langchain-qdrant's SPARSE and
+// HYBRID modes against both and compares ids and scores.
 //
 // # Ids and payloads
 //
@@ -108,9 +131,9 @@
 // at the elements of a list reached. These meanings are qdrant-client's
 // local mode's (tests/test_qdrant.py compares random filters over
 // payloads with lists of objects with it). Match operands are strings,
-// integers (within ±2^53) and bools, as in Qdrant. geo_*, has_vector,
+// integers (within ±2^53) and bools, as in Qdrant. geo_*,
 // datetime ranges and match phrase/prefix/text_any answer 400 naming the
-// construct.
+// construct. has_vector takes dense and sparse fields alike.
 //
 // Request bodies must be UTF-8 without lone surrogate escapes
 // (meta.CheckJSONText), and payload integers must lie within ±2^53: either

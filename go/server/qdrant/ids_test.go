@@ -76,15 +76,18 @@ func TestUUIDSpellingsNameOnePointAnsweredCanonically(t *testing.T) {
 	}
 }
 
-// TestCreateTakesLangChainsSpellingsAndRefusesSparseByName prevents the
-// first call of LangChain's QdrantVectorStore.from_texts (vectors {"": ...},
-// sparse_vectors {}) from failing, and a real sparse field from being
-// silently dropped.
-func TestCreateTakesLangChainsSpellingsAndRefusesSparseByName(t *testing.T) {
+// TestCreateTakesLangChainsSpellings prevents the first call of
+// LangChain's QdrantVectorStore.from_texts (vectors {"": ...},
+// sparse_vectors {} or a sparse field) from failing, and a sparse field
+// with a modifier the engine lacks from being created.
+func TestCreateTakesLangChainsSpellings(t *testing.T) {
 	hs := newTestDoor(t, "")
-	st, out := call(t, hs, "PUT", "/collections/s", `{"vectors":{"size":2,"distance":"Cosine"},"sparse_vectors":{"text":{}}}`)
-	if status, _ := out["status"].(map[string]any); st != 400 || !strings.Contains(fmt.Sprint(status["error"]), "sparse vectors are not supported") {
+	if st, out := call(t, hs, "PUT", "/collections/t", `{"vectors":{"size":2,"distance":"Cosine"},"sparse_vectors":{"text":{}}}`); st != 200 {
 		t.Fatalf("a sparse field: %d %v", st, out)
+	}
+	st, out := call(t, hs, "PUT", "/collections/s", `{"vectors":{"size":2,"distance":"Cosine"},"sparse_vectors":{"text":{"modifier":"bm42"}}}`)
+	if status, _ := out["status"].(map[string]any); st != 400 || !strings.Contains(fmt.Sprint(status["error"]), "modifier") {
+		t.Fatalf("a sparse field of an unknown modifier: %d %v", st, out)
 	}
 	// Named vectors are fields now (vectors_test.go).
 	if st, out := call(t, hs, "PUT", "/collections/n", `{"vectors":{"text":{"size":2,"distance":"Cosine"}}}`); st != 200 {

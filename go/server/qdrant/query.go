@@ -83,10 +83,8 @@ func queryMultiVector(raw json.RawMessage, dim int) ([]float32, int, error) {
 
 // search answers one query or search request.
 func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI bool) ([]record, error) {
-	for name, raw := range map[string]json.RawMessage{"prefetch": req.Prefetch, "lookup_from": req.LookupFrom} {
-		if present(raw) {
-			return nil, unsupportedf("%s", name)
-		}
+	if present(req.LookupFrom) {
+		return nil, unsupportedf("lookup_from")
 	}
 	limit, offset := 10, 0
 	if req.Limit != nil {
@@ -122,12 +120,26 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 				Vector json.RawMessage `json:"vector"`
 			}
 			if err := strictUnmarshal(raw, &named); err != nil {
-				return nil, unsupportedf("vector %s: a named vector is {\"name\", \"vector\"} (sparse vectors are not supported)", truncate(string(raw)))
+				return nil, badRequestf("vector %s: a named vector is {\"name\", \"vector\"}", truncate(string(raw)))
 			}
 			using, raw = named.Name, named.Vector
 		}
 	}
-	field, ok := schemaOf(c)[using]
+	if _, sparse := schemaOf(c).sparse[using]; (searchAPI && sparse) || (!searchAPI && needsHybrid(c, req)) {
+		if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
+			return nil, err
+		}
+		hybrid := req
+		if searchAPI { // a NamedSparseVector {"name", "vector": {"indices", "values"}}
+			hybrid = &queryRequest{Query: raw, Using: &using, Filter: req.Filter, ScoreThreshold: req.ScoreThreshold}
+		}
+		ids, scores, err := h.hybridQuery(c, hybrid, limit, offset)
+		if err != nil {
+			return nil, err
+		}
+		return scoredRecords(c, ids, scores, sel, withVector)
+	}
+	field, ok := schemaOf(c).dense[using]
 	if !ok {
 		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
 	}

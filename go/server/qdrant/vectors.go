@@ -5,33 +5,54 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/strata-db/strata/go/collection"
 )
 
 // Named vectors: Qdrant's VectorStruct, a point's vectors, is a list of
 // numbers (the unnamed vector), a list of lists (an unnamed multivector)
-// or an object of names to either. This file translates it into the
+// or an object of names to either, a sparse field's value being
+// {"indices": [...], "values": [...]}. This file translates it into the
 // engine's columns (collection.FieldValues) and back.
 
-// schemaOf returns the collection's vector fields by name.
-func schemaOf(c *collection.Collection) map[string]collection.VectorField {
-	out := map[string]collection.VectorField{}
-	for _, f := range c.VectorFields() {
-		out[f.Name] = f
-	}
-	return out
+// fieldSchema is a collection's vector fields by name: dense and
+// multivector ones, and sparse ones (one name space in the engine).
+type fieldSchema struct {
+	dense  map[string]collection.VectorField
+	sparse map[string]collection.SparseField
 }
 
-// pointValue is one field's value of one point: its rows of Dim floats.
+// schemaOf returns the collection's vector fields by name.
+func schemaOf(c *collection.Collection) fieldSchema {
+	s := fieldSchema{dense: map[string]collection.VectorField{}, sparse: map[string]collection.SparseField{}}
+	for _, f := range c.VectorFields() {
+		s.dense[f.Name] = f
+	}
+	for _, f := range c.SparseFields() {
+		s.sparse[f.Name] = f
+	}
+	return s
+}
+
+func (s fieldSchema) has(name string) bool {
+	_, dense := s.dense[name]
+	_, sparse := s.sparse[name]
+	return dense || sparse
+}
+
+// pointValue is one field's value of one point: its rows of Dim floats,
+// or a sparse field's indices and values.
 type pointValue struct {
-	rows  []float32
-	count int // vectors (1 for a dense field)
+	rows    []float32
+	count   int // vectors (1 for a dense field)
+	sparse  bool
+	indices []uint32
 }
 
 // parsePointVectors reads a point's VectorStruct against the schema.
 // Absent or null is no vector at all.
-func parsePointVectors(raw json.RawMessage, schema map[string]collection.VectorField) (map[string]pointValue, error) {
+func parsePointVectors(raw json.RawMessage, schema fieldSchema) (map[string]pointValue, error) {
 	raw = bytes.TrimSpace(raw)
 	out := map[string]pointValue{}
 	if !present(raw) {
@@ -61,14 +82,21 @@ func parsePointVectors(raw json.RawMessage, schema map[string]collection.VectorF
 
 // parseFieldValue reads one field's value: a vector, or for a multivector
 // field a list of vectors.
-func parseFieldValue(raw json.RawMessage, name string, schema map[string]collection.VectorField) (pointValue, error) {
-	f, ok := schema[name]
+func parseFieldValue(raw json.RawMessage, name string, schema fieldSchema) (pointValue, error) {
+	raw = bytes.TrimSpace(raw)
+	if _, ok := schema.sparse[name]; ok {
+		indices, values, err := parseSparseVector(raw, name)
+		if err != nil {
+			return pointValue{}, err
+		}
+		return pointValue{sparse: true, indices: indices, rows: values}, nil
+	}
+	f, ok := schema.dense[name]
 	if !ok {
 		return pointValue{}, badRequestf("Wrong input: Not existing vector name error: %s", name)
 	}
-	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '{' {
-		return pointValue{}, unsupportedf("sparse vector %q (strata's Qdrant door has dense and multivector fields)", name)
+		return pointValue{}, badRequestf("vector %q is a dense field: a sparse vector {\"indices\", \"values\"} is for a sparse field", name)
 	}
 	if f.Multivector == collection.SingleVector {
 		v, err := parseVector(raw, f.Dim)
@@ -93,7 +121,7 @@ func parseFieldValue(raw json.RawMessage, name string, schema map[string]collect
 }
 
 // columns turns the points' values into the engine's columns.
-func columns(points []map[string]pointValue, schema map[string]collection.VectorField) map[string]collection.FieldValues {
+func columns(points []map[string]pointValue, schema fieldSchema) map[string]collection.FieldValues {
 	out := map[string]collection.FieldValues{}
 	for i, p := range points {
 		for name, v := range p {
@@ -103,13 +131,59 @@ func columns(points []map[string]pointValue, schema map[string]collection.Vector
 			}
 			fv.Points = append(fv.Points, i)
 			fv.Vectors = append(fv.Vectors, v.rows...)
-			if schema[name].Multivector != collection.SingleVector {
+			switch {
+			case v.sparse:
+				if fv.Indices == nil {
+					fv.Indices, fv.Counts = []uint32{}, []int{}
+				}
+				fv.Indices = append(fv.Indices, v.indices...)
+				fv.Counts = append(fv.Counts, len(v.indices))
+				if fv.Vectors == nil {
+					fv.Vectors = []float32{}
+				}
+			case schema.dense[name].Multivector != collection.SingleVector:
 				fv.Counts = append(fv.Counts, v.count)
 			}
 			out[name] = fv
 		}
 	}
 	return out
+}
+
+// parseSparseVector reads Qdrant's SparseVector, {"indices": [u32...],
+// "values": [f32...]}; the engine checks the pairs (sparse.Normalize:
+// lengths, duplicates, finite values).
+func parseSparseVector(raw json.RawMessage, name string) ([]uint32, []float32, error) {
+	var sv struct {
+		Indices []json.Number `json:"indices"`
+		Values  []json.Number `json:"values"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if len(raw) == 0 || raw[0] != '{' || dec.Decode(&sv) != nil || sv.Indices == nil || sv.Values == nil {
+		return nil, nil, badRequestf("vector %q is a sparse field: its value is {\"indices\": [...], \"values\": [...]}, got %s", name, truncate(string(raw)))
+	}
+	if len(sv.Indices) != len(sv.Values) {
+		return nil, nil, badRequestf("sparse vector %q: %d indices and %d values", name, len(sv.Indices), len(sv.Values))
+	}
+	indices := make([]uint32, len(sv.Indices))
+	for i, n := range sv.Indices {
+		x, err := strconv.ParseUint(n.String(), 10, 32)
+		if err != nil {
+			return nil, nil, badRequestf("sparse vector %q: indices[%d] = %s is not an integer in [0, 2^32)", name, i, n)
+		}
+		indices[i] = uint32(x)
+	}
+	values := make([]float32, len(sv.Values))
+	for i, n := range sv.Values {
+		x, err := strconv.ParseFloat(n.String(), 32)
+		if err != nil {
+			return nil, nil, badRequestf("sparse vector %q: values[%d] = %s is not a float32", name, i, n)
+		}
+		values[i] = float32(x)
+	}
+	return indices, values, nil
 }
 
 // namedVectors returns the vectors of the points in ids (by position) as
@@ -128,6 +202,15 @@ func namedVectors(c *collection.Collection, ids []collection.ID) ([]map[string]a
 	at := make(map[collection.ID]int, len(ids))
 	for i, id := range ids {
 		at[id] = i
+	}
+	for _, f := range c.SparseFields() {
+		found, vectors, err := c.GetSparseVectors(ids, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		for j, id := range found {
+			out[at[id]][f.Name] = map[string]any{"indices": vectors[j].Indices, "values": vectors[j].Values}
+		}
 	}
 	for _, f := range fields {
 		found, vectors, counts, err := c.GetVectors(ids, f.Name)
@@ -252,7 +335,7 @@ func (h *Handler) deleteVectors(r *http.Request) (any, error) {
 	}
 	schema := schemaOf(c)
 	for _, name := range req.Vector {
-		if _, ok := schema[name]; !ok {
+		if !schema.has(name) {
 			return nil, badRequestf("Wrong input: Not existing vector name error: %s", name)
 		}
 	}
