@@ -363,8 +363,7 @@ func sumStats(sum, s hnsw.SearchStats) hnsw.SearchStats {
 
 //export strata_col_get_vectors
 func strata_col_get_vectors(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, name *C.char, nameLen C.size_t,
-	outFound *C.uint64_t, outIDJSON *C.strata_buffer, outN *C.int64_t, outCounts *C.int64_t, outVectors *C.strata_buffer,
-	errBuf *C.char, errLen C.size_t) C.int {
+	outCounts *C.int64_t, outVectors *C.strata_buffer, errBuf *C.char, errLen C.size_t) C.int {
 	return withCollection("strata_col_get_vectors", h, errBuf, errLen, func(c *collection.Collection) error {
 		idv, err := idsArg(ids, int64(n), strs, "ids")
 		if err != nil {
@@ -374,24 +373,27 @@ func strata_col_get_vectors(h C.strata_handle, ids *C.uint64_t, n C.int64_t, str
 		if err != nil {
 			return err
 		}
-		if outN == nil || outVectors == nil || (len(idv) > 0 && (outFound == nil || outCounts == nil)) {
+		if outVectors == nil || (len(idv) > 0 && outCounts == nil) {
 			return invalidf("output pointer is NULL")
 		}
 		found, vecs, counts, err := c.GetVectors(idv, field)
 		if err != nil {
 			return err
 		}
-		if err := uintResults(found, view[uint64](outFound, len(idv)), outIDJSON); err != nil {
-			return err
-		}
+		// found is the ids that have a value, in request order: a
+		// subsequence of idv, matched in one walk.
 		out := view[int64](outCounts, len(idv))
-		for i := range found {
-			out[i] = 1
-			if counts != nil {
-				out[i] = int64(counts[i])
+		j := 0
+		for i, id := range idv {
+			out[i] = 0
+			if j < len(found) && found[j] == id {
+				out[i] = 1
+				if counts != nil {
+					out[i] = int64(counts[j])
+				}
+				j++
 			}
 		}
-		*outN = C.int64_t(len(found))
 		setBuffer(outVectors, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vecs))), len(vecs)*4))
 		return nil
 	})

@@ -454,14 +454,13 @@ int strata_col_query_field(strata_handle h, strata_field_values *query, int64_t 
                            strata_buffer *out_id_json, float *out_dists, strata_buffer *out_meta,
                            strata_search_stats *stats, char *err, size_t errlen);
 
-/* strata_col_get_vectors reads the field name of n ids: the *out_n that
- * have a value go to out_found (n slots, or out_id_json) in request order,
- * how many vectors each has to out_counts (n slots; 1 for a dense field)
- * and their vectors (normalised for cosine) to out_vectors, as float32
- * bytes the caller frees with strata_buffer_free. */
+/* strata_col_get_vectors reads the field name of n ids: out_counts[i]
+ * (n slots) receives how many vectors id i has there (0: none, or no such
+ * id; 1 for a dense field), and out_vectors the vectors of the ids that have
+ * some, in request order (normalised for cosine), as float32 bytes the
+ * caller frees with strata_buffer_free. */
 int strata_col_get_vectors(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
-                           char *name, size_t name_len, uint64_t *out_found, strata_buffer *out_id_json,
-                           int64_t *out_n, int64_t *out_counts, strata_buffer *out_vectors,
+                           char *name, size_t name_len, int64_t *out_counts, strata_buffer *out_vectors,
                            char *err, size_t errlen);
 
 /* ---- Full-text and hybrid queries (go/collection/text) ----
