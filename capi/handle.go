@@ -91,6 +91,11 @@ func floatRows(p *C.float, rows int64, dim int, what string) ([]float32, error) 
 	if rows < 0 {
 		return nil, invalidf("number of %s must be >= 0, got %d", what, rows)
 	}
+	if dim <= 0 {
+		// A collection without the unnamed field: the engine's call
+		// refuses it, naming the field.
+		return nil, nil
+	}
 	if rows > maxFloats/int64(dim) {
 		return nil, invalidf("%d %s of dim %d is too many", rows, what, dim)
 	}

@@ -378,6 +378,91 @@ int strata_col_check_integrity(strata_handle h, char *err, size_t errlen);
 /* strata_col_info returns the collection's state as a JSON object. */
 int strata_col_info(strata_handle h, strata_buffer *out, char *err, size_t errlen);
 
+/* ---- Vector fields: named dense and multivector fields (go/collection) ----
+ *
+ * A collection's schema is a set of named vector fields, the unnamed default
+ * being the name "" (the field the calls above read and write). Each field
+ * has its own dimension, metric and index; a point may lack any field. The
+ * schema crosses the ABI as JSON (parsed by go/collection/schema_json.go):
+ *
+ *   {"vectors": {"<name>": {"dim": 50, "metric": "cosine", "M": 16,
+ *                           "ef_construction": 200, "quantization": "sq8",
+ *                           "multivector": "max_sim"}, ...},
+ *    "fsync": "always" | "batch" | "never", "seed": 42}
+ *
+ * dim is required, the rest optional (metric "cosine", M 16, ef_construction
+ * 200, quantization "none", a dense field); an unknown key is refused, so a
+ * later kind of field (sparse vectors) is a new key of the schema.
+ *
+ * Vector values cross as one strata_field_values per field, in columns: the
+ * positions (into the call's n ids) of the points that have a value, and
+ * their floats row-major. A multivector field (a list of vectors per point,
+ * scored by MAX_SIM) adds how many vectors each of those points has. The
+ * library reads the arrays during the call only. A later kind of field adds
+ * members at the end of this struct (a sparse field: its indices). */
+typedef struct {
+    char *name;         /* the field's name, name_len bytes of UTF-8 ("" the default field) */
+    size_t name_len;
+    int64_t n_points;   /* how many points have a value; -1: every point of the call, in order */
+    int64_t *points;    /* n_points ascending positions into the ids (NULL when n_points is -1) */
+    int64_t *counts;    /* multivector fields: the vectors of each point (n_points values, or n
+                           with -1); NULL for a dense field */
+    float *values;      /* the vectors, n_values floats: rows of the field's dim */
+    int64_t n_values;
+} strata_field_values;
+
+/* strata_col_create_schema makes a new collection in the directory path
+ * with the schema schema (schema_len bytes of JSON, above). */
+int strata_col_create_schema(char *path, char *schema, size_t schema_len, strata_handle *out,
+                             char *err, size_t errlen);
+
+/* strata_col_upsert_points inserts or replaces n whole points: their ids,
+ * documents (meta: a JSON array of n, or NULL for {}) and the values of
+ * nfields fields (fields[i] names a field once); a point gets exactly the
+ * fields given for it, losing any other it had. */
+int strata_col_upsert_points(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                             strata_field_values *fields, int64_t nfields, char *meta, size_t meta_len,
+                             char *err, size_t errlen);
+
+/* strata_col_update_vectors replaces the given fields' values of n existing
+ * points, leaving their other fields and documents; an id that does not
+ * exist fails with STRATA_ERR_NOT_FOUND before anything is written.
+ * *out_count receives how many points were updated. */
+int strata_col_update_vectors(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                              strata_field_values *fields, int64_t nfields, int64_t *out_count,
+                              char *err, size_t errlen);
+
+/* strata_col_delete_vectors drops the values of the fields named in names
+ * (a JSON array of strings, names_len bytes) from n existing points. */
+int strata_col_delete_vectors(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                              char *names, size_t names_len, int64_t *out_count, char *err, size_t errlen);
+
+/* strata_col_add_vector_field adds the empty field name with spec (one
+ * field's JSON, as in the schema); STRATA_ERR_EXISTS if the name is taken.
+ * strata_col_remove_vector_field removes a field and its index;
+ * STRATA_ERR_NOT_FOUND if there is none. Both are durable when they return. */
+int strata_col_add_vector_field(strata_handle h, char *name, size_t name_len, char *spec, size_t spec_len,
+                                char *err, size_t errlen);
+int strata_col_remove_vector_field(strata_handle h, char *name, size_t name_len, char *err, size_t errlen);
+
+/* strata_col_query_field is strata_col_query over the field query->name:
+ * query->n_points queries (points NULL), each one row of the field's dim for
+ * a dense field, or query->counts[i] rows for the i-th query of a multivector
+ * field (scored by MAX_SIM). Outputs as strata_col_query: n_points * k. */
+int strata_col_query_field(strata_handle h, strata_field_values *query, int64_t k, int64_t ef,
+                           int num_threads, char *where, size_t where_len, int64_t *out_ids,
+                           strata_buffer *out_id_json, float *out_dists, strata_buffer *out_meta,
+                           strata_search_stats *stats, char *err, size_t errlen);
+
+/* strata_col_get_vectors reads the field name of n ids: out_counts[i]
+ * (n slots) receives how many vectors id i has there (0: none, or no such
+ * id; 1 for a dense field), and out_vectors the vectors of the ids that have
+ * some, in request order (normalised for cosine), as float32 bytes the
+ * caller frees with strata_buffer_free. */
+int strata_col_get_vectors(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                           char *name, size_t name_len, int64_t *out_counts, strata_buffer *out_vectors,
+                           char *err, size_t errlen);
+
 /* ---- Full-text and hybrid queries (go/collection/text) ----
  *
  * A text index is BM25 over one string metadata field (a dotted path),

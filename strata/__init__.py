@@ -18,6 +18,7 @@ fork).
 
 from strata._async import AsyncCollection
 from strata._collection import Collection, GetResult, QueryResult, analyze
+from strata._fields import FieldVectors
 from strata._index import FlatIndex, Index
 from strata._lib import (
     CollectionFailedError,
@@ -36,6 +37,7 @@ __all__ = [
     "Collection",
     "CollectionFailedError",
     "CollectionLike",
+    "FieldVectors",
     "FlatIndex",
     "GetResult",
     "Index",

@@ -111,7 +111,7 @@ class AsyncCollection:
     async def create(
         cls,
         path: str | os.PathLike[str],
-        dim: int,
+        dim: int | None = None,
         metric: str = "cosine",
         M: int = 16,  # noqa: N803 (hnswlib's name)
         ef_construction: int = 200,
@@ -119,13 +119,14 @@ class AsyncCollection:
         fsync: str = "always",
         seed: int | None = None,
         *,
+        vectors: dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
         executor: concurrent.futures.Executor | None = None,
     ) -> AsyncCollection:
         """strata.Collection.create(...), run on a worker thread."""
         col = await _run(executor, Collection.create, path, dim, metric, M, ef_construction,
-                         quantization, fsync, seed, text_fields=text_fields,
+                         quantization, fsync, seed, vectors=vectors, text_fields=text_fields,
                          text_analyzer=text_analyzer)  # fmt: skip
         return cls(col, executor=executor)
 
@@ -165,6 +166,11 @@ class AsyncCollection:
     @property
     def metric(self) -> str:
         return self._col.metric
+
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]:
+        """strata.Collection.schema (as last read: no engine call)."""
+        return self._col.schema
 
     def __repr__(self) -> str:
         state = " closed" if self._closing is not None else ""
@@ -213,11 +219,35 @@ class AsyncCollection:
 
     # --- writes -------------------------------------------------------------
 
-    async def upsert(
-        self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None
-    ) -> None:
+    async def upsert(self, ids: npt.ArrayLike, vectors: Any, metadata: object = None) -> None:
         """strata.Collection.upsert: durable (per the fsync policy) when it returns."""
         await self._call(self._col.upsert, ids, vectors, metadata)
+
+    async def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
+        """strata.Collection.update_vectors."""
+        return await self._call(self._col.update_vectors, ids, vectors)
+
+    async def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int:
+        """strata.Collection.delete_vectors."""
+        return await self._call(self._col.delete_vectors, ids, vectors)
+
+    async def add_vector_field(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        multivector: str | None = None,
+    ) -> None:
+        """strata.Collection.add_vector_field."""
+        await self._call(self._col.add_vector_field, name, dim, metric, M, ef_construction,
+                         quantization, multivector)  # fmt: skip
+
+    async def remove_vector_field(self, name: str) -> None:
+        """strata.Collection.remove_vector_field."""
+        await self._call(self._col.remove_vector_field, name)
 
     async def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
         """strata.Collection.update_metadata."""
@@ -255,12 +285,13 @@ class AsyncCollection:
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
+        using: str | None = None,
     ) -> QueryResult:
         """strata.Collection.query."""
         return await self._call(
             self._col.query, queries, k, where, ef, vector=vector, text=text, fusion=fusion,
             text_field=text_field, k1=k1, b=b, num_threads=num_threads,
-            include_metadata=include_metadata, return_stats=return_stats,
+            include_metadata=include_metadata, return_stats=return_stats, using=using,
         )  # fmt: skip
 
     async def query_mmr(
@@ -281,9 +312,12 @@ class AsyncCollection:
             where=where, ef=ef, num_threads=num_threads, include_metadata=include_metadata,
         )  # fmt: skip
 
-    async def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult:
+    async def get(
+        self, ids: npt.ArrayLike, include_vectors: bool = False, *,
+        vectors: Sequence[str] | None = None,
+    ) -> GetResult:  # fmt: skip
         """strata.Collection.get."""
-        return await self._call(self._col.get, ids, include_vectors)
+        return await self._call(self._col.get, ids, include_vectors, vectors=vectors)
 
     async def count(self, where: dict[str, Any] | None = None) -> int:
         """strata.Collection.count (also what len() of a Collection is)."""

@@ -44,14 +44,22 @@ from strata._collection import (
     GetResult,
     QueryResult,
     _json_arg,
-    _text_fields_arg,
     check_metadata,
     check_where,
+)
+from strata._fields import (
+    check_names,
+    check_vectors_arg,
+    field_spec,
+    named_from_points,
+    named_json,
+    query_json,
+    schema_of,
 )
 from strata._ids import id_array, id_values
 from strata._index import _as_rows, _i64, _int, _set
 from strata._lib import IntegrityError
-from strata.client import _quote, _raise
+from strata.client import _create_body, _quote, _raise
 
 __all__ = ["AsyncClient", "AsyncRemoteCollection"]
 
@@ -123,7 +131,7 @@ class AsyncClient:
     async def create_collection(
         self,
         name: str,
-        dim: int,
+        dim: int | None = None,
         metric: str = "cosine",
         M: int = 16,  # noqa: N803 (hnswlib's name)
         ef_construction: int = 200,
@@ -131,18 +139,13 @@ class AsyncClient:
         fsync: str = "always",
         seed: int | None = None,
         *,
+        vectors: dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
     ) -> AsyncRemoteCollection:
         """strata.client.Client.create_collection; FileExistsError if the name is taken."""
-        fields = _text_fields_arg(text_fields)
-        body: dict[str, Any] = {"name": name, "dim": dim, "metric": metric, "M": M,
-                                "ef_construction": ef_construction, "quantization": quantization,
-                                "fsync": fsync, "text_analyzer": text_analyzer}  # fmt: skip
-        if seed is not None:
-            body["seed"] = seed
-        if fields:
-            body["text_fields"] = fields
+        body = _create_body(name, dim, metric, M, ef_construction, quantization, fsync, seed,
+                            vectors, text_fields, text_analyzer)  # fmt: skip
         return AsyncRemoteCollection(self, await self.request("POST", "/collections", body))
 
     async def collection(self, name: str) -> AsyncRemoteCollection:
@@ -173,6 +176,7 @@ class AsyncRemoteCollection:
         self._name = str(info["name"])
         self._dim = int(info["dim"])
         self._metric = str(info["metric"])
+        self._schema = schema_of(info)
         self._base = f"/collections/{_quote(self._name)}"
         self._closed = False
 
@@ -215,8 +219,65 @@ class AsyncRemoteCollection:
 
     # --- writes -------------------------------------------------------------
 
-    async def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]:
+        """strata.Collection.schema, as of the last read (refreshed when a call names a
+        field it does not list)."""
+        return {name: dict(spec) for name, spec in self._schema.items()}
+
+    async def _fresh_schema(self, names: Any) -> dict[str, dict[str, Any]]:
+        """The schema, read again if it lacks one of names (changed by another client)."""
+        if any(name not in self._schema for name in names if isinstance(name, str)):
+            self._schema = schema_of(await self._client.request("GET", self._base))
+        return self._schema
+
+    async def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
+        """strata.Collection.update_vectors."""
+        id_vals = id_values(ids, "ids")
+        schema = await self._fresh_schema(check_vectors_arg(vectors))
+        body = {"ids": id_vals, "vectors": named_json(schema, vectors, len(id_vals))}
+        return int((await self._post("update_vectors", body))["updated"])
+
+    async def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int:
+        """strata.Collection.delete_vectors."""
+        body = {"ids": id_values(ids, "ids"), "vectors": check_names(vectors)}
+        return int((await self._post("delete_vectors", body))["updated"])
+
+    async def add_vector_field(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        multivector: str | None = None,
+    ) -> None:
+        """strata.Collection.add_vector_field."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        spec = field_spec(dim, metric, M, ef_construction, quantization, multivector)
+        await self._post("add_vector_field", {"name": name, "spec": spec})
+        self._schema = schema_of(await self._client.request("GET", self._base))
+
+    async def remove_vector_field(self, name: str) -> None:
+        """strata.Collection.remove_vector_field."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        await self._post("remove_vector_field", {"name": name})
+        self._schema = schema_of(await self._client.request("GET", self._base))
+
+    async def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None:
         """strata.client.RemoteCollection.upsert (integer and string ids)."""
+        if isinstance(vectors, dict):
+            id_vals = id_values(ids, "ids")
+            named = named_json(await self._fresh_schema(vectors), vectors, len(id_vals))
+            body_named: dict[str, Any] = {"ids": id_vals, "vectors": named}
+            docs_named = check_metadata(metadata, len(id_vals))
+            if docs_named is not None:
+                body_named["metadata"] = docs_named
+            await self._post("upsert", body_named)
+            return
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
         id_vals = id_values(ids, "ids")
         if len(id_vals) != n:
@@ -280,6 +341,7 @@ class AsyncRemoteCollection:
         include_metadata: bool = True,
         return_stats: bool = False,
         exact: bool = False,
+        using: str | None = None,
     ) -> QueryResult:
         """strata.client.RemoteCollection.query."""
         del num_threads
@@ -296,12 +358,18 @@ class AsyncRemoteCollection:
             body["filter"] = check_where(where)
         if exact:
             body["exact"] = True
+        if text is not None and using is not None:
+            raise ValueError("using= names a vector field: a text query takes text_field=")
         if text is not None:
             return await self._query_text(queries, text, body, fusion, text_field, k1, b)
         if queries is None:
             raise ValueError("query needs a query vector (queries or vector=), text=, or both")
-        qs, nq = _as_rows(queries, self._dim, "queries", "collection")
-        body["vectors"] = qs.reshape(nq, self._dim).tolist()
+        if using is not None:
+            body["using"] = using
+            body["vectors"], nq = query_json(await self._fresh_schema([using]), using, queries)
+        else:
+            qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+            body["vectors"] = qs.reshape(nq, self._dim).tolist()
         answer = await self._post("query", body)
         found: list[Any] = [-1] * (nq * k)
         dists = np.full((nq, k), np.inf, dtype=np.float32)
@@ -378,11 +446,22 @@ class AsyncRemoteCollection:
             )
         return GetResult(ids, docs, vectors)
 
-    async def get(self, ids: object, include_vectors: bool = False) -> GetResult:
-        """Looks up ids; those that do not exist are left out of the result."""
+    async def get(
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
+    ) -> GetResult:
+        """Looks up ids; those that do not exist are left out of the result (vectors=:
+        see strata.Collection.get)."""
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
-        answer = await self._post("get", {"ids": id_values(ids, "ids"), "include": include})
-        return self._points(answer["points"], include_vectors)
+        body: dict[str, Any] = {"ids": id_values(ids, "ids"), "include": include}
+        names = None if vectors is None else check_names(vectors)
+        if names is not None:
+            body["vectors"] = names
+        answer = await self._post("get", body)
+        result = self._points(answer["points"], include_vectors)
+        if names is None:
+            return result
+        named = named_from_points(await self._fresh_schema(names), answer["points"], names)
+        return GetResult(result.ids, result.metadata, result.vectors, named)
 
     async def count(self, where: dict[str, Any] | None = None) -> int:
         """How many entries match where (all of them without it)."""

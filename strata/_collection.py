@@ -19,6 +19,17 @@ import numpy.typing as npt
 
 from strata import _lib
 from strata._ffi import ffi
+from strata._fields import (
+    FieldVectors,
+    check_names,
+    check_schema,
+    check_vectors_arg,
+    field_shape,
+    field_spec,
+    field_values,
+    query_rows,
+    schema_of,
+)
 from strata._ids import id_array, id_values
 from strata._index import METRICS, _as_rows, _i64, _id_list, _int, _k, _path, _set, _threads
 from strata._lib import ERRLEN, check, const
@@ -80,6 +91,9 @@ class GetResult:
     ids: npt.NDArray[Any]
     metadata: list[dict[str, Any]]
     vectors: npt.NDArray[np.float32] | None
+    #: with get(..., vectors=[names]): each named field's values of the entries found
+    #: (mask[i]: whether entry i has the field; see strata.FieldVectors)
+    named_vectors: dict[str, FieldVectors] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -252,6 +266,30 @@ def _text_fields_arg(fields: object) -> list[str]:
     return list(fields)
 
 
+def _pointer(kind: str, arr: Any) -> Any:
+    """arr's memory for the C ABI (NULL when empty: nothing to point at)."""
+    return ffi.from_buffer(kind, arr) if arr.size else ffi.NULL
+
+
+def _query_result(
+    ids: Any, dists: Any, id_buf: Any, buf: Any, stats: Any, nq: int, k: int, include_metadata: bool
+) -> QueryResult:
+    """A vector query's result from the C ABI's outputs (freeing its buffers)."""
+    if id_buf.len:
+        ids = id_array(_take_json(id_buf), (nq, k))
+    docs: list[Any] = _take_json(buf) if include_metadata else [None] * (nq * k)
+    rows = [docs[i * k : (i + 1) * k] for i in range(nq)]
+    st = None
+    if stats != ffi.NULL:
+        st = {
+            "plan": _PLANS.get(stats.plan, "unknown"),
+            "ndis": int(stats.distance_computations),
+            "allowed": int(stats.allowed),
+            "ef": int(stats.ef_search),
+        }
+    return QueryResult(ids, dists, rows, st)
+
+
 class Collection(_lib.NativeObject):
     """A durable collection on disk: uint64 ids, float32 vectors and JSON metadata.
 
@@ -260,7 +298,7 @@ class Collection(_lib.NativeObject):
     fsynced) before they return; concurrent writers share fsyncs.
     """
 
-    __slots__ = ("_path",)
+    __slots__ = ("_path", "_schema")
     _FREE = "strata_col_close"
     _CLOSED = _CLOSED
 
@@ -278,13 +316,14 @@ class Collection(_lib.NativeObject):
         self._attach(handle)
         info = self.info()
         self._dim, self._metric = int(info["dim"]), str(info["metric"])
+        self._schema = schema_of(info)
         return self
 
     @classmethod
     def create(
         cls,
         path: str | os.PathLike[str],
-        dim: int,
+        dim: int | None = None,
         metric: str = "cosine",
         M: int = 16,  # noqa: N803 (hnswlib's name)
         ef_construction: int = 200,
@@ -292,10 +331,18 @@ class Collection(_lib.NativeObject):
         fsync: str = "always",
         seed: int | None = None,
         *,
+        vectors: dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
     ) -> Collection:
         """Creates a new collection in the directory path (made if missing).
+
+        One unnamed vector field of dim (metric, M, ef_construction, quantization), or
+        with vectors= a schema of named fields instead: {name: {"dim": 50, "metric":
+        "cosine", "M": 16, "ef_construction": 200, "quantization": "sq8",
+        "multivector": "max_sim"}} (dim required; the name "" is the unnamed field that
+        upsert/query without vectors=/using= use). A multivector field holds a list of
+        vectors per point, scored by MAX_SIM (ColBERT).
 
         text_fields: metadata fields (dotted paths) to keep BM25 indexes over, analyzed
         by text_analyzer ("simple", "stop" or "english"; see create_text_index).
@@ -304,6 +351,12 @@ class Collection(_lib.NativeObject):
         if not isinstance(text_analyzer, str):
             raise TypeError(f"text_analyzer must be a str, got {type(text_analyzer).__name__}")
         analyze("", text_analyzer)  # the engine's check and message, before anything is made
+        if vectors is not None:
+            if dim is not None:
+                raise ValueError("give dim (one unnamed field) or vectors= (named), not both")
+            return cls._create_schema(path, vectors, fsync, seed, fields, text_analyzer)
+        if dim is None:
+            raise TypeError("create needs dim (one unnamed field) or vectors= (named fields)")
         dim = _i64(dim, "dim")
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
@@ -324,10 +377,34 @@ class Collection(_lib.NativeObject):
         )  # fmt: skip
         if rc:
             check(rc, err)
-        col = cls._wrap(handle[0], path)
+        return cls._with_text(cls._wrap(handle[0], path), path, fields, text_analyzer)
+
+    @classmethod
+    def _create_schema(
+        cls, path: str | os.PathLike[str], vectors: object, fsync: str, seed: int | None,
+        fields: list[str], text_analyzer: str,
+    ) -> Collection:  # fmt: skip
+        if fsync not in _FSYNC:
+            raise ValueError(f"fsync must be one of {sorted(_FSYNC)}, got {fsync!r}")
+        seed_value = 0 if seed is None else _int(seed, "seed", 0, 2**64 - 1)
+        if seed is None:
+            seed_value = int.from_bytes(os.urandom(8), "little")
+        doc = {"vectors": check_schema(vectors), "fsync": fsync, "seed": seed_value}
+        raw = _json_arg(doc, "vectors")
+        lib = _engine()
+        handle, err = ffi.new("strata_handle *"), _lib.errbuf()
+        rc = lib.strata_col_create_schema(_path(path), raw, len(raw), handle, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return cls._with_text(cls._wrap(handle[0], path), path, fields, text_analyzer)
+
+    @classmethod
+    def _with_text(
+        cls, col: Collection, path: str | os.PathLike[str], fields: list[str], analyzer: str
+    ) -> Collection:
         try:
             for field in fields:
-                col.create_text_index(field, text_analyzer)
+                col.create_text_index(field, analyzer)
         except BaseException:
             col.close()
             cls.drop(path)
@@ -390,11 +467,20 @@ class Collection(_lib.NativeObject):
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
+    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None:
         """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
         bytes of UTF-8, mixed as you like, or a NumPy integer array), vectors [n, dim]
-        (or one [dim] vector), metadata a list of n dicts (or None)."""
+        (or one [dim] vector), metadata a list of n dicts (or None).
+
+        With named vector fields, vectors is a dict of field name to values ({"text": t,
+        "image": i}; see strata.FieldVectors for a point lacking a field and for
+        multivector values): each point gets exactly the fields given, losing any other
+        it had (a whole-point write)."""
+        if isinstance(vectors, dict):
+            self._upsert_points(ids, vectors, metadata)
+            return
         handle = self._live()
+        self._need_default()
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
         id_arr, strs, _keep = _ids_arg(ids)
         if id_arr.shape[0] != n:
@@ -407,6 +493,160 @@ class Collection(_lib.NativeObject):
         )  # fmt: skip
         if rc:
             check(rc, err)
+
+    # --- named vector fields ------------------------------------------------
+
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]:
+        """The vector fields: name -> {"dim", "metric", "M", "ef_construction",
+        "quantization", "multivector" ("none" or "max_sim")}; "" is the unnamed field."""
+        self._live()
+        return {name: dict(spec) for name, spec in self._schema.items()}
+
+    def _need_default(self) -> None:
+        """ValueError for a call of the unnamed field on a collection without one."""
+        if self._dim == 0 and "" not in self._schema:
+            have = ", ".join(repr(k) for k in sorted(self._schema)) or "none"
+            raise ValueError(
+                f"the collection has no unnamed vector field: name one (vectors={{name: ...}} "
+                f"or using=name; its fields: {have})"
+            )
+
+    def _field(self, name: str) -> tuple[int, bool]:
+        if name not in self._schema:
+            self._schema = schema_of(self.info())  # changed through another door meanwhile?
+        return field_shape(self._schema, name)
+
+    def _fields_arg(self, vectors: object, n: int) -> tuple[Any, int, list[Any]]:
+        """The C descriptors of named values for n points (and what to keep alive)."""
+        values = check_vectors_arg(vectors)
+        descs = ffi.new("strata_field_values[]", max(len(values), 1))
+        keep: list[Any] = [descs]
+        for i, (name, value) in enumerate(values.items()):
+            dim, multi = self._field(name)
+            fv = field_values(name, value, n, dim, multi)
+            raw = name.encode()
+            d = descs[i]
+            # keep holds every array a descriptor points into until the call returns.
+            keep += [raw, fv]
+            d.name, d.name_len = ffi.from_buffer("char[]", raw or b"\0"), len(raw)
+            if fv.mask is None:
+                d.n_points, d.points = -1, ffi.NULL
+            else:
+                pos = fv.positions()
+                keep.append(pos)
+                d.n_points, d.points = len(pos), _pointer("int64_t[]", pos)
+            if fv.counts is not None:
+                d.counts = _pointer("int64_t[]", fv.counts)
+            d.values, d.n_values = _pointer("float[]", fv.vectors), fv.vectors.size
+        return descs, len(values), keep
+
+    def _upsert_points(self, ids: object, vectors: object, metadata: object) -> None:
+        handle = self._live()
+        id_arr, strs, _keep = _ids_arg(ids)
+        n = id_arr.shape[0]
+        descs, nfields, _keep_fields = self._fields_arg(vectors, n)
+        raw, size = _metadata_arg(metadata, n)
+        err = _lib.errbuf()
+        rc = _native.strata_col_upsert_points(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, descs, nfields, raw, size,
+            err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+
+    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
+        """Replaces the given fields' values of existing points ({"text": t}), leaving
+        their other fields and metadata; raises KeyError naming the first id that does
+        not exist. Returns how many points were updated."""
+        handle = self._live()
+        id_arr, strs, _keep = _ids_arg(ids)
+        n = id_arr.shape[0]
+        descs, nfields, _keep_fields = self._fields_arg(vectors, n)
+        out, err = ffi.new("int64_t *"), _lib.errbuf()
+        rc = _native.strata_col_update_vectors(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, descs, nfields, out, err,
+            ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        return int(out[0])
+
+    def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int:
+        """Drops the named fields' values of existing points, which keep their other
+        fields and metadata; raises KeyError naming the first id that does not exist,
+        ValueError naming a field that does not. Returns how many points changed."""
+        handle = self._live()
+        names = _json_arg(check_names(vectors), "vectors")
+        id_arr, strs, _keep = _ids_arg(ids)
+        out, err = ffi.new("int64_t *"), _lib.errbuf()
+        rc = _native.strata_col_delete_vectors(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), id_arr.shape[0], strs, names,
+            len(names), out, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        return int(out[0])
+
+    def add_vector_field(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        multivector: str | None = None,
+    ) -> None:
+        """Adds an empty vector field (existing points lack it until given a value);
+        multivector="max_sim" makes a multivector field. Raises FileExistsError if the
+        name is taken. Durable when it returns."""
+        handle = self._live()
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        spec = _json_arg(
+            field_spec(dim, metric, M, ef_construction, quantization, multivector), "spec"
+        )
+        raw, err = name.encode(), _lib.errbuf()
+        rc = _native.strata_col_add_vector_field(
+            handle, raw, len(raw), spec, len(spec), err, ERRLEN
+        )
+        if rc:
+            check(rc, err)
+        self._schema = schema_of(self.info())
+
+    def remove_vector_field(self, name: str) -> None:
+        """Removes a vector field and its index; points keep their other fields. Raises
+        KeyError if there is no such field. Durable when it returns."""
+        handle = self._live()
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        raw, err = name.encode(), _lib.errbuf()
+        rc = _native.strata_col_remove_vector_field(handle, raw, len(raw), err, ERRLEN)
+        if rc:
+            check(rc, err)
+        self._schema = schema_of(self.info())
+
+    def _get_vectors(self, ids: object, name: str) -> FieldVectors:
+        handle = self._live()
+        dim, multi = self._field(name)
+        id_arr, strs, _keep = _ids_arg(ids)
+        n = id_arr.shape[0]
+        counts = np.zeros(n, dtype=np.int64)
+        buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
+        raw = name.encode()
+        rc = _native.strata_col_get_vectors(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, raw, len(raw),
+            ffi.from_buffer("int64_t[]", counts), buf, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        try:
+            flat = np.frombuffer(ffi.buffer(buf.data, buf.len), dtype=np.float32).copy()
+        finally:
+            _native.strata_buffer_free(buf)
+        mask = counts > 0
+        return FieldVectors(flat.reshape(-1, dim), mask, counts[mask] if multi else None)
 
     def update_metadata(self, ids: object, metadata: object) -> int:
         """Replaces the metadata of existing ids (their vectors stay); raises KeyError
@@ -485,10 +725,15 @@ class Collection(_lib.NativeObject):
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
+        using: str | None = None,
     ) -> QueryResult:
         """The k nearest entries to each query among those matching where.
 
         A 1-D query is one row. ef (default max(k, 64)) trades speed for recall.
+
+        using= names the vector field searched (default the unnamed field ""); points
+        lacking it are never returned. A multivector field's query is one [m, dim]
+        array (or a list of them, one query each), scored by MAX_SIM.
 
         With text=, a BM25 query over the collection's text index (text_field names it
         when there are several; k1 and b default to Lucene's 1.2 and 0.75); with text=
@@ -501,6 +746,14 @@ class Collection(_lib.NativeObject):
             if queries is not None:
                 raise ValueError("pass the query vector as queries or as vector=, not both")
             queries = vector
+        if using is not None:
+            if text is not None:
+                raise ValueError("using= names a vector field: a text query takes text_field=")
+            if queries is None:
+                raise ValueError("query needs a query vector (queries or vector=)")
+            return self._query_field(
+                using, queries, k, where, ef, num_threads, include_metadata, return_stats
+            )
         if text is not None:
             return self._query_text(
                 queries, text, k, where, ef, fusion, text_field, k1, b, num_threads,
@@ -509,6 +762,7 @@ class Collection(_lib.NativeObject):
         if queries is None:
             raise ValueError("query needs a query vector (queries or vector=), text=, or both")
         handle = self._live()
+        self._need_default()
         qs, nq = _as_rows(queries, self._dim, "queries", "collection")
         k = _k(k)
         ef_value = 0 if ef is None else _set(ef, "ef")
@@ -525,19 +779,41 @@ class Collection(_lib.NativeObject):
         )  # fmt: skip
         if rc:
             check(rc, err)
-        if id_buf.len:
-            ids = id_array(_take_json(id_buf), (nq, k))
-        docs: list[Any] = _take_json(buf) if include_metadata else [None] * (nq * k)
-        rows = [docs[i * k : (i + 1) * k] for i in range(nq)]
-        st = None
-        if return_stats:
-            st = {
-                "plan": _PLANS.get(stats.plan, "unknown"),
-                "ndis": int(stats.distance_computations),
-                "allowed": int(stats.allowed),
-                "ef": int(stats.ef_search),
-            }
-        return QueryResult(ids, dists, rows, st)
+        return _query_result(ids, dists, id_buf, buf, stats, nq, k, include_metadata)
+
+    def _query_field(
+        self, using: object, queries: object, k: int, where: dict[str, Any] | None,
+        ef: int | None, num_threads: int | None, include_metadata: bool, return_stats: bool,
+    ) -> QueryResult:  # fmt: skip
+        handle = self._live()
+        if not isinstance(using, str):
+            raise TypeError(f"using must be a vector field name (a str), got {using!r}")
+        dim, multi = self._field(using)
+        rows, nq, counts = query_rows(queries, dim, multi, using)
+        k = _k(k)
+        ef_value = 0 if ef is None else _set(ef, "ef")
+        raw, size = _where_arg(where)
+        q = ffi.new("strata_field_values *")
+        name = using.encode() or b"\0"
+        keep = [ffi.from_buffer("char[]", name), ffi.from_buffer("float[]", rows)]
+        q.name, q.name_len, q.n_points = keep[0], len(using.encode()), nq
+        q.values, q.n_values = keep[1], rows.size
+        if counts is not None:
+            keep.append(ffi.from_buffer("int64_t[]", counts))
+            q.counts = keep[-1]
+        ids: npt.NDArray[Any] = np.empty((nq, k), dtype=np.int64)
+        dists = np.empty((nq, k), dtype=np.float32)
+        buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
+        stats = ffi.new("strata_search_stats *") if return_stats else ffi.NULL
+        id_buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
+        rc = _native.strata_col_query_field(
+            handle, q, k, ef_value, _threads(num_threads), raw, size,
+            ffi.from_buffer("int64_t[]", ids), id_buf, ffi.from_buffer("float[]", dists), buf,
+            stats, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        return _query_result(ids, dists, id_buf, buf, stats, nq, k, include_metadata)
 
     def _query_text(
         self,
@@ -642,8 +918,23 @@ class Collection(_lib.NativeObject):
         docs: list[Any] = _take_json(buf) if include_metadata else [None] * k
         return QueryResult(ids, dists, [docs])
 
-    def get(self, ids: object, include_vectors: bool = False) -> GetResult:
-        """Looks up ids; those that do not exist are left out of the result."""
+    def get(
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
+    ) -> GetResult:
+        """Looks up ids; those that do not exist are left out of the result.
+
+        include_vectors: the unnamed field's vectors as .vectors [n, dim]. vectors=
+        ["text", ...]: those fields' values as .named_vectors {name: FieldVectors},
+        whose mask says which of the entries found have the field."""
+        names = None if vectors is None else check_names(vectors)
+        result = self._get(ids, include_vectors)
+        if names is None:
+            return result
+        found: Any = result.ids if result.ids.dtype != object else list(result.ids)
+        named = {name: self._get_vectors(found, name) for name in names}
+        return GetResult(result.ids, result.metadata, result.vectors, named)
+
+    def _get(self, ids: object, include_vectors: bool) -> GetResult:
         handle = self._live()
         id_arr, strs, _keep = _ids_arg(ids)
         n = id_arr.shape[0]

@@ -20,7 +20,7 @@ the door (RemoteCollection.query's num_threads).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy.typing as npt
@@ -43,6 +43,9 @@ class CollectionLike(Protocol):
     @property
     def metric(self) -> str: ...
 
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]: ...
+
     def close(self) -> None: ...
 
     def __enter__(self) -> CollectionLike: ...  # noqa: PYI034 (Self needs 3.11 typing)
@@ -53,8 +56,24 @@ class CollectionLike(Protocol):
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
-        ...
+    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None: ...
+
+    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int: ...
+
+    def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int: ...
+
+    def add_vector_field(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        multivector: str | None = None,
+    ) -> None: ...
+
+    def remove_vector_field(self, name: str) -> None: ...
 
     def update_metadata(self, ids: object, metadata: object) -> int: ...
 
@@ -84,9 +103,12 @@ class CollectionLike(Protocol):
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
+        using: str | None = None,
     ) -> QueryResult: ...
 
-    def get(self, ids: object, include_vectors: bool = False) -> GetResult: ...
+    def get(
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
+    ) -> GetResult: ...
 
     def count(self, where: dict[str, Any] | None = None) -> int: ...
 
@@ -118,6 +140,9 @@ class AsyncCollectionLike(Protocol):
     @property
     def metric(self) -> str: ...
 
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]: ...
+
     async def close(self) -> None: ...
 
     async def __aenter__(self) -> AsyncCollectionLike: ...  # noqa: PYI034
@@ -126,9 +151,24 @@ class AsyncCollectionLike(Protocol):
 
     # --- writes -------------------------------------------------------------
 
-    async def upsert(
-        self, ids: npt.ArrayLike, vectors: npt.ArrayLike, metadata: object = None
+    async def upsert(self, ids: npt.ArrayLike, vectors: Any, metadata: object = None) -> None: ...
+
+    async def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int: ...
+
+    async def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int: ...
+
+    async def add_vector_field(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        multivector: str | None = None,
     ) -> None: ...
+
+    async def remove_vector_field(self, name: str) -> None: ...
 
     async def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int: ...
 
@@ -158,9 +198,13 @@ class AsyncCollectionLike(Protocol):
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
+        using: str | None = None,
     ) -> QueryResult: ...
 
-    async def get(self, ids: npt.ArrayLike, include_vectors: bool = False) -> GetResult: ...
+    async def get(
+        self, ids: npt.ArrayLike, include_vectors: bool = False, *,
+        vectors: Sequence[str] | None = None,
+    ) -> GetResult: ...  # fmt: skip
 
     async def count(self, where: dict[str, Any] | None = None) -> int: ...
 

@@ -57,6 +57,16 @@ from strata._collection import (
     check_metadata,
     check_where,
 )
+from strata._fields import (
+    check_names,
+    check_schema,
+    check_vectors_arg,
+    field_spec,
+    named_from_points,
+    named_json,
+    query_json,
+    schema_of,
+)
 from strata._ids import id_array, id_values
 from strata._index import _as_rows, _i64, _int, _set
 from strata._lib import CollectionFailedError, IntegrityError
@@ -201,7 +211,7 @@ class Client:
     def create_collection(
         self,
         name: str,
-        dim: int,
+        dim: int | None = None,
         metric: str = "cosine",
         M: int = 16,  # noqa: N803 (hnswlib's name)
         ef_construction: int = 200,
@@ -209,23 +219,16 @@ class Client:
         fsync: str = "always",
         seed: int | None = None,
         *,
+        vectors: dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
     ) -> RemoteCollection:
         """Creates a collection on the server; FileExistsError if the name is taken.
 
-        text_fields and text_analyzer are strata.Collection.create's: BM25 indexes over
-        those metadata fields."""
-        fields = _text_fields_arg(text_fields)
-        # Every range (dim, M, ef_construction, the analyzer) is the engine's to
-        # check: the server answers 422 with its message, raised as ValueError.
-        body: dict[str, Any] = {"name": name, "dim": dim, "metric": metric, "M": M,
-                                "ef_construction": ef_construction, "quantization": quantization,
-                                "fsync": fsync, "text_analyzer": text_analyzer}  # fmt: skip
-        if seed is not None:
-            body["seed"] = seed
-        if fields:
-            body["text_fields"] = fields
+        vectors=, text_fields and text_analyzer are strata.Collection.create's: named
+        vector fields instead of dim, and BM25 indexes over those metadata fields."""
+        body = _create_body(name, dim, metric, M, ef_construction, quantization, fsync, seed,
+                            vectors, text_fields, text_analyzer)  # fmt: skip
         info = self.request("POST", "/collections", body)
         return RemoteCollection(self, info)
 
@@ -243,6 +246,32 @@ class Client:
         CollectionFailedError if it still will not open."""
         result: dict[str, Any] = self.request("POST", f"/collections/{_quote(name)}/reopen", {})
         return result
+
+
+def _create_body(
+    name: str, dim: int | None, metric: str, M: int, ef_construction: int,  # noqa: N803
+    quantization: str | None, fsync: str, seed: int | None, vectors: object,
+    text_fields: Sequence[str] | None, text_analyzer: str,
+) -> dict[str, Any]:  # fmt: skip
+    """The body of POST /collections (shared with the async client)."""
+    fields = _text_fields_arg(text_fields)
+    # Every range (dim, M, ef_construction, the analyzer) is the engine's to
+    # check: the server answers 422 with its message, raised as ValueError.
+    body: dict[str, Any] = {"name": name, "fsync": fsync, "text_analyzer": text_analyzer}
+    if vectors is not None:
+        if dim is not None:
+            raise ValueError("give dim (one unnamed field) or vectors= (named fields), not both")
+        body["vectors"] = check_schema(vectors)
+    elif dim is None:
+        raise TypeError("create_collection needs dim (one unnamed field) or vectors= (named)")
+    else:
+        body.update({"dim": dim, "metric": metric, "M": M, "ef_construction": ef_construction,
+                     "quantization": quantization})  # fmt: skip
+    if seed is not None:
+        body["seed"] = seed
+    if fields:
+        body["text_fields"] = fields
+    return body
 
 
 def _quote(name: str) -> str:
@@ -271,6 +300,7 @@ class RemoteCollection:
         self._name = str(info["name"])
         self._dim = int(info["dim"])
         self._metric = str(info["metric"])
+        self._schema = schema_of(info)
         self._base = f"/collections/{_quote(self._name)}"
         self._closed = False
 
@@ -314,10 +344,68 @@ class RemoteCollection:
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]:
+        """strata.Collection.schema, as of the last read (refreshed when a call names a
+        field it does not list)."""
+        return {name: dict(spec) for name, spec in self._schema.items()}
+
+    def _fresh_schema(self, names: Any) -> dict[str, dict[str, Any]]:
+        """The schema, read again if it lacks one of names (changed by another client)."""
+        if any(name not in self._schema for name in names if isinstance(name, str)):
+            self._schema = schema_of(self._client.request("GET", self._base))
+        return self._schema
+
+    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
+        """strata.Collection.update_vectors."""
+        id_vals = id_values(ids, "ids")
+        schema = self._fresh_schema(check_vectors_arg(vectors))
+        body = {"ids": id_vals, "vectors": named_json(schema, vectors, len(id_vals))}
+        return int(self._post("update_vectors", body)["updated"])
+
+    def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int:
+        """strata.Collection.delete_vectors."""
+        body = {"ids": id_values(ids, "ids"), "vectors": check_names(vectors)}
+        return int((self._post("delete_vectors", body))["updated"])
+
+    def add_vector_field(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        multivector: str | None = None,
+    ) -> None:
+        """strata.Collection.add_vector_field."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        spec = field_spec(dim, metric, M, ef_construction, quantization, multivector)
+        self._post("add_vector_field", {"name": name, "spec": spec})
+        self._schema = schema_of(self._client.request("GET", self._base))
+
+    def remove_vector_field(self, name: str) -> None:
+        """strata.Collection.remove_vector_field."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        self._post("remove_vector_field", {"name": name})
+        self._schema = schema_of(self._client.request("GET", self._base))
+
+    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None:
         """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
         bytes, mixed as you like), vectors [n, dim] (or one [dim] vector), metadata a
-        list of n dicts (or None)."""
+        list of n dicts (or None); with named vector fields, vectors is a dict (see
+        strata.Collection.upsert)."""
+        if isinstance(vectors, dict):
+            id_vals = id_values(ids, "ids")
+            named = named_json(self._fresh_schema(vectors), vectors, len(id_vals))
+            body_named: dict[str, Any] = {"ids": id_vals, "vectors": named}
+            docs_named = check_metadata(metadata, len(id_vals))
+            if docs_named is not None:
+                body_named["metadata"] = docs_named
+            self._post("upsert", body_named)
+            return
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
         id_vals = id_values(ids, "ids")
         if len(id_vals) != n:
@@ -368,6 +456,7 @@ class RemoteCollection:
         include_metadata: bool = True,
         return_stats: bool = False,
         exact: bool = False,
+        using: str | None = None,
     ) -> QueryResult:
         """The k nearest entries to each query among those matching where.
 
@@ -389,12 +478,18 @@ class RemoteCollection:
             body["filter"] = check_where(where)
         if exact:
             body["exact"] = True
+        if text is not None and using is not None:
+            raise ValueError("using= names a vector field: a text query takes text_field=")
         if text is not None:
             return self._query_text(queries, text, body, fusion, text_field, k1, b)
         if queries is None:
             raise ValueError("query needs a query vector (queries or vector=), text=, or both")
-        qs, nq = _as_rows(queries, self._dim, "queries", "collection")
-        body["vectors"] = qs.reshape(nq, self._dim).tolist()
+        if using is not None:
+            body["using"] = using
+            body["vectors"], nq = query_json(self._fresh_schema([using]), using, queries)
+        else:
+            qs, nq = _as_rows(queries, self._dim, "queries", "collection")
+            body["vectors"] = qs.reshape(nq, self._dim).tolist()
         answer = self._post("query", body)
         found: list[Any] = [-1] * (nq * k)
         dists = np.full((nq, k), np.inf, dtype=np.float32)
@@ -471,11 +566,22 @@ class RemoteCollection:
             )
         return GetResult(ids, docs, vectors)
 
-    def get(self, ids: object, include_vectors: bool = False) -> GetResult:
-        """Looks up ids; those that do not exist are left out of the result."""
+    def get(
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
+    ) -> GetResult:
+        """Looks up ids; those that do not exist are left out of the result (vectors=:
+        see strata.Collection.get)."""
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
-        answer = self._post("get", {"ids": id_values(ids, "ids"), "include": include})
-        return self._points(answer["points"], include_vectors)
+        body: dict[str, Any] = {"ids": id_values(ids, "ids"), "include": include}
+        names = None if vectors is None else check_names(vectors)
+        if names is not None:
+            body["vectors"] = names
+        answer = self._post("get", body)
+        result = self._points(answer["points"], include_vectors)
+        if names is None:
+            return result
+        named = named_from_points(self._fresh_schema(names), answer["points"], names)
+        return GetResult(result.ids, result.metadata, result.vectors, named)
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         """How many entries match where (all of them without it)."""

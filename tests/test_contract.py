@@ -74,6 +74,10 @@ class SyncOverAsync:
     def metric(self) -> str:
         return self.inner.metric
 
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]:
+        return self.inner.schema
+
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.inner, name)
         if inspect.isasyncgenfunction(method):
@@ -128,23 +132,25 @@ def door(request) -> str:
 
 @pytest.fixture
 def make(door, request, tmp_path) -> Iterator[Factory]:
-    """make(metric="l2", text_fields=None) -> a new, empty collection behind the door."""
+    """make(metric="l2", vectors=None) -> a new, empty collection behind the door: one
+    unnamed field of DIM, or with vectors= that schema of named fields."""
     opened: list[strata.CollectionLike] = []
     clients: list[Any] = []
 
-    def factory(metric: str = "l2") -> strata.CollectionLike:
+    def factory(metric: str = "l2", vectors: dict[str, Any] | None = None) -> strata.CollectionLike:
         name = f"c{next(_names)}"
         col: strata.CollectionLike
+        dim = DIM if vectors is None else None
+        shape: dict[str, Any] = {"metric": metric, "seed": 1, "vectors": vectors}
         if door == "embedded":
-            col = strata.Collection.create(tmp_path / name, DIM, metric=metric, seed=1)
+            col = strata.Collection.create(tmp_path / name, dim, **shape)
         elif door == "remote":
             srv = request.getfixturevalue("server")
             client = Client(srv.url, timeout=60)
-            col = client.create_collection(name, DIM, metric=metric, seed=1)
+            col = client.create_collection(name, dim, **shape)
         elif door == "async-embedded":
             loop = request.getfixturevalue("event_loop_thread")
-            inner = loop.run(strata.AsyncCollection.create(tmp_path / name, DIM, metric=metric,
-                                                           seed=1))
+            inner = loop.run(strata.AsyncCollection.create(tmp_path / name, dim, **shape))
             col = SyncOverAsync(inner, loop)
         elif door == "async-remote":
             pytest.importorskip("httpx")
@@ -156,15 +162,14 @@ def make(door, request, tmp_path) -> Iterator[Factory]:
             async def remote() -> strata.AsyncCollectionLike:
                 client = AsyncClient(srv.url, timeout=60)
                 clients.append(client)
-                return await client.create_collection(name, DIM, metric=metric, seed=1)
+                return await client.create_collection(name, dim, **shape)
 
             col = SyncOverAsync(loop.run(remote()), loop)
         else:
             request.getfixturevalue("ray_cluster")
             import strata.ray as sray
 
-            col = sray.ShardedCollection(tmp_path / name, shards=2, dim=DIM, metric=metric,
-                                         seed=1)
+            col = sray.ShardedCollection(tmp_path / name, shards=2, dim=dim, **shape)
         opened.append(col)
         return col
 
@@ -491,3 +496,134 @@ def test_bad_ids_raise_the_same_error_on_every_door(make, bad, error):
         col.upsert(["ok", bad], np.zeros((2, DIM), dtype=np.float32))
     assert col.get(["ok"]).ids.tolist() == []
     assert len(col) == 10
+
+
+# --- named vector fields and multivectors -----------------------------------
+
+SCHEMA = {"text": {"dim": 4, "metric": "l2"}, "image": {"dim": 3, "metric": "ip"},
+          "tokens": {"dim": 2, "metric": "ip", "multivector": "max_sim"}}
+
+
+def fill_named(col: strata.CollectionLike, n: int = 40) -> dict[str, Any]:
+    """n points with ids 0..n-1 (odd ones as strs), every one with "text", the even ones
+    with "image", every third with 1-3 "tokens" rows."""
+    rng = np.random.default_rng(5)
+    ids: list[int | str] = [i if i % 2 == 0 else f"p{i}" for i in range(n)]
+    text = rng.random((n, 4), dtype=np.float32)
+    image: list[Any] = [rng.random(3, dtype=np.float32) if i % 2 == 0 else None for i in range(n)]
+    tokens: list[Any] = [rng.random((1 + i % 3, 2), dtype=np.float32) if i % 3 == 0 else None
+                         for i in range(n)]
+    col.upsert(ids, {"text": text, "image": image, "tokens": tokens},
+               metadata=[{"i": i} for i in range(n)])
+    return {"ids": ids, "text": text, "image": image, "tokens": tokens}
+
+
+def _maxsim(query: np.ndarray, rows: np.ndarray) -> float:
+    return float((query @ rows.T).max(axis=1).sum())
+
+
+def test_named_fields_show_in_schema_and_info(make):
+    col = make(vectors=SCHEMA)
+    schema = col.schema
+    assert sorted(schema) == ["image", "text", "tokens"]
+    assert schema["text"]["dim"] == 4 and schema["text"]["metric"] == "l2"
+    assert schema["tokens"]["multivector"] == "max_sim" and schema["image"]["multivector"] == "none"
+
+
+def test_query_using_a_named_field_finds_its_exact_neighbours_among_those_that_have_it(make):
+    col = make(vectors=SCHEMA)
+    data = fill_named(col)
+    q = np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32)
+    got = col.query(q, k=5, using="text", ef=200)
+    want = np.argsort(((data["text"] - q) ** 2).sum(axis=1), kind="stable")[:5]
+    assert list(got.ids[0]) == [data["ids"][i] for i in want]
+    qi = np.array([1.0, 0.0, 0.5], dtype=np.float32)
+    got = col.query(qi, k=40, using="image", where={"i": {"$lt": 20}})
+    have = [i for i in range(20) if data["image"][i] is not None]
+    assert sorted(str(x) for x in got.ids[0] if x is not None and x != -1) == sorted(
+        str(data["ids"][i]) for i in have)
+    best = max(have, key=lambda i: float(data["image"][i] @ qi))
+    assert got.ids[0][0] == data["ids"][best]
+
+
+def test_a_multivector_query_is_scored_by_max_sim_over_the_points_that_have_the_field(make):
+    col = make(vectors=SCHEMA)
+    data = fill_named(col)
+    query = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    got = col.query(query, k=3, using="tokens", ef=100)
+    have = [i for i, t in enumerate(data["tokens"]) if t is not None]
+    want = sorted(have, key=lambda i: -_maxsim(query, data["tokens"][i]))[:3]
+    assert list(got.ids[0]) == [data["ids"][i] for i in want]
+    batch = col.query([query, query[:1]], k=2, using="tokens", ef=100)
+    assert batch.ids.shape == (2, 2) and list(batch.ids[0]) == list(got.ids[0][:2])
+
+
+def test_get_named_vectors_masks_the_points_that_lack_a_field(make):
+    col = make(vectors=SCHEMA)
+    data = fill_named(col, n=7)
+    got = col.get([0, "p1", 3, "missing", 6], vectors=["image", "tokens"])
+    assert list(got.ids) == [0, "p1", 6]
+    image, tokens = got.named_vectors["image"], got.named_vectors["tokens"]
+    assert list(image.mask) == [True, False, True]
+    np.testing.assert_allclose(image.value(2), data["image"][6], rtol=1e-6)
+    assert image.value(1) is None
+    assert list(tokens.mask) == [True, False, True] and list(tokens.counts) == [1, 1]
+    np.testing.assert_allclose(tokens.value(0), data["tokens"][0], rtol=1e-6)
+
+
+def test_update_and_delete_vectors_change_one_field_and_refuse_missing_points(make):
+    col = make(vectors=SCHEMA)
+    fill_named(col, n=6)
+    rows = np.array([[2.0, 2.0], [3.0, 3.0]], dtype=np.float32)
+    assert col.update_vectors(["p1"], {"tokens": [rows]}) == 1
+    assert col.delete_vectors([0], ["text", "image"]) == 1
+    got = col.get([0, "p1"], vectors=["text", "tokens", "image"])
+    assert list(got.named_vectors["text"].mask) == [False, True]
+    assert list(got.named_vectors["image"].mask) == [False, False]
+    np.testing.assert_allclose(got.named_vectors["tokens"].value(1), rows)
+    assert got.metadata == [{"i": 0}, {"i": 1}]  # the documents stay
+    with pytest.raises(KeyError, match="nope"):
+        col.update_vectors(["nope"], {"tokens": [rows]})
+    with pytest.raises(KeyError):
+        col.delete_vectors(["nope"], ["text"])
+    with pytest.raises(ValueError, match="wrong"):
+        col.delete_vectors([0], ["wrong"])
+
+
+def test_fields_are_added_and_removed_and_points_keep_the_others(make):
+    col = make(vectors=SCHEMA)
+    fill_named(col, n=4)
+    col.add_vector_field("extra", 2, metric="l2")
+    assert col.schema["extra"]["dim"] == 2
+    col.update_vectors([0], {"extra": np.array([[1.0, 1.0]], dtype=np.float32)})
+    got = col.query(np.array([1.0, 1.0], dtype=np.float32), k=4, using="extra")
+    assert got.ids[0][0] == 0
+    with pytest.raises(FileExistsError, match="extra"):
+        col.add_vector_field("extra", 2)
+    col.remove_vector_field("text")
+    assert "text" not in col.schema
+    with pytest.raises(KeyError, match="text"):
+        col.remove_vector_field("text")
+    with pytest.raises(ValueError, match="text"):
+        col.query(np.zeros(4, dtype=np.float32), using="text")
+    assert len(col) == 4
+
+
+def test_named_vector_errors_name_the_field_on_every_door(make):
+    col = make(vectors=SCHEMA)
+    one = np.ones((1, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match="nope"):
+        col.upsert([1], {"nope": one})
+    with pytest.raises(ValueError, match="text"):
+        col.upsert([1], {"text": np.ones((1, 5), dtype=np.float32)})
+    with pytest.raises(ValueError, match="text"):
+        col.upsert([1, 2], {"text": one})
+    with pytest.raises(ValueError, match="tokens"):
+        col.upsert([1], {"tokens": np.ones((1, 2), dtype=np.float32)})
+    with pytest.raises(ValueError, match="text"):
+        col.upsert([1], {"text": np.array([[0, np.nan, 0, 0]], dtype=np.float32)})
+    with pytest.raises(ValueError, match="nope"):
+        col.query(np.ones(4, dtype=np.float32), using="nope")
+    with pytest.raises(TypeError):
+        col.upsert([1], {"text": "not vectors"})
+    assert len(col) == 0

@@ -27,6 +27,9 @@ type createRequest struct {
 	Seed           *uint64  `json:"seed"`
 	TextFields     []string `json:"text_fields"`
 	TextAnalyzer   string   `json:"text_analyzer"`
+	// Vectors, instead of Dim and its options, is a schema of named vector
+	// fields (collection.ParseVectorFields).
+	Vectors json.RawMessage `json:"vectors"`
 }
 
 // describe is the answer of GET /collections/{name}: the keys of the
@@ -106,8 +109,18 @@ func (req *createRequest) options() (collection.Options, error) {
 		rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
-	return collection.Options{Dim: req.Dim, Metric: mtr, M: req.M, EfConstruction: req.EfConstruction,
-		Quantization: q, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}, nil
+	opts := collection.Options{Dim: req.Dim, Metric: mtr, M: req.M, EfConstruction: req.EfConstruction,
+		Quantization: q, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}
+	if req.Vectors != nil {
+		if req.Dim != 0 || req.M != 0 || req.EfConstruction != 0 || req.Quantization != nil {
+			return collection.Options{}, invalidf("give \"dim\" and its options (one unnamed field) or \"vectors\" (named fields), not both")
+		}
+		if opts.Vectors, err = collection.ParseVectorFields(req.Vectors); err != nil {
+			return collection.Options{}, err
+		}
+		opts.Metric = 0
+	}
+	return opts, nil
 }
 
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {

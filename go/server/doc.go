@@ -40,9 +40,22 @@
 //	POST   /collections/{name}/text_index       {field, analyzer} → {"text_index": field}
 //	POST   /collections/{name}/check_integrity  {} → {"ok": true} | {"ok": false, "problem": message}
 //	POST   /collections/{name}/reopen           {} → info   (close and open again: recovers a failed collection)
+//	POST   /collections/{name}/update_vectors   {ids, vectors: {field: values}} → {"updated": n}   (404 if an id is missing)
+//	POST   /collections/{name}/delete_vectors   {ids, vectors: [field]} → {"updated": n}
+//	POST   /collections/{name}/add_vector_field {name, spec: fieldspec} → {"added": name}   (409 if taken)
+//	POST   /collections/{name}/remove_vector_field {name} → {"removed": name}   (404 if none)
 //	GET    /collections/{name}/points/{id}      [?include=vector] → point
 //	GET    /                                    the playground (and its files beside it)
 //	GET    /model/{file}                        the playground's sentence encoder (Config.PlaygroundModel; 404 without)
+//
+//	Named vector fields (fields.go): POST /collections takes "vectors": {field: fieldspec}
+//	instead of dim and its options; fieldspec = {dim, metric, M, ef_construction,
+//	quantization, multivector: "max_sim"} (collection.ParseVectorFields). An upsert whose
+//	"vectors" is an object writes whole points: {field: values}, values one per id, each
+//	[f32] (a dense field), [[f32]] (a multivector field) or null (the point lacks it). A
+//	query with "using": field searches that field (a multivector query's "vector" is
+//	[[f32]], "vectors" a list of them); get's "vectors": [field] adds to each point
+//	"vectors": {field: value} for the fields it has.
 //
 //	hit   = {"id", "distance", "metadata", "vector"}   as include asks; default metadata+distances
 //	texthit = {"id", "score", "distance", "sources", "metadata", "vector"}

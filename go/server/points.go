@@ -78,6 +78,9 @@ func (s *Server) upsert(w http.ResponseWriter, r *http.Request) error {
 	if rawJSON(req.IDs) == nil || rawJSON(req.Vectors) == nil {
 		return badRequestf("upsert needs \"ids\" and \"vectors\"")
 	}
+	if req.Vectors[0] == '{' {
+		return s.upsertPoints(w, c, &req)
+	}
 	ids, err := parseIDs(nil, req.IDs, "ids")
 	if err != nil {
 		return err
@@ -90,19 +93,30 @@ func (s *Server) upsert(w http.ResponseWriter, r *http.Request) error {
 	if n != len(ids) {
 		return invalidf("%d ids for %d vectors", len(ids), n)
 	}
-	var docs []meta.Document
-	if raw := rawJSON(req.Metadata); raw != nil {
-		if docs, err = meta.ParseDocuments(raw); err != nil {
-			return err
-		}
-		if len(docs) != n {
-			return invalidf("%d metadata documents for %d ids", len(docs), n)
-		}
+	docs, err := parseDocs(req.Metadata, n)
+	if err != nil {
+		return err
 	}
 	if err := c.Upsert(ids, vectors, docs); err != nil {
 		return err
 	}
 	return writeValue(w, http.StatusOK, map[string]int{"upserted": n})
+}
+
+// parseDocs reads an upsert's optional "metadata": n documents.
+func parseDocs(raw json.RawMessage, n int) ([]meta.Document, error) {
+	raw = rawJSON(raw)
+	if raw == nil {
+		return nil, nil
+	}
+	docs, err := meta.ParseDocuments(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) != n {
+		return nil, invalidf("%d metadata documents for %d ids", len(docs), n)
+	}
+	return docs, nil
 }
 
 type idsOrFilter struct {
@@ -245,6 +259,9 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 type getRequest struct {
 	IDs     json.RawMessage `json:"ids"`
 	Include []string        `json:"include"`
+	// Vectors names vector fields whose values each point carries in
+	// "vectors" ({field: value}, the fields it has).
+	Vectors []string `json:"vectors"`
 }
 
 // get answers POST /collections/{name}/get: the points among ids that
@@ -269,7 +286,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limits.Answer(len(ids), c.Options().Dim, in.vectors); err != nil {
 		return err
 	}
-	return s.writePoints(w, c, ids, in, false, nil)
+	return s.writePoints(w, c, ids, in, false, nil, req.Vectors)
 }
 
 type scanRequest struct {
@@ -324,12 +341,13 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 	if len(ids) == req.Limit {
 		next = &ids[len(ids)-1]
 	}
-	return s.writePoints(w, c, ids, in, true, next)
+	return s.writePoints(w, c, ids, in, true, next, nil)
 }
 
 // writePoints answers {"points": [{"id", "metadata", "vector"}]} and, for
 // a scan, "next_after".
-func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, ids []collection.ID, in include, scan bool, next *collection.ID) error {
+func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, ids []collection.ID, in include, scan bool, next *collection.ID,
+	named []string) error {
 	found, docs, vectors, err := c.Get(ids, in.vectors)
 	if err != nil {
 		return err
@@ -351,6 +369,11 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 		if in.vectors {
 			b = append(b, `,"vector":`...)
 			b = appendFloats(b, vectors[i*dim:(i+1)*dim])
+		}
+		if named != nil {
+			if b, err = appendNamed(b, c, id, named); err != nil {
+				return err
+			}
 		}
 		b = append(b, '}')
 		b = a.spill(b)

@@ -27,6 +27,8 @@ type queryRequest struct {
 	// ef >= the number allowed). With SQ8 and no float copy kept, the scan
 	// compares codes, so "exact" is exact over the quantized vectors.
 	Exact bool `json:"exact"`
+	// Using names the vector field searched (fields.go); absent: "".
+	Using *string `json:"using"`
 	// The text side (textquery.go): a BM25 query, hybrid with Vector.
 	Text      *string         `json:"text"`
 	TextField string          `json:"text_field"`
@@ -65,6 +67,8 @@ func (req *queryRequest) decode(body []byte, include []string) error {
 		// The rarer fields go through encoding/json (decodeCopy: see why).
 		case "exact":
 			return decodeCopy(key, value, &req.Exact)
+		case "using":
+			return decodeCopy(key, value, &req.Using)
 		case "text":
 			return decodeCopy(key, value, &req.Text)
 		case "text_field":
@@ -141,6 +145,9 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.Fusion != nil || req.K1 != nil || req.B != nil || req.TextField != "" {
 		return badRequestf("fusion, text_field, k1 and b belong to a text query: add \"text\"")
+	}
+	if req.Using != nil {
+		return s.queryField(w, c, &req, sc)
 	}
 	dim := c.Options().Dim
 	batch := rawJSON(req.Vectors) != nil

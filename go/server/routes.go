@@ -53,7 +53,8 @@ func (s *Server) buildRoutes() {
 		"upsert": s.upsert, "query": s.query, "delete": s.delete, "checkpoint": s.checkpoint,
 		"count": s.count, "scan": s.scan, "get": s.get, "metadata": s.updateMetadata,
 		"text_index": s.createTextIndex, "check_integrity": s.checkIntegrity,
-		"reopen": s.reopenCollection,
+		"reopen": s.reopenCollection, "update_vectors": s.updateVectors, "delete_vectors": s.deleteVectors,
+		"add_vector_field": s.addVectorField, "remove_vector_field": s.removeVectorField,
 	} {
 		api("POST /collections/{name}/"+op, h)
 	}

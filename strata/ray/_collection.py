@@ -25,6 +25,14 @@ import numpy as np
 import numpy.typing as npt
 
 from strata._collection import GetResult, QueryResult, check_ids, check_metadata, check_where
+from strata._fields import (
+    check_names,
+    check_vectors_arg,
+    field_shape,
+    field_values,
+    query_rows,
+    schema_of,
+)
 from strata._ids import id_array, id_values
 from strata._index import _as_rows, _i64, _id_list, _int, _k
 from strata.ray import _manifest
@@ -96,21 +104,29 @@ class ShardedCollection:
         actor_options: dict[str, Any] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
+        vectors: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         path = _local_path(path_or_uri)
         if _manifest.exists(path):
             self._open(path, shards, dim, fsync, repair, address, actor_options)
+            self._schema = self._read_schema()
             return
-        if dim is None:
+        if dim is None and vectors is None:
             raise FileNotFoundError(
-                f"{path}: no sharded collection there; pass dim= (and shards=) to create one")
+                f"{path}: no sharded collection there; pass dim= or vectors= (and shards=) to "
+                "create one")
+        if dim is not None and vectors is not None:
+            raise ValueError("give dim (one unnamed field) or vectors= (named), not both")
         options = {"metric": metric, "M": M, "ef_construction": ef_construction,
                    "quantization": quantization, "fsync": fsync or "always", "seed": seed,
                    "text_fields": text_fields, "text_analyzer": text_analyzer}
+        if vectors is not None:
+            options["vectors"] = vectors
         self._create(path, 2 if shards is None else shards, dim, options, address, actor_options)
+        self._schema = self._read_schema()
 
     @classmethod
-    def create(cls, path_or_uri: str | os.PathLike[str], dim: int, shards: int = 2,
+    def create(cls, path_or_uri: str | os.PathLike[str], dim: int | None = None, shards: int = 2,
                **options: Any) -> ShardedCollection:
         """Creates a sharded collection; FileExistsError if path already holds one."""
         path = _local_path(path_or_uri)
@@ -125,12 +141,13 @@ class ShardedCollection:
         _manifest.read(path, FORMAT)  # FileNotFoundError / ManifestError with the path
         return cls(path, **options)
 
-    def _create(self, path: Path, shards: int, dim: int, options: dict[str, Any],
+    def _create(self, path: Path, shards: int, dim: int | None, options: dict[str, Any],
                 address: str | None, actor_options: dict[str, Any] | None) -> None:
         # shards is this door's own argument; dim and the options are the engine's to
         # check, in every shard's Collection.create, which raises its own message.
         shards = _int(shards, "shards", 1, 1 << 16)
-        dim = _i64(dim, "dim")
+        if dim is not None:
+            dim = _i64(dim, "dim")
         made = not path.exists()
         path.mkdir(parents=True, exist_ok=True)
         dirs = [path / f"shard-{s:04d}" for s in range(shards)]
@@ -138,7 +155,8 @@ class ShardedCollection:
         connect(address)
         self._init(path, dirs, actor_options)
         try:
-            self._pool.call("open", [("Collection.create", (str(d), dim), options) for d in dirs])
+            answers = self._pool.call(
+                "open", [("Collection.create", (str(d), dim), options) for d in dirs])
         except BaseException:
             self._pool.shutdown()
             for d, new in zip(dirs, fresh, strict=True):
@@ -147,10 +165,11 @@ class ShardedCollection:
             if made:
                 shutil.rmtree(path, ignore_errors=True)
             raise
-        self._dim, self._metric = dim, options["metric"]
+        # With named fields, dim and metric are the unnamed field's (0 without one).
+        self._dim, self._metric = answers[0]
         _manifest.write(path, {
             "format": FORMAT, "version": _manifest.VERSION, "routing": ROUTING,
-            "shards": shards, "dim": dim, "metric": options["metric"],
+            "shards": shards, "dim": self._dim, "metric": self._metric,
             "dirs": [d.name for d in dirs],
         })  # fmt: skip
 
@@ -264,9 +283,12 @@ class ShardedCollection:
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: object, vectors: npt.ArrayLike, metadata: object = None) -> None:
+    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None:
         """Inserts or replaces entries on the shards that own their ids; see strata.Collection."""
         self._live()
+        if isinstance(vectors, dict):
+            self._upsert_points(_ids_arg(ids), vectors, metadata)
+            return
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
         id_arr = _ids_arg(ids)
         if id_arr.shape[0] != n:
@@ -287,6 +309,97 @@ class ShardedCollection:
             part = None if docs is None else [docs[i] for i in order[spans[s]].tolist()]
             per_shard.append(("upsert", routed[spans[s]], put_if_large(vecs[spans[s]]), part))
         self._pool.call("run", per_shard, targets)
+
+    # --- named vector fields ------------------------------------------------
+
+    def _read_schema(self) -> dict[str, dict[str, Any]]:
+        """The schema, as shard 0 has it (every shard is changed alike)."""
+        return schema_of(self._pool.call("run", [("info",)], [0])[0])
+
+    @property
+    def schema(self) -> dict[str, dict[str, Any]]:
+        """strata.Collection.schema (the same on every shard)."""
+        self._live()
+        return {name: dict(spec) for name, spec in self._schema.items()}
+
+    def _split_fields(self, vectors: object, n: int, order: Any, spans: list[slice],
+                      targets: list[int]) -> list[dict[str, Any]]:
+        """Named values for n points, normalised once and cut per shard (in routed order)."""
+        values = check_vectors_arg(vectors)
+        if any(name not in self._schema for name in values):
+            self._schema = self._read_schema()
+        whole = {}
+        for name, value in values.items():
+            dim, multi = field_shape(self._schema, name)
+            whole[name] = field_values(name, value, n, dim, multi)
+        return [{name: fv.take(order[spans[s]]) for name, fv in whole.items()} for s in targets]
+
+    def _upsert_points(self, id_arr: npt.NDArray[Any], vectors: object, metadata: object) -> None:
+        n = id_arr.shape[0]
+        if id_arr.dtype == object:
+            check_ids(id_arr)
+        elif n and int(id_arr.max()) >= _ID_LIMIT:
+            pos = int(np.argmax(id_arr >= _ID_LIMIT))
+            raise ValueError(f"ids[{pos}] = {id_arr[pos]} is not below 2**63")
+        docs = check_metadata(metadata, n)
+        order, spans, routed, targets = self._route(id_arr)
+        parts = self._split_fields(vectors, n, order, spans, targets)
+        if n == 0:
+            return
+        per_shard = []
+        for s, fields in zip(targets, parts, strict=True):
+            part = None if docs is None else [docs[i] for i in order[spans[s]].tolist()]
+            per_shard.append(("upsert", routed[spans[s]], fields, part))
+        self._pool.call("run", per_shard, targets)
+
+    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
+        """Replaces the given fields of existing points on their shards; KeyError (and no
+        change) if one is missing. See strata.Collection.update_vectors."""
+        self._live()
+        id_arr = _ids_arg(ids)
+        order, spans, routed, targets = self._route(id_arr)
+        parts = self._split_fields(vectors, id_arr.shape[0], order, spans, targets)
+        self._check_present(id_arr)
+        per_shard = [("update_vectors", routed[spans[s]], fields)
+                     for s, fields in zip(targets, parts, strict=True)]
+        return sum(self._pool.call("run", per_shard, targets))
+
+    def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int:
+        """Drops the named fields of existing points on their shards; see
+        strata.Collection.delete_vectors."""
+        self._live()
+        names = check_names(vectors)
+        id_arr = _ids_arg(ids)
+        self._check_present(id_arr)
+        _, spans, routed, targets = self._route(id_arr)
+        if not targets:  # no ids: the field names are still the engine's to check
+            return int(self._pool.call("run", [("delete_vectors", routed, names)], [0])[0])
+        per_shard = [("delete_vectors", routed[spans[s]], names) for s in targets]
+        return sum(self._pool.call("run", per_shard, targets))
+
+    def add_vector_field(
+        self,
+        name: str,
+        dim: int,
+        metric: str = "cosine",
+        M: int = 16,  # noqa: N803 (hnswlib's name)
+        ef_construction: int = 200,
+        quantization: str | None = None,
+        multivector: str | None = None,
+    ) -> None:
+        """Adds the field on every shard; see strata.Collection.add_vector_field. A shard
+        that fails (FileExistsError on all of them for a taken name) leaves the others'
+        done: retry after fixing it."""
+        self._live()
+        self._pool.run("add_vector_field", name, dim, metric, M, ef_construction, quantization,
+                       multivector)  # fmt: skip
+        self._schema = self._read_schema()
+
+    def remove_vector_field(self, name: str) -> None:
+        """Removes the field on every shard; see strata.Collection.remove_vector_field."""
+        self._live()
+        self._pool.run("remove_vector_field", name)
+        self._schema = self._read_schema()
 
     def update_metadata(self, ids: object, metadata: object) -> int:
         """Replaces the metadata of existing ids; KeyError (and no change) if one is missing."""
@@ -341,9 +454,11 @@ class ShardedCollection:
         num_threads: int | None = None,
         include_metadata: bool = True,
         return_stats: bool = False,
+        using: str | None = None,
     ) -> QueryResult:
         """The global k nearest entries matching where: every shard filters and searches,
-        then the per-shard lists are merged by distance (ties by id).
+        then the per-shard lists are merged by distance (ties by id). using= names the
+        vector field searched (see strata.Collection.query).
 
         text= alone: every shard answers BM25 over its own entries and the lists are
         merged by score (ties by id). Each shard scores with its own term statistics
@@ -357,6 +472,8 @@ class ShardedCollection:
             if queries is not None:
                 raise ValueError("pass the query vector as queries or as vector=, not both")
             queries = vector
+        if text is not None and using is not None:
+            raise ValueError("using= names a vector field: a text query takes text_field=")
         if text is not None:
             if queries is not None:
                 raise NotImplementedError(
@@ -365,13 +482,27 @@ class ShardedCollection:
             return self._query_text(text, k, where, text_field, k1, b, include_metadata)
         if queries is None:
             raise ValueError("query needs a query vector (queries or vector=), text=, or both")
-        q, nq = _as_rows(queries, self._dim, "queries", "collection")
+        extra: dict[str, Any] = {}
+        if using is not None:
+            if not isinstance(using, str):
+                raise TypeError(f"using must be a vector field name (a str), got {using!r}")
+            if using not in self._schema:
+                self._schema = self._read_schema()
+            dim, multi = field_shape(self._schema, using)
+            rows, nq, counts = query_rows(queries, dim, multi, using)
+            shared: Any = rows
+            if counts is not None:  # one [m, dim] array per query
+                starts = np.concatenate(([0], np.cumsum(counts)))
+                shared = [rows[starts[i] : starts[i + 1]] for i in range(nq)]
+            extra["using"] = using
+        else:
+            q, nq = _as_rows(queries, self._dim, "queries", "collection")
+            shared = put_if_large(q.reshape(nq, self._dim)) if self.shards > 1 else q
         k = _k(k)  # the engine's bound and message, as strata.Collection.query
         check_where(where)
-        shared = put_if_large(q.reshape(nq, self._dim)) if self.shards > 1 else q
         results = self._pool.call(
             "query", [(shared, k, where, ef)] * self.shards, num_threads=num_threads,
-            include_metadata=include_metadata, return_stats=return_stats,
+            include_metadata=include_metadata, return_stats=return_stats, **extra,
         )  # fmt: skip
         ids, dists, picked = merge_topk([r[0] for r in results], [r[1] for r in results], k)
         docs: list[list[Any]] = []
@@ -447,13 +578,18 @@ class ShardedCollection:
             last = ids[order[-1]]
             after = last if isinstance(last, str) else int(last)
 
-    def get(self, ids: object, include_vectors: bool = False) -> GetResult:
-        """Looks ids up on their shards; missing ids are left out, the rest keep request order."""
+    def get(
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
+    ) -> GetResult:
+        """Looks ids up on their shards; missing ids are left out, the rest keep request order.
+        vectors=: see strata.Collection.get."""
         self._live()
+        names = None if vectors is None else check_names(vectors)
         id_arr = _ids_arg(ids)
         _, spans, routed, targets = self._route(id_arr)
+        kw = {} if names is None else {"vectors": names}
         parts = self._pool.call(
-            "run", [("get", routed[spans[s]], include_vectors) for s in targets], targets)
+            "run", [("get", routed[spans[s]], include_vectors) for s in targets], targets, **kw)
         where: dict[int, tuple[int, int]] = {}
         for p, part in enumerate(parts):
             for j, found in enumerate(part.ids.tolist()):
@@ -467,7 +603,16 @@ class ShardedCollection:
             vectors = np.empty((len(hits), self._dim), dtype=np.float32)
             for row, (p, j) in enumerate(hits):
                 vectors[row] = parts[p].vectors[j]
-        return GetResult(out_ids, docs, vectors)
+        if names is None:
+            return GetResult(out_ids, docs, vectors)
+        if any(name not in self._schema for name in names):
+            self._schema = self._read_schema()
+        named = {}
+        for name in names:
+            dim, multi = field_shape(self._schema, name)
+            per_point = [parts[p].named_vectors[name].value(j) for p, j in hits]
+            named[name] = field_values(name, per_point, len(hits), dim, multi)
+        return GetResult(out_ids, docs, vectors, named)
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         """How many entries match where, summed over shards."""

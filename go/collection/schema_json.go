@@ -1,0 +1,114 @@
+package collection
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/strata-db/strata/go/metric"
+)
+
+// The vector schema as the doors spell it in JSON (the C ABI's
+// strata_col_create_schema and strata_col_add_vector_field, the native
+// REST API's "vectors" of a create and its vector_fields route):
+//
+//	{"<name>": {"dim": 50, "metric": "cosine", "M": 16, "ef_construction": 200,
+//	            "quantization": "none" | "sq8", "multivector": "max_sim"}, ...}
+//
+// dim is required; metric defaults to "cosine" (strata.Collection.create's
+// default), M and ef_construction to 16 and 200, quantization to "none",
+// multivector to a dense field. A key not listed is refused, so a later
+// kind of field (sparse) is a new key, never a misread one. Parsing lives
+// here so that every door reads the same text the same way.
+
+// fieldJSON is one field's spec as the doors send it.
+type fieldJSON struct {
+	Dim            *int    `json:"dim"`
+	Metric         *string `json:"metric"`
+	M              int     `json:"M"`
+	EfConstruction int     `json:"ef_construction"`
+	Quantization   *string `json:"quantization"`
+	Multivector    *string `json:"multivector"`
+}
+
+// ParseVectorField reads the JSON spec of the field named name (the value
+// of one key of a schema, above). Errors wrap ErrInvalid and name the
+// field.
+func ParseVectorField(name string, raw []byte) (VectorField, error) {
+	var s fieldJSON
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return VectorField{}, fmt.Errorf("%w: vector field %q: %v", ErrInvalid, name, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return VectorField{}, fmt.Errorf("%w: vector field %q: text after the spec", ErrInvalid, name)
+	}
+	if s.Dim == nil {
+		return VectorField{}, fmt.Errorf("%w: vector field %q: \"dim\" is required", ErrInvalid, name)
+	}
+	f := VectorField{Name: name, Dim: *s.Dim, Metric: metric.Cosine, M: s.M, EfConstruction: s.EfConstruction}
+	if s.Metric != nil {
+		m, err := metric.Parse(*s.Metric)
+		if err != nil {
+			return VectorField{}, fmt.Errorf("%w: vector field %q: %v", ErrInvalid, name, err)
+		}
+		f.Metric = m
+	}
+	if s.Quantization != nil {
+		q, err := parseQuantization(*s.Quantization)
+		if err != nil {
+			return VectorField{}, fmt.Errorf("vector field %q: %w", name, err)
+		}
+		f.Quantization = q
+	}
+	if s.Multivector != nil {
+		mv, err := ParseComparator(*s.Multivector)
+		if err != nil {
+			return VectorField{}, fmt.Errorf("vector field %q: %w", name, err)
+		}
+		f.Multivector = mv
+	}
+	return f.withDefaults()
+}
+
+// ParseVectorFields reads a schema: a JSON object of field name to spec.
+// An empty object is a schema without vector fields. A name given twice
+// is refused (encoding/json would keep the last).
+func ParseVectorFields(raw []byte) ([]VectorField, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("%w: vectors must be a JSON object of field name to spec", ErrInvalid)
+	}
+	fields := []VectorField{}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%w: vectors: %v", ErrInvalid, err)
+		}
+		name := tok.(string) // object keys are strings
+		if seen[name] {
+			return nil, fmt.Errorf("%w: vector field %q given twice", ErrInvalid, name)
+		}
+		seen[name] = true
+		var spec json.RawMessage
+		if err := dec.Decode(&spec); err != nil {
+			return nil, fmt.Errorf("%w: vector field %q: %v", ErrInvalid, name, err)
+		}
+		f, err := ParseVectorField(name, spec)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, f)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%w: vectors: %v", ErrInvalid, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: vectors: text after the object", ErrInvalid)
+	}
+	return fields, nil
+}
