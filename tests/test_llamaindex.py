@@ -355,6 +355,11 @@ def test_filters_compile_to_one_engine_filter():
     assert where == {"$or": [{"a": {"$regex": r"x\.y"}}, {"$nor": [{"b": {"$eq": 1}}]}]}
     assert to_where(None) is None
     assert to_where(MetadataFilters(filters=[])) is None
+    empty = MetadataFilters(filters=[])
+    assert to_where(MetadataFilters(filters=[empty], condition="or")) is None
+    assert to_where(MetadataFilters(filters=[empty, MetadataFilter(key="b", value=1)])) == {
+        "b": {"$eq": 1}
+    }
 
 
 def test_bad_filters_raise_errors_naming_the_key(store):

@@ -161,11 +161,14 @@ def to_where(filters: MetadataFilters | None) -> dict[str, Any] | None:
     for f in filters.filters:
         if isinstance(f, MetadataFilters):
             sub = to_where(f)
-            parts.append({} if sub is None else sub)
+            if sub is not None:  # an empty MetadataFilters adds no condition (as in Qdrant's)
+                parts.append(sub)
         elif isinstance(f, MetadataFilter):
             parts.append(_condition(f))
         else:
             raise TypeError(f"filters holds a {type(f).__name__}, not a MetadataFilter")
+    if not parts:
+        return None
     condition = filters.condition or FilterCondition.AND
     if condition == FilterCondition.AND:
         return parts[0] if len(parts) == 1 else {"$and": parts}
