@@ -584,3 +584,14 @@ def test_vector_store_index_from_documents_and_a_retriever(tmp_path):
     text = index.as_retriever(similarity_top_k=2, vector_store_query_mode="text_search")
     assert {h.node.metadata["i"] for h in text.retrieve("fish")} == {4}
     store.close()
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip", "l2"])
+def test_similarities_are_larger_for_nearer_nodes_under_every_metric(tmp_path, metric):
+    store = StrataVectorStore(path=tmp_path / metric, metric=metric)
+    store.add(_text_nodes())
+    result = store.query(VectorStoreQuery(query_embedding=[1.0, 0.0, 0.0], similarity_top_k=5))
+    assert result.ids[0] == "t0"
+    assert result.similarities == sorted(result.similarities, reverse=True)
+    assert store.client.metric == metric
+    store.close()
