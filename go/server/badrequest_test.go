@@ -55,7 +55,7 @@ var badRequests = []struct {
 	{"negative k", "POST", "/collections/c/query", `{"vector":[1,2,3,4],"k":-5}`, 422, CodeInvalid},
 	{"negative ef", "POST", "/collections/c/query", `{"vector":[1,2,3,4],"ef":-1}`, 422, CodeInvalid},
 	{"huge ef", "POST", "/collections/c/query", `{"vector":[1,2,3,4],"ef":100000000}`, 422, CodeInvalid},
-	{"bad filter operator", "POST", "/collections/c/query", `{"vector":[1,2,3,4],"filter":{"i":{"$regex":"x"}}}`, 422, CodeInvalid},
+	{"bad filter operator", "POST", "/collections/c/query", `{"vector":[1,2,3,4],"filter":{"i":{"$gtx":"x"}}}`, 422, CodeInvalid},
 	{"unknown include", "POST", "/collections/c/query", `{"vector":[1,2,3,4],"include":["everything"]}`, 422, CodeInvalid},
 	{"negative id", "POST", "/collections/c/upsert", `{"ids":[-1],"vectors":[[1,2,3,4]]}`, 422, CodeInvalid},
 	{"fractional id", "POST", "/collections/c/upsert", `{"ids":[1.5],"vectors":[[1,2,3,4]]}`, 422, CodeInvalid},

@@ -3,4 +3,6 @@ strata.Collection and strata.AsyncCollection, and needs its framework installed 
 
 - strata.integrations.langchain: StrataVectorStore, a LangChain VectorStore
   (``pip install 'strata[langchain]'``).
+- strata.integrations.llamaindex: StrataVectorStore, a LlamaIndex vector store
+  (``pip install 'strata[llamaindex]'``).
 """

@@ -105,6 +105,12 @@
 //	                         int, 18 long, 19 decimal); a list of types is
 //	                         any of them; BSON's other names ("date", ...)
 //	                         match nothing
+//	{"f": {"$regex": r}}     f is a string, or a list holding one, in which
+//	                         the regular expression r (Go's RE2 syntax, at
+//	                         most 4096 bytes) matches somewhere: "ab" is a
+//	                         substring test, "^ab" a prefix; "$options" in
+//	                         the same object adds flags: "i" case-insensitive,
+//	                         "m" multi-line ^ and $, "s" . matching newline
 //	{"$and": [q, ...]}       every query q holds; the list must be non-empty
 //	{"$or":  [q, ...]}       at least one holds
 //	{"$nor": [q, ...]}       none holds
@@ -141,7 +147,8 @@
 // A filter is rejected, with an error naming where ("at \"$or[1].year\""),
 // for: an unknown operator; an operator other than $and, $or, $nor, $not at
 // the top level; $and, $or, $nor without a non-empty list of objects; $in or
-// $nin without a list; $exists without true or false; a range operator with
+// $nin without a list; $exists without true or false; $regex without a
+// string that compiles, or $options without $regex or with another flag; a range operator with
 // an object, list, bool or null operand; a field-level $not without an
 // object of operators; $elemMatch without a non-empty object; $size
 // without a non-negative integer; $all without a list; $type without a
@@ -195,7 +202,9 @@
 //	                           (Qdrant's nested condition)
 //	Size(p, n)                 a list of n elements ($size)
 //
-// $all compiles to an And of Eq (and ElemMatch), $type to a type leaf.
+// $all compiles to an And of Eq (and ElemMatch), $type to a type leaf,
+// $regex to a regex leaf (evaluated like Words, over the path's distinct
+// strings).
 
 // Paths are checked once by ParsePath; operands are Scalars (Number,
 // String, Bool, Null, ParseNumber). At-least-k is evaluated with k+1

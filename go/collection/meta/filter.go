@@ -2,6 +2,7 @@ package meta
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -43,6 +44,7 @@ const (
 	nodeElemMatch // a list at path with an element that kids[0] matches
 	nodeSize      // a list at path with size elements
 	nodeType      // a value at path (or an element) of one of types
+	nodeRegex     // a string at path (or an element) in which regex finds a match
 	// Built by tree.go's HasVector, bound by Filter.BindVectors.
 	nodeHasVector // the point has a value in vector field vector
 )
@@ -90,6 +92,7 @@ type node struct {
 	min      int               // nodeAtLeast: 1 < min < len(kids)
 	size     int               // nodeSize
 	types    typeSet           // nodeType
+	regex    *regexp.Regexp    // nodeRegex
 	// objectsOnly: nodeElemMatch tries only the elements that are
 	// objects (a query of fields, Mongo's object form; Qdrant's nested).
 	objectsOnly bool
@@ -218,7 +221,7 @@ func parseLogical(op string, v value, where string) (*node, error) {
 var fieldOperators = map[string]struct{}{
 	"$eq": {}, "$ne": {}, "$gt": {}, "$gte": {}, "$lt": {}, "$lte": {},
 	"$in": {}, "$nin": {}, "$exists": {}, "$not": {},
-	"$elemMatch": {}, "$size": {}, "$all": {}, "$type": {},
+	"$elemMatch": {}, "$size": {}, "$all": {}, "$type": {}, "$regex": {}, "$options": {},
 }
 
 var rangeOps = map[string]rangeOp{"$gt": opGt, "$gte": opGte, "$lt": opLt, "$lte": opLte}
@@ -340,6 +343,16 @@ func parseOperators(p Path, fields []field, here string) (*node, error) {
 			}
 			n = newLeaf(nodeType, p)
 			n.types = types
+		case "$regex":
+			var err error
+			if n, err = parseRegex(p, f.val, fields, here); err != nil {
+				return nil, err
+			}
+		case "$options":
+			if !hasKey(fields, "$regex") {
+				return nil, errorAt(here, "%q goes with \"$regex\" in the same object", f.key)
+			}
+			continue // read by parseRegex
 		case "$and", "$or", "$nor":
 			return nil, errorAt(here, "operator %q combines whole filters and cannot be applied to a field", f.key)
 		default:

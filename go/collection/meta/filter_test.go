@@ -120,6 +120,19 @@ func TestFilterSemantics(t *testing.T) {
 		{`{"a": {"$nin": []}}`, []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
 		{`{"missing": {"$gt": 0}}`, nil},
 		{`{"missing": {"$ne": 1}}`, []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+		// $regex finds its pattern anywhere in a string, or in a string of a list;
+		// never in a number.
+		{`{"a": {"$regex": "b"}}`, []uint64{11, 14}},
+		{`{"a": {"$regex": "^ab$"}}`, []uint64{14}},
+		{`{"a": {"$regex": "x"}}`, []uint64{7}},
+		{`{"a": {"$regex": ""}}`, []uint64{4, 7, 11, 14}},
+		{`{"a": {"$regex": "1"}}`, []uint64{4}},
+		{`{"a": {"$regex": "AB"}}`, nil},
+		{`{"a": {"$regex": "AB", "$options": "i"}}`, []uint64{11, 14}},
+		{`{"a": {"$options": "i", "$regex": "^A"}}`, []uint64{11, 14}},
+		{`{"a.c": {"$regex": "x"}}`, []uint64{9}},
+		{`{"a": {"$not": {"$regex": "b"}}}`, []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 15}},
+		{`{"a": {"$elemMatch": {"$regex": "x"}}}`, []uint64{7}},
 	} {
 		f := mustFilter(t, tc.filter)
 		var byMatch []uint64
@@ -175,6 +188,12 @@ func TestParseFilterErrorsNameThePart(t *testing.T) {
 		{`{"year": {"$not": {}}}`, `at "year": "$not" needs an object of operators such as {"$gt": 5}, not an empty object`},
 		{`{"year": {"$not": {"a": 1}}}`, `at "year": "$not" needs an object of operators`},
 		{`{"year": {"$not": {"$gt": []}}}`, `at "year": "$gt" cannot compare with a list`},
+		{`{"t": {"$regex": 1}}`, `at "t": "$regex" needs a string (a regular expression), not a number`},
+		{`{"t": {"$regex": "("}}`, `at "t": "$regex": error parsing regexp: missing closing )`},
+		{`{"t": {"$options": "i"}}`, `at "t": "$options" goes with "$regex" in the same object`},
+		{`{"t": {"$regex": "a", "$options": "x"}}`, `at "t": "$options": unknown flag 'x'`},
+		{`{"t": {"$regex": "a", "$options": 1}}`, `at "t": "$options" needs a string of flags`},
+		{`{"t": {"$regex": "` + strings.Repeat("a", 4097) + `"}}`, `"$regex" pattern is 4097 bytes, more than 4096`},
 		{`{"year": {"$gt": 1, "x": 2}}`, `at "year": cannot mix operators and fields in one object: "x" is not an operator`},
 		{`{"year": {"$or": []}}`, `at "year": operator "$or" combines whole filters`},
 		{`{"$and": []}`, `at "$and": "$and" needs a non-empty list of objects, not an empty list`},

@@ -28,7 +28,8 @@ func FuzzParseFilter(f *testing.F) {
 		`{"a.x": 1}`, `{"a.0.x": {"$gte": 1}}`, `{"a": {"$elemMatch": {"x": 1, "y": {"$size": 2}}}}`,
 		`{"a": {"$elemMatch": {"$elemMatch": {"$gt": 1}}}}`, `{"b.c": {"$all": [0, 10]}}`, `{"a": {"$size": 4}}`,
 		`{"a": {"$type": ["object", "array", 16]}}`, `{"b.c": {"$not": {"$type": "double"}}}`, `{"a.1": [1, [2]]}`,
-		`{"b.c.d": {"$all": [{"$elemMatch": {"$eq": null}}]}}`, `{"a": {"x": null}}`} {
+		`{"b.c.d": {"$all": [{"$elemMatch": {"$eq": null}}]}}`, `{"a": {"x": null}}`,
+		`{"b": {"$regex": "^a", "$options": "i"}}`, `{"a.y.z": {"$elemMatch": {"$regex": "x|y"}}}`} {
 		f.Add([]byte(s))
 	}
 	x := NewIndex()

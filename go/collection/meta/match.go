@@ -162,7 +162,7 @@ func (n *node) match(root value, s subject) bool {
 func isNull(v value) bool { return v.kind == kindNull }
 
 // holdsFor tests one value against a per-value condition: nodeRange,
-// nodeWithin, nodeExcept, nodeWords, nodeType.
+// nodeWithin, nodeExcept, nodeWords, nodeRegex, nodeType.
 func (n *node) holdsFor(v value) bool {
 	switch n.kind {
 	case nodeRange:
@@ -182,6 +182,8 @@ func (n *node) holdsFor(v value) bool {
 		return true
 	case nodeWords:
 		return v.kind == kindString && hasWords(v.str, n.words)
+	case nodeRegex:
+		return v.kind == kindString && n.regex.MatchString(v.str)
 	case nodeType:
 		return n.types.has(v)
 	}

@@ -25,7 +25,10 @@ var (
 	genStrings   = []string{`""`, `"a"`, `"b"`, `"ab"`, `"ba"`, `"é"`, `"A"`}
 	genNumbers   = []string{"0", "-0", "1", "1.0", "1e0", "-1", "2", "2.5", "-2.5", "3", "10", "0.5", "-3"}
 	genOperator  = []string{"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$not",
-		"$elemMatch", "$size", "$all", "$type"}
+		"$elemMatch", "$size", "$all", "$type", "$regex"}
+	// genRegexes are $regex arguments, some with $options, over genStrings.
+	genRegexes = []string{`"a"`, `"^a"`, `"b$"`, `""`, `"A"`, `"A", "$options": "i"`, `"^É", "$options": "i"`,
+		`"a|é"`, `"^$"`}
 	genTypes = []string{`"string"`, `"number"`, `"int"`, `"double"`, `"bool"`, `"null"`, `"object"`,
 		`"array"`, `"long"`, `2`, `16`, `["null", "array"]`, `"date"`}
 )
@@ -163,6 +166,8 @@ func (g gen) operators(depth int) string {
 			arg = "[" + strings.Join(items, ",") + "]"
 		case "$type":
 			arg = g.pick(genTypes)
+		case "$regex":
+			arg = g.pick(genRegexes)
 		}
 		parts = append(parts, fmt.Sprintf("%q: %s", op, arg))
 	}

@@ -270,7 +270,7 @@ func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
 		for _, pp := range pps {
 			e.except(res, n, pp)
 		}
-	case nodeWords:
+	case nodeWords, nodeRegex:
 		for _, pp := range pps {
 			for key, p := range pp.strs.byKey {
 				if n.holdsFor(value{kind: kindString, str: key}) {
@@ -393,7 +393,7 @@ func (e *evaluator) narrowToElements(cand bitset, n *node, pps []*pathPostings) 
 					rangeInto(e, part, i == 0, pp, &pp.strs, &pp.strings, &iv)
 				}
 			}
-		case nodeWithin, nodeWords:
+		case nodeWithin, nodeWords, nodeRegex:
 			part = e.valueLeaf(c, elements)
 		}
 		cand.and(part)
@@ -406,7 +406,7 @@ func (e *evaluator) narrowToElements(cand bitset, n *node, pps []*pathPostings) 
 // reading documents.
 func positive(c *node) bool {
 	switch c.kind {
-	case nodeExists, nodeRange, nodeWithin, nodeWords:
+	case nodeExists, nodeRange, nodeWithin, nodeWords, nodeRegex:
 		return true
 	case nodeEq:
 		return isScalar(c.operand)

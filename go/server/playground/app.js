@@ -183,7 +183,8 @@ function buildFilterForm() {
 
 // prefixBound is the least string above every string starting with p, in
 // the filter language's byte order: the filter language has no prefix
-// (or $regex) operator, so a prefix is the range [p, prefixBound(p)).
+// operator, and the range [p, prefixBound(p)) is read off the sorted keys of
+// the postings, where a $regex "^p" would test every distinct string.
 function prefixBound(p) {
   const last = p.codePointAt(p.length - 1);
   return p.slice(0, -1) + String.fromCodePoint(last + 1);
@@ -209,7 +210,7 @@ function formChanged() {
   const filter = formFilter();
   $("filter").value = Object.keys(filter).length ? JSON.stringify(filter) : "";
   $("filterNote").textContent = $("prefix").value ?
-    "a prefix is a string range: the filter language has no $regex or prefix operator" : "";
+    "a prefix is a string range: sorted keys answer it, where a $regex would test every string" : "";
   if (Object.keys(filter).length && $("rankRow").hidden === false && $("rankMax").value)
     $("filterNote").textContent += ($("filterNote").textContent ? "; " : "") + "$lte leaves out documents whose field is null or missing";
   search();
