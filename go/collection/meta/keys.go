@@ -113,7 +113,7 @@ func filterKeyed[K float64 | string](in []keyed[K], keep func(keyed[K]) bool) []
 }
 
 // interval is a range of keys; an unset end is unbounded.
-type interval[K float64 | string] struct {
+type interval[K float64 | string | int64] struct {
 	lo, hi         K
 	hasLo, hasHi   bool
 	loIncl, hiIncl bool

@@ -254,8 +254,35 @@ func (e *evaluator) scan(n *node, cand bitset) bitset {
 	return res
 }
 
-func existsOf(pp *pathPostings) *posting { return &pp.exists }
-func listsOf(pp *pathPostings) *posting  { return &pp.lists }
+func existsOf(pp *pathPostings) *posting  { return &pp.exists }
+func objectsOf(pp *pathPostings) *posting { return &pp.objects }
+
+// narrowToBox removes from cand the slots with no number inside the
+// shape's latitude bounds at a "lat" key of an object at pps (the object
+// itself, or the objects of a list there), and likewise for longitudes.
+// Latitude and longitude may come from different points, so a slot left
+// may still fail, which scan decides.
+func (e *evaluator) narrowToBox(cand bitset, s *geoShape, pps []*pathPostings) {
+	lat, lon, hasLon := s.latLonBounds()
+	coordinate := func(key string, iv *interval[float64]) {
+		part := newBitset(e.words)
+		fresh := true
+		for _, pp := range pps {
+			for _, route := range []string{pp.route + "." + key, pp.route + "." + routeElements + "." + key} {
+				if q := e.x.paths[route]; q != nil {
+					rangeInto(e, part, fresh, q, &q.nums, &q.numbers, iv)
+					fresh = false
+				}
+			}
+		}
+		cand.and(part)
+	}
+	coordinate("lat", &lat)
+	if hasLon && !cand.empty() {
+		coordinate("lon", &lon)
+	}
+}
+func listsOf(pp *pathPostings) *posting { return &pp.lists }
 
 // valueLeaf evaluates the leaves other than $exists, $eq, $in and ranges.
 func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
@@ -278,6 +305,21 @@ func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
 				}
 			}
 		}
+	case nodeDatetime:
+		// The path's distinct strings are parsed, not its documents read.
+		for _, pp := range pps {
+			for key, p := range pp.strs.byKey {
+				if n.holdsFor(value{kind: kindString, str: key}) {
+					p.orInto(res, e.scratch)
+				}
+			}
+		}
+	case nodeGeo:
+		// The documents holding an object at the path are read, narrowed
+		// first by the numeric postings of the points' "lat" and "lon".
+		cand := e.union(pps, objectsOf)
+		e.narrowToBox(cand, n.geo, pps)
+		return e.scan(n, cand)
 	case nodeValuesCount:
 		switch {
 		case len(pps) == 0: // nothing at the path: no values
@@ -393,7 +435,7 @@ func (e *evaluator) narrowToElements(cand bitset, n *node, pps []*pathPostings) 
 					rangeInto(e, part, i == 0, pp, &pp.strs, &pp.strings, &iv)
 				}
 			}
-		case nodeWithin, nodeWords:
+		case nodeWithin, nodeWords, nodeDatetime:
 			part = e.valueLeaf(c, elements)
 		}
 		cand.and(part)
@@ -406,7 +448,7 @@ func (e *evaluator) narrowToElements(cand bitset, n *node, pps []*pathPostings) 
 // reading documents.
 func positive(c *node) bool {
 	switch c.kind {
-	case nodeExists, nodeRange, nodeWithin, nodeWords:
+	case nodeExists, nodeRange, nodeWithin, nodeWords, nodeDatetime:
 		return true
 	case nodeEq:
 		return isScalar(c.operand)
