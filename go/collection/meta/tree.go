@@ -411,3 +411,20 @@ func (m textMode) holds(s string, want []string) bool {
 	}
 	return true
 }
+
+// OfType is {"path": {"$type": names}}: a value at the path, or an
+// element of a list there, of one of the named types ($type's names:
+// "string", "number", "int" for an integral number, "bool", ...).
+func OfType(p Path, names ...string) (*Filter, error) {
+	items := make([]value, len(names))
+	for i, name := range names {
+		items[i] = value{kind: kindString, str: name}
+	}
+	t, err := parseTypes(value{kind: kindList, list: items})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidFilter, err)
+	}
+	n := newLeaf(nodeType, p)
+	n.types = t
+	return wrap(n), nil
+}

@@ -212,6 +212,9 @@ func (h *Handler) createCollection(r *http.Request) (any, error) {
 }
 
 func (h *Handler) deleteCollection(r *http.Request) (any, error) {
+	if c, err := h.collection(r); err == nil {
+		h.indexes.forget(c)
+	}
 	if err := h.cfg.Collections.DropCollection(r.PathValue("name")); err != nil {
 		return nil, err
 	}
@@ -251,13 +254,17 @@ func (h *Handler) getCollection(r *http.Request) (any, error) {
 	if in.Failed != "" {
 		state = "red"
 	}
+	schema, err := h.payloadSchema(c)
+	if err != nil {
+		return nil, err
+	}
 	var quantization any
 	if opts.Quantization == hnsw.QuantSQ8 {
 		quantization = map[string]any{"scalar": map[string]any{"type": "int8"}}
 	}
 	return map[string]any{
 		"status": state, "optimizer_status": "ok", "segments_count": 1,
-		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": map[string]any{},
+		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": schema,
 		"config": map[string]any{
 			"params": map[string]any{
 				"vectors":      vectorsInfo(opts),
@@ -269,26 +276,6 @@ func (h *Handler) getCollection(r *http.Request) (any, error) {
 			"quantization_config": quantization,
 		},
 	}, nil
-}
-
-// createIndex accepts a payload index: strata indexes every payload field
-// already, so there is nothing to build.
-func (h *Handler) createIndex(r *http.Request) (any, error) {
-	c, err := h.collection(r)
-	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		FieldName   string          `json:"field_name"`
-		FieldSchema json.RawMessage `json:"field_schema"`
-	}
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
-	if req.FieldName == "" {
-		return nil, badRequestf("field_name is required")
-	}
-	return updateResult(c), nil
 }
 
 // vectorsInfo is the "vectors" of a collection's config: one unnamed

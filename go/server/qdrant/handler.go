@@ -55,6 +55,7 @@ type Handler struct {
 	limits  *guard.Limits
 	mux     *http.ServeMux
 	guarded http.Handler
+	indexes payloadIndexes
 }
 
 // New returns a Handler.
@@ -79,6 +80,8 @@ func New(cfg Config) (*Handler, error) {
 		"DELETE /collections/{name}":                     h.deleteCollection,
 		"GET /collections/{name}/exists":                 h.collectionExists,
 		"PUT /collections/{name}/index":                  h.createIndex,
+		"DELETE /collections/{name}/index/{field}":       h.deleteIndex,
+		"POST /collections/{name}/facet":                 h.facetRoute,
 		"PUT /collections/{name}/points":                 h.upsert,
 		"POST /collections/{name}/points":                h.retrieve,
 		"GET /collections/{name}/points/{id}":            h.getPoint,
