@@ -15,7 +15,7 @@ import (
 )
 
 // Distances: Qdrant's name for each strata metric.
-var distances = map[string]metric.Metric{"Cosine": metric.Cosine, "Euclid": metric.L2, "Dot": metric.IP}
+var distances = map[string]metric.Metric{"Cosine": metric.Cosine, "Euclid": metric.L2, "Dot": metric.IP, "Manhattan": metric.Manhattan}
 
 func distanceName(m metric.Metric) string {
 	for name, mm := range distances {
@@ -137,7 +137,7 @@ func isNamedVectors(raw json.RawMessage) bool {
 func (req *createRequest) field(name string, vp *vectorParams) (collection.VectorField, error) {
 	mtr, ok := distances[vp.Distance]
 	if !ok {
-		return collection.VectorField{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot)", vp.Distance)
+		return collection.VectorField{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot, Manhattan)", vp.Distance)
 	}
 	if vp.Datatype != nil && *vp.Datatype != "float32" {
 		return collection.VectorField{}, unsupportedf("datatype %q (vectors are float32)", *vp.Datatype)
