@@ -192,39 +192,47 @@ func inRing(pt GeoPoint, ring []GeoPoint, ignoreBoundary bool) bool {
 	return inside
 }
 
-// latLonBounds returns intervals every point the shape holds lies in (a
-// superset), for narrowing candidates with the numeric postings of the
-// points' "lat" and "lon" keys; hasLon is false when longitudes cannot be
-// bounded by one interval.
-func (s *geoShape) latLonBounds() (lat, lon interval[float64], hasLon bool) {
+// latLonBounds returns the latitude and longitude intervals that every
+// point the shape holds lies in (a union of intervals; a superset), for
+// narrowing candidates with the numeric postings of the points' "lat" and
+// "lon" keys; no longitude interval means longitudes are not bounded.
+func (s *geoShape) latLonBounds() (lat, lon []interval[float64]) {
+	var la, lo interval[float64]
 	switch s.kind {
 	case geoBox:
-		lat.tighten(opGt, s.bottomRight.Lat)
-		lat.tighten(opLt, s.topLeft.Lat)
+		la.tighten(opGt, s.bottomRight.Lat)
+		la.tighten(opLt, s.topLeft.Lat)
 		if s.topLeft.Lon <= s.bottomRight.Lon {
-			lon.tighten(opGt, s.topLeft.Lon)
-			lon.tighten(opLt, s.bottomRight.Lon)
-			hasLon = true
+			lo.tighten(opGt, s.topLeft.Lon)
+			lo.tighten(opLt, s.bottomRight.Lon)
+			return []interval[float64]{la}, []interval[float64]{lo}
 		}
+		return []interval[float64]{la}, nil
 	case geoRadius:
 		// Along a meridian the distance is R·|Δlat|, and no path between
 		// two points is shorter than their latitude difference; the slack
-		// covers rounding in the haversine formula.
+		// covers rounding in the haversine formula. A latitude beyond
+		// ±90, which no real point has but a payload may, folds over the
+		// pole in the formula: such points stay candidates.
 		d := s.radius / EarthRadius * 180 / math.Pi
 		d += 1e-9 * (1 + math.Abs(d))
-		lat.tighten(opGte, s.center.Lat-d)
-		lat.tighten(opLte, s.center.Lat+d)
-	case geoPolygon:
-		lo, hi := s.exterior[0], s.exterior[0]
-		for _, p := range s.exterior[1:] {
-			lo.Lat, lo.Lon = min(lo.Lat, p.Lat), min(lo.Lon, p.Lon)
-			hi.Lat, hi.Lon = max(hi.Lat, p.Lat), max(hi.Lon, p.Lon)
-		}
-		lat.tighten(opGte, lo.Lat)
-		lat.tighten(opLte, hi.Lat)
-		lon.tighten(opGte, lo.Lon)
-		lon.tighten(opLte, hi.Lon)
-		hasLon = true
+		la.tighten(opGte, s.center.Lat-d)
+		la.tighten(opLte, s.center.Lat+d)
+		var south, north interval[float64]
+		south.tighten(opLt, -90)
+		north.tighten(opGt, 90)
+		return []interval[float64]{la, south, north}, nil
 	}
-	return lat, lon, hasLon
+	// A point outside the exterior ring's box crosses the ring an even
+	// number of times (or none) in the even-odd test.
+	lowest, highest := s.exterior[0], s.exterior[0]
+	for _, p := range s.exterior[1:] {
+		lowest.Lat, lowest.Lon = min(lowest.Lat, p.Lat), min(lowest.Lon, p.Lon)
+		highest.Lat, highest.Lon = max(highest.Lat, p.Lat), max(highest.Lon, p.Lon)
+	}
+	la.tighten(opGte, lowest.Lat)
+	la.tighten(opLte, highest.Lat)
+	lo.tighten(opGte, lowest.Lon)
+	lo.tighten(opLte, highest.Lon)
+	return []interval[float64]{la}, []interval[float64]{lo}
 }

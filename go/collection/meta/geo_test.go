@@ -24,8 +24,9 @@ var (
 )
 
 func (g geoDocGen) coord(limit float64) string {
-	// Coarse values collide with the shapes' edges, which are strict.
-	return fmt.Sprint(float64(g.r.IntN(9)-4) * limit / 4)
+	// Coarse values collide with the shapes' edges, which are strict; now
+	// and then one lies beyond ±limit, as a payload may hold.
+	return fmt.Sprint(float64(g.r.IntN(11)-5) * limit / 4)
 }
 
 func (g geoDocGen) point() string {

@@ -263,23 +263,27 @@ func objectsOf(pp *pathPostings) *posting { return &pp.objects }
 // Latitude and longitude may come from different points, so a slot left
 // may still fail, which scan decides.
 func (e *evaluator) narrowToBox(cand bitset, s *geoShape, pps []*pathPostings) {
-	lat, lon, hasLon := s.latLonBounds()
-	coordinate := func(key string, iv *interval[float64]) {
+	lat, lon := s.latLonBounds()
+	coordinate := func(key string, ivs []interval[float64]) {
 		part := newBitset(e.words)
 		fresh := true
 		for _, pp := range pps {
 			for _, route := range []string{pp.route + "." + key, pp.route + "." + routeElements + "." + key} {
-				if q := e.x.paths[route]; q != nil {
-					rangeInto(e, part, fresh, q, &q.nums, &q.numbers, iv)
+				q := e.x.paths[route]
+				if q == nil {
+					continue
+				}
+				for i := range ivs {
+					rangeInto(e, part, fresh, q, &q.nums, &q.numbers, &ivs[i])
 					fresh = false
 				}
 			}
 		}
 		cand.and(part)
 	}
-	coordinate("lat", &lat)
-	if hasLon && !cand.empty() {
-		coordinate("lon", &lon)
+	coordinate("lat", lat)
+	if lon != nil && !cand.empty() {
+		coordinate("lon", lon)
 	}
 }
 func listsOf(pp *pathPostings) *posting { return &pp.lists }
