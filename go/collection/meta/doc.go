@@ -216,8 +216,7 @@
 // String, Bool, Null, ParseNumber). At-least-k is evaluated with k+1
 // bitsets (reached[j]: slots that j of the filters seen so far match), so
 // it costs O(n·k) bitset operations, not a $or over every k-subset.
-// Except, Words and DatetimeRange visit the path's distinct values (a
-// datetime range parses each distinct string), not its
+// Except and Words visit the path's distinct values, not its
 // documents; ValuesCount reads back only the documents holding a list there.
 //
 // # Index
@@ -237,6 +236,9 @@
 //	              nums    1965 → {0}     one per distinct number (-0 is 0),
 //	                      1984 → {1 2}   in a map for $eq and in key order
 //	              strs    "sf" → {...}   for ranges; likewise strings
+//	              datetimes / times      strings ParseDatetime reads, and
+//	                                     one posting per instant (µs), in
+//	                                     key order for DatetimeRange
 //
 // The scalar elements of a list are indexed at the list's route like
 // single values. Its objects and lists are values at the route of its

@@ -310,13 +310,8 @@ func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
 			}
 		}
 	case nodeDatetime:
-		// The path's distinct strings are parsed, not its documents read.
-		for _, pp := range pps {
-			for key, p := range pp.strs.byKey {
-				if n.holdsFor(value{kind: kindString, str: key}) {
-					p.orInto(res, e.scratch)
-				}
-			}
+		for i, pp := range pps {
+			rangeInto(e, res, i == 0, pp, &pp.times, &pp.datetimes, &n.times)
 		}
 	case nodeGeo:
 		// The documents holding an object at the path are read, narrowed
@@ -541,7 +536,7 @@ func (e *evaluator) rangeGroup(kids []*node, i int, merged []bool) bitset {
 // route holds one value per slot and no lists, it is cheaper to take all
 // and remove the keys outside; that is done in res itself only when it is
 // fresh (empty), else in a bitset of its own.
-func rangeInto[K float64 | string](e *evaluator, res bitset, fresh bool, pp *pathPostings, keys *keyIndex[K], all *posting, iv *interval[K]) {
+func rangeInto[K float64 | string | int64](e *evaluator, res bitset, fresh bool, pp *pathPostings, keys *keyIndex[K], all *posting, iv *interval[K]) {
 	from, to := keys.span(iv)
 	if inside := to - from; !pp.spread && pp.lists.empty() && inside > len(keys.sorted)-inside+len(keys.pending) {
 		part := res
