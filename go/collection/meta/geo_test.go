@@ -133,7 +133,7 @@ func (g geoDocGen) tree(depth int) *Filter {
 
 // TestGeoDatetimeAndTextLeavesAgreeWithMatch is the model test of the geo,
 // datetime and text conditions: Index.Select (postings, the lat/lon
-// narrowing, the datetime scan of distinct strings) against Filter.Match
+// narrowing, the postings of instants) against Filter.Match
 // on every document, after puts, replacements and deletes.
 func TestGeoDatetimeAndTextLeavesAgreeWithMatch(t *testing.T) {
 	for seed := range uint64(6) {

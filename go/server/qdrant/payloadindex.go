@@ -17,7 +17,7 @@ import (
 // Payload indexes. Meta's index keeps postings for every payload key, so
 // a Qdrant payload index has nothing to build: numbers, strings and bools
 // are in postings already, a geo condition narrows by the postings of the
-// points' lat and lon, a datetime range scans a key's distinct strings.
+// points' lat and lon, a datetime range reads the postings of instants.
 // What a created index changes is what get_collection reports: its
 // payload_schema lists each declared field with its type and the number
 // of points holding a value of that type (counted by a filter when
