@@ -75,7 +75,8 @@ enum strata_kind {
 enum strata_metric {
     STRATA_METRIC_L2 = 0,     /* squared Euclidean distance */
     STRATA_METRIC_IP = 1,     /* 1 - dot product */
-    STRATA_METRIC_COSINE = 2  /* 1 - cosine similarity */
+    STRATA_METRIC_COSINE = 2, /* 1 - cosine similarity */
+    STRATA_METRIC_L1 = 3      /* Manhattan distance: sum of |a[i] - b[i]| */
 };
 
 /* strata_create makes an empty index and stores its handle in *out.

@@ -32,6 +32,7 @@ METRICS: dict[str, int] = {
     "l2": const("STRATA_METRIC_L2"),
     "ip": const("STRATA_METRIC_IP"),
     "cosine": const("STRATA_METRIC_COSINE"),
+    "l1": const("STRATA_METRIC_L1"),
 }
 _METRIC_NAMES = {code: name for name, code in METRICS.items()}
 

@@ -28,6 +28,8 @@ def clustered(
 def reference_distances(metric: str, queries: np.ndarray, data: np.ndarray) -> np.ndarray:
     """All query-to-point distances in float64, with strata's (hnswlib's) conventions."""
     q, x = queries.astype(np.float64), data.astype(np.float64)
+    if metric == "l1":
+        return np.stack([np.abs(x - row).sum(1) for row in q])
     if metric == "l2":
         return (q * q).sum(1)[:, None] - 2 * q @ x.T + (x * x).sum(1)[None, :]
     if metric == "cosine":

@@ -28,7 +28,7 @@ def create(kind=lib.STRATA_KIND_FLAT, dim=4, metric=0):
     [
         (7, 4, 0, "unknown index kind"),
         (lib.STRATA_KIND_FLAT, 0, 0, "dim"),
-        (lib.STRATA_KIND_FLAT, 4, 3, "unknown metric"),
+        (lib.STRATA_KIND_FLAT, 4, 4, "unknown metric"),
         (lib.STRATA_KIND_FLAT, 4, 256, "unknown metric"),
         (lib.STRATA_KIND_HNSW, 4, -1, "unknown metric"),
     ],

@@ -176,10 +176,14 @@ func (c *Collection) Search(q SubQuery, f *meta.Filter, among []ID, threads int)
 }
 
 // fusionScore is a dense (nq = 1) or MAX_SIM (nq query vectors) distance
-// as a score, higher is better: nq − d for cosine and ip, −√d for l2.
+// as a score, higher is better: nq − d for cosine and ip, −√d for l2, −d
+// for l1.
 func fusionScore(m metric.Metric, d float32, nq int) float64 {
-	if m == metric.L2 {
+	switch m {
+	case metric.L2:
 		return -math.Sqrt(math.Max(float64(d), 0))
+	case metric.Manhattan:
+		return -float64(d)
 	}
 	return float64(nq) - float64(d)
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/strata-db/strata/go/hnsw"
-	"github.com/strata-db/strata/go/kernels"
 	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -69,13 +68,7 @@ func maxSimDistance(m metric.Metric, queries []float32, nq int, rows []float32, 
 		best := float32(math.Inf(1))
 		for j := range nv {
 			v := rows[j*dim : (j+1)*dim]
-			var d float32
-			if m == metric.L2 {
-				d = kernels.L2Squared(q, v)
-			} else {
-				d = 1 - kernels.Dot(q, v)
-			}
-			best = min(best, d)
+			best = min(best, m.Distance(q, v))
 		}
 		sum += best
 	}

@@ -185,17 +185,21 @@ func (c *Collection) QueryMMR(field string, query []float32, k, ef int, mmr MMR,
 }
 
 // similarity is the metric's distance turned into a similarity, larger
-// nearer: <a, b> for ip and cosine (normalised), -|a - b|² for l2.
+// nearer: <a, b> for ip and cosine (normalised), -|a - b|² for l2,
+// -Σ|a - b| for l1.
 func similarity(m metric.Metric, a, b []float32) float32 {
-	if m == metric.L2 {
+	switch m {
+	case metric.L2:
 		return -kernels.L2Squared(a, b)
+	case metric.Manhattan:
+		return -kernels.L1(a, b)
 	}
 	return kernels.Dot(a, b)
 }
 
 // distanceOf is the distance whose similarity is sim.
 func distanceOf(m metric.Metric, sim float32) float32 {
-	if m == metric.L2 {
+	if m == metric.L2 || m == metric.Manhattan {
 		return -sim
 	}
 	return 1 - sim

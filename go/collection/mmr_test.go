@@ -20,9 +20,12 @@ func mmrReference(m metric.Metric, query []float64, rows [][]float64, lambda flo
 	sim := func(a, b []float64) float64 {
 		var s float64
 		for i := range a {
-			if m == metric.L2 {
+			switch m {
+			case metric.L2:
 				s -= (a[i] - b[i]) * (a[i] - b[i])
-			} else {
+			case metric.Manhattan:
+				s -= math.Abs(a[i] - b[i])
+			default:
 				s += a[i] * b[i]
 			}
 		}
@@ -61,7 +64,7 @@ func float64s(v []float32) []float64 {
 }
 
 func TestMMRPicksWhatTheGreedyReferencePicks(t *testing.T) {
-	for _, m := range []metric.Metric{metric.L2, metric.IP, metric.Cosine} {
+	for _, m := range []metric.Metric{metric.L2, metric.IP, metric.Cosine, metric.Manhattan} {
 		t.Run(m.String(), func(t *testing.T) {
 			opts := testOptions()
 			opts.Metric = m

@@ -106,6 +106,9 @@ func (c *Config) validate() error {
 	if c.RaBitQBits < 0 || c.RaBitQBits > rabitq.MaxBits {
 		return fmt.Errorf("%w: rabitq bits must be in [1, %d], got %d", ErrInvalidArgument, rabitq.MaxBits, c.RaBitQBits)
 	}
+	if c.Metric == metric.Manhattan && (c.Quantization != QuantNone || c.RaBitQBits > 0) {
+		return fmt.Errorf("%w: the l1 metric needs float vectors (neither sq8 nor rabitq codes estimate it)", ErrInvalidArgument)
+	}
 	if c.RaBitQBits > 0 && c.Quantization != QuantNone {
 		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, c.Quantization)
 	}

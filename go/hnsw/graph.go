@@ -216,18 +216,21 @@ func (g *graph) code(node uint32) []uint8 {
 }
 
 // floatDist is the float distance from q to node's stored vector.
-func (g *graph) floatDist(l2 bool, q []float32, node uint32) float32 {
+func (g *graph) floatDist(dk distance, q []float32, node uint32) float32 {
 	v := g.vector(node)
-	if l2 {
+	switch dk {
+	case distL2:
 		return kernels.L2Squared(q, v)
+	case distL1:
+		return kernels.L1(q, v)
 	}
 	return 1 - kernels.Dot(q, v)
 }
 
 // codeDist is the distance between the code c (with inner-product share a)
 // and node's code.
-func (g *graph) codeDist(l2 bool, c []uint8, a float32, node uint32) float32 {
-	if l2 {
+func (g *graph) codeDist(dk distance, c []uint8, a float32, node uint32) float32 {
+	if dk == distL2 { // SQ8 graphs are L2 or inner product (Config.validate)
 		return g.sq.L2(c, g.code(node))
 	}
 	return 1 - g.sq.Dot(c, a, g.code(node), g.shares[node])

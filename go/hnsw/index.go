@@ -24,8 +24,8 @@ const lockStripes = 4096
 // in parallel with what.
 type Index struct {
 	cfg     Config
-	l2      bool    // metric is L2 (else 1 - dot)
-	levelMu float64 // 1/ln(M): scale of the random level distribution
+	dk      distance // the metric's kernel
+	levelMu float64  // 1/ln(M): scale of the random level distribution
 
 	graph atomic.Pointer[graph]
 
@@ -90,7 +90,7 @@ func New(cfg Config) (*Index, error) {
 func newIndex(cfg Config) *Index {
 	x := &Index{
 		cfg:     cfg,
-		l2:      cfg.Metric == metric.L2,
+		dk:      distanceOf(cfg.Metric),
 		levelMu: 1 / math.Log(float64(cfg.M)),
 		byID:    newIDTable(),
 		pcg:     rand.NewPCG(cfg.Seed, 0x5eed5eed),

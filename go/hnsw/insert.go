@@ -243,14 +243,14 @@ func (x *Index) insert(g *graph, s *searcher, node uint32, start *candidate) {
 	if start != nil && level == 0 {
 		cur = *start
 	} else {
-		cur = candidate{s.dist(g, x.l2, q, ep), ep}
+		cur = candidate{s.dist(g, x.dk, q, ep), ep}
 		for l := top; l > level; l-- {
-			cur = s.greedy(g, x.l2, q, cur, l)
+			cur = s.greedy(g, x.dk, q, cur, l)
 		}
 	}
 	build := admission{}
 	for l := min(level, top); l >= 0; l-- {
-		s.searchLayer(g, x.l2, q, cur, x.cfg.EfConstruction, l, &build)
+		s.searchLayer(g, x.dk, q, cur, x.cfg.EfConstruction, l, &build)
 		cands := withoutNode([]candidate(s.results), node)
 		if len(cands) == 0 {
 			continue // only the node itself was found (through a concurrent insertion's link)
@@ -258,7 +258,7 @@ func (x *Index) insert(g *graph, s *searcher, node uint32, start *candidate) {
 		cur = cands[0]
 		// Keep the choice in s.chosen: setLinks and connect reuse
 		// s.selected for their own pruning.
-		s.chosen = append(s.chosen[:0], s.selectNeighbors(g, x.l2, cands, x.cfg.M)...)
+		s.chosen = append(s.chosen[:0], s.selectNeighbors(g, x.dk, cands, x.cfg.M)...)
 		x.setLinks(g, s, node, l, s.chosen)
 		for _, nb := range s.chosen {
 			x.connect(g, s, nb.node, node, nb.dist, l)
@@ -288,12 +288,12 @@ func (x *Index) setLinks(g *graph, s *searcher, node uint32, level int, selected
 		for i := 1; i <= n; i++ {
 			nb := links[i]
 			if !containsNode(cands, nb) {
-				cands = append(cands, candidate{s.pairDist(g, x.l2, node, nb), nb})
+				cands = append(cands, candidate{s.pairDist(g, x.dk, node, nb), nb})
 			}
 		}
 		sortByDist(cands)
 		s.pruned = cands
-		selected = s.selectNeighbors(g, x.l2, cands, g.maxLinks(level))
+		selected = s.selectNeighbors(g, x.dk, cands, g.maxLinks(level))
 	}
 	x.replaceLinks(g, s, node, links, level, selected)
 }
@@ -324,11 +324,11 @@ func (x *Index) connect(g *graph, s *searcher, from, to uint32, d float32, level
 	cands := append(s.pruned[:0], candidate{d, to})
 	for i := 1; i <= n; i++ {
 		nb := links[i]
-		cands = append(cands, candidate{s.pairDist(g, x.l2, from, nb), nb})
+		cands = append(cands, candidate{s.pairDist(g, x.dk, from, nb), nb})
 	}
 	sortByDist(cands)
 	s.pruned = cands
-	sel := s.selectNeighbors(g, x.l2, cands, limit)
+	sel := s.selectNeighbors(g, x.dk, cands, limit)
 	x.replaceLinks(g, s, from, links, level, sel)
 }
 

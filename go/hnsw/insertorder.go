@@ -70,10 +70,10 @@ func (x *Index) plan(g *graph, first, n, threads int, p *insertionPlan) bool {
 	p.order = grow(p.order, n)
 	x.parallel(n, threads, func(s *searcher, i int) {
 		q := s.setNodeQuery(g, uint32(first+i))
-		cur := candidate{s.dist(g, x.l2, q, ep), ep}
+		cur := candidate{s.dist(g, x.dk, q, ep), ep}
 		path := p.paths[i*top : (i+1)*top]
 		for l := top; l >= 1; l-- {
-			cur = s.greedy(g, x.l2, q, cur, l)
+			cur = s.greedy(g, x.dk, q, cur, l)
 			path[top-l] = g.rankOf(cur.node)
 		}
 		p.start[i] = cur

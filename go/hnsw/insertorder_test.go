@@ -54,9 +54,9 @@ func TestPlanIsADeterministicPermutationSortedByDescent(t *testing.T) {
 	defer x.putSearcher(s)
 	for i := range uint32(g.count) {
 		q := s.setNodeQuery(g, i)
-		cur := candidate{s.dist(g, x.l2, q, ep), ep}
+		cur := candidate{s.dist(g, x.dk, q, ep), ep}
 		for l := top; l >= 1; l-- {
-			cur = s.greedy(g, x.l2, q, cur, l)
+			cur = s.greedy(g, x.dk, q, cur, l)
 		}
 		if cur != p1.start[i] {
 			t.Fatalf("node %d: planned start %+v, its descent reaches %+v", i, p1.start[i], cur)

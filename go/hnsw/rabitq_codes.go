@@ -87,6 +87,9 @@ func (x *Index) buildRaBitQ(bits int, blocks bool) error {
 	if x.cfg.Quantization != QuantNone {
 		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, x.cfg.Quantization)
 	}
+	if x.cfg.Metric == metric.Manhattan {
+		return fmt.Errorf("%w: rabitq codes do not estimate the l1 metric", ErrInvalidArgument)
+	}
 	if bits < 1 || bits > rabitq.MaxBits {
 		return fmt.Errorf("%w: rabitq bits must be in [1, %d], got %d", ErrInvalidArgument, rabitq.MaxBits, bits)
 	}

@@ -89,7 +89,7 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		}
 	}
 	sc.refined = sc.refined[:0]
-	d := rq.refineOne(g, x.l2, sc, q, cur.node)
+	d := rq.refineOne(g, x.dk, sc, q, cur.node)
 	if !adm.filtering() || adm.admits(g, cur.node) {
 		consider(cur.node, d)
 	}
@@ -101,7 +101,7 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 		if rq.refineOnExpand && !e.refined && e.lower < worst && (!adm.filtering() || adm.admits(g, node)) {
 			// Put it where its refined distance belongs, as SymphonyQG
 			// does with the exact distance of each visited node.
-			d := rq.refineOne(g, x.l2, sc, q, node)
+			d := rq.refineOne(g, x.dk, sc, q, node)
 			consider(node, d)
 			sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
 			sc.insert(bufferEntry{dist: d, node: node, lower: d, expanded: true, refined: true}, ef)
@@ -129,7 +129,7 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 			est, bound := sc.est[i], sc.bound[i]
 			lower, refined := est-bound, false
 			if !rq.refineOnExpand && lower < worst && (!adm.filtering() || adm.admits(g, nb)) {
-				est, refined = rq.refineOne(g, x.l2, sc, q, nb), true
+				est, refined = rq.refineOne(g, x.dk, sc, q, nb), true
 				consider(nb, est)
 			}
 			if pos := sc.insert(bufferEntry{dist: est, node: nb, lower: lower, refined: refined}, ef); pos < lowest {
@@ -143,7 +143,7 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 	}
 
 	if g.floats && rq.ex != nil && !rq.codesOnly {
-		return sc.rescore(g, x.l2, q, k)
+		return sc.rescore(g, x.dk, q, k)
 	}
 	res := sc.best
 	sortAscending(res)
@@ -156,7 +156,7 @@ func (x *Index) searchRaBitQ(rq *rabitqCodes, g *graph, sc *rabitqScratch, q []f
 // exceeds the k-th exact distance, so every candidate that can still enter
 // the top k is measured and no other. It returns the exact top k, nearest
 // first, in sc.best.
-func (sc *rabitqScratch) rescore(g *graph, l2 bool, q []float32, k int) []candidate {
+func (sc *rabitqScratch) rescore(g *graph, dk distance, q []float32, k int) []candidate {
 	lower := sc.refined
 	slices.SortFunc(lower, func(a, b candidate) int { return cmp.Compare(a.dist, b.dist) })
 	best := sc.best[:0]
@@ -166,7 +166,7 @@ func (sc *rabitqScratch) rescore(g *graph, l2 bool, q []float32, k int) []candid
 		}
 		sc.exact++
 		sc.bytes += 4 * int64(g.dim)
-		d := g.floatDist(l2, q, c.node)
+		d := g.floatDist(dk, q, c.node)
 		if len(best) < k {
 			best.push(candidate{d, c.node})
 		} else if d < best[0].dist {
@@ -261,7 +261,7 @@ func (rq *rabitqCodes) estimateOne(sc *rabitqScratch, node uint32) float32 {
 // refineOne is the refined distance to node: from its extended code, or
 // exact from its float vector when there is no extended code (or, without
 // either, the 1-bit estimate).
-func (rq *rabitqCodes) refineOne(g *graph, l2 bool, sc *rabitqScratch, q []float32, node uint32) float32 {
+func (rq *rabitqCodes) refineOne(g *graph, dk distance, sc *rabitqScratch, q []float32, node uint32) float32 {
 	switch {
 	case rq.blocks != nil && rq.blocks.headWords > 0:
 		sc.bytes += 4 * int64(rq.blocks.headWords)
@@ -276,7 +276,7 @@ func (rq *rabitqCodes) refineOne(g *graph, l2 bool, sc *rabitqScratch, q []float
 	case g.floats && !rq.codesOnly:
 		sc.refine++
 		sc.bytes += 4 * int64(g.dim)
-		return g.floatDist(l2, q, node)
+		return g.floatDist(dk, q, node)
 	}
 	return rq.estimateOne(sc, node)
 }

@@ -146,17 +146,17 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef int, adm *a
 		return nil
 	}
 	top, ep := unpackEntry(e)
-	cur := candidate{s.dist(g, x.l2, q, ep), ep}
+	cur := candidate{s.dist(g, x.dk, q, ep), ep}
 	for l := top; l > 0; l-- {
-		cur = s.greedy(g, x.l2, q, cur, l)
+		cur = s.greedy(g, x.dk, q, cur, l)
 	}
-	s.searchLayer(g, x.l2, q, cur, ef, 0, adm)
+	s.searchLayer(g, x.dk, q, cur, ef, 0, adm)
 	if g.sq != nil && g.floats {
 		// Re-rank every candidate by its float distance: the code
 		// distances found them, the floats order them.
 		for i := range s.results {
 			s.ndis++
-			s.results[i].dist = g.floatDist(x.l2, q, s.results[i].node)
+			s.results[i].dist = g.floatDist(x.dk, q, s.results[i].node)
 		}
 		heapify(s.results)
 		sortAscending(s.results)
@@ -184,9 +184,9 @@ func (x *Index) scan(g *graph, s *searcher, q []float32, k int, adm *admission) 
 			var d float32
 			if g.floats {
 				s.ndis++
-				d = g.floatDist(x.l2, q, node)
+				d = g.floatDist(x.dk, q, node)
 			} else {
-				d = s.dist(g, x.l2, q, node)
+				d = s.dist(g, x.dk, q, node)
 			}
 			if len(s.results) < k {
 				s.results.push(candidate{d, node})

@@ -40,31 +40,31 @@ type searcher struct {
 // dist is the distance from the current query (q, or its code on a
 // quantized graph) to node. It and pairDist are the only places a search
 // calls a kernel, so counting here counts every computation.
-func (s *searcher) dist(g *graph, l2 bool, q []float32, node uint32) float32 {
+func (s *searcher) dist(g *graph, dk distance, q []float32, node uint32) float32 {
 	s.ndis++
 	if g.sq != nil {
-		return g.codeDist(l2, s.qcode, s.qshare, node)
+		return g.codeDist(dk, s.qcode, s.qshare, node)
 	}
-	return g.floatDist(l2, q, node)
+	return g.floatDist(dk, q, node)
 }
 
 // distRows sets s.dists[i] to the distance from the current query to
 // nodes[i] and returns s.dists[:len(nodes)]. On float graphs it is one
 // multi-row kernel call (bit-identical to dist per node), so several rows'
 // loads are in flight at once and the call overhead is paid once.
-func (s *searcher) distRows(g *graph, l2 bool, q []float32, nodes []uint32) []float32 {
+func (s *searcher) distRows(g *graph, dk distance, q []float32, nodes []uint32) []float32 {
 	if cap(s.dists) < len(nodes) {
 		s.dists = make([]float32, max(len(nodes), 2*g.m0))
 	}
 	out := s.dists[:len(nodes)]
-	if g.sq != nil || s.testing.oneRowKernels {
+	if g.sq != nil || s.testing.oneRowKernels || dk == distL1 { // no multi-row L1 kernel
 		for i, node := range nodes {
-			out[i] = s.dist(g, l2, q, node)
+			out[i] = s.dist(g, dk, q, node)
 		}
 		return out
 	}
 	s.ndis += int64(len(nodes))
-	if l2 {
+	if dk == distL2 {
 		kernels.L2SquaredRows(q, g.vectors, nodes, out)
 		return out
 	}
@@ -81,12 +81,12 @@ const prefetchMinBytes = 1 << 20
 
 // pairDist is the distance between two stored nodes, on codes when the
 // graph is quantized.
-func (s *searcher) pairDist(g *graph, l2 bool, a, b uint32) float32 {
+func (s *searcher) pairDist(g *graph, dk distance, a, b uint32) float32 {
 	s.ndis++
 	if g.sq != nil {
-		return g.codeDist(l2, g.code(a), g.shares[a], b)
+		return g.codeDist(dk, g.code(a), g.shares[a], b)
 	}
-	return g.floatDist(l2, g.vector(a), b)
+	return g.floatDist(dk, g.vector(a), b)
 }
 
 // setNodeQuery makes node the current query (for inserting it) and returns
@@ -116,7 +116,7 @@ func (s *searcher) setQuery(g *graph, q []float32) {
 
 // greedy walks one upper level towards q, moving to the best neighbour
 // until none is closer: the ef=1 search hnswlib uses above level 0.
-func (s *searcher) greedy(g *graph, l2 bool, q []float32, cur candidate, level int) candidate {
+func (s *searcher) greedy(g *graph, dk distance, q []float32, cur candidate, level int) candidate {
 	for changed := true; changed; {
 		changed = false
 		links := g.links(cur.node, level)
@@ -126,7 +126,7 @@ func (s *searcher) greedy(g *graph, l2 bool, q []float32, cur candidate, level i
 			nbs = append(nbs, atomic.LoadUint32(&links[i]))
 		}
 		s.pending = nbs
-		for i, d := range s.distRows(g, l2, q, nbs) {
+		for i, d := range s.distRows(g, dk, q, nbs) {
 			if d < cur.dist {
 				cur = candidate{d, nbs[i]}
 				changed = true
@@ -167,12 +167,12 @@ func (a *admission) admits(g *graph, node uint32) bool {
 // nearest not yet expanded that is no farther than the ef-th admitted node
 // found, and stop when none is left, so their results and distance counts
 // agree (up to ties).
-func (s *searcher) searchLayer(g *graph, l2 bool, q []float32, ep candidate, ef, level int, adm *admission) {
+func (s *searcher) searchLayer(g *graph, dk distance, q []float32, ep candidate, ef, level int, adm *admission) {
 	if adm.allow == nil && ef <= s.testing.maxListEF() && !s.testing.heapsOnly {
-		s.searchList(g, l2, q, ep, ef, level, adm)
+		s.searchList(g, dk, q, ep, ef, level, adm)
 		return
 	}
-	s.searchHeaps(g, l2, q, ep, ef, level, adm)
+	s.searchHeaps(g, dk, q, ep, ef, level, adm)
 	sortAscending(s.results)
 }
 
@@ -247,7 +247,7 @@ type listEntry struct {
 // when one more arrives, the farthest admitted entry and the non-admitted
 // ones behind it leave. For small ef this replaces the two heaps' sifts,
 // a third of a search's time on small graphs, with short memmoves.
-func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, level int, adm *admission) {
+func (s *searcher) searchList(g *graph, dk distance, q []float32, ep candidate, ef, level int, adm *admission) {
 	s.visited.reset(g.capacity())
 	prefetch := s.testing.alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
 	filtering := adm.filtering()
@@ -277,7 +277,7 @@ func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, 
 		next := cur + 1
 		if !s.testing.mergeOff && (!filtering || (nres == len(list) && allAdmitted(g, adm, pending))) {
 			var lowest int
-			list, lowest = mergeFresh(list, ef, pending, s.distRows(g, l2, q, pending), &s.fresh)
+			list, lowest = mergeFresh(list, ef, pending, s.distRows(g, dk, q, pending), &s.fresh)
 			nres = len(list)
 			next = min(next, lowest)
 			for next < len(list) && list[next].expanded {
@@ -286,7 +286,7 @@ func (s *searcher) searchList(g *graph, l2 bool, q []float32, ep candidate, ef, 
 			cur = next
 			continue
 		}
-		for i, d := range s.distRows(g, l2, q, pending) {
+		for i, d := range s.distRows(g, dk, q, pending) {
 			// With ef admitted entries, the list ends with the farthest
 			// of them: its distance is the bound.
 			if nres == ef && d >= list[len(list)-1].dist {
@@ -381,7 +381,7 @@ func trimPastBound(list []listEntry) []listEntry {
 // searchHeaps is searchLayer with a frontier min-heap and a result
 // max-heap, for filtered searches (non-admitted nodes enter the frontier but
 // not the results) and large ef. It leaves s.results a max-heap.
-func (s *searcher) searchHeaps(g *graph, l2 bool, q []float32, ep candidate, ef, level int, adm *admission) {
+func (s *searcher) searchHeaps(g *graph, dk distance, q []float32, ep candidate, ef, level int, adm *admission) {
 	s.visited.reset(g.capacity())
 	s.frontier = s.frontier[:0]
 	s.results = s.results[:0]
@@ -407,7 +407,7 @@ func (s *searcher) searchHeaps(g *graph, l2 bool, q []float32, ep candidate, ef,
 			s.prefetchLinks(g, s.frontier[0].node)
 		}
 		pending := s.unvisitedNeighbours(g, c.node, level, prefetch)
-		for i, d := range s.distRows(g, l2, q, pending) {
+		for i, d := range s.distRows(g, dk, q, pending) {
 			nb := pending[i]
 			if len(s.results) < ef || d < lowerBound {
 				s.frontier.push(candidate{d, nb})

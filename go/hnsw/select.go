@@ -6,7 +6,7 @@ package hnsw
 // closer to the base node than to every neighbour already kept, which
 // spreads links across directions instead of crowding one cluster. At most
 // limit candidates are kept; the result aliases s.selected.
-func (s *searcher) selectNeighbors(g *graph, l2 bool, cands []candidate, limit int) []candidate {
+func (s *searcher) selectNeighbors(g *graph, dk distance, cands []candidate, limit int) []candidate {
 	sel := s.selected[:0]
 	if len(cands) <= limit {
 		sel = append(sel, cands...)
@@ -19,7 +19,7 @@ func (s *searcher) selectNeighbors(g *graph, l2 bool, cands []candidate, limit i
 		}
 		keep := true
 		for _, k := range sel {
-			if s.pairDist(g, l2, c.node, k.node) < c.dist {
+			if s.pairDist(g, dk, c.node, k.node) < c.dist {
 				keep = false
 				break
 			}

@@ -84,10 +84,10 @@ func (x *Index) anchor(g *graph, s *searcher, from, to uint32) bool {
 	}
 	// to goes first, the rest by distance: if the list is full, the
 	// farthest unpinned neighbour makes room, never to.
-	cands := append(s.pruned[:0], candidate{s.pairDist(g, x.l2, from, to), to})
+	cands := append(s.pruned[:0], candidate{s.pairDist(g, x.dk, from, to), to})
 	for i := 1; i <= n; i++ {
 		nb := links[i]
-		cands = append(cands, candidate{s.pairDist(g, x.l2, from, nb), nb})
+		cands = append(cands, candidate{s.pairDist(g, x.dk, from, nb), nb})
 	}
 	sortByDist(cands[1:])
 	s.pruned = cands

@@ -55,6 +55,16 @@ func BenchmarkL2Squared(b *testing.B) {
 	})
 }
 
+func BenchmarkL1(b *testing.B) {
+	benchPaths(b, "GFLOP/s", func(b *testing.B, x, y []float32) {
+		var sink float32
+		for b.Loop() {
+			sink += L1(x, y)
+		}
+		_ = sink
+	})
+}
+
 func BenchmarkDotU8(b *testing.B) {
 	benchPaths(b, "GOPS", func(b *testing.B, x, y []uint8) {
 		var sink uint32

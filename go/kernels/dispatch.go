@@ -12,6 +12,10 @@ func Dot(a, b []float32) float32 { return dot(a, b[:len(a)]) }
 // L2Squared returns the squared Euclidean distance between a and b[:len(a)].
 func L2Squared(a, b []float32) float32 { return l2(a, b[:len(a)]) }
 
+// L1 returns the Manhattan distance between a and b[:len(a)], the sum of
+// |a[i]-b[i]|.
+func L1(a, b []float32) float32 { return l1(a, b[:len(a)]) }
+
 // DotRows sets out[i] = Dot(q, rows[ids[i]·len(q):]) for every i <
 // len(ids), with the same bits as one Dot call per id. The AVX-512 path
 // computes four rows per pass, loading each query chunk once and keeping
@@ -57,7 +61,7 @@ func DotU8(a, b []uint8) uint32 { return dotU8(a, b[:len(a)]) }
 // modulo 2^32 (exact for len(a) <= 65536).
 func L2U8(a, b []uint8) uint32 { return l2U8(a, b[:len(a)]) }
 
-// Path names the code path the float32 kernels (Dot, L2Squared) use:
+// Path names the code path the float32 kernels (Dot, L2Squared, L1) use:
 // "avx512", "avx2" or "generic".
 func Path() string { return floatPath().String() }
 

@@ -4,6 +4,7 @@ package kernels
 
 func dot(a, b []float32) float32 { return dotGeneric(a, b) }
 func l2(a, b []float32) float32  { return l2Generic(a, b) }
+func l1(a, b []float32) float32  { return l1Generic(a, b) }
 func dotU8(a, b []uint8) uint32  { return dotU8Generic(a, b) }
 func l2U8(a, b []uint8) uint32   { return l2U8Generic(a, b) }
 

@@ -18,6 +18,11 @@ func dot(a, b []float32) float32
 //go:noescape
 func l2(a, b []float32) float32
 
+// l1 jumps to l1AVX512, l1AVX2 or l1Generic like dot.
+//
+//go:noescape
+func l1(a, b []float32) float32
+
 // dotAVX2 computes, with four 8-lane FMA accumulators and a VMASKMOVPS tail,
 //
 //	for i := range a {
@@ -59,3 +64,25 @@ func dotAVX512(a, b []float32) float32
 //
 //go:noescape
 func l2AVX512(a, b []float32) float32
+
+// l1AVX2 computes, with four 8-lane accumulators, the sign bit cleared by
+// VANDPS and a VMASKMOVPS tail,
+//
+//	for i := range a {
+//		sum += abs(a[i] - b[i])
+//	}
+//	return sum
+//
+//go:noescape
+func l1AVX2(a, b []float32) float32
+
+// l1AVX512 computes, with four 16-lane accumulators, the sign bit cleared
+// by VPANDD and a K-masked tail,
+//
+//	for i := range a {
+//		sum += abs(a[i] - b[i])
+//	}
+//	return sum
+//
+//go:noescape
+func l1AVX512(a, b []float32) float32

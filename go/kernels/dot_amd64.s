@@ -7,7 +7,7 @@
 // Register use in the float32 kernels:
 //   SI, DI  a and b cursors      CX  elements left
 //   Y0-Y3 / Z0-Z3  the four accumulators, summed only at the end
-//   Y4-Y7 / Z4-Z7  loaded operands
+//   Y4-Y7 / Z4-Z7  loaded operands      Y9 / Z9  l1's sign mask
 
 // tailMask<> is eight all-ones dwords followed by eight zero dwords: the 32
 // bytes at tailMask<>+32-4*r enable exactly the first r of eight lanes.
@@ -20,6 +20,10 @@ DATA tailMask<>+0x28(SB)/8, $0
 DATA tailMask<>+0x30(SB)/8, $0
 DATA tailMask<>+0x38(SB)/8, $0
 GLOBL tailMask<>(SB), RODATA|NOPTR, $64
+
+// absMask<> clears a float32's sign bit: |x| = x AND absMask.
+DATA absMask<>+0x00(SB)/4, $0x7fffffff
+GLOBL absMask<>(SB), RODATA|NOPTR, $4
 
 // HSUM_Y0 adds Y0-Y3 and leaves the sum of all 32 lanes in the low lane
 // of X0. Clobbers Y1-Y3.
@@ -76,6 +80,20 @@ avx512:
 
 avx2:
 	JMP           ·l2AVX2(SB)
+
+// func l1(a, b []float32) float32
+TEXT ·l1(SB), NOSPLIT, $0-52
+	CMPB          ·useAVX512(SB), $0
+	JNE           avx512
+	CMPB          ·useAVX2(SB), $0
+	JNE           avx2
+	JMP           ·l1Generic(SB)
+
+avx512:
+	JMP           ·l1AVX512(SB)
+
+avx2:
+	JMP           ·l1AVX2(SB)
 
 // func dotAVX2(a, b []float32) float32
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
@@ -231,6 +249,96 @@ reduce:
 	VZEROUPPER
 	RET
 
+// func l1AVX2(a, b []float32) float32
+TEXT ·l1AVX2(SB), NOSPLIT, $0-52
+	MOVQ          a_base+0(FP), SI
+	MOVQ          b_base+24(FP), DI
+	MOVQ          a_len+8(FP), CX
+	VXORPS        Y0, Y0, Y0
+	VXORPS        Y1, Y1, Y1
+	VXORPS        Y2, Y2, Y2
+	VXORPS        Y3, Y3, Y3
+	VBROADCASTSS  absMask<>(SB), Y9                // every bit but the sign
+	CMPQ          CX, $32
+	JB            blocks
+
+loop:
+	VMOVUPS       (SI), Y4
+	VMOVUPS       32(SI), Y5
+	VMOVUPS       64(SI), Y6
+	VMOVUPS       96(SI), Y7
+	VSUBPS        (DI), Y4, Y4
+	VANDPS        Y9, Y4, Y4
+	VADDPS        Y4, Y0, Y0
+	VSUBPS        32(DI), Y5, Y5
+	VANDPS        Y9, Y5, Y5
+	VADDPS        Y5, Y1, Y1
+	VSUBPS        64(DI), Y6, Y6
+	VANDPS        Y9, Y6, Y6
+	VADDPS        Y6, Y2, Y2
+	VSUBPS        96(DI), Y7, Y7
+	VANDPS        Y9, Y7, Y7
+	VADDPS        Y7, Y3, Y3
+	ADDQ          $128, SI
+	ADDQ          $128, DI
+	SUBQ          $32, CX
+	CMPQ          CX, $32
+	JAE           loop
+
+blocks:
+	CMPQ          CX, $8
+	JB            tail
+	VMOVUPS       (SI), Y4
+	VSUBPS        (DI), Y4, Y4
+	VANDPS        Y9, Y4, Y4
+	VADDPS        Y4, Y1, Y1
+	CMPQ          CX, $16
+	JB            tail8
+	VMOVUPS       32(SI), Y5
+	VSUBPS        32(DI), Y5, Y5
+	VANDPS        Y9, Y5, Y5
+	VADDPS        Y5, Y2, Y2
+	CMPQ          CX, $24
+	JB            tail16
+	VMOVUPS       64(SI), Y6
+	VSUBPS        64(DI), Y6, Y6
+	VANDPS        Y9, Y6, Y6
+	VADDPS        Y6, Y3, Y3
+	ADDQ          $96, SI
+	ADDQ          $96, DI
+	SUBQ          $24, CX
+	JMP           tail
+
+tail16:
+	ADDQ          $64, SI
+	ADDQ          $64, DI
+	SUBQ          $16, CX
+	JMP           tail
+
+tail8:
+	ADDQ          $32, SI
+	ADDQ          $32, DI
+	SUBQ          $8, CX
+
+tail:
+	TESTQ         CX, CX
+	JE            reduce
+	LEAQ          tailMask<>+32(SB), AX
+	SHLQ          $2, CX
+	SUBQ          CX, AX
+	VMOVDQU       (AX), Y8
+	VMASKMOVPS    (SI), Y8, Y4
+	VMASKMOVPS    (DI), Y8, Y5
+	VSUBPS        Y5, Y4, Y4
+	VANDPS        Y9, Y4, Y4
+	VADDPS        Y4, Y0, Y0
+
+reduce:
+	HSUM_Y0
+	VMOVSS        X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
 // func dotAVX512(a, b []float32) float32
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	MOVQ          a_base+0(FP), SI
@@ -378,6 +486,96 @@ tail:
 	VMOVUPS.Z     (DI), K1, Z5
 	VSUBPS        Z5, Z4, Z4
 	VFMADD231PS   Z4, Z4, Z0
+
+reduce:
+	HSUM_Z0
+	VMOVSS        X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func l1AVX512(a, b []float32) float32
+TEXT ·l1AVX512(SB), NOSPLIT, $0-52
+	MOVQ          a_base+0(FP), SI
+	MOVQ          b_base+24(FP), DI
+	MOVQ          a_len+8(FP), CX
+	VPXORD        Z0, Z0, Z0
+	VPXORD        Z1, Z1, Z1
+	VPXORD        Z2, Z2, Z2
+	VPXORD        Z3, Z3, Z3
+	VBROADCASTSS  absMask<>(SB), Z9                // every bit but the sign
+	CMPQ          CX, $64
+	JB            blocks
+
+loop:
+	VMOVUPS       (SI), Z4
+	VMOVUPS       64(SI), Z5
+	VMOVUPS       128(SI), Z6
+	VMOVUPS       192(SI), Z7
+	VSUBPS        (DI), Z4, Z4
+	VPANDD        Z9, Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VSUBPS        64(DI), Z5, Z5
+	VPANDD        Z9, Z5, Z5
+	VADDPS        Z5, Z1, Z1
+	VSUBPS        128(DI), Z6, Z6
+	VPANDD        Z9, Z6, Z6
+	VADDPS        Z6, Z2, Z2
+	VSUBPS        192(DI), Z7, Z7
+	VPANDD        Z9, Z7, Z7
+	VADDPS        Z7, Z3, Z3
+	ADDQ          $256, SI
+	ADDQ          $256, DI
+	SUBQ          $64, CX
+	CMPQ          CX, $64
+	JAE           loop
+
+blocks:
+	CMPQ          CX, $16
+	JB            tail
+	VMOVUPS       (SI), Z4
+	VSUBPS        (DI), Z4, Z4
+	VPANDD        Z9, Z4, Z4
+	VADDPS        Z4, Z1, Z1
+	CMPQ          CX, $32
+	JB            tail16
+	VMOVUPS       64(SI), Z5
+	VSUBPS        64(DI), Z5, Z5
+	VPANDD        Z9, Z5, Z5
+	VADDPS        Z5, Z2, Z2
+	CMPQ          CX, $48
+	JB            tail32
+	VMOVUPS       128(SI), Z6
+	VSUBPS        128(DI), Z6, Z6
+	VPANDD        Z9, Z6, Z6
+	VADDPS        Z6, Z3, Z3
+	ADDQ          $192, SI
+	ADDQ          $192, DI
+	SUBQ          $48, CX
+	JMP           tail
+
+tail32:
+	ADDQ          $128, SI
+	ADDQ          $128, DI
+	SUBQ          $32, CX
+	JMP           tail
+
+tail16:
+	ADDQ          $64, SI
+	ADDQ          $64, DI
+	SUBQ          $16, CX
+
+tail:
+	TESTQ         CX, CX
+	JE            reduce
+	MOVL          $1, AX
+	SHLL          CX, AX
+	DECL          AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI), K1, Z4
+	VMOVUPS.Z     (DI), K1, Z5
+	VSUBPS        Z5, Z4, Z4
+	VPANDD        Z9, Z4, Z4
+	VADDPS        Z4, Z0, Z0
 
 reduce:
 	HSUM_Z0

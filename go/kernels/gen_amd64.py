@@ -1,6 +1,6 @@
 """Writes every assembly file of package kernels: python3 gen_amd64.py [outdir].
 
-  dot_amd64.s       float32 Dot and L2Squared: AVX2 and AVX-512 bodies, dispatch stubs
+  dot_amd64.s       float32 Dot, L2Squared and L1: AVX2 and AVX-512 bodies, dispatch stubs
   u8_amd64.s        SQ8 DotU8 and L2U8: AVX2 and AVX-512 VNNI bodies, dispatch stubs
   rows_amd64.s      AVX-512 multi-row float32 kernels (DotRows, L2SquaredRows)
   prefetch_amd64.s  PrefetchRows
@@ -117,10 +117,14 @@ HSUM_Z0 = macro(
 
 
 def accumulate(kind: str, operand: str, x: str, acc: str) -> list[str]:
-    """acc += x·b (dot) or (x-b)² (l2), where operand is b (memory or register); x is clobbered
-    by l2."""
+    """acc += x·b (dot), (x-b)² (l2) or |x-b| (l1), where operand is b (memory or register); x
+    is clobbered by l2 and l1. l1 clears the sign bits with the mask in register 9."""
     if kind == "dot":
         return [ins("VFMADD231PS", operand, x, acc)]
+    if kind == "l1":
+        r = x[0]
+        andop = "VANDPS" if r == "Y" else "VPANDD"  # VANDPS on Z registers needs AVX-512DQ
+        return [ins("VSUBPS", operand, x, x), ins(andop, f"{r}9", x, x), ins("VADDPS", x, acc, acc)]
     return [ins("VSUBPS", operand, x, x), ins("VFMADD231PS", x, x, acc)]
 
 
@@ -140,9 +144,14 @@ def float_kernel(kind: str, w: dict) -> list[str]:
         ins("MOVQ", "a_len+8(FP)", "CX"),
     ]
     out += [ins(w["zero"], f"{r}{j}", f"{r}{j}", f"{r}{j}") for j in range(4)]
+    if kind == "l1":
+        out.append(ins("VBROADCASTSS", "absMask<>(SB)", f"{r}9", comment="every bit but the sign"))
     out += [ins("CMPQ", "CX", f"${step}"), ins("JB", "blocks"), label("loop")]
     out += [ins("VMOVUPS", f"{chunk * j or ''}(SI)", f"{r}{4 + j}") for j in range(4)]
-    if kind == "dot":
+    if kind == "l1":
+        for j in range(4):
+            out += accumulate(kind, f"{chunk * j or ''}(DI)", f"{r}{4 + j}", f"{r}{j}")
+    elif kind == "dot":
         out += [
             ins("VFMADD231PS", f"{chunk * j or ''}(DI)", f"{r}{4 + j}", f"{r}{j}") for j in range(4)
         ]
@@ -209,7 +218,7 @@ def dot_file() -> str:
         "// Register use in the float32 kernels:",
         "//   SI, DI  a and b cursors      CX  elements left",
         "//   Y0-Y3 / Z0-Z3  the four accumulators, summed only at the end",
-        "//   Y4-Y7 / Z4-Z7  loaded operands",
+        "//   Y4-Y7 / Z4-Z7  loaded operands      Y9 / Z9  l1's sign mask",
         "",
         "// tailMask<> is eight all-ones dwords followed by eight zero dwords: the 32",
         "// bytes at tailMask<>+32-4*r enable exactly the first r of eight lanes.",
@@ -218,8 +227,11 @@ def dot_file() -> str:
         out.append(
             f"DATA tailMask<>+0x{8 * i:02x}(SB)/8, ${'0xffffffffffffffff' if i < 4 else '0'}"
         )
-    out += ["GLOBL tailMask<>(SB), RODATA|NOPTR, $64", "", *HSUM_Y0, "", *HSUM_Z0]
-    for kind in ("dot", "l2"):
+    out += ["GLOBL tailMask<>(SB), RODATA|NOPTR, $64", ""]
+    out += ["// absMask<> clears a float32's sign bit: |x| = x AND absMask.",
+            "DATA absMask<>+0x00(SB)/4, $0x7fffffff",
+            "GLOBL absMask<>(SB), RODATA|NOPTR, $4", "", *HSUM_Y0, "", *HSUM_Z0]
+    for kind in ("dot", "l2", "l1"):
         out += dispatch(
             kind,
             "(a, b []float32) float32",
@@ -228,7 +240,7 @@ def dot_file() -> str:
             f"{kind}Generic",
         )
     for w in (AVX2, AVX512):
-        for kind in ("dot", "l2"):
+        for kind in ("dot", "l2", "l1"):
             out += float_kernel(kind, w)
     return HEADER + "\n".join(out) + "\n"
 

@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // The pure-Go kernels are the reference every assembly path is tested
 // against, and the fallback on other architectures or with -tags noasm.
 
@@ -44,6 +46,28 @@ func l2Generic(a, b []float32) float32 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// l1Generic is the reference Manhattan distance, the sum of |a[i]-b[i]|.
+func l1Generic(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s0 += abs32(a[i] - b[i])
+		s1 += abs32(a[i+1] - b[i+1])
+		s2 += abs32(a[i+2] - b[i+2])
+		s3 += abs32(a[i+3] - b[i+3])
+	}
+	for ; i < n; i++ {
+		s0 += abs32(a[i] - b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// abs32 clears the sign bit, as the assembly does (math.Abs would go
+// through float64).
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
 // l2RowsLoop is the reference multi-row kernel: one L2Squared call per id,
 // on whichever one-row path is selected.

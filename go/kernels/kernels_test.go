@@ -77,6 +77,13 @@ func dotRef(a, b []float32) (sum, absSum float64) {
 	return sum, absSum
 }
 
+func l1Ref(a, b []float32) (sum, absSum float64) {
+	for i := range a {
+		sum += math.Abs(float64(a[i]) - float64(b[i]))
+	}
+	return sum, sum
+}
+
 func l2Ref(a, b []float32) (sum, absSum float64) {
 	for i := range a {
 		d := float64(a[i]) - float64(b[i])
@@ -121,7 +128,7 @@ func TestFloatKernelsMatchFloat64Reference(t *testing.T) {
 				name string
 				got  float32
 				ref  func(a, b []float32) (float64, float64)
-			}{{"Dot", Dot(a, b), dotRef}, {"L2Squared", L2Squared(a, b), l2Ref}} {
+			}{{"Dot", Dot(a, b), dotRef}, {"L2Squared", L2Squared(a, b), l2Ref}, {"L1", L1(a, b), l1Ref}} {
 				want, absSum := k.ref(a, b)
 				if tol := f32Tolerance(d, absSum); !(math.Abs(float64(k.got)-want) <= tol) {
 					t.Fatalf("%s d=%d offsets=%d,%d: got %v, want %v ± %g", k.name, d, offA, offB, k.got, want, tol)
@@ -155,6 +162,10 @@ func TestFloatKernelsExactOnSmallIntegers(t *testing.T) {
 			if got, gen := L2Squared(a, b), l2Generic(a, b); got != float32(l2) || gen != float32(l2) {
 				t.Fatalf("L2Squared d=%d offsets=%d,%d: got %v, generic %v, want %v", d, offA, offB, got, gen, l2)
 			}
+			l1, _ := l1Ref(a, b)
+			if got, gen := L1(a, b), l1Generic(a, b); got != float32(l1) || gen != float32(l1) {
+				t.Fatalf("L1 d=%d offsets=%d,%d: got %v, generic %v, want %v", d, offA, offB, got, gen, l1)
+			}
 		})
 	})
 }
@@ -178,13 +189,16 @@ func TestFloatKernelsIgnoreTailOfLongerB(t *testing.T) {
 			if got := L2Squared(a, b); got != float32(d) {
 				t.Fatalf("L2Squared d=%d: got %v, want %v", d, got, d)
 			}
+			if got := L1(a, b); got != float32(d) {
+				t.Fatalf("L1 d=%d: got %v, want %v", d, got, d)
+			}
 		}
 	})
 }
 
 func TestEmptyVectorsGiveZero(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
-		if Dot(nil, nil) != 0 || L2Squared(nil, nil) != 0 || DotU8(nil, nil) != 0 || L2U8(nil, nil) != 0 {
+		if Dot(nil, nil) != 0 || L2Squared(nil, nil) != 0 || L1(nil, nil) != 0 || DotU8(nil, nil) != 0 || L2U8(nil, nil) != 0 {
 			t.Fatal("empty input gave a non-zero result")
 		}
 	})
@@ -205,6 +219,7 @@ func TestShortBPanicsInsteadOfReadingPastEnd(t *testing.T) {
 	a, b := make([]float32, 8), make([]float32, 4)
 	mustPanic("Dot", func() { Dot(a, b) })
 	mustPanic("L2Squared", func() { L2Squared(a, b) })
+	mustPanic("L1", func() { L1(a, b) })
 	a8, b8 := make([]uint8, 8), make([]uint8, 4)
 	mustPanic("DotU8", func() { DotU8(a8, b8) })
 	mustPanic("L2U8", func() { L2U8(a8, b8) })
@@ -217,7 +232,7 @@ func TestKernelsDoNotAllocate(t *testing.T) {
 		var a, b [128]float32
 		var a8, b8 [128]uint8
 		allocs := testing.AllocsPerRun(100, func() {
-			_ = Dot(a[:], b[:]) + L2Squared(a[:], b[:])
+			_ = Dot(a[:], b[:]) + L2Squared(a[:], b[:]) + L1(a[:], b[:])
 			_ = DotU8(a8[:], b8[:]) + L2U8(a8[:], b8[:])
 		})
 		if allocs != 0 {

@@ -6,6 +6,8 @@
 //	ip      1 - <a, b>
 //	cosine  1 - <a, b> on vectors normalised to unit length on insert
 //	        (and queries normalised before search)
+//	l1      Manhattan distance, the sum of |a[i] - b[i]| (Qdrant's
+//	        "Manhattan"; hnswlib has none)
 package metric
 
 import (
@@ -23,6 +25,9 @@ const (
 	L2     Metric = 0
 	IP     Metric = 1
 	Cosine Metric = 2
+	// Manhattan is the L1 distance. Graphs over it keep float vectors:
+	// neither SQ8 nor RaBitQ codes estimate it.
+	Manhattan Metric = 3
 )
 
 // String returns the metric's user-facing name.
@@ -34,6 +39,8 @@ func (m Metric) String() string {
 		return "ip"
 	case Cosine:
 		return "cosine"
+	case Manhattan:
+		return "l1"
 	}
 	return fmt.Sprintf("metric(%d)", uint8(m))
 }
@@ -47,18 +54,23 @@ func Parse(name string) (Metric, error) {
 		return IP, nil
 	case "cosine":
 		return Cosine, nil
+	case "l1", "manhattan":
+		return Manhattan, nil
 	}
-	return 0, fmt.Errorf("metric: unknown metric %q (want l2, ip or cosine)", name)
+	return 0, fmt.Errorf("metric: unknown metric %q (want l2, ip, cosine or l1)", name)
 }
 
 // Valid reports whether m is one of the defined metrics.
-func (m Metric) Valid() bool { return m <= Cosine }
+func (m Metric) Valid() bool { return m <= Manhattan }
 
 // Distance computes the distance between a and b under m. For Cosine both
 // vectors must already be normalised.
 func (m Metric) Distance(a, b []float32) float32 {
-	if m == L2 {
+	switch m {
+	case L2:
 		return kernels.L2Squared(a, b)
+	case Manhattan:
+		return kernels.L1(a, b)
 	}
 	return 1 - kernels.Dot(a, b)
 }

@@ -190,6 +190,21 @@
 //	Words(p, text)             a string (or element) holding every word of
 //	                           text: lower-cased, split at every rune that
 //	                           is neither a letter nor a digit
+//	AnyWord(p, text)           the same with one word of text enough
+//	                           (Qdrant's text_any)
+//	Phrase(p, text)            the same with text's words consecutive and
+//	                           in order (Qdrant's phrase)
+//	DatetimeRange(p, TimeBounds) a string (or element) that ParseDatetime
+//	                           reads (Qdrant's formats; no zone is UTC) as
+//	                           an instant inside every bound, compared at
+//	                           microsecond precision
+//	GeoBoundingBox(p, tl, br)  a geo point (an object with numbers at "lat"
+//	GeoRadius(p, c, metres)    and "lon"), or one element of a list, strictly
+//	GeoPolygon(p, ext, holes)  inside the box (across the antimeridian
+//	                           when tl.Lon > br.Lon), closer than the radius
+//	                           (haversine, EarthRadius), or inside the
+//	                           exterior ring and no hole (boundaries are
+//	                           outside), as qdrant-client's local mode
 //	ValuesCount(p, Bounds)     a value whose count is inside the bounds: a
 //	                           list counts its elements, null 0, any other
 //	                           value 1; a missing path counts 0
@@ -230,6 +245,9 @@
 //	              nums    1965 → {0}     one per distinct number (-0 is 0),
 //	                      1984 → {1 2}   in a map for $eq and in key order
 //	              strs    "sf" → {...}   for ranges; likewise strings
+//	              datetimes / times      strings ParseDatetime reads, and
+//	                                     one posting per instant (µs), in
+//	                                     key order for DatetimeRange
 //
 // The scalar elements of a list are indexed at the list's route like
 // single values. Its objects and lists are values at the route of its
@@ -267,6 +285,10 @@
 //     element itself or on one key of it, so that {"reviews":
 //     {"$elemMatch": {"by": "ann", "stars": 5}}} reads only the documents
 //     with an element by ann and an element with 5 stars;
+//   - the geo conditions: the slots holding an object at the path (or a
+//     list holding one), narrowed by the numeric postings of its "lat" and
+//     "lon" keys to the shape's bounding box (a radius bounds latitude
+//     only): these postings are the geo index;
 //   - IsEmpty and ValuesCount on a path through a list of objects: the
 //     slots where the path is present; ValuesCount elsewhere only for the
 //     slots holding a list there;

@@ -47,6 +47,9 @@ const (
 	nodeRegex     // a string at path (or an element) in which regex finds a match
 	// Built by tree.go's HasVector, bound by Filter.BindVectors.
 	nodeHasVector // the point has a value in vector field vector
+	// Built by tree.go's geo and datetime constructors.
+	nodeGeo      // a geo point at path (or an element) inside geo
+	nodeDatetime // a datetime string at path (or an element) inside times
 )
 
 type rangeOp uint8
@@ -87,6 +90,9 @@ type node struct {
 	operands []value
 	bounds   interval[float64] // nodeWithin, nodeValuesCount
 	words    []string          // nodeWords
+	text     textMode          // nodeWords: all words, any word, or the phrase
+	geo      *geoShape         // nodeGeo
+	times    interval[int64]   // nodeDatetime: microseconds since the epoch
 	ids      []uint64          // nodeIDs: ascending, unique
 	strs     []string          // nodeIDs: string ids not yet resolved to keys (see ResolveIDs); ascending, unique
 	min      int               // nodeAtLeast: 1 < min < len(kids)

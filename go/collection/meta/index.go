@@ -51,6 +51,11 @@ type pathPostings struct {
 	strings posting // a string, or a list holding one: the union of strs
 	nums    keyIndex[float64]
 	strs    keyIndex[string]
+	// datetimes: a string that ParseDatetime reads, or a list holding
+	// one; times: one per distinct instant (microseconds since the
+	// epoch), for datetime ranges. The datetime payload index.
+	datetimes posting
+	times     keyIndex[int64]
 }
 
 // NewIndex returns an empty index.
@@ -305,6 +310,14 @@ func (pp *pathPostings) updateScalar(slot uint32, v value, add bool, change func
 			pp.strs.add(v.str, slot)
 		} else {
 			pp.strs.remove(v.str, slot)
+		}
+		if t, ok := ParseDatetime(v.str); ok {
+			change(&pp.datetimes, slot)
+			if add {
+				pp.times.add(DatetimeMicros(t), slot)
+			} else {
+				pp.times.remove(DatetimeMicros(t), slot)
+			}
 		}
 	}
 }

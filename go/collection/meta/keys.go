@@ -6,7 +6,7 @@ import (
 )
 
 // keyed is one distinct value of a path with its posting.
-type keyed[K float64 | string] struct {
+type keyed[K float64 | string | int64] struct {
 	key K
 	p   *posting
 }
@@ -21,7 +21,7 @@ type keyed[K float64 | string] struct {
 // sorted array once it grows past an eighth of it (amortised O(1) per key),
 // and postings that empty stay in place until they are a third of all
 // keys. Only writers change a keyIndex, so readers need no lock of their own.
-type keyIndex[K float64 | string] struct {
+type keyIndex[K float64 | string | int64] struct {
 	byKey   map[K]*posting
 	sorted  []keyed[K] // ascending; may hold empty postings
 	pending []keyed[K] // unsorted keys not yet in sorted
@@ -67,7 +67,7 @@ func (k *keyIndex[K]) get(key K) *posting {
 	return p
 }
 
-func compareKeyed[K float64 | string](a, b keyed[K]) int { return cmp.Compare(a.key, b.key) }
+func compareKeyed[K float64 | string | int64](a, b keyed[K]) int { return cmp.Compare(a.key, b.key) }
 
 // merge sorts the pending keys into the sorted array, building a new array
 // so that nothing a reader might hold is rewritten.
@@ -102,7 +102,7 @@ func (k *keyIndex[K]) compact() {
 	k.empties = 0
 }
 
-func filterKeyed[K float64 | string](in []keyed[K], keep func(keyed[K]) bool) []keyed[K] {
+func filterKeyed[K float64 | string | int64](in []keyed[K], keep func(keyed[K]) bool) []keyed[K] {
 	out := make([]keyed[K], 0, len(in))
 	for _, e := range in {
 		if keep(e) {
@@ -113,7 +113,7 @@ func filterKeyed[K float64 | string](in []keyed[K], keep func(keyed[K]) bool) []
 }
 
 // interval is a range of keys; an unset end is unbounded.
-type interval[K float64 | string] struct {
+type interval[K float64 | string | int64] struct {
 	lo, hi         K
 	hasLo, hasHi   bool
 	loIncl, hiIncl bool

@@ -162,7 +162,7 @@ func (n *node) match(root value, s subject) bool {
 func isNull(v value) bool { return v.kind == kindNull }
 
 // holdsFor tests one value against a per-value condition: nodeRange,
-// nodeWithin, nodeExcept, nodeWords, nodeRegex, nodeType.
+// nodeWithin, nodeExcept, nodeWords, nodeRegex, nodeType, nodeGeo, nodeDatetime.
 func (n *node) holdsFor(v value) bool {
 	switch n.kind {
 	case nodeRange:
@@ -181,9 +181,18 @@ func (n *node) holdsFor(v value) bool {
 		}
 		return true
 	case nodeWords:
-		return v.kind == kindString && hasWords(v.str, n.words)
+		return v.kind == kindString && n.text.holds(v.str, n.words)
 	case nodeRegex:
 		return v.kind == kindString && n.regex.MatchString(v.str)
+	case nodeGeo:
+		pt, ok := geoPointOf(v)
+		return ok && n.geo.contains(pt)
+	case nodeDatetime:
+		if v.kind != kindString {
+			return false
+		}
+		t, ok := ParseDatetime(v.str)
+		return ok && n.times.contains(DatetimeMicros(t))
 	case nodeType:
 		return n.types.has(v)
 	}

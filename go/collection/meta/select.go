@@ -254,8 +254,39 @@ func (e *evaluator) scan(n *node, cand bitset) bitset {
 	return res
 }
 
-func existsOf(pp *pathPostings) *posting { return &pp.exists }
-func listsOf(pp *pathPostings) *posting  { return &pp.lists }
+func existsOf(pp *pathPostings) *posting  { return &pp.exists }
+func objectsOf(pp *pathPostings) *posting { return &pp.objects }
+
+// narrowToBox removes from cand the slots with no number inside the
+// shape's latitude bounds at a "lat" key of an object at pps (the object
+// itself, or the objects of a list there), and likewise for longitudes.
+// Latitude and longitude may come from different points, so a slot left
+// may still fail, which scan decides.
+func (e *evaluator) narrowToBox(cand bitset, s *geoShape, pps []*pathPostings) {
+	lat, lon := s.latLonBounds()
+	coordinate := func(key string, ivs []interval[float64]) {
+		part := newBitset(e.words)
+		fresh := true
+		for _, pp := range pps {
+			for _, route := range []string{pp.route + "." + key, pp.route + "." + routeElements + "." + key} {
+				q := e.x.paths[route]
+				if q == nil {
+					continue
+				}
+				for i := range ivs {
+					rangeInto(e, part, fresh, q, &q.nums, &q.numbers, &ivs[i])
+					fresh = false
+				}
+			}
+		}
+		cand.and(part)
+	}
+	coordinate("lat", lat)
+	if lon != nil && !cand.empty() {
+		coordinate("lon", lon)
+	}
+}
+func listsOf(pp *pathPostings) *posting { return &pp.lists }
 
 // valueLeaf evaluates the leaves other than $exists, $eq, $in and ranges.
 func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
@@ -278,6 +309,16 @@ func (e *evaluator) valueLeaf(n *node, pps []*pathPostings) bitset {
 				}
 			}
 		}
+	case nodeDatetime:
+		for i, pp := range pps {
+			rangeInto(e, res, i == 0, pp, &pp.times, &pp.datetimes, &n.times)
+		}
+	case nodeGeo:
+		// The documents holding an object at the path are read, narrowed
+		// first by the numeric postings of the points' "lat" and "lon".
+		cand := e.union(pps, objectsOf)
+		e.narrowToBox(cand, n.geo, pps)
+		return e.scan(n, cand)
 	case nodeValuesCount:
 		switch {
 		case len(pps) == 0: // nothing at the path: no values
@@ -393,7 +434,7 @@ func (e *evaluator) narrowToElements(cand bitset, n *node, pps []*pathPostings) 
 					rangeInto(e, part, i == 0, pp, &pp.strs, &pp.strings, &iv)
 				}
 			}
-		case nodeWithin, nodeWords, nodeRegex:
+		case nodeWithin, nodeWords, nodeRegex, nodeDatetime:
 			part = e.valueLeaf(c, elements)
 		}
 		cand.and(part)
@@ -406,7 +447,7 @@ func (e *evaluator) narrowToElements(cand bitset, n *node, pps []*pathPostings) 
 // reading documents.
 func positive(c *node) bool {
 	switch c.kind {
-	case nodeExists, nodeRange, nodeWithin, nodeWords, nodeRegex:
+	case nodeExists, nodeRange, nodeWithin, nodeWords, nodeRegex, nodeDatetime:
 		return true
 	case nodeEq:
 		return isScalar(c.operand)
@@ -495,7 +536,7 @@ func (e *evaluator) rangeGroup(kids []*node, i int, merged []bool) bitset {
 // route holds one value per slot and no lists, it is cheaper to take all
 // and remove the keys outside; that is done in res itself only when it is
 // fresh (empty), else in a bitset of its own.
-func rangeInto[K float64 | string](e *evaluator, res bitset, fresh bool, pp *pathPostings, keys *keyIndex[K], all *posting, iv *interval[K]) {
+func rangeInto[K float64 | string | int64](e *evaluator, res bitset, fresh bool, pp *pathPostings, keys *keyIndex[K], all *posting, iv *interval[K]) {
 	from, to := keys.span(iv)
 	if inside := to - from; !pp.spread && pp.lists.empty() && inside > len(keys.sorted)-inside+len(keys.pending) {
 		part := res

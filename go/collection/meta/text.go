@@ -48,6 +48,23 @@ func (d Document) NumberAt(p Path) (f float64, ok, list bool) {
 	return vals[0].num, vals[0].kind == kindNumber, false
 }
 
+// ValuesAt returns the canonical JSON of each value p reaches in d, the
+// elements of a list there in its stead (one level, as the conditions
+// test them), in document order.
+func (d Document) ValuesAt(p Path) [][]byte {
+	var out [][]byte
+	for _, v := range p.reach(d.root()) {
+		if v.kind == kindList {
+			for _, e := range v.list {
+				out = append(out, appendValue(nil, e))
+			}
+			continue
+		}
+		out = append(out, appendValue(nil, v))
+	}
+	return out
+}
+
 // CheckJSONText checks that every string of a JSON text will decode to the
 // characters sent: the bytes are UTF-8 and no \u escape is half of a UTF-16
 // surrogate pair. encoding/json, which the doors use for request bodies,

@@ -151,9 +151,20 @@ func Except(p Path, vs ...Scalar) *Filter {
 // that contains every word of text. Words are what remains of a string
 // lower-cased and split at every character that is not a letter or a
 // digit; text without words matches nothing.
-func Words(p Path, text string) *Filter {
+func Words(p Path, text string) *Filter { return wordsLeaf(p, text, textAll) }
+
+// AnyWord is Words holding when one word of text is among the string's
+// words (Qdrant's match.text_any).
+func AnyWord(p Path, text string) *Filter { return wordsLeaf(p, text, textAny) }
+
+// Phrase is Words holding when the words of text appear among the
+// string's words consecutively and in order (Qdrant's match.phrase).
+func Phrase(p Path, text string) *Filter { return wordsLeaf(p, text, textPhrase) }
+
+func wordsLeaf(p Path, text string, mode textMode) *Filter {
 	n := newLeaf(nodeWords, p)
 	n.words = words(text)
+	n.text = mode
 	return wrap(n)
 }
 
@@ -361,16 +372,59 @@ func words(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 }
 
-// hasWords reports whether s contains every one of want among its words.
-func hasWords(s string, want []string) bool {
+// textMode is what a nodeWords asks of a string's words.
+type textMode uint8
+
+const (
+	textAll    textMode = iota // every word of the query (Qdrant's match.text)
+	textAny                    // one word of it (match.text_any)
+	textPhrase                 // its words, consecutive and in order (match.phrase)
+)
+
+// holds reports whether s's words meet the query's words want; a query
+// without words matches nothing.
+func (m textMode) holds(s string, want []string) bool {
 	if len(want) == 0 {
 		return false
 	}
 	have := words(s)
+	switch m {
+	case textAny:
+		for _, w := range want {
+			if slices.Contains(have, w) {
+				return true
+			}
+		}
+		return false
+	case textPhrase:
+		for i := 0; i+len(want) <= len(have); i++ {
+			if slices.Equal(have[i:i+len(want)], want) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, w := range want {
 		if !slices.Contains(have, w) {
 			return false
 		}
 	}
 	return true
+}
+
+// OfType is {"path": {"$type": names}}: a value at the path, or an
+// element of a list there, of one of the named types ($type's names:
+// "string", "number", "int" for an integral number, "bool", ...).
+func OfType(p Path, names ...string) (*Filter, error) {
+	items := make([]value, len(names))
+	for i, name := range names {
+		items[i] = value{kind: kindString, str: name}
+	}
+	t, err := parseTypes(value{kind: kindList, list: items})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidFilter, err)
+	}
+	n := newLeaf(nodeType, p)
+	n.types = t
+	return wrap(n), nil
 }

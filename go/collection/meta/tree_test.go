@@ -139,7 +139,8 @@ func (g treeGen) tree(depth int) *Filter {
 	case 11:
 		return Words(g.path(), []string{"", "a", "A b", "b,a", "ba", "x"}[g.r.IntN(6)])
 	case 12:
-		return Words(g.path(), []string{"a b", "é", "ba A"}[g.r.IntN(3)])
+		mode := []func(Path, string) *Filter{Words, AnyWord, Phrase}[g.r.IntN(3)]
+		return mode(g.path(), []string{"a b", "é", "ba A", "b a"}[g.r.IntN(4)])
 	case 13:
 		b := Bounds{}
 		lo, hi := float64(g.r.IntN(3)), float64(g.r.IntN(4))

@@ -16,7 +16,7 @@ import (
 )
 
 // Distances: Qdrant's name for each strata metric.
-var distances = map[string]metric.Metric{"Cosine": metric.Cosine, "Euclid": metric.L2, "Dot": metric.IP}
+var distances = map[string]metric.Metric{"Cosine": metric.Cosine, "Euclid": metric.L2, "Dot": metric.IP, "Manhattan": metric.Manhattan}
 
 func distanceName(m metric.Metric) string {
 	for name, mm := range distances {
@@ -182,7 +182,7 @@ func isNamedVectors(raw json.RawMessage) bool {
 func (req *createRequest) field(name string, vp *vectorParams) (collection.VectorField, error) {
 	mtr, ok := distances[vp.Distance]
 	if !ok {
-		return collection.VectorField{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot)", vp.Distance)
+		return collection.VectorField{}, unsupportedf("distance %q (supported: Cosine, Euclid, Dot, Manhattan)", vp.Distance)
 	}
 	if vp.Datatype != nil && *vp.Datatype != "float32" {
 		return collection.VectorField{}, unsupportedf("datatype %q (vectors are float32)", *vp.Datatype)
@@ -257,6 +257,9 @@ func (h *Handler) createCollection(r *http.Request) (any, error) {
 }
 
 func (h *Handler) deleteCollection(r *http.Request) (any, error) {
+	if c, err := h.collection(r); err == nil {
+		h.indexes.forget(c)
+	}
 	if err := h.cfg.Collections.DropCollection(r.PathValue("name")); err != nil {
 		return nil, err
 	}
@@ -296,6 +299,10 @@ func (h *Handler) getCollection(r *http.Request) (any, error) {
 	if in.Failed != "" {
 		state = "red"
 	}
+	schema, err := h.payloadSchema(c)
+	if err != nil {
+		return nil, err
+	}
 	var quantization any
 	if opts.Quantization == hnsw.QuantSQ8 {
 		quantization = map[string]any{"scalar": map[string]any{"type": "int8"}}
@@ -313,7 +320,7 @@ func (h *Handler) getCollection(r *http.Request) (any, error) {
 	}
 	return map[string]any{
 		"status": state, "optimizer_status": "ok", "segments_count": 1,
-		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": map[string]any{},
+		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": schema,
 		"config": map[string]any{
 			"params":              params,
 			"hnsw_config":         map[string]any{"m": in.M, "ef_construct": in.EfConstruction, "full_scan_threshold": 0},
@@ -322,26 +329,6 @@ func (h *Handler) getCollection(r *http.Request) (any, error) {
 			"quantization_config": quantization,
 		},
 	}, nil
-}
-
-// createIndex accepts a payload index: strata indexes every payload field
-// already, so there is nothing to build.
-func (h *Handler) createIndex(r *http.Request) (any, error) {
-	c, err := h.collection(r)
-	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		FieldName   string          `json:"field_name"`
-		FieldSchema json.RawMessage `json:"field_schema"`
-	}
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
-	if req.FieldName == "" {
-		return nil, badRequestf("field_name is required")
-	}
-	return updateResult(c), nil
 }
 
 // vectorsInfo is the "vectors" of a collection's config: one unnamed

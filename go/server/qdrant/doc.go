@@ -14,14 +14,17 @@
 //	                                           m, ef_construct; scalar int8 → sq8)
 //	GET    /collections/{name}                 get_collection (points_count, config, status)
 //	DELETE /collections/{name}                 delete_collection
-//	PUT    /collections/{name}/index           create_payload_index (accepted: every field is indexed already)
+//	PUT    /collections/{name}/index           create_payload_index (reported in payload_schema; every field is indexed already)
+//	DELETE /collections/{name}/index/{field}   delete_payload_index
+//	POST   /collections/{name}/facet           facet (key, filter, limit; counts are exact)
 //	PUT    /collections/{name}/points          upsert ({points} or {batch}; wait is always met)
 //	POST   /collections/{name}/points          retrieve
 //	GET    /collections/{name}/points/{id}     one point
 //	POST   /collections/{name}/points/delete   delete ({points} or {filter})
-//	POST   /collections/{name}/points/payload  set_payload;  PUT: overwrite_payload
-//	POST   /collections/{name}/points/payload/delete   delete_payload (top-level keys)
-//	POST   /collections/{name}/points/scroll   scroll (offset, limit, filter, order_by)
+//	POST   /collections/{name}/points/payload  set_payload (key: a nested path);  PUT: overwrite_payload
+//	POST   /collections/{name}/points/payload/delete   delete_payload (nested keys)
+//	POST   /collections/{name}/points/payload/clear    clear_payload (every payload op: {points} or {filter})
+//	POST   /collections/{name}/points/scroll   scroll (offset, limit, filter, order_by on numbers and datetimes)
 //	POST   /collections/{name}/points/count    count
 //	POST   /collections/{name}/points/query    query_points ({nearest}, a vector or a sparse vector; prefetch with
 //	                                           {fusion: rrf|dbsf}, {rrf: {k}} or a re-scoring vector; no query: by id)
@@ -131,15 +134,30 @@
 // at the elements of a list reached. These meanings are qdrant-client's
 // local mode's (tests/test_qdrant.py compares random filters over
 // payloads with lists of objects with it). Match operands are strings,
-// integers (within ±2^53) and bools, as in Qdrant. geo_*,
-// datetime ranges and match phrase/prefix/text_any answer 400 naming the
-// construct. has_vector takes dense and sparse fields alike.
+// integers (within ±2^53) and bools, as in Qdrant. text_any → AnyWord,
+// phrase → Phrase (same tokenizer); a range of strings → DatetimeRange
+// (meta.ParseDatetime: Qdrant's formats, no zone is UTC); geo_bounding_box,
+// geo_radius and geo_polygon → meta's geo conditions on {lon, lat}
+// objects, with Qdrant's checks of the condition (coordinates in range,
+// closed rings of at least 4 points). match prefix/substring answer 400
+// naming the construct. has_vector takes dense and sparse fields alike.
 //
 // Request bodies must be UTF-8 without lone surrogate escapes
 // (meta.CheckJSONText), and payload integers must lie within ±2^53: either
 // would otherwise change on the way in, and is refused with a 400.
 //
-// Payload edits (set, overwrite, delete keys) read each point's document
-// and write it back: a concurrent write to the same point in between is
-// overwritten.
+// Payload edits (set, overwrite, delete keys, clear) read each point's
+// document and write it back: a concurrent write to the same point in
+// between is overwritten. They mean what qdrant-client's local mode does
+// (meta.Document.Merge, SetAt, DeleteAt): a null in set_payload removes the
+// key, and an id list naming a missing point writes the others, then
+// answers 404 for the first missing id.
+//
+// Payload indexes change no answer (meta's postings index every key); the
+// door keeps their declarations for the life of the process and reports
+// them in payload_schema with the points holding a value of their type.
+//
+// Distances: Cosine, Dot (similarities, higher first), Euclid (the
+// unsquared distance) and Manhattan (metric.Manhattan, the L1 distance),
+// lower first.
 package qdrant

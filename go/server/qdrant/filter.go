@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/strata-db/strata/go/collection/meta"
 )
@@ -14,7 +15,9 @@ import (
 // Nots, min_should is AtLeast, has_id is IDs, and each field condition is
 // the meta condition of the same meaning (a two-sided range is Within, one
 // element inside both bounds; except is Except; text is Words; nested is
-// Nested). Keys become explicit meta paths, with Qdrant's list steps
+// Nested; text, text_any and phrase are Words, AnyWord and Phrase; a
+// range of datetime strings is DatetimeRange; the geo conditions are
+// meta's). Keys become explicit meta paths, with Qdrant's list steps
 // (checkKey). Meta's index evaluates the tree; nothing is evaluated here.
 
 // compileFilter translates a Qdrant filter (absent or null: everything).
@@ -281,15 +284,21 @@ func compileField(raw json.RawMessage, at string) (*meta.Filter, error) {
 	if err != nil {
 		return nil, err
 	}
+	var parts []*meta.Filter
 	for _, geo := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"geo_bounding_box", fc.GeoBoundingBox}, {"geo_radius", fc.GeoRadius}, {"geo_polygon", fc.GeoPolygon}} {
+		name    string
+		raw     json.RawMessage
+		compile func(meta.Path, json.RawMessage, string) (*meta.Filter, error)
+	}{{"geo_bounding_box", fc.GeoBoundingBox, compileGeoBox}, {"geo_radius", fc.GeoRadius, compileGeoRadius},
+		{"geo_polygon", fc.GeoPolygon, compileGeoPolygon}} {
 		if present(geo.raw) {
-			return nil, unsupportedf("%s: the %s condition", at, geo.name)
+			f, err := geo.compile(path, geo.raw, at+"."+geo.name)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, f)
 		}
 	}
-	var parts []*meta.Filter
 	if present(fc.Match) {
 		f, err := compileMatch(path, fc.Match, at+".match")
 		if err != nil {
@@ -298,13 +307,9 @@ func compileField(raw json.RawMessage, at string) (*meta.Filter, error) {
 		parts = append(parts, f)
 	}
 	if present(fc.Range) {
-		b, err := parseBounds(fc.Range, at+".range")
+		f, err := compileRange(path, fc.Range, at+".range")
 		if err != nil {
 			return nil, err
-		}
-		f, err := meta.Within(path, b)
-		if err != nil {
-			return nil, badRequestf("%s.range: %v", at, err)
 		}
 		parts = append(parts, f)
 	}
@@ -333,7 +338,7 @@ func compileField(raw json.RawMessage, at string) (*meta.Filter, error) {
 		parts = append(parts, f)
 	}
 	if len(parts) == 0 {
-		return nil, badRequestf("%s: a field condition needs match, range, values_count, is_empty or is_null", at)
+		return nil, badRequestf("%s: a field condition needs match, range, geo_bounding_box, geo_radius, geo_polygon, values_count, is_empty or is_null", at)
 	}
 	return meta.And(parts...), nil
 }
@@ -341,7 +346,7 @@ func compileField(raw json.RawMessage, at string) (*meta.Filter, error) {
 func compileMatch(path meta.Path, raw json.RawMessage, at string) (*meta.Filter, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || len(m) != 1 {
-		return nil, badRequestf("%s: want one of {value}, {any}, {except}, {text}", at)
+		return nil, badRequestf("%s: want one of {value}, {any}, {except}, {text}, {text_any}, {phrase}", at)
 	}
 	for name, v := range m {
 		switch name {
@@ -367,14 +372,17 @@ func compileMatch(path meta.Path, raw json.RawMessage, at string) (*meta.Filter,
 				return meta.In(path, vals...), nil
 			}
 			return meta.Except(path, vals...), nil
-		case "text":
+		case "text", "text_any", "phrase":
 			var text string
 			if err := json.Unmarshal(v, &text); err != nil {
-				return nil, badRequestf("%s.text: a string: %v", at, err)
+				return nil, badRequestf("%s.%s: a string: %v", at, name, err)
 			}
-			// Qdrant without a full-text index: every word of the query
-			// among the words of a string value; no word, no match.
-			return meta.Words(path, text), nil
+			// Qdrant's default word tokenizer (a full-text index's, and
+			// the one it uses without one): every word of the query
+			// among the words of a string value, one of them, or all of
+			// them consecutively; no word, no match.
+			return map[string]func(meta.Path, string) *meta.Filter{
+				"text": meta.Words, "text_any": meta.AnyWord, "phrase": meta.Phrase}[name](path, text), nil
 		default:
 			return nil, unsupportedf("%s: match %q", at, name)
 		}
@@ -411,6 +419,182 @@ func scalar(raw json.RawMessage, at string) (meta.Scalar, error) {
 	return meta.Scalar{}, badRequestf("%s: %s is not a string, integer or bool", at, truncate(string(raw)))
 }
 
+// compileRange reads a Qdrant Range (numbers) or DatetimeRange (RFC 3339
+// strings, or the other formats Qdrant reads: meta.ParseDatetime); one
+// range does not mix them.
+func compileRange(path meta.Path, raw json.RawMessage, at string) (*meta.Filter, error) {
+	var r map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, badRequestf("%s: want {gt, gte, lt, lte}: %v", at, err)
+	}
+	strs, nums := 0, 0
+	for _, v := range r {
+		switch v = bytes.TrimSpace(v); {
+		case !present(v):
+		case v[0] == '"':
+			strs++
+		default:
+			nums++
+		}
+	}
+	if strs == 0 {
+		b, err := parseBounds(raw, at)
+		if err != nil {
+			return nil, err
+		}
+		f, err := meta.Within(path, b)
+		if err != nil {
+			return nil, badRequestf("%s: %v", at, err)
+		}
+		return f, nil
+	}
+	if nums > 0 {
+		return nil, badRequestf("%s: a range is numbers or datetimes, not both", at)
+	}
+	var b meta.TimeBounds
+	for name, v := range r {
+		var dst **time.Time
+		switch name {
+		case "gt":
+			dst = &b.Gt
+		case "gte":
+			dst = &b.Gte
+		case "lt":
+			dst = &b.Lt
+		case "lte":
+			dst = &b.Lte
+		default:
+			return nil, badRequestf("%s: unknown bound %q", at, name)
+		}
+		if !present(v) {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, badRequestf("%s.%s: %v", at, name, err)
+		}
+		t, ok := meta.ParseDatetime(s)
+		if !ok {
+			return nil, badRequestf("%s.%s: %q is not a datetime (RFC 3339, or YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][zone])", at, name, truncate(s))
+		}
+		*dst = &t
+	}
+	return meta.DatetimeRange(path, b), nil
+}
+
+// geoPoint is Qdrant's GeoPoint.
+type geoPoint struct {
+	Lon *float64 `json:"lon"`
+	Lat *float64 `json:"lat"`
+}
+
+// point checks a GeoPoint as Qdrant does: both coordinates, latitude in
+// [-90, 90] and longitude in [-180, 180].
+func (g *geoPoint) point(at string) (meta.GeoPoint, error) {
+	if g == nil || g.Lon == nil || g.Lat == nil {
+		return meta.GeoPoint{}, badRequestf("%s: a geo point {\"lon\": ..., \"lat\": ...}", at)
+	}
+	if *g.Lat < -90 || *g.Lat > 90 {
+		return meta.GeoPoint{}, badRequestf("%s.lat: %v is not a latitude in [-90, 90]", at, *g.Lat)
+	}
+	if *g.Lon < -180 || *g.Lon > 180 {
+		return meta.GeoPoint{}, badRequestf("%s.lon: %v is not a longitude in [-180, 180]", at, *g.Lon)
+	}
+	return meta.GeoPoint{Lon: *g.Lon, Lat: *g.Lat}, nil
+}
+
+func compileGeoBox(path meta.Path, raw json.RawMessage, at string) (*meta.Filter, error) {
+	var box struct {
+		TopLeft     *geoPoint `json:"top_left"`
+		BottomRight *geoPoint `json:"bottom_right"`
+	}
+	if err := strictUnmarshal(raw, &box); err != nil {
+		return nil, badRequestf("%s: want {top_left, bottom_right}: %v", at, err)
+	}
+	tl, err := box.TopLeft.point(at + ".top_left")
+	if err != nil {
+		return nil, err
+	}
+	br, err := box.BottomRight.point(at + ".bottom_right")
+	if err != nil {
+		return nil, err
+	}
+	f, err := meta.GeoBoundingBox(path, tl, br)
+	if err != nil {
+		return nil, badRequestf("%s: %v", at, err)
+	}
+	return f, nil
+}
+
+func compileGeoRadius(path meta.Path, raw json.RawMessage, at string) (*meta.Filter, error) {
+	var gr struct {
+		Center *geoPoint `json:"center"`
+		Radius *float64  `json:"radius"`
+	}
+	if err := strictUnmarshal(raw, &gr); err != nil || gr.Radius == nil {
+		return nil, badRequestf("%s: want {center, radius} (radius in metres)", at)
+	}
+	c, err := gr.Center.point(at + ".center")
+	if err != nil {
+		return nil, err
+	}
+	f, err := meta.GeoRadius(path, c, *gr.Radius)
+	if err != nil {
+		return nil, badRequestf("%s: %v", at, err)
+	}
+	return f, nil
+}
+
+type geoLine struct {
+	Points []geoPoint `json:"points"`
+}
+
+// ring checks a polygon ring as Qdrant does: at least 4 points, the last
+// the same as the first.
+func (l *geoLine) ring(at string) ([]meta.GeoPoint, error) {
+	if l == nil || len(l.Points) < 4 {
+		return nil, badRequestf("%s: polygon invalid, the size must be at least 4", at)
+	}
+	pts := make([]meta.GeoPoint, len(l.Points))
+	for i := range l.Points {
+		var err error
+		if pts[i], err = l.Points[i].point(fmt.Sprintf("%s.points[%d]", at, i)); err != nil {
+			return nil, err
+		}
+	}
+	if pts[0] != pts[len(pts)-1] {
+		return nil, badRequestf("%s: polygon invalid, the first and the last points should be same to form a closed line", at)
+	}
+	return pts, nil
+}
+
+func compileGeoPolygon(path meta.Path, raw json.RawMessage, at string) (*meta.Filter, error) {
+	var gp struct {
+		Exterior  *geoLine  `json:"exterior"`
+		Interiors []geoLine `json:"interiors"`
+	}
+	if err := strictUnmarshal(raw, &gp); err != nil {
+		return nil, badRequestf("%s: want {exterior: {points}, interiors: [{points}]}: %v", at, err)
+	}
+	ext, err := gp.Exterior.ring(at + ".exterior")
+	if err != nil {
+		return nil, err
+	}
+	var holes [][]meta.GeoPoint
+	for i := range gp.Interiors {
+		h, err := gp.Interiors[i].ring(fmt.Sprintf("%s.interiors[%d]", at, i))
+		if err != nil {
+			return nil, err
+		}
+		holes = append(holes, h)
+	}
+	f, err := meta.GeoPolygon(path, ext, holes)
+	if err != nil {
+		return nil, badRequestf("%s: %v", at, err)
+	}
+	return f, nil
+}
+
 // parseBounds reads a Qdrant Range or ValuesCount.
 func parseBounds(raw json.RawMessage, at string) (meta.Bounds, error) {
 	var r map[string]json.RawMessage
@@ -437,7 +621,7 @@ func parseBounds(raw json.RawMessage, at string) (meta.Bounds, error) {
 		}
 		var x float64
 		if err := json.Unmarshal(v, &x); err != nil {
-			return meta.Bounds{}, unsupportedf("%s.%s = %s: only numeric ranges (datetime ranges are not supported)", at, name, truncate(string(v)))
+			return meta.Bounds{}, badRequestf("%s.%s = %s: a number", at, name, truncate(string(v)))
 		}
 		*dst = &x
 	}

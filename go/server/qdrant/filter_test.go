@@ -230,8 +230,14 @@ func TestFilterTranslationRefusesWhatItCannotTranslate(t *testing.T) {
 		{`{"must": [{"key": "a", "match": {"any": 1}}]}`, "a list of strings or integers"},
 		{`{"must": [{"key": "a", "match": {"except": [{}]}}]}`, "not a string, integer or bool"},
 		{`{"must": [{"key": "a", "match": {"text": 1}}]}`, "a string"},
-		{`{"must": [{"key": "a", "match": {"phrase": "x"}}]}`, `match "phrase"`},
-		{`{"must": [{"key": "a", "range": {"gt": "2024-01-01"}}]}`, "datetime"},
+		{`{"must": [{"key": "a", "match": {"prefix": "x"}}]}`, `match "prefix"`},
+		{`{"must": [{"key": "a", "match": {"phrase": 1}}]}`, "phrase: a string"},
+		{`{"must": [{"key": "a", "range": {"gt": "2024-13-01"}}]}`, "is not a datetime"},
+		{`{"must": [{"key": "a", "range": {"gt": "2024-01-01", "lt": 5}}]}`, "not both"},
+		{`{"must": [{"key": "a", "geo_radius": {"center": {"lon": 0, "lat": 91}, "radius": 1}}]}`, "latitude"},
+		{`{"must": [{"key": "a", "geo_bounding_box": {"top_left": {"lon": 0}, "bottom_right": {"lon": 1, "lat": 1}}}]}`, "top_left: a geo point"},
+		{`{"must": [{"key": "a", "geo_polygon": {"exterior": {"points": [{"lon": 0, "lat": 0}, {"lon": 1, "lat": 0}, {"lon": 0, "lat": 0}]}}}]}`, "at least 4"},
+		{`{"must": [{"key": "a", "geo_polygon": {"exterior": {"points": [{"lon": 0, "lat": 0}, {"lon": 1, "lat": 0}, {"lon": 1, "lat": 1}, {"lon": 0, "lat": 1}]}}}]}`, "closed line"},
 		{`{"must": [{"key": "a", "range": {"over": 1}}]}`, `unknown bound "over"`},
 		{`{"must": [{"key": "a", "range": 1}]}`, "want {gt, gte, lt, lte}"},
 		{`{"must": [{"key": "a", "values_count": {"gt": "x"}}]}`, "values_count.gt"},
@@ -465,12 +471,19 @@ func FuzzCompileFilter(f *testing.F) {
 		`{"a": [{"b": 1, "c": [2, {"d": "x"}]}, {"b": null}, [1, [2]], 3], "o": {"x": [{"y": true}]}}`,
 		`{"a": [[{"b": 1}], {"b": [1, 2]}, []], "o": {"x": {"y": "red car"}}, "c": [null]}`,
 		`{"a": {"b": 1}, "c": []}`,
+		`{"g": {"lon": 1, "lat": 2}, "w": "2024-01-01T10:00:00+01:00", "t": "red fast car"}`,
+		`{"g": [{"lon": -179, "lat": -2}, {"lat": 1}], "w": ["2023-12-31", 3], "o": {"x": [{"g": {"lon": 0, "lat": 0}}]}}`,
 	}
 	for _, s := range []string{`{}`, `{"must": [{"key": "a[].b", "match": {"value": 1}}]}`,
 		`{"must": [{"nested": {"key": "a", "filter": {"must_not": [{"key": "b", "is_null": true}]}}}]}`,
 		`{"should": [{"key": "a[0]", "values_count": {"gte": 2}}, {"is_empty": {"key": "a[].c[]"}}]}`,
 		`{"must": [{"key": "o.x[].y", "match": {"any": [true]}}, {"key": "a[][].b", "range": {"lt": 2}}]}`,
-		`{"must_not": [{"key": "\"a\"[1]", "match": {"except": [1]}}, {"is_null": {"key": "c"}}]}`} {
+		`{"must_not": [{"key": "\"a\"[1]", "match": {"except": [1]}}, {"is_null": {"key": "c"}}]}`,
+		`{"must": [{"key": "g", "geo_radius": {"center": {"lon": 1, "lat": 2}, "radius": 1000}}]}`,
+		`{"should": [{"key": "g[]", "geo_bounding_box": {"top_left": {"lon": 170, "lat": 5}, "bottom_right": {"lon": -170, "lat": -5}}}]}`,
+		`{"must": [{"key": "o.x[].g", "geo_polygon": {"exterior": {"points": [{"lon": -1, "lat": -1}, {"lon": 1, "lat": -1}, {"lon": 1, "lat": 1}, {"lon": -1, "lat": -1}]}}}]}`,
+		`{"must": [{"key": "w", "range": {"gte": "2024-01-01T09:00:00Z", "lt": "2024-01-02"}}]}`,
+		`{"must": [{"key": "t", "match": {"phrase": "fast car"}}, {"key": "t", "match": {"text_any": "blue red"}}]}`} {
 		f.Add([]byte(s))
 	}
 	c := testCollection(f, payloads)

@@ -55,6 +55,7 @@ type Handler struct {
 	limits  *guard.Limits
 	mux     *http.ServeMux
 	guarded http.Handler
+	indexes payloadIndexes
 }
 
 // New returns a Handler.
@@ -79,13 +80,16 @@ func New(cfg Config) (*Handler, error) {
 		"DELETE /collections/{name}":                     h.deleteCollection,
 		"GET /collections/{name}/exists":                 h.collectionExists,
 		"PUT /collections/{name}/index":                  h.createIndex,
+		"DELETE /collections/{name}/index/{field}":       h.deleteIndex,
+		"POST /collections/{name}/facet":                 h.facetRoute,
 		"PUT /collections/{name}/points":                 h.upsert,
 		"POST /collections/{name}/points":                h.retrieve,
 		"GET /collections/{name}/points/{id}":            h.getPoint,
 		"POST /collections/{name}/points/delete":         h.deletePoints,
-		"POST /collections/{name}/points/payload":        h.setPayload,
-		"PUT /collections/{name}/points/payload":         h.overwritePayload,
-		"POST /collections/{name}/points/payload/delete": h.deletePayload,
+		"POST /collections/{name}/points/payload":        h.payloadHandler(setPayload),
+		"PUT /collections/{name}/points/payload":         h.payloadHandler(overwritePayload),
+		"POST /collections/{name}/points/payload/delete": h.payloadHandler(deletePayload),
+		"POST /collections/{name}/points/payload/clear":  h.payloadHandler(clearPayload),
 		"POST /collections/{name}/points/scroll":         h.scroll,
 		"POST /collections/{name}/points/count":          h.count,
 		"POST /collections/{name}/points/query":          h.query,

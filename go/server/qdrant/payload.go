@@ -3,6 +3,7 @@ package qdrant
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -123,8 +124,9 @@ func parseWithVector(raw json.RawMessage, def bool) (bool, error) {
 	return false, badRequestf("with_vector must be a bool or a list of vector names, got %s", truncate(string(raw)))
 }
 
-// payloadRequest is the body of set_payload, overwrite_payload and
-// delete_payload.
+// payloadRequest is the body of set_payload, overwrite_payload,
+// delete_payload and clear_payload: the points (ids, or a filter) and
+// what to do to their payloads.
 type payloadRequest struct {
 	selectorRequest
 	Payload json.RawMessage `json:"payload"`
@@ -132,25 +134,17 @@ type payloadRequest struct {
 	Key     *string         `json:"key"`
 }
 
-// editPayload rewrites the payload of the selected points with edit
-// (which gets the stored fields and returns the new ones). Each point is
-// read and written back: a write to the same point in between is lost.
-func (h *Handler) editPayload(r *http.Request, check func(req *payloadRequest) error, edit func(fields map[string]json.RawMessage, req *payloadRequest) map[string]json.RawMessage) (any, error) {
-	c, err := h.collection(r)
-	if err != nil {
-		return nil, err
-	}
-	var req payloadRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
-	if req.Key != nil {
-		return nil, unsupportedf("key (setting payload under a nested path)")
-	}
-	if err := check(&req); err != nil {
-		return nil, err
-	}
-	ids, err := selected(c, &req.selectorRequest)
+// payloadEdit is one payload operation, checked: it turns a stored
+// payload into the new one.
+type payloadEdit func(doc meta.Document) (meta.Document, error)
+
+// editPayloads applies edit to the selected points' payloads. As Qdrant
+// does, a point of an id list that the collection does not hold does not
+// stop the others: they are written, and the answer is then a 404 naming
+// the first id missing. Each point is read and written back: a write to
+// the same point in between is lost.
+func editPayloads(c *collection.Collection, sel *selectorRequest, edit payloadEdit) (map[string]any, error) {
+	ids, err := selected(c, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +154,21 @@ func (h *Handler) editPayload(r *http.Request, check func(req *payloadRequest) e
 	found, docs, _, err := c.Get(ids, false)
 	if err != nil {
 		return nil, err
+	}
+	newDocs := make([]meta.Document, len(found))
+	for i, raw := range docs {
+		doc, err := meta.ReadDocument(raw)
+		if err != nil {
+			return nil, fmt.Errorf("qdrant: stored payload of point %v: %w", pointID{found[i]}, err)
+		}
+		if newDocs[i], err = edit(doc); err != nil {
+			return nil, badRequestf("payload of point %v cannot be stored by strata: %v", pointID{found[i]}, err)
+		}
+	}
+	if len(found) > 0 {
+		if _, err := c.UpdateMetadata(found, newDocs); err != nil {
+			return nil, err
+		}
 	}
 	if len(found) != len(ids) {
 		have := make(map[collection.ID]bool, len(found))
@@ -172,70 +181,94 @@ func (h *Handler) editPayload(r *http.Request, check func(req *payloadRequest) e
 			}
 		}
 	}
-	newDocs := make([]meta.Document, len(found))
-	for i, doc := range docs {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(doc, &fields); err != nil {
-			return nil, err
-		}
-		data, err := json.Marshal(edit(fields, &req))
-		if err != nil {
-			return nil, err
-		}
-		if newDocs[i], err = parsePayload(data, found[i]); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := c.UpdateMetadata(found, newDocs); err != nil {
-		return nil, err
-	}
 	return updateResult(c), nil
 }
 
-func payloadFields(req *payloadRequest) map[string]json.RawMessage {
-	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(req.Payload))
-	if dec.Decode(&fields) != nil {
-		return nil
-	}
-	return fields
-}
-
-func checkPayloadBody(req *payloadRequest) error {
-	if !present(req.Payload) || payloadFields(req) == nil {
-		return badRequestf("payload must be a JSON object")
-	}
-	return nil
-}
-
-func (h *Handler) setPayload(r *http.Request) (any, error) {
-	return h.editPayload(r, checkPayloadBody, func(fields map[string]json.RawMessage, req *payloadRequest) map[string]json.RawMessage {
-		for k, v := range payloadFields(req) {
-			fields[k] = v
+// payloadHandler decodes a payload request and passes it to the core
+// call op.
+func (h *Handler) payloadHandler(op func(c *collection.Collection, req *payloadRequest) (map[string]any, error)) route {
+	return func(r *http.Request) (any, error) {
+		c, err := h.collection(r)
+		if err != nil {
+			return nil, err
 		}
-		return fields
-	})
+		var req payloadRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return op(c, &req)
+	}
 }
 
-func (h *Handler) overwritePayload(r *http.Request) (any, error) {
-	return h.editPayload(r, checkPayloadBody, func(_ map[string]json.RawMessage, req *payloadRequest) map[string]json.RawMessage {
-		return payloadFields(req)
-	})
+func (req *payloadRequest) payload() (meta.Document, error) {
+	if !present(req.Payload) || bytes.TrimSpace(req.Payload)[0] != '{' {
+		return meta.Document{}, badRequestf("payload must be a JSON object")
+	}
+	d, err := meta.ParseDocument(req.Payload)
+	if err != nil {
+		return meta.Document{}, badRequestf("payload cannot be stored by strata: %v", err)
+	}
+	return d, nil
 }
 
-func (h *Handler) deletePayload(r *http.Request) (any, error) {
-	check := func(req *payloadRequest) error {
-		for _, k := range req.Keys {
-			if strings.Contains(k, ".") {
-				return unsupportedf("deleting the nested payload key %q", k)
+// setPayload merges the payload into each point's (a null removes the
+// key), or with key into the object at that path (meta.Document.SetAt).
+func setPayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+	src, err := req.payload()
+	if err != nil {
+		return nil, err
+	}
+	if req.Key == nil {
+		return editPayloads(c, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) { return doc.Merge(src) })
+	}
+	path, err := checkKey(*req.Key, "key")
+	if err != nil {
+		return nil, err
+	}
+	return editPayloads(c, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) { return doc.SetAt(path, src) })
+}
+
+// overwritePayload replaces each point's payload.
+func overwritePayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+	if req.Key != nil {
+		return nil, badRequestf("key: overwrite_payload replaces the whole payload (set_payload takes a key)")
+	}
+	src, err := req.payload()
+	if err != nil {
+		return nil, err
+	}
+	return editPayloads(c, &req.selectorRequest, func(meta.Document) (meta.Document, error) { return src, nil })
+}
+
+// deletePayload removes each key (a Qdrant key: nested, through lists)
+// from each point's payload.
+func deletePayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+	if req.Key != nil || present(req.Payload) {
+		return nil, badRequestf("delete_payload takes keys, not key or payload")
+	}
+	paths := make([]meta.Path, len(req.Keys))
+	for i, k := range req.Keys {
+		var err error
+		if paths[i], err = checkKey(k, fmt.Sprintf("keys[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	return editPayloads(c, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) {
+		for _, p := range paths {
+			var err error
+			if doc, err = doc.DeleteAt(p); err != nil {
+				return meta.Document{}, err
 			}
 		}
-		return nil
-	}
-	return h.editPayload(r, check, func(fields map[string]json.RawMessage, req *payloadRequest) map[string]json.RawMessage {
-		for _, k := range req.Keys {
-			delete(fields, k)
-		}
-		return fields
+		return doc, nil
 	})
+}
+
+// clearPayload empties each point's payload; the body is a points
+// selector ({"points": [...]} or {"filter": ...}).
+func clearPayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+	if req.Key != nil || present(req.Payload) || req.Keys != nil {
+		return nil, badRequestf("clear_payload takes a points selector only ({\"points\": [...]} or {\"filter\": ...})")
+	}
+	return editPayloads(c, &req.selectorRequest, func(meta.Document) (meta.Document, error) { return meta.Document{}, nil })
 }

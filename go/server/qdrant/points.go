@@ -293,8 +293,9 @@ type record struct {
 	// Vector is a list of numbers (the one unnamed vector) or an object
 	// of names to vectors (named fields, multivector fields).
 	Vector any `json:"vector"`
-	// OrderValue is the order_by value of a scroll ordered by a key.
-	OrderValue *float64 `json:"order_value,omitempty"`
+	// OrderValue is the order_by value of a scroll ordered by a key: a
+	// number, or a datetime's microseconds since the epoch (int64).
+	OrderValue any `json:"order_value,omitempty"`
 }
 
 // records looks ids up and shapes them as Qdrant's records; ids that are

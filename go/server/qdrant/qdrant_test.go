@@ -169,7 +169,7 @@ func TestErrorsHaveQdrantsShape(t *testing.T) {
 		{"PUT", "/collections/c/points", `{"points":[{"id":1,"vector":[1,2],"payload":{"a.b":1}}]}`, 400},
 		{"POST", "/collections/c/points/query", `{"query":{"recommend":{"positive":[1]}}}`, 400},
 		{"POST", "/collections/c/points/query", `{"query":[1,2],"unknown_field":1}`, 400},
-		{"POST", "/collections/c/points/count", `{"filter":{"must":[{"key":"a","match":{"phrase":"x"}}]}}`, 400},
+		{"POST", "/collections/c/points/count", `{"filter":{"must":[{"key":"a","match":{"prefix":"x"}}]}}`, 400},
 		{"POST", "/collections/c/points/payload", `{"payload":{"a":1},"points":[77]}`, 404},
 		{"GET", "/no/such/route", "", 404},
 	} {

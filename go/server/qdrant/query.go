@@ -193,18 +193,18 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if err != nil {
 		return nil, err
 	}
-	euclid := field.Metric == metric.L2
+	lower := lowerIsBetter(field.Metric)
 	var hitIDs []collection.ID
 	var scores []float64
 	for i := offset; i < k; i++ {
 		if ids[i].IsNone() {
 			break
 		}
-		score := qdrantScore(dists[i], euclid)
+		score := qdrantScore(dists[i], field.Metric)
 		if multi {
-			score = multiScore(dists[i], nq, euclid)
+			score = multiScore(dists[i], nq, field.Metric)
 		}
-		if t := req.ScoreThreshold; t != nil && ((euclid && score > *t) || (!euclid && score < *t)) {
+		if t := req.ScoreThreshold; t != nil && ((lower && score > *t) || (!lower && score < *t)) {
 			break // scores are in ranking order: the rest are beyond too
 		}
 		hitIDs, scores = append(hitIDs, ids[i]), append(scores, score)
@@ -213,13 +213,21 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 }
 
 // qdrantScore is Qdrant's score for a strata distance: the similarity for
-// cosine (1 - cos) and dot (1 - dot), the (unsquared) distance for Euclid.
-func qdrantScore(d float32, euclid bool) float64 {
-	if euclid {
+// cosine (1 - cos) and dot (1 - dot), the (unsquared) distance for Euclid,
+// the distance itself for Manhattan.
+func qdrantScore(d float32, m metric.Metric) float64 {
+	switch m {
+	case metric.L2:
 		return math.Sqrt(math.Max(float64(d), 0))
+	case metric.Manhattan:
+		return float64(d)
 	}
 	return 1 - float64(d)
 }
+
+// lowerIsBetter reports whether a lower score ranks first under m
+// (Euclid and Manhattan, Qdrant's distances; the rest are similarities).
+func lowerIsBetter(m metric.Metric) bool { return m == metric.L2 || m == metric.Manhattan }
 
 func scoredRecords(c *collection.Collection, ids []collection.ID, scores []float64, sel payloadSelector, withVector bool) ([]record, error) {
 	recs, err := records(c, ids, sel, withVector)

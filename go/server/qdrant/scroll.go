@@ -12,9 +12,9 @@ import (
 )
 
 type orderBy struct {
-	Key       string   `json:"key"`
-	Direction string   `json:"direction"`
-	StartFrom *float64 `json:"start_from"`
+	Key       string          `json:"key"`
+	Direction string          `json:"direction"`
+	StartFrom json.RawMessage `json:"start_from"`
 }
 
 func (h *Handler) scroll(r *http.Request) (any, error) {
@@ -124,11 +124,37 @@ func scanFrom(c *collection.Collection, p *meta.Filter, offset json.RawMessage, 
 
 type orderedPoint struct {
 	id    collection.ID
-	value float64
+	value meta.OrderValue
 }
 
-// ordered answers a scroll with order_by: the matching points that hold
-// a number at the key, by that number (then by id), from start_from on.
+// startFrom reads order_by.start_from: a number, or a datetime string.
+func (ob orderBy) startFrom() (*meta.OrderValue, error) {
+	raw := bytes.TrimSpace(ob.StartFrom)
+	if !present(raw) {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, badRequestf("order_by.start_from: %v", err)
+		}
+		v, err := meta.ParseOrderValue(s)
+		if err != nil {
+			return nil, badRequestf("order_by.start_from: %q is not a datetime", truncate(s))
+		}
+		return &v, nil
+	}
+	var x float64
+	if err := json.Unmarshal(raw, &x); err != nil {
+		return nil, badRequestf("order_by.start_from: a number or a datetime string, got %s", truncate(string(raw)))
+	}
+	return &meta.OrderValue{Number: x}, nil
+}
+
+// ordered answers a scroll with order_by as Qdrant does: each matching
+// point once per number or datetime at the key (a list gives several),
+// by that value (then by id), from start_from on; a datetime's
+// order_value is its microseconds since the epoch.
 func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, sel payloadSelector, withVector bool) ([]record, error) {
 	path, err := checkKey(ob.Key, "order_by.key")
 	if err != nil {
@@ -141,6 +167,10 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 		desc = true
 	default:
 		return nil, badRequestf("order_by.direction must be \"asc\" or \"desc\", got %q", ob.Direction)
+	}
+	from, err := ob.startFrom()
+	if err != nil {
+		return nil, err
 	}
 	ids, err := c.ScanIDs(p, collection.ID{}, false, 0)
 	if err != nil {
@@ -159,24 +189,25 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 		if err != nil {
 			return nil, fmt.Errorf("qdrant: stored payload of point %v: %w", pointID{ids[i]}, err)
 		}
-		x, ok, isList := doc.NumberAt(path)
-		if isList {
-			return nil, unsupportedf("order_by over a list value (point %v, key %q)", pointID{ids[i]}, ob.Key)
+		values := doc.OrderValues(path)
+		for j, v := range values {
+			if from != nil {
+				if c := meta.CompareOrderValues(v, *from); (!desc && c < 0) || (desc && c > 0) {
+					continue
+				}
+			}
+			if slices.ContainsFunc(values[:j], func(w meta.OrderValue) bool { return w == v }) {
+				continue // one point, one value: listed once
+			}
+			pts = append(pts, orderedPoint{ids[i], v})
 		}
-		if !ok {
-			continue // not a number: not in Qdrant's numeric index either
-		}
-		if s := ob.StartFrom; s != nil && ((!desc && x < *s) || (desc && x > *s)) {
-			continue
-		}
-		pts = append(pts, orderedPoint{ids[i], x})
 	}
 	slices.SortFunc(pts, func(a, b orderedPoint) int {
-		if a.value != b.value {
-			if (a.value < b.value) != desc {
-				return -1
+		if c := meta.CompareOrderValues(a.value, b.value); c != 0 {
+			if desc {
+				return -c
 			}
-			return 1
+			return c
 		}
 		return collection.CompareIDs(a.id, b.id)
 	})
@@ -188,8 +219,11 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 			return nil, err
 		}
 		for _, rec := range recs {
-			v := pt.value
-			rec.OrderValue = &v
+			if pt.value.IsTime {
+				rec.OrderValue = pt.value.Micros
+			} else {
+				rec.OrderValue = pt.value.Number
+			}
 			out = append(out, rec)
 		}
 	}

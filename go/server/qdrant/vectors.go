@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/metric"
 )
 
 // Named vectors: Qdrant's VectorStruct, a point's vectors, is a list of
@@ -242,10 +243,14 @@ func namedVectors(c *collection.Collection, ids []collection.ID) ([]map[string]a
 // multiScore is Qdrant's MAX_SIM score for strata's multivector distance
 // (collection's maxsim.go): Σ of the best similarities, nq − dist for
 // Cosine and Dot; for Euclid, as qdrant-client's local mode answers, the
-// square root of the sum of the squared distances (lower is better).
-func multiScore(d float32, nq int, euclid bool) float64 {
-	if euclid {
+// square root of the sum of the squared distances, and for Manhattan the
+// sum of the distances (lower is better for both).
+func multiScore(d float32, nq int, m metric.Metric) float64 {
+	switch m {
+	case metric.L2:
 		return math.Sqrt(math.Max(float64(d), 0))
+	case metric.Manhattan:
+		return float64(d)
 	}
 	return float64(nq) - float64(d)
 }
