@@ -195,7 +195,7 @@ func TestBadFieldArgumentsAreInvalidNamingTheField(t *testing.T) {
 
 	for _, schema := range []struct{ json, want string }{
 		{`{"vectors": {"a": {"metric": "l2"}}}`, `"a": "dim" is required`},
-		{`{"vectors": {"a": {"dim": 2, "metric": "manhattan"}}}`, "manhattan"},
+		{`{"vectors": {"a": {"dim": 2, "metric": "hamming"}}}`, "hamming"},
 		{`{"vectors": {"a": {"dim": 2, "sparse": true}}}`, "sparse"},
 		{`{"vectors": {"a": {"dim": 2}, "a": {"dim": 3}}}`, "twice"},
 		{`{"vectors": {"a": {"dim": 2, "multivector": "min_sim"}}}`, "min_sim"},
