@@ -142,7 +142,7 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 			continue // overwritten or deleted since the search
 		}
 		s.rows = slices.Grow(s.rows[:0], len(s.labels)*dim)[:len(s.labels)*dim]
-		if err := f.getVectors(v, s.labels, s.rows); err != nil {
+		if err := f.getVectors(&v, s.labels, s.rows); err != nil {
 			if errors.Is(err, hnsw.ErrNotFound) {
 				continue // replaced between the two reads
 			}

@@ -124,7 +124,7 @@ func (c *Collection) QueryMMR(field string, query []float32, k, ef int, mmr MMR,
 		}
 		at := len(s.rows)
 		s.rows = append(s.rows, make([]float32, dim)...)
-		if err := vf.getVectors(view, []uint64{key}, s.rows[at:]); err != nil {
+		if err := vf.getVectors(&view, []uint64{key}, s.rows[at:]); err != nil {
 			s.rows = s.rows[:at]
 			if errors.Is(err, hnsw.ErrNotFound) {
 				continue

@@ -265,7 +265,7 @@ func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte,
 	if withVectors {
 		v := def.tail.Read()
 		defer v.Close()
-		get = func(key uint64, out []float32) error { return def.getVectors(v, []uint64{key}, out) }
+		get = func(key uint64, out []float32) error { return def.getVectors(&v, []uint64{key}, out) }
 	}
 	for _, id := range ids {
 		key, ok := c.keyOf(id)
@@ -317,7 +317,7 @@ func (c *Collection) GetVectors(ids []ID, field string) (found []ID, vectors []f
 			f.multi.mu.RLock()
 			labels = append(labels, f.multi.labels[key]...)
 			f.multi.mu.RUnlock()
-		} else if f.holds(v, key) {
+		} else if f.holds(&v, key) {
 			labels = append(labels, key)
 		}
 		if len(labels) == 0 {
@@ -325,7 +325,7 @@ func (c *Collection) GetVectors(ids []ID, field string) (found []ID, vectors []f
 		}
 		at := len(vectors)
 		vectors = append(vectors, make([]float32, len(labels)*f.Dim)...)
-		if err := f.getVectors(v, labels, vectors[at:]); err != nil {
+		if err := f.getVectors(&v, labels, vectors[at:]); err != nil {
 			if errors.Is(err, hnsw.ErrNotFound) {
 				vectors = vectors[:at] // replaced or deleted since
 				continue

@@ -242,7 +242,9 @@ func TestQueriesWritesBuilderAndCheckpointsConcurrently(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 11))
 			for i := range 200 {
-				id := uint64(rng.IntN(1500))
+				// Each writer its own ids (overwriting the graph's 0..999 for
+				// w 0), so no other writer deletes what it then looks for.
+				id := uint64(w*10000 + rng.IntN(1500))
 				v := randomVectors(rng, 1)
 				if err := c.Upsert(IntIDs([]uint64{id}), v, nil); err != nil {
 					errs <- err.Error()

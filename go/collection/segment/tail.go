@@ -174,10 +174,10 @@ type View struct {
 }
 
 // Read takes a view; Close it when the read is done (the builder waits).
-func (t *Tail) Read() *View {
+func (t *Tail) Read() View {
 	t.view.RLock()
 	t.mu.RLock()
-	v := &View{t: t, built: t.built.Load(), n: t.n.Load(), base: t.base, keys: t.keys, tomb: t.tomb,
+	v := View{t: t, built: t.built.Load(), n: t.n.Load(), base: t.base, keys: t.keys, tomb: t.tomb,
 		next: t.next, vectors: t.vectors, extra: t.shadowing}
 	t.mu.RUnlock()
 	return v
