@@ -33,11 +33,22 @@ func (c *Collection) checkpoint() error {
 	defer c.checkpointMu.Unlock()
 	began := time.Now()
 
+	if c.applied.Load() == c.lastCheckpoint.Load() {
+		return nil
+	}
+	// A snapshot holds graphs only: the tails are built first, by the
+	// builder while writes go on, then what came meanwhile under applyMu.
+	c.waitBuilt()
 	c.applyMu.Lock()
 	seq := c.applied.Load()
 	if seq == c.lastCheckpoint.Load() {
 		c.applyMu.Unlock()
 		return nil
+	}
+	err := c.drainLocked()
+	if err != nil {
+		c.applyMu.Unlock()
+		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}
 	set, frozen, err := c.freezeFields()
 	frozenSp := freezeSparse(set)
@@ -228,6 +239,7 @@ func (c *Collection) checkpointLoop() {
 // crowd the index (it reports whether one ran: its snapshot, the compacted
 // index on disk too, follows), else a renumbering if the graph has grown.
 func (c *Collection) look() bool {
+	c.waitBuilt() // the tombstones and growth in the tails count once built
 	if c.vacuum() {
 		return true
 	}

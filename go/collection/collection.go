@@ -63,6 +63,12 @@ type Collection struct {
 	closed  bool
 	shut    atomic.Bool // closed, for readers that take no lock (alive)
 
+	// The builder (build.go): building is set while its goroutine runs.
+	buildKick chan struct{}
+	buildStop chan struct{}
+	buildWG   sync.WaitGroup
+	building  atomic.Bool
+
 	checkpointMu   sync.Mutex // one checkpoint at a time
 	checkpointKick chan struct{}
 	// lookNow asks the checkpoint loop for its once-a-second look at once;
@@ -386,7 +392,8 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 
 func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fieldSet, docs *meta.Index, ids *idTable) *Collection {
 	c := &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, meta: docs, ids: ids,
-		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1), lookNow: make(chan chan struct{})}
+		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1),
+		buildKick: make(chan struct{}, 1), buildStop: make(chan struct{}), lookNow: make(chan chan struct{})}
 	c.fields.Store(fields)
 	return c
 }
@@ -405,6 +412,10 @@ func (c *Collection) openLog(nextSeq uint64) error {
 
 // startLoops starts the goroutines of the write pipeline.
 func (c *Collection) startLoops() {
+	c.building.Store(true)
+	c.buildWG.Add(1)
+	go c.buildLoop()
+	c.kickBuilder() // the tail replay left
 	c.wg.Add(3)
 	go c.commitLoop()
 	go c.applyLoop()
@@ -540,6 +551,7 @@ func (c *Collection) close(checkpoint bool) error {
 	c.closeMu.Unlock()
 	close(c.stop)
 	c.wg.Wait() // the committer drains queued requests first
+	c.stopBuilder()
 	var err error
 	if checkpoint && c.failure.Load() == nil && c.applied.Load() != c.lastCheckpoint.Load() {
 		err = c.checkpoint()

@@ -236,6 +236,7 @@ func (c *Collection) apply(writes []pendingWrite) error {
 		i = j
 	}
 	c.applied.Store(writes[len(writes)-1].seq)
+	c.backpressure()
 	return nil
 }
 
@@ -300,7 +301,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 		}
 	}
 	dim := run[0].rec.dim
-	if len(run) > 1 && def != nil && !def.index.Trained() {
+	if len(run) > 1 && def != nil && !def.trained() {
 		// An SQ8 index trains its ranges on its first Add: make that the
 		// first upsert record alone, live and in replay alike, so that
 		// recovery rebuilds the same codes however records were grouped.
@@ -383,7 +384,7 @@ func (c *Collection) assignKeys(ids []ID) ([]uint64, error) {
 // other field. A collection of the field "" alone has no other field.
 func (c *Collection) putDefault(set *fieldSet, def *vectorField, ids []uint64, vectors []float32) error {
 	if def != nil {
-		if err := def.index.Add(vectors, ids, nil, c.tuning.Threads); err != nil {
+		if err := def.put(ids, vectors, nil, c.tuning.Threads); err != nil {
 			return err
 		}
 	}

@@ -54,12 +54,19 @@
 //	caller: validate → encode record → queue ──┐
 //	logger goroutine:     take every queued request (a group)
 //	                      → one log write → one fsync (FsyncAlways)
-//	applier goroutine:    apply groups in sequence order (upsert runs merged
-//	                        into one parallel index insert) → wake the callers
+//	applier goroutine:    apply groups in sequence order: documents into
+//	                        meta, vectors onto each field's mutable tail
+//	                        (package segment) → wake the callers
+//	builder goroutine:    move tail rows into the fields' graphs, in order,
+//	                        in parallel batches (build.go)
 //
 // Requests queued while a group is logged form the next group, so N
 // concurrent writers pay for about one fsync per group instead of N, and
-// one group's fsync overlaps the previous group's apply.
+// one group's fsync overlaps the previous group's apply. No graph
+// insertion is on the ack path: every query searches the graph and scans
+// the tail exactly, so a write is visible the moment it is acknowledged.
+// When the builder falls Tuning.TailRows rows (or TailBytes) behind,
+// the applier waits for it before waking callers (backpressure).
 //
 // # Log records
 //
@@ -124,6 +131,8 @@
 //
 // # Checkpoints
 //
+//  0. Drain the tails: wait for the builder, then, under the apply lock,
+//     build what came meanwhile (a snapshot holds graphs, never a tail).
 //  1. Under the apply lock: note the last applied sequence number S, freeze
 //     each field's index (hnsw.Freeze: copies of the links and flags, shared
 //     write-once arrays; sparse.Index.Freeze), copy the multivector maps
@@ -151,7 +160,8 @@
 // # Recovery
 //
 // Open reads CURRENT, loads the snapshot it names (checking the manifest's
-// file sizes and every section's CRC), then replays log records after S.
+// file sizes and every section's CRC), then replays log records after S
+// into the tails (no graph insertion; the builder catches up after Open).
 // If CURRENT or that snapshot is damaged, it falls back to the previous
 // snapshot, which every checkpoint keeps with the log since it until the
 // next one is written and verified, and reports it (Info().Recovery.Fallback;

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/strata-db/strata/go/collection/segment"
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/vfs"
@@ -31,6 +32,11 @@ type vectorField struct {
 	VectorField
 	index *hnsw.Index
 	multi *multiMap // MaxSim fields only
+	// tail holds the values acknowledged and not yet in index (the
+	// mutable tail, package segment): apply appends to it, the builder
+	// (build.go) moves its rows into index, and every read looks at both.
+	tail    *segment.Tail
+	buildMu sync.Mutex // one build of the tail at a time
 }
 
 // fieldSet is the collection's schema at one moment: the dense and
@@ -145,7 +151,7 @@ func newField(spec VectorField, seed uint64) (*vectorField, error) {
 	if err != nil {
 		return nil, fmt.Errorf("collection: vector field %q: %w", spec.Name, err)
 	}
-	f := &vectorField{VectorField: spec, index: index}
+	f := &vectorField{VectorField: spec, index: index, tail: segment.NewTail(spec.Dim, spec.Metric)}
 	if spec.Multivector != SingleVector {
 		f.multi = newMultiMap()
 	}
@@ -153,14 +159,29 @@ func newField(spec VectorField, seed uint64) (*vectorField, error) {
 }
 
 // points returns the ids of the points with a value in the field,
-// ascending (for has_vector).
+// ascending (for has_vector): the graph's, changed by the tail's rows.
 func (f *vectorField) points() []uint64 {
 	if f.multi != nil {
 		return f.multi.points()
 	}
+	v := f.tail.Read()
+	defer v.Close()
 	ids, err := f.index.IDs()
 	if err != nil {
 		return []uint64{} // closed: Close comes after every read that got past alive
+	}
+	if v.Len() > 0 {
+		in := make(map[uint64]bool, len(ids))
+		for _, id := range ids {
+			in[id] = true
+		}
+		v.Keys(func(key uint64, live bool) { in[key] = live })
+		ids = ids[:0]
+		for id, live := range in {
+			if live {
+				ids = append(ids, id)
+			}
+		}
 	}
 	slices.Sort(ids)
 	return ids
@@ -171,31 +192,70 @@ func (f *vectorField) count() int {
 	if f.multi != nil {
 		return f.multi.len()
 	}
-	return f.index.Len()
+	v := f.tail.Read()
+	defer v.Close()
+	n := f.index.Len()
+	if v.Len() > 0 {
+		v.Keys(func(key uint64, live bool) {
+			switch in := f.index.Contains(key); {
+			case live && !in:
+				n++
+			case !live && in:
+				n--
+			}
+		})
+	}
+	return n
+}
+
+// trained reports whether the field's quantizer is fixed already (always
+// for a float field): an SQ8 field trains on its first put.
+func (f *vectorField) trained() bool { return f.index.Trained() }
+
+// has reports whether the dense field holds a value of key now (the
+// appender's view: only apply calls it).
+func (f *vectorField) has(key uint64) bool {
+	if held, live := f.tail.Holds(key); held {
+		return live
+	}
+	return f.index.Contains(key)
 }
 
 // put sets the field's value of ids (unique): rows of Dim floats, one per
 // id for a dense field, counts[i] for the i-th id of a multivector field.
-// Only apply calls it.
-func (f *vectorField) put(ids []uint64, vectors []float32, counts []int, threads int) error {
+// Only apply calls it: the values go to the tail, not the graph.
+func (f *vectorField) put(ids []uint64, vectors []float32, counts []int, _ int) error {
+	if !f.index.Trained() && len(vectors) > 0 {
+		// The first put is the SQ8 sample, as when Add trained on it:
+		// the same live and in replay, whenever the builder runs.
+		if err := f.index.Train(vectors); err != nil {
+			return err
+		}
+	}
 	if f.multi == nil {
-		return f.index.Add(vectors, ids, nil, threads)
+		f.tail.Append(ids, vectors, f.index.Contains)
+		return nil
 	}
 	old, labels := f.multi.assign(ids, counts)
-	if _, err := f.index.Remove(old, true); err != nil {
-		return err
-	}
-	return f.index.Add(vectors, labels, nil, threads)
+	f.tail.Remove(old, f.index.Contains)
+	f.tail.Append(labels, vectors, nil) // labels are never reused: none is in the graph
+	return nil
 }
 
 // remove drops the field's value of ids (those without one are skipped).
 func (f *vectorField) remove(ids []uint64) error {
 	if f.multi == nil {
-		_, err := f.index.Remove(ids, true)
-		return err
+		var held []uint64
+		for _, id := range ids {
+			if f.has(id) {
+				held = append(held, id)
+			}
+		}
+		f.tail.Remove(held, f.index.Contains)
+		return nil
 	}
-	_, err := f.index.Remove(f.multi.drop(ids), true)
-	return err
+	f.tail.Remove(f.multi.drop(ids), f.index.Contains)
+	return nil
 }
 
 // frozenField is a field's state copied for a snapshot.
@@ -281,7 +341,7 @@ func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest) (_ *fieldSet, 
 		if err != nil {
 			return nil, fmt.Errorf("vector field %q: %w", spec.Name, err)
 		}
-		f := &vectorField{VectorField: spec, index: index}
+		f := &vectorField{VectorField: spec, index: index, tail: segment.NewTail(spec.Dim, spec.Metric)}
 		fields = append(fields, f)
 		cfg := index.Config()
 		if cfg.Dim != spec.Dim || cfg.Metric != spec.Metric || cfg.Quantization != spec.Quantization {

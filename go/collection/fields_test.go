@@ -751,6 +751,7 @@ func TestMaxSimAllocatesNothingPerCandidate(t *testing.T) {
 	if err := c.UpsertPoints(IntIDs(ids), map[string]FieldValues{"m": {Vectors: rows, Counts: counts}}, nil); err != nil {
 		t.Fatal(err)
 	}
+	c.waitIndexed() // a test of the graph's candidates, not the tail's scan
 	query := rows[:2*dim]
 	allocs := func(k, ef int) (float64, int64) {
 		outIDs, outDists := make([]ID, k), make([]float32, k)

@@ -1,7 +1,6 @@
 package collection
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -90,6 +89,8 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 			metric.Normalize(s.queries[i*dim : (i+1)*dim])
 		}
 	}
+	v := f.tail.Read()
+	defer v.Close()
 	var filter *hnsw.Filter
 	if allow != nil {
 		filter = &hnsw.Filter{Allow: f.multi.labelsOf(allow)}
@@ -112,6 +113,16 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 			s.points = append(s.points, p)
 		}
 	}
+	// Every point with a vector in the tail is a candidate: the tail is
+	// searched exactly.
+	if v.Len() > 0 {
+		allowed := allowFunc(allow)
+		v.Rows(func(l uint64, _ []float32) {
+			if p, ok := f.multi.point[l]; ok && (allowed == nil || allowed(p)) {
+				s.points = append(s.points, p)
+			}
+		})
+	}
 	f.multi.mu.RUnlock()
 	slices.Sort(s.points)
 	s.points = slices.Compact(s.points)
@@ -124,7 +135,7 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 			continue // overwritten or deleted since the search
 		}
 		s.rows = slices.Grow(s.rows[:0], len(s.labels)*dim)[:len(s.labels)*dim]
-		if err := f.index.GetVectors(s.labels, s.rows); err != nil {
+		if err := f.getVectors(&v, s.labels, s.rows); err != nil {
 			if errors.Is(err, hnsw.ErrNotFound) {
 				continue // replaced between the two reads
 			}
@@ -133,12 +144,7 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 		stats.DistanceComputations += int64(nq * len(s.labels))
 		s.scored = append(s.scored, scoredPoint{id: p, dist: maxSimDistance(f.Metric, s.queries, nq, s.rows, len(s.labels), dim)})
 	}
-	slices.SortFunc(s.scored, func(a, b scoredPoint) int {
-		if c := cmp.Compare(a.dist, b.dist); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	sortScored(s.scored)
 	for i := range k {
 		if i < len(s.scored) {
 			outIDs[i], outDists[i] = int64(s.scored[i].id), s.scored[i].dist

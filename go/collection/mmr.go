@@ -112,6 +112,8 @@ func (c *Collection) QueryMMR(field string, query []float32, k, ef int, mmr MMR,
 	// The candidates' stored vectors; one deleted since the search drops out.
 	dim := vf.Dim
 	s.keys, s.candidates, s.rows = s.keys[:0], s.candidates[:0], s.rows[:0]
+	view := vf.tail.Read() // a candidate's newest vector may be in the tail
+	defer view.Close()
 	for _, id := range s.ids {
 		if id.IsNone() {
 			break
@@ -122,7 +124,7 @@ func (c *Collection) QueryMMR(field string, query []float32, k, ef int, mmr MMR,
 		}
 		at := len(s.rows)
 		s.rows = append(s.rows, make([]float32, dim)...)
-		if err := vf.index.GetVectors([]uint64{key}, s.rows[at:]); err != nil {
+		if err := vf.getVectors(&view, []uint64{key}, s.rows[at:]); err != nil {
 			s.rows = s.rows[:at]
 			if errors.Is(err, hnsw.ErrNotFound) {
 				continue

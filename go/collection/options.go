@@ -108,6 +108,13 @@ type Tuning struct {
 	// Threads bounds the goroutines of index builds; 0 uses every core
 	// (a vacuum, running beside requests, then uses half of them).
 	Threads int
+	// TailRows and TailBytes bound each vector field's mutable tail, the
+	// acknowledged values not yet in its graph, which every query scans
+	// exactly: once the builder is behind by this many rows or bytes, the
+	// writes wait for it (see build.go). Defaults 8192 rows and 16 MiB,
+	// about 0.25 ms of exact scan per query at 512 dimensions.
+	TailRows  int
+	TailBytes int64
 	// Observer, if not nil, is told how long each fsync and checkpoint took
 	// and how many writes each group commit carried (for metrics).
 	Observer Observer
@@ -126,6 +133,8 @@ const (
 	defaultBatchInterval   = 10 * time.Millisecond
 	defaultCheckpointBytes = 64 << 20
 	defaultVacuumRatio     = 0.2
+	defaultTailRows        = 8192
+	defaultTailBytes       = 16 << 20
 	// vacuumMinTombstones keeps small collections from rebuilding for a
 	// handful of deletions (Qdrant's vacuum_min_vector_number).
 	vacuumMinTombstones = 1000
@@ -147,6 +156,12 @@ func (t *Tuning) setDefaults() {
 	}
 	if t.CheckpointBytes == 0 {
 		t.CheckpointBytes = defaultCheckpointBytes
+	}
+	if t.TailRows <= 0 {
+		t.TailRows = defaultTailRows
+	}
+	if t.TailBytes <= 0 {
+		t.TailBytes = defaultTailBytes
 	}
 	if t.VacuumRatio == 0 {
 		t.VacuumRatio = defaultVacuumRatio

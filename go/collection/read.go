@@ -69,11 +69,7 @@ func (c *Collection) QueryField(field string, queries []float32, k, ef int, f *m
 	if err != nil {
 		return hnsw.SearchStats{}, err
 	}
-	var filter *hnsw.Filter
-	if allow != nil {
-		filter = &hnsw.Filter{Allow: allow}
-	}
-	stats, err := vf.index.SearchFiltered(queries, k, ef, threads, filter, keys, outDists)
+	stats, err := vf.search(queries, k, ef, threads, allow, keys, outDists)
 	if err != nil {
 		return stats, fmt.Errorf("collection: %w", err)
 	}
@@ -260,10 +256,16 @@ func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte,
 		return nil, nil, nil, err
 	}
 	var def *vectorField
+	var get func(key uint64, out []float32) error
 	if withVectors {
 		if def, err = c.defaultField(); err != nil {
 			return nil, nil, nil, err
 		}
+	}
+	if withVectors {
+		v := def.tail.Read()
+		defer v.Close()
+		get = func(key uint64, out []float32) error { return def.getVectors(&v, []uint64{key}, out) }
 	}
 	for _, id := range ids {
 		key, ok := c.keyOf(id)
@@ -277,7 +279,7 @@ func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte,
 		if withVectors {
 			at := len(vectors)
 			vectors = append(vectors, make([]float32, def.Dim)...)
-			if err := def.index.GetVectors([]uint64{key}, vectors[at:]); err != nil {
+			if err := get(key, vectors[at:]); err != nil {
 				if errors.Is(err, hnsw.ErrNotFound) {
 					vectors = vectors[:at] // deleted since meta.Get
 					continue
@@ -303,6 +305,8 @@ func (c *Collection) GetVectors(ids []ID, field string) (found []ID, vectors []f
 		return nil, nil, nil, fmt.Errorf("%w: no vector field %q", ErrInvalid, field)
 	}
 	var labels []uint64
+	v := f.tail.Read()
+	defer v.Close()
 	for _, id := range ids {
 		key, ok := c.keyOf(id)
 		if !ok {
@@ -313,7 +317,7 @@ func (c *Collection) GetVectors(ids []ID, field string) (found []ID, vectors []f
 			f.multi.mu.RLock()
 			labels = append(labels, f.multi.labels[key]...)
 			f.multi.mu.RUnlock()
-		} else if f.index.Contains(key) {
+		} else if f.holds(&v, key) {
 			labels = append(labels, key)
 		}
 		if len(labels) == 0 {
@@ -321,7 +325,7 @@ func (c *Collection) GetVectors(ids []ID, field string) (found []ID, vectors []f
 		}
 		at := len(vectors)
 		vectors = append(vectors, make([]float32, len(labels)*f.Dim)...)
-		if err := f.index.GetVectors(labels, vectors[at:]); err != nil {
+		if err := f.getVectors(&v, labels, vectors[at:]); err != nil {
 			if errors.Is(err, hnsw.ErrNotFound) {
 				vectors = vectors[:at] // replaced or deleted since
 				continue
@@ -453,8 +457,13 @@ type Info struct {
 	CheckpointSecs float64
 	Vacuums        int64 // index compactions (Tuning.VacuumRatio)
 	VacuumSeconds  float64
-	Renumbers      int64  // graph renumberings for memory locality
-	Failed         string // why writes are refused, if they are
+	Renumbers      int64 // graph renumberings for memory locality
+	// TailRows is how many acknowledged values wait in the vector fields'
+	// tails for the builder (searched exactly meanwhile); Built how many
+	// it has moved into the graphs since Open.
+	TailRows int
+	Built    int64
+	Failed   string // why writes are refused, if they are
 }
 
 // Info returns the collection's state.
@@ -473,6 +482,7 @@ func (c *Collection) Info() Info {
 		SyncSeconds: float64(c.stats.SyncNanos.Load()) / 1e9, Checkpoints: c.stats.Checkpoints.Load(),
 		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9, Vacuums: c.stats.Vacuums.Load(),
 		VacuumSeconds: float64(c.stats.VacuumNanos.Load()) / 1e9, Renumbers: c.stats.Renumbers.Load()}
+	in.TailRows, in.Built = c.tailStats()
 	if at := c.checkpointAt.Load(); at != 0 {
 		in.CheckpointTime = time.Unix(0, at)
 	}
@@ -490,6 +500,10 @@ func (c *Collection) CheckIntegrity() error {
 	}
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
+	// The checks compare graphs and documents: the tails go in first.
+	if err := c.drainLocked(); err != nil {
+		return fmt.Errorf("collection: %w", err)
+	}
 	set := c.fields.Load()
 	for _, f := range set.fields {
 		if err := f.index.CheckIntegrity(); err != nil {

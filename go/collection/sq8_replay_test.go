@@ -27,6 +27,7 @@ func TestSQ8RangesSameAfterReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	c.waitIndexed() // the codes, not the tail's floats
 	_, _, live, err := c.Get(IntIDs(ids), true)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +35,7 @@ func TestSQ8RangesSameAfterReplay(t *testing.T) {
 	c.abandon()
 	c = mustOpen(t, dir, Tuning{})
 	defer c.Close()
+	c.waitIndexed()
 	_, _, replayed, err := c.Get(IntIDs(ids), true)
 	if err != nil {
 		t.Fatal(err)

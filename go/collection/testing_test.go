@@ -202,3 +202,7 @@ func intsOf(ids []ID) []int64 {
 	}
 	return out
 }
+
+// waitIndexed waits until the builder has moved every value acknowledged
+// so far from the tails into the graphs: for tests of the graph itself.
+func (c *Collection) waitIndexed() { c.waitBuilt() }

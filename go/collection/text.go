@@ -357,12 +357,8 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 	if ef <= 0 {
 		ef = max(depth, hnsw.DefaultEfSearch)
 	}
-	var filter *hnsw.Filter
-	if allow != nil {
-		filter = &hnsw.Filter{Allow: allow}
-	}
 	ids, dists := make([]int64, depth), make([]float32, depth)
-	if _, err := def.index.SearchFiltered(vector, depth, max(ef, depth), threads, filter, ids, dists); err != nil {
+	if _, err := def.search(vector, depth, max(ef, depth), threads, allow, ids, dists); err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}
 	neighbors := make([]text.Neighbor, 0, depth)

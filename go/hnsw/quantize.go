@@ -38,6 +38,12 @@ func (x *Index) Train(sample []float32) error {
 	return x.trainLocked(sample)
 }
 
+// Quantizer returns the SQ8 quantizer the index codes its vectors with,
+// nil before training and for a float index: whoever computes distances
+// beside the index (the collection's mutable tail) uses it to compute the
+// same ones.
+func (x *Index) Quantizer() *sq8.Quantizer { return x.graph.Load().sq }
+
 // Trained reports whether the index has its quantizer (always true for a
 // float index).
 func (x *Index) Trained() bool {

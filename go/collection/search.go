@@ -1,0 +1,194 @@
+package collection
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/strata-db/strata/go/collection/segment"
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/limits"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// Reads over a field's graph and its tail (package segment).
+//
+// Every read of a field takes a view of its tail first and holds it to the
+// end, so the builder cannot move rows from the tail into the graph under
+// it. A key the view holds a row of is the tail's to answer (its newest
+// value, or none after a tombstone): the graph's version of it, stale or
+// the same, is never returned. Every other key is the graph's.
+
+// maxHiddenExtra is how many hidden keys a search makes up for by asking
+// the graph for more results; beyond it the graph is told to deny them.
+const maxHiddenExtra = 256
+
+type searchScratch struct {
+	query []float32
+	keys  []int64
+	dists []float32
+	hits  []segment.Hit
+}
+
+var searchPool = sync.Pool{New: func() any { return new(searchScratch) }}
+
+// allowFunc turns an allow list (nil: all) into a membership test.
+func allowFunc(allow []uint64) func(uint64) bool {
+	if allow == nil {
+		return nil
+	}
+	if !slices.IsSorted(allow) {
+		allow = slices.Sorted(slices.Values(allow))
+	}
+	return func(k uint64) bool { _, ok := slices.BinarySearch(allow, k); return ok }
+}
+
+// search answers nq queries (rows of f.Dim floats) of the dense field f
+// with the k nearest keys among allow (nil: all), into outKeys and
+// outDists (nq·k, padded with -1 and +Inf): the graph searched at ef, the
+// tail scanned exactly with the same distance, the two merged.
+func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint64,
+	outKeys []int64, outDists []float32) (hnsw.SearchStats, error) {
+	v := f.tail.Read()
+	defer v.Close()
+	var filter *hnsw.Filter
+	if allow != nil {
+		filter = &hnsw.Filter{Allow: allow}
+	}
+	if v.Len() == 0 {
+		return f.index.SearchFiltered(queries, k, ef, threads, filter, outKeys, outDists)
+	}
+	dim := f.Dim
+	nq := len(queries) / dim
+	kg := k + v.Extra()
+	if v.Extra() > maxHiddenExtra || kg > limits.MaxK {
+		var deny []uint64
+		v.Keys(func(key uint64, _ bool) { deny = append(deny, key) })
+		filter = &hnsw.Filter{Allow: allow, Deny: deny}
+		kg = k
+	}
+	s := searchPool.Get().(*searchScratch)
+	defer searchPool.Put(s)
+	s.keys = slices.Grow(s.keys[:0], nq*kg)[:nq*kg]
+	s.dists = slices.Grow(s.dists[:0], nq*kg)[:nq*kg]
+	stats, err := f.index.SearchFiltered(queries, kg, max(ef, kg), threads, filter, s.keys, s.dists)
+	if err != nil {
+		return stats, err
+	}
+	allowed := allowFunc(allow)
+	s.query = slices.Grow(s.query[:0], dim)[:dim]
+	for q := range nq {
+		copy(s.query, queries[q*dim:(q+1)*dim])
+		if f.Metric.NeedsNormalize() {
+			metric.Normalize(s.query)
+		}
+		s.hits = v.Scan(s.query, k, allowed, f.codeDistance(s.query), s.hits)
+		stats.DistanceComputations += int64(v.Len())
+		graphKeys, graphDists := s.keys[q*kg:(q+1)*kg], s.dists[q*kg:(q+1)*kg]
+		out, outD := outKeys[q*k:(q+1)*k], outDists[q*k:(q+1)*k]
+		g, t, w := 0, 0, 0
+		for w < k {
+			for g < kg && graphKeys[g] != -1 && v.Hides(uint64(graphKeys[g])) {
+				g++
+			}
+			haveG := g < kg && graphKeys[g] != -1
+			haveT := t < len(s.hits)
+			switch {
+			case haveG && (!haveT || graphDists[g] <= s.hits[t].Dist):
+				out[w], outD[w] = graphKeys[g], graphDists[g]
+				g++
+			case haveT:
+				out[w], outD[w] = int64(s.hits[t].Key), s.hits[t].Dist
+				t++
+			default:
+				out[w], outD[w] = -1, float32(math.Inf(1))
+			}
+			w++
+		}
+	}
+	return stats, nil
+}
+
+// getVectors copies the vectors of labels (keys of a dense field) into out
+// (len(labels)·Dim), from the view's tail rows or else the graph; a label
+// without a value fails with hnsw.ErrNotFound.
+func (f *vectorField) getVectors(v *segment.View, labels []uint64, out []float32) error {
+	dim := f.Dim
+	var rest []uint64
+	var at []int
+	for i, l := range labels {
+		vec, found := v.Lookup(l)
+		switch {
+		case found && vec == nil:
+			return fmt.Errorf("%w: ids[%d] = %d", hnsw.ErrNotFound, i, l)
+		case found:
+			f.asStored(vec, out[i*dim:(i+1)*dim])
+		default:
+			rest, at = append(rest, l), append(at, i)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	if len(rest) == len(labels) {
+		return f.index.GetVectors(labels, out)
+	}
+	buf := make([]float32, len(rest)*dim)
+	if err := f.index.GetVectors(rest, buf); err != nil {
+		return err
+	}
+	for j, i := range at {
+		copy(out[i*dim:(i+1)*dim], buf[j*dim:(j+1)*dim])
+	}
+	return nil
+}
+
+// holds reports whether the dense field has a value of key in the view.
+func (f *vectorField) holds(v *segment.View, key uint64) bool {
+	if vec, found := v.Lookup(key); found {
+		return vec != nil
+	}
+	return f.index.Contains(key)
+}
+
+// sortScored orders MAX_SIM candidates nearest first, ties by id.
+func sortScored(s []scoredPoint) {
+	slices.SortFunc(s, func(a, b scoredPoint) int {
+		if c := cmp.Compare(a.dist, b.dist); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+}
+
+// codeDistance returns the distance of query to a float row as a
+// quantized graph computes it (code to code), or nil for a float graph
+// (or one not trained yet): so that a row ranks the same in the tail as
+// once it is built.
+func (f *vectorField) codeDistance(query []float32) func([]float32) float32 {
+	q := f.index.Quantizer()
+	if q == nil {
+		return nil
+	}
+	qcode, row := make([]uint8, len(query)), make([]uint8, len(query))
+	qshare := q.Encode(query, qcode)
+	if f.Metric == metric.L2 {
+		return func(v []float32) float32 { q.Encode(v, row); return q.L2(qcode, row) }
+	}
+	return func(v []float32) float32 { share := q.Encode(v, row); return 1 - q.Dot(qcode, qshare, row, share) }
+}
+
+// asStored returns the tail's float row as the graph would return it: its
+// SQ8 reconstruction for a quantized field (once trained), else itself.
+func (f *vectorField) asStored(vec, out []float32) {
+	q := f.index.Quantizer()
+	if q == nil {
+		copy(out, vec)
+		return
+	}
+	code := make([]uint8, len(vec))
+	q.Encode(vec, code)
+	q.Decode(code, out)
+}
