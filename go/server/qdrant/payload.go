@@ -211,6 +211,10 @@ func checkPayloadBody(req *payloadRequest) error {
 func (h *Handler) setPayload(r *http.Request) (any, error) {
 	return h.editPayload(r, checkPayloadBody, func(fields map[string]json.RawMessage, req *payloadRequest) map[string]json.RawMessage {
 		for k, v := range payloadFields(req) {
+			if !present(v) { // Qdrant's merge: a key set to null is removed
+				delete(fields, k)
+				continue
+			}
 			fields[k] = v
 		}
 		return fields

@@ -79,7 +79,7 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		}
 	}
 	field, ok := schemaOf(c)[using]
-	if !ok {
+	if !ok && (searchAPI || present(req.Query) || req.Using != nil) {
 		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
 	}
 	dim := field.Dim
