@@ -22,7 +22,8 @@
 //	POST   /collections/{name}/points/payload/delete   delete_payload (top-level keys)
 //	POST   /collections/{name}/points/scroll   scroll (offset, limit, filter, order_by)
 //	POST   /collections/{name}/points/count    count
-//	POST   /collections/{name}/points/query    query_points ({nearest} or a vector; no query: by id)
+//	POST   /collections/{name}/points/query    query_points (a vector or point id, nearest, recommend, discover, context,
+//	                                           sample: random; no query: in id order; see examples.go)
 //	POST   /collections/{name}/points/query/batch   query_batch_points
 //	POST   /collections/{name}/points/search[/batch]  the older search API
 //	PUT    /collections/{name}/points/vectors  update_vectors (some named vectors of existing points)
