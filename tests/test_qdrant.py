@@ -349,7 +349,9 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
             vectors_config={"img": m.VectorParams(size=3, distance="Dot")},
             sparse_vectors_config={"words": m.SparseVectorParams()},
         ),
-        "point id": lambda: client.query_points("refuse", query=1),
+        "formula": lambda: client.query_points(
+            "refuse", query=m.FormulaQuery(formula=m.SumExpression(sum=["$score"]))
+        ),
         "prefetch": lambda: client.query_points(
             "refuse", query=[1, 2, 3], prefetch=m.Prefetch(query=[1, 2, 3])
         ),
