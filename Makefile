@@ -81,6 +81,8 @@ soak:
 	./build/crashtest soak -kills $(SOAK_KILLS)
 	STRATA_CRASH_TIER=soak go test ./go/collection/crashtest -count=1 -timeout 4h
 	./go/collection/crashtest/fuzzall.sh 1000000
+	$(MAKE) install
+	cd tests && STRATA_DIFF_CALLS=5000 STRATA_DIFF_SEEDS=1,2,3,4,5,6,7,8 ../$(PY) -m pytest -q test_qdrant_differential.py
 
 py-lint: install
 	$(VENV)/bin/ruff check strata python tests bench setup.py go/kernels/gen_amd64.py

@@ -336,14 +336,13 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
                 must=[m.FieldCondition(key="a", match=m.MatchPrefix(prefix="x"))]
             ),
         ),
-"rrf weights": lambda: client.query_points(
+        "rrf weights": lambda: client.query_points(
             "refuse",
             query=m.RrfQuery(rrf=m.Rrf(weights=[1.0, 2.0])),
             prefetch=[m.Prefetch(query=[1, 2, 3]), m.Prefetch(query=[3, 2, 1])],
         ),
-        "point id": lambda: client.query_points("refuse", query=1),
-        "lookup_from": lambda: client.query_points(
-            "refuse", query=[1, 2, 3], lookup_from=m.LookupLocation(collection="refuse")
+        "formula": lambda: client.query_points(
+            "refuse", query=m.FormulaQuery(formula=m.SumExpression(sum=["$score"]))
         ),
     }
     for needle, call in cases.items():

@@ -26,8 +26,9 @@
 //	POST   /collections/{name}/points/payload/clear    clear_payload (every payload op: {points} or {filter})
 //	POST   /collections/{name}/points/scroll   scroll (offset, limit, filter, order_by on numbers and datetimes)
 //	POST   /collections/{name}/points/count    count
-//	POST   /collections/{name}/points/query    query_points ({nearest}, a vector or a sparse vector; prefetch with
-//	                                           {fusion: rrf|dbsf}, {rrf: {k}} or a re-scoring vector; no query: by id)
+//	POST   /collections/{name}/points/query    query_points (a vector, a sparse vector or a point id; nearest, recommend,
+//	                                           discover, context, sample: random (examples.go); prefetch with
+//	                                           {fusion: rrf|dbsf}, {rrf: {k}} or a re-scoring vector; no query: in id order)
 //	POST   /collections/{name}/points/query/batch   query_batch_points
 //	POST   /collections/{name}/points/search[/batch]  the older search API
 //	PUT    /collections/{name}/points/vectors  update_vectors (some named vectors of existing points)

@@ -9,7 +9,6 @@ import (
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/limits"
-	"github.com/strata-db/strata/go/metric"
 )
 
 // Qdrant's query API beyond one dense search: a sparse field's query
@@ -246,15 +245,14 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Fi
 		if !present(n.Query) {
 			return nil, badRequestf("query: a prefetch without a query (strata answers a query without one only at the top level)")
 		}
-		var err error
-		if field.Multivector != collection.SingleVector {
-			sub.Vector, _, err = queryMultiVector(n.Query, field.Dim)
-		} else {
-			sub.Vector, err = queryVector(n.Query, field.Dim)
-		}
+		q, err := h.planQuery(c, field, n.Query, nil)
 		if err != nil {
 			return nil, err
 		}
+		if q.kind != queryNearest {
+			return nil, unsupportedf("a query by example (recommend, discover, context, sample) inside a prefetch or fusion")
+		}
+		sub.Vector = q.rows
 		if p := n.Params; p != nil {
 			if p.HnswEf != nil {
 				sub.Ef = max(*p.HnswEf, limit)
@@ -263,7 +261,7 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Fi
 				sub.Ef = min(max(c.Len()+1, limit), limits.MaxEf)
 			}
 		}
-		euclid = field.Metric == metric.L2
+		euclid = lowerIsBetter(field.Metric) // Qdrant's Euclid and Manhattan scores are distances
 	}
 	list, err := c.Search(sub, f, among, 1)
 	if err != nil {

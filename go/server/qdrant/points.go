@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"slices"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
@@ -402,7 +403,18 @@ type selectorRequest struct {
 func selected(c *collection.Collection, req *selectorRequest) ([]collection.ID, error) {
 	switch {
 	case req.Points != nil && !present(req.Filter):
-		return parseIDs(req.Points)
+		ids, err := parseIDs(req.Points)
+		if err != nil {
+			return nil, err
+		}
+		// A selector is a set: an id listed twice is selected once
+		// (the engine refuses repeated ids in one write).
+		seen := make(map[collection.ID]bool, len(ids))
+		return slices.DeleteFunc(ids, func(id collection.ID) bool {
+			dup := seen[id]
+			seen[id] = true
+			return dup
+		}), nil
 	case req.Points == nil && present(req.Filter):
 		p, err := compileFilter(req.Filter)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/strata-db/strata/go/collection"
-	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -36,56 +35,8 @@ type queryRequest struct {
 	ShardKey       json.RawMessage `json:"shard_key"`
 }
 
-// queryVector reads "query": a vector, or {"nearest": vector}; every other
-// form of Qdrant's universal query is refused by name.
-func queryVector(raw json.RawMessage, dim int) ([]float32, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == '[' {
-		return parseVector(raw, dim)
-	}
-	if raw[0] != '{' {
-		return nil, unsupportedf("query by point id %s (pass the vector)", truncate(string(raw)))
-	}
-	var q map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return nil, badRequestf("query: %v", err)
-	}
-	for name := range q {
-		if name != "nearest" {
-			return nil, unsupportedf("query %q (only nearest-vector queries)", name)
-		}
-	}
-	nearest := bytes.TrimSpace(q["nearest"])
-	if len(nearest) > 0 && nearest[0] != '[' && nearest[0] != '{' {
-		return nil, unsupportedf("query by point id %s (pass the vector)", truncate(string(nearest)))
-	}
-	return parseVector(nearest, dim)
-}
-
-// queryMultiVector reads "query" for a multivector field: a list of
-// vectors, or {"nearest": list of vectors}.
-func queryMultiVector(raw json.RawMessage, dim int) ([]float32, int, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '{' {
-		var q map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &q); err != nil {
-			return nil, 0, badRequestf("query: %v", err)
-		}
-		for name := range q {
-			if name != "nearest" {
-				return nil, 0, unsupportedf("query %q (only nearest-vector queries)", name)
-			}
-		}
-		raw = q["nearest"]
-	}
-	return parseMultiQuery(raw, dim)
-}
-
 // search answers one query or search request.
 func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI bool) ([]record, error) {
-	if present(req.LookupFrom) {
-		return nil, unsupportedf("lookup_from")
-	}
 	limit, offset := 10, 0
 	if req.Limit != nil {
 		limit = *req.Limit
@@ -140,7 +91,7 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		return scoredRecords(c, ids, scores, sel, withVector)
 	}
 	field, ok := schemaOf(c).dense[using]
-	if !ok {
+	if !ok && (searchAPI || present(req.Query) || req.Using != nil) {
 		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
 	}
 	dim := field.Dim
@@ -151,21 +102,18 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if err != nil {
 		return nil, err
 	}
-	var vec []float32
-	nq := 1
+	var q *vectorQuery
 	switch {
 	case searchAPI && field.Multivector != collection.SingleVector:
-		vec, nq, err = parseMultiQuery(raw, dim)
+		q = &vectorQuery{kind: queryNearest, field: field}
+		q.rows, q.nq, err = parseMultiQuery(raw, dim)
 	case searchAPI:
-		vec, err = parseVector(raw, dim)
+		q = &vectorQuery{kind: queryNearest, field: field, nq: 1}
+		q.rows, err = parseVector(raw, dim)
 	case present(req.Vector):
 		return nil, badRequestf("unknown field \"vector\" (the query API takes \"query\")")
-	case !present(req.Query):
-		return h.firstPoints(c, p, limit, offset, sel, withVector)
-	case field.Multivector != collection.SingleVector:
-		vec, nq, err = queryMultiVector(req.Query, dim)
 	default:
-		vec, err = queryVector(req.Query, dim)
+		q, err = h.planQuery(c, field, req.Query, req.LookupFrom)
 	}
 	if err != nil {
 		return nil, err
@@ -183,31 +131,20 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 			ef = max(c.Len()+1, k)
 		}
 	}
-	ids, dists := make([]collection.ID, k), make([]float32, k)
-	multi := field.Multivector != collection.SingleVector
-	if multi {
-		_, err = c.QueryMulti(using, vec, k, ef, p, nil, 1, ids, dists)
-	} else {
-		_, err = c.QueryField(using, vec, k, ef, p, nil, 1, ids, dists)
-	}
+	got, err := h.runQuery(c, q, k, ef, p)
 	if err != nil {
 		return nil, err
 	}
-	lower := lowerIsBetter(field.Metric)
 	var hitIDs []collection.ID
 	var scores []float64
-	for i := offset; i < k; i++ {
-		if ids[i].IsNone() {
-			break
-		}
-		score := qdrantScore(dists[i], field.Metric)
-		if multi {
-			score = multiScore(dists[i], nq, field.Metric)
-		}
-		if t := req.ScoreThreshold; t != nil && ((lower && score > *t) || (!lower && score < *t)) {
+	higher := q.higherIsBetter()
+	for i := offset; i < len(got.ids); i++ {
+		score := got.scores[i]
+		if t := req.ScoreThreshold; t != nil && q.kind != queryNone && q.kind != querySample &&
+			((!higher && score > *t) || (higher && score < *t)) {
 			break // scores are in ranking order: the rest are beyond too
 		}
-		hitIDs, scores = append(hitIDs, ids[i]), append(scores, score)
+		hitIDs, scores = append(hitIDs, got.ids[i]), append(scores, score)
 	}
 	return scoredRecords(c, hitIDs, scores, sel, withVector)
 }
@@ -243,18 +180,6 @@ func scoredRecords(c *collection.Collection, ids []collection.ID, scores []float
 		recs[i].Score, recs[i].Version = &score, new(uint64)
 	}
 	return recs, nil
-}
-
-// firstPoints answers a query without a vector: the matching points in
-// id order, score 0, as Qdrant does.
-func (h *Handler) firstPoints(c *collection.Collection, p *meta.Filter, limit, offset int, sel payloadSelector, withVector bool) ([]record, error) {
-	ids, err := c.ScanIDs(p, collection.ID{}, false, limit+offset)
-	if err != nil {
-		return nil, err
-	}
-	ids = ids[min(offset, len(ids)):]
-	ids = ids[:min(limit, len(ids))]
-	return scoredRecords(c, ids, make([]float64, len(ids)), sel, withVector)
 }
 
 func (h *Handler) query(r *http.Request) (any, error) {
