@@ -57,6 +57,10 @@ func (c *Collection) DistancesTo(field string, examples []float32, counts []int,
 	if allow != nil {
 		keys = intersectSorted(keys, allow)
 	}
+	// points took and let go of its own view: a second read lock held
+	// across it could deadlock behind a waiting writer.
+	view := vf.tail.Read() // a point's newest vector may be in the tail
+	defer view.Close()
 	n := len(rows)
 	var labels []uint64
 	var values []float32
@@ -73,7 +77,7 @@ func (c *Collection) DistancesTo(field string, examples []float32, counts []int,
 			continue
 		}
 		values = slices.Grow(values[:0], len(labels)*vf.Dim)[:len(labels)*vf.Dim]
-		if err := vf.index.GetVectors(labels, values); err != nil {
+		if err := vf.getVectors(&view, labels, values); err != nil {
 			if errors.Is(err, hnsw.ErrNotFound) {
 				continue
 			}

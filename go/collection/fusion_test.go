@@ -151,6 +151,10 @@ func TestQueryFusedAppliesTheFilterToEverySubQuery(t *testing.T) {
 	if err := c.UpsertPoints(ids, map[string]FieldValues{"d": d, "kw": kw}, docsOf(t, docs)); err != nil {
 		t.Fatal(err)
 	}
+	// The dense side has tied distances, which the graph and the tail's
+	// scan may rank in different orders: compare once the builder is done,
+	// so that both calls below read the same state.
+	c.waitIndexed()
 	odd, err := meta.ParseFilter([]byte(`{"odd": true}`))
 	if err != nil {
 		t.Fatal(err)
