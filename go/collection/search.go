@@ -63,7 +63,8 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 	dim := f.Dim
 	nq := len(queries) / dim
 	kg := k + v.Extra()
-	if v.Extra() > maxHiddenExtra || kg > limits.MaxK {
+	denied := v.Extra() > maxHiddenExtra || kg > limits.MaxK
+	if denied {
 		var deny []uint64
 		v.Keys(func(key uint64, _ bool) { deny = append(deny, key) })
 		filter = &hnsw.Filter{Allow: allow, Deny: deny}
@@ -78,6 +79,19 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 		return stats, err
 	}
 	allowed := allowFunc(allow)
+	// The graph counted the allowed points it holds; the tail's newest
+	// rows decide for the keys it has (a row there hides the graph's).
+	v.Keys(func(key uint64, live bool) {
+		if allowed != nil && !allowed(key) {
+			return
+		}
+		if !denied && f.index.Contains(key) {
+			stats.Allowed--
+		}
+		if live {
+			stats.Allowed++
+		}
+	})
 	s.query = slices.Grow(s.query[:0], dim)[:dim]
 	for q := range nq {
 		copy(s.query, queries[q*dim:(q+1)*dim])

@@ -294,3 +294,55 @@ func TestQueriesWritesBuilderAndCheckpointsConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAllowedCountsTheTailsRows: a filtered query's stats.Allowed is the
+// number of points the filter lets through, wherever they are: rows in
+// the tail count once (overwrites of graph points too), deleted ones not
+// at all. It counted only the graph's (a sharded collection summed 162
+// where 500 were allowed).
+func TestAllowedCountsTheTailsRows(t *testing.T) {
+	c := mustCreate(t, t.TempDir(), Tuning{CheckpointBytes: -1})
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	upsertRandom(t, c, rng, model{}, idRange(300))
+	c.waitIndexed()
+	release := c.holdBuilder()
+	defer release()
+	// 100 new points, 50 overwrites of graph points, 20 deletes of graph
+	// points, all in the tail.
+	for i := range 100 {
+		if err := c.Upsert(IntIDs([]uint64{uint64(1000 + i)}), randomVectors(rng, 1), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		if err := c.Upsert(IntIDs([]uint64{uint64(i)}), randomVectors(rng, 1), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var gone []uint64
+	for i := range 20 {
+		gone = append(gone, uint64(100+i))
+	}
+	if _, err := c.Delete(IntIDs(gone)); err != nil {
+		t.Fatal(err)
+	}
+	if c.Info().TailRows == 0 {
+		t.Fatal("the tail is empty with the builder held")
+	}
+	among := make([]ID, 0, 400)
+	for i := range 300 { // every id the collection ever held
+		among = append(among, IntID(uint64(i)))
+	}
+	for i := range 100 {
+		among = append(among, IntID(uint64(1000+i)))
+	}
+	ids, dists := make([]ID, 10), make([]float32, 10)
+	stats, err := c.QueryAmong(randomVectors(rng, 1), 10, 0, nil, among, 1, ids, dists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 300 - 20 + 100; stats.Allowed != want {
+		t.Fatalf("stats.Allowed = %d, want %d (280 graph points left, 100 tail points)", stats.Allowed, want)
+	}
+}
