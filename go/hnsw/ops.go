@@ -69,12 +69,17 @@ func (x *Index) GetVectors(ids []uint64, out []float32) error {
 	return nil
 }
 
-// IDs returns the live ids in insertion order.
+// IDs returns the live ids in insertion order. It waits for an Add in
+// progress: the insertion order it reads (the node count, the ranks) is
+// written by Add outside mapMu, and a collection's builder adds while its
+// readers ask for the ids (has_vector, DistancesTo).
 func (x *Index) IDs() ([]uint64, error) {
 	if err := x.acquire(); err != nil {
 		return nil, err
 	}
 	defer x.closeMu.RUnlock()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
