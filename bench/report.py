@@ -226,6 +226,27 @@ def langchain_section(runs: list) -> str:
                "strata MMR", "chroma MMR", "file"], rows)])
 
 
+def tail_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        m, t = r["main"], r["tail"]
+        for key, label in [("reopen_seconds", "reopen with a 10k-record log tail, s"),
+                           ("single_1thread_p50_ms", "single-row upsert p50, 1 thread, ms"),
+                           ("single_8threads_p50_ms", "single-row upsert p50, 8 threads, ms"),
+                           ("single_8_over_1", "8 threads / 1 thread, rows/s"),
+                           ("ingest_vectors_per_s", "ingest, batches of 1000, vectors/s"),
+                           ("qps_right_after_open", "QPS right after reopen"),
+                           ("qps_indexed", "QPS once indexed")]:
+            rows.append([when(name), f"`{r['commits']['main']}` / `{r['commits']['tail']}`", label,
+                         f"{m[key]:,.3g}", f"{t[key]:,.3g}", f"`{path.name}`"])
+    return "\n".join([
+        "## Writes that never wait for the graph (`TestTailBench`, issue 24)", "",
+        "The same public-API benchmark run against main and then against the mutable tail, back "
+        "to back (512-d, L2, fsync always). The machine's load differed between the two runs, "
+        "so only large ratios mean anything.", "",
+        table(["time", "commits (before / after)", "measure", "before", "after", "file"], rows)])
+
+
 def server_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -464,7 +485,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("overhead", overhead_section), ("collection", collection_section),
     ("text", text_section), ("sparse", sparse_section), ("hybrid", hybrid_section),
     ("server-load", server_section),
-    ("ray", ray_section), ("langchain", langchain_section),
+    ("ray", ray_section), ("langchain", langchain_section), ("tail", tail_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",

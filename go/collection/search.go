@@ -79,19 +79,28 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 		return stats, err
 	}
 	allowed := allowFunc(allow)
-	// The graph counted the allowed points it holds; the tail's newest
-	// rows decide for the keys it has (a row there hides the graph's).
-	v.Keys(func(key uint64, live bool) {
-		if allowed != nil && !allowed(key) {
-			return
+	// The graph counted the allowed points it holds, but a key being
+	// inserted (or a row the tail hides) makes that count drift: with a
+	// filter, count the allowed points that have a value here, each once
+	// (O(len(allow)), only while the tail holds rows); without one, the
+	// graph's live count changed by the tail's keys.
+	if allow != nil {
+		stats.Allowed = 0
+		for _, key := range allow {
+			if f.holds(&v, key) {
+				stats.Allowed++
+			}
 		}
-		if !denied && f.index.Contains(key) {
-			stats.Allowed--
-		}
-		if live {
-			stats.Allowed++
-		}
-	})
+	} else {
+		v.Keys(func(key uint64, live bool) {
+			if !denied && f.index.Contains(key) {
+				stats.Allowed--
+			}
+			if live {
+				stats.Allowed++
+			}
+		})
+	}
 	s.query = slices.Grow(s.query[:0], dim)[:dim]
 	for q := range nq {
 		copy(s.query, queries[q*dim:(q+1)*dim])
