@@ -2,6 +2,7 @@ package qdrant
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
@@ -241,67 +242,114 @@ func strictUnmarshal(raw []byte, v any) error {
 	return dec.Decode(v)
 }
 
-func (h *Handler) createCollection(r *http.Request) (any, error) {
-	var req createRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
+// createCollection is create_collection.
+func (h *Handler) createCollection(_ context.Context, name string, req *createRequest) (bool, error) {
 	opts, err := req.options()
+	if err != nil {
+		return false, err
+	}
+	if _, err := h.cfg.Collections.CreateCollection(name, opts); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// deleteCollection is delete_collection.
+func (h *Handler) deleteCollection(_ context.Context, name string) (bool, error) {
+	if c, err := h.named(name); err == nil {
+		h.indexes.forget(c)
+	}
+	if err := h.cfg.Collections.DropCollection(name); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (h *Handler) restDeleteCollection(r *http.Request) (any, error) {
+	return h.deleteCollection(r.Context(), r.PathValue("name"))
+}
+
+// listCollections is get_collections: the names.
+func (h *Handler) listCollections(context.Context) ([]string, error) {
+	return h.cfg.Collections.Collections(), nil
+}
+
+func (h *Handler) restListCollections(r *http.Request) (any, error) {
+	names, err := h.listCollections(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.cfg.Collections.CreateCollection(r.PathValue("name"), opts); err != nil {
-		return nil, err
-	}
-	return true, nil
-}
-
-func (h *Handler) deleteCollection(r *http.Request) (any, error) {
-	if c, err := h.collection(r); err == nil {
-		h.indexes.forget(c)
-	}
-	if err := h.cfg.Collections.DropCollection(r.PathValue("name")); err != nil {
-		return nil, err
-	}
-	return true, nil
-}
-
-func (h *Handler) listCollections(*http.Request) (any, error) {
 	list := []map[string]string{}
-	for _, name := range h.cfg.Collections.Collections() {
+	for _, name := range names {
 		list = append(list, map[string]string{"name": name})
 	}
 	return map[string]any{"collections": list}, nil
 }
 
-func (h *Handler) collectionExists(r *http.Request) (any, error) {
-	_, err := h.collection(r)
+// collectionExists is collection_exists.
+func (h *Handler) collectionExists(_ context.Context, name string) (bool, error) {
+	_, err := h.named(name)
 	if err != nil && status(err) == http.StatusNotFound {
-		return map[string]bool{"exists": false}, nil
+		return false, nil
 	}
 	if errors.Is(err, registry.ErrUnavailable) { // failed, being retried: it exists
-		return map[string]bool{"exists": true}, nil
+		return true, nil
 	}
-	return map[string]bool{"exists": err == nil}, err
+	return err == nil, err
 }
 
-// getCollection answers Qdrant's CollectionInfo: the required fields
-// filled with strata's values where it has them and Qdrant's defaults
-// where the setting does not exist here (one segment, one shard).
-func (h *Handler) getCollection(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+func (h *Handler) restCollectionExists(r *http.Request) (any, error) {
+	exists, err := h.collectionExists(r.Context(), r.PathValue("name"))
+	return map[string]bool{"exists": exists}, err
+}
+
+// collectionInfo is what get_collection answers, typed: each door shapes
+// it as Qdrant's CollectionInfo.
+type collectionInfo struct {
+	Info    collection.Info
+	Options collection.Options
+	// Schema is payload_schema: each declared index's field to its
+	// declaration and the points holding a value of its type.
+	Schema map[string]schemaEntry
+}
+
+// green reports whether the collection serves writes (Qdrant's status
+// green; red after an I/O failure).
+func (ci *collectionInfo) green() bool { return ci.Info.Failed == "" }
+
+// getCollection is get_collection.
+func (h *Handler) getCollection(_ context.Context, name string) (*collectionInfo, error) {
+	c, err := h.named(name)
 	if err != nil {
 		return nil, err
-	}
-	in := c.Info()
-	opts := c.Options()
-	state := "green"
-	if in.Failed != "" {
-		state = "red"
 	}
 	schema, err := h.payloadSchema(c)
 	if err != nil {
 		return nil, err
+	}
+	return &collectionInfo{Info: c.Info(), Options: c.Options(), Schema: schema}, nil
+}
+
+// restGetCollection answers Qdrant's CollectionInfo: the required fields
+// filled with strata's values where it has them and Qdrant's defaults
+// where the setting does not exist here (one segment, one shard).
+func (h *Handler) restGetCollection(r *http.Request) (any, error) {
+	ci, err := h.getCollection(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	in, opts := ci.Info, ci.Options
+	state := "green"
+	if !ci.green() {
+		state = "red"
+	}
+	schema := map[string]any{}
+	for field, e := range ci.Schema {
+		info := map[string]any{"data_type": e.index.dataType, "points": e.points}
+		if e.index.params != nil {
+			info["params"] = e.index.params
+		}
+		schema[field] = info
 	}
 	var quantization any
 	if opts.Quantization == hnsw.QuantSQ8 {

@@ -3,6 +3,7 @@ package qdrant
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,30 +75,30 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux()}
 	for pattern, fn := range map[string]route{
-		"GET /collections":                               h.listCollections,
-		"GET /collections/{name}":                        h.getCollection,
-		"PUT /collections/{name}":                        h.createCollection,
-		"DELETE /collections/{name}":                     h.deleteCollection,
-		"GET /collections/{name}/exists":                 h.collectionExists,
-		"PUT /collections/{name}/index":                  h.createIndex,
-		"DELETE /collections/{name}/index/{field}":       h.deleteIndex,
-		"POST /collections/{name}/facet":                 h.facetRoute,
-		"PUT /collections/{name}/points":                 h.upsert,
-		"POST /collections/{name}/points":                h.retrieve,
-		"GET /collections/{name}/points/{id}":            h.getPoint,
-		"POST /collections/{name}/points/delete":         h.deletePoints,
-		"POST /collections/{name}/points/payload":        h.payloadHandler(setPayload),
-		"PUT /collections/{name}/points/payload":         h.payloadHandler(overwritePayload),
-		"POST /collections/{name}/points/payload/delete": h.payloadHandler(deletePayload),
-		"POST /collections/{name}/points/payload/clear":  h.payloadHandler(clearPayload),
-		"POST /collections/{name}/points/scroll":         h.scroll,
-		"POST /collections/{name}/points/count":          h.count,
-		"POST /collections/{name}/points/query":          h.query,
-		"POST /collections/{name}/points/query/batch":    h.queryBatch,
-		"POST /collections/{name}/points/search":         h.search,
-		"POST /collections/{name}/points/search/batch":   h.searchBatch,
-		"PUT /collections/{name}/points/vectors":         h.updateVectors,
-		"POST /collections/{name}/points/vectors/delete": h.deleteVectors,
+		"GET /collections":                               h.restListCollections,
+		"GET /collections/{name}":                        h.restGetCollection,
+		"PUT /collections/{name}":                        restNew(h.createCollection),
+		"DELETE /collections/{name}":                     h.restDeleteCollection,
+		"GET /collections/{name}/exists":                 h.restCollectionExists,
+		"PUT /collections/{name}/index":                  restOn(h, h.createIndex),
+		"DELETE /collections/{name}/index/{field}":       h.restDeleteIndex,
+		"POST /collections/{name}/facet":                 restOn(h, h.facet),
+		"PUT /collections/{name}/points":                 restOn(h, h.upsert),
+		"POST /collections/{name}/points":                restOn(h, h.retrieve),
+		"GET /collections/{name}/points/{id}":            h.restGetPoint,
+		"POST /collections/{name}/points/delete":         restOn(h, h.deletePoints),
+		"POST /collections/{name}/points/payload":        restOn(h, h.setPayload),
+		"PUT /collections/{name}/points/payload":         restOn(h, h.overwritePayload),
+		"POST /collections/{name}/points/payload/delete": restOn(h, h.deletePayload),
+		"POST /collections/{name}/points/payload/clear":  restOn(h, h.clearPayload),
+		"POST /collections/{name}/points/scroll":         restOn(h, h.scroll),
+		"POST /collections/{name}/points/count":          restOn(h, h.count),
+		"POST /collections/{name}/points/query":          restOn(h, h.query),
+		"POST /collections/{name}/points/query/batch":    restBatch(h, h.queryBatch),
+		"POST /collections/{name}/points/search":         restOn(h, h.search),
+		"POST /collections/{name}/points/search/batch":   restBatch(h, h.searchBatch),
+		"PUT /collections/{name}/points/vectors":         restOn(h, h.updateVectors),
+		"POST /collections/{name}/points/vectors/delete": restOn(h, h.deleteVectors),
 	} {
 		h.mux.Handle(pattern, fn)
 	}
@@ -111,6 +112,39 @@ func New(cfg Config) (*Handler, error) {
 
 // route answers one request with the value of "result" or an error.
 type route func(r *http.Request) (any, error)
+
+// A qdrantCall is one Qdrant call on the collection named, shared by the REST
+// and gRPC doors: each door decodes its request into Req, calls, and
+// encodes Resp (REST as JSON, gRPC as protobuf). Validation, limits and
+// errors are the call's; a door only translates.
+type qdrantCall[Req, Resp any] func(ctx context.Context, name string, req *Req) (Resp, error)
+
+// restOn is the REST route of a call on an existing collection: the
+// collection is looked up before the body is read, so that a request to
+// a missing collection answers 404 whatever its body.
+func restOn[Req, Resp any](h *Handler, fn qdrantCall[Req, Resp]) route {
+	return func(r *http.Request) (any, error) {
+		if _, err := h.collection(r); err != nil {
+			return nil, err
+		}
+		var req Req
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return fn(r.Context(), r.PathValue("name"), &req)
+	}
+}
+
+// restNew is the REST route of a call whose collection need not exist.
+func restNew[Req, Resp any](fn qdrantCall[Req, Resp]) route {
+	return func(r *http.Request) (any, error) {
+		var req Req
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return fn(r.Context(), r.PathValue("name"), &req)
+	}
+}
 
 func (fn route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -244,6 +278,11 @@ func (h *Handler) collection(r *http.Request) (*collection.Collection, error) {
 	return h.cfg.Collections.Collection(r.PathValue("name"))
 }
 
+// named returns the collection named (the calls' lookup).
+func (h *Handler) named(name string) (*collection.Collection, error) {
+	return h.cfg.Collections.Collection(name)
+}
+
 // root answers GET / as Qdrant does, outside the envelope: qdrant-client
 // reads "version" from the top level for its compatibility check.
 func root(w http.ResponseWriter, _ *http.Request) {
@@ -253,6 +292,11 @@ func root(w http.ResponseWriter, _ *http.Request) {
 
 // updateResult is Qdrant's UpdateResult: strata's writes are durable when
 // they return, so every update is "completed", wait or not.
-func updateResult(c *collection.Collection) map[string]any {
-	return map[string]any{"operation_id": c.Info().Seq, "status": "completed"}
+type updateResult struct {
+	OperationID uint64 `json:"operation_id"`
+	Status      string `json:"status"`
+}
+
+func updated(c *collection.Collection) updateResult {
+	return updateResult{OperationID: c.Info().Seq, Status: "completed"}
 }

@@ -2,9 +2,9 @@ package qdrant
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/strata-db/strata/go/collection"
@@ -143,31 +143,35 @@ type payloadEdit func(doc meta.Document) (meta.Document, error)
 // stop the others: they are written, and the answer is then a 404 naming
 // the first id missing. Each point is read and written back: a write to
 // the same point in between is lost.
-func editPayloads(c *collection.Collection, sel *selectorRequest, edit payloadEdit) (map[string]any, error) {
+func (h *Handler) editPayloads(name string, sel *selectorRequest, edit payloadEdit) (updateResult, error) {
+	c, err := h.named(name)
+	if err != nil {
+		return updateResult{}, err
+	}
 	ids, err := selected(c, sel)
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	if len(ids) == 0 {
-		return updateResult(c), nil
+		return updated(c), nil
 	}
 	found, docs, _, err := c.Get(ids, false)
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	newDocs := make([]meta.Document, len(found))
 	for i, raw := range docs {
 		doc, err := meta.ReadDocument(raw)
 		if err != nil {
-			return nil, fmt.Errorf("qdrant: stored payload of point %v: %w", pointID{found[i]}, err)
+			return updateResult{}, fmt.Errorf("qdrant: stored payload of point %v: %w", pointID{found[i]}, err)
 		}
 		if newDocs[i], err = edit(doc); err != nil {
-			return nil, badRequestf("payload of point %v cannot be stored by strata: %v", pointID{found[i]}, err)
+			return updateResult{}, badRequestf("payload of point %v cannot be stored by strata: %v", pointID{found[i]}, err)
 		}
 	}
 	if len(found) > 0 {
 		if _, err := c.UpdateMetadata(found, newDocs); err != nil {
-			return nil, err
+			return updateResult{}, err
 		}
 	}
 	if len(found) != len(ids) {
@@ -177,27 +181,11 @@ func editPayloads(c *collection.Collection, sel *selectorRequest, edit payloadEd
 		}
 		for _, id := range ids {
 			if !have[id] {
-				return nil, notFoundPoint(id)
+				return updateResult{}, notFoundPoint(id)
 			}
 		}
 	}
-	return updateResult(c), nil
-}
-
-// payloadHandler decodes a payload request and passes it to the core
-// call op.
-func (h *Handler) payloadHandler(op func(c *collection.Collection, req *payloadRequest) (map[string]any, error)) route {
-	return func(r *http.Request) (any, error) {
-		c, err := h.collection(r)
-		if err != nil {
-			return nil, err
-		}
-		var req payloadRequest
-		if err := decode(r, &req); err != nil {
-			return nil, err
-		}
-		return op(c, &req)
-	}
+	return updated(c), nil
 }
 
 func (req *payloadRequest) payload() (meta.Document, error) {
@@ -213,47 +201,47 @@ func (req *payloadRequest) payload() (meta.Document, error) {
 
 // setPayload merges the payload into each point's (a null removes the
 // key), or with key into the object at that path (meta.Document.SetAt).
-func setPayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+func (h *Handler) setPayload(_ context.Context, name string, req *payloadRequest) (updateResult, error) {
 	src, err := req.payload()
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	if req.Key == nil {
-		return editPayloads(c, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) { return doc.Merge(src) })
+		return h.editPayloads(name, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) { return doc.Merge(src) })
 	}
 	path, err := checkKey(*req.Key, "key")
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	return editPayloads(c, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) { return doc.SetAt(path, src) })
+	return h.editPayloads(name, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) { return doc.SetAt(path, src) })
 }
 
 // overwritePayload replaces each point's payload.
-func overwritePayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+func (h *Handler) overwritePayload(_ context.Context, name string, req *payloadRequest) (updateResult, error) {
 	if req.Key != nil {
-		return nil, badRequestf("key: overwrite_payload replaces the whole payload (set_payload takes a key)")
+		return updateResult{}, badRequestf("key: overwrite_payload replaces the whole payload (set_payload takes a key)")
 	}
 	src, err := req.payload()
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	return editPayloads(c, &req.selectorRequest, func(meta.Document) (meta.Document, error) { return src, nil })
+	return h.editPayloads(name, &req.selectorRequest, func(meta.Document) (meta.Document, error) { return src, nil })
 }
 
 // deletePayload removes each key (a Qdrant key: nested, through lists)
 // from each point's payload.
-func deletePayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+func (h *Handler) deletePayload(_ context.Context, name string, req *payloadRequest) (updateResult, error) {
 	if req.Key != nil || present(req.Payload) {
-		return nil, badRequestf("delete_payload takes keys, not key or payload")
+		return updateResult{}, badRequestf("delete_payload takes keys, not key or payload")
 	}
 	paths := make([]meta.Path, len(req.Keys))
 	for i, k := range req.Keys {
 		var err error
 		if paths[i], err = checkKey(k, fmt.Sprintf("keys[%d]", i)); err != nil {
-			return nil, err
+			return updateResult{}, err
 		}
 	}
-	return editPayloads(c, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) {
+	return h.editPayloads(name, &req.selectorRequest, func(doc meta.Document) (meta.Document, error) {
 		for _, p := range paths {
 			var err error
 			if doc, err = doc.DeleteAt(p); err != nil {
@@ -266,9 +254,9 @@ func deletePayload(c *collection.Collection, req *payloadRequest) (map[string]an
 
 // clearPayload empties each point's payload; the body is a points
 // selector ({"points": [...]} or {"filter": ...}).
-func clearPayload(c *collection.Collection, req *payloadRequest) (map[string]any, error) {
+func (h *Handler) clearPayload(_ context.Context, name string, req *payloadRequest) (updateResult, error) {
 	if req.Key != nil || present(req.Payload) || req.Keys != nil {
-		return nil, badRequestf("clear_payload takes a points selector only ({\"points\": [...]} or {\"filter\": ...})")
+		return updateResult{}, badRequestf("clear_payload takes a points selector only ({\"points\": [...]} or {\"filter\": ...})")
 	}
-	return editPayloads(c, &req.selectorRequest, func(meta.Document) (meta.Document, error) { return meta.Document{}, nil })
+	return h.editPayloads(name, &req.selectorRequest, func(meta.Document) (meta.Document, error) { return meta.Document{}, nil })
 }

@@ -2,6 +2,7 @@ package qdrant
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -138,36 +139,44 @@ func (req *indexRequest) parse() (string, payloadIndex, error) {
 	return req.FieldName, ix, nil
 }
 
-func (h *Handler) createIndex(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// createIndex is create_payload_index.
+func (h *Handler) createIndex(_ context.Context, name string, req *indexRequest) (updateResult, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req indexRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	field, ix, err := req.parse()
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	h.indexes.put(c, field, ix)
-	return updateResult(c), nil
+	return updated(c), nil
 }
 
-func (h *Handler) deleteIndex(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// deleteIndex is delete_payload_index.
+func (h *Handler) deleteIndex(_ context.Context, name, field string) (updateResult, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	h.indexes.remove(c, r.PathValue("field"))
-	return updateResult(c), nil
+	h.indexes.remove(c, field)
+	return updated(c), nil
+}
+
+func (h *Handler) restDeleteIndex(r *http.Request) (any, error) {
+	return h.deleteIndex(r.Context(), r.PathValue("name"), r.PathValue("field"))
+}
+
+// schemaEntry is one field of payload_schema.
+type schemaEntry struct {
+	index  payloadIndex
+	points int
 }
 
 // payloadSchema is get_collection's payload_schema: each declared index
 // with its type, parameters and the points holding a value of its type.
-func (h *Handler) payloadSchema(c *collection.Collection) (map[string]any, error) {
-	out := map[string]any{}
+func (h *Handler) payloadSchema(c *collection.Collection) (map[string]schemaEntry, error) {
+	out := map[string]schemaEntry{}
 	for field, ix := range h.indexes.list(c) {
 		path, err := checkKey(field, "field_name")
 		if err != nil {
@@ -177,11 +186,7 @@ func (h *Handler) payloadSchema(c *collection.Collection) (map[string]any, error
 		if err != nil {
 			return nil, err
 		}
-		info := map[string]any{"data_type": ix.dataType, "points": n}
-		if ix.params != nil {
-			info["params"] = ix.params
-		}
-		out[field] = info
+		out[field] = schemaEntry{index: ix, points: n}
 	}
 	return out, nil
 }
@@ -200,20 +205,18 @@ type facetHit struct {
 	Count int `json:"count"`
 }
 
-func (h *Handler) facetRoute(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// facet is facet: the hits.
+func (h *Handler) facet(_ context.Context, name string, req *facetRequest) (facetResponse, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
+		return facetResponse{}, err
 	}
-	var req facetRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
-	hits, err := facet(c, &req, h.limits.MaxK)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"hits": hits}, nil
+	hits, err := facet(c, req, h.limits.MaxK)
+	return facetResponse{Hits: hits}, err
+}
+
+type facetResponse struct {
+	Hits []facetHit `json:"hits"`
 }
 
 // facetValue is one value a facet counts: Qdrant's FacetValue is a

@@ -2,6 +2,7 @@ package qdrant
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -90,20 +91,17 @@ func (b *upsertBatch) payload(i int, id collection.ID) (meta.Document, error) {
 	return parsePayload(p, id)
 }
 
-func (h *Handler) upsert(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// upsert is upsert: {points} or {batch}.
+func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (updateResult, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req upsertRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	if present(req.UpdateFilter) {
-		return nil, unsupportedf("update_filter")
+		return updateResult{}, unsupportedf("update_filter")
 	}
 	if c.Options().Vectors != nil {
-		return h.upsertNamed(c, &req)
+		return h.upsertNamed(c, req)
 	}
 	dim := c.Options().Dim
 	var ids []collection.ID
@@ -113,28 +111,28 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 	case req.Batch != nil && req.Points == nil:
 		b := req.Batch
 		if ids, err = parseIDs(b.IDs); err != nil {
-			return nil, err
+			return updateResult{}, err
 		}
 		var rows []json.RawMessage
 		if err := json.Unmarshal(b.Vectors, &rows); err != nil {
 			if named, ok := batchNamed(b.Vectors); ok && len(named) == 1 && named[""] != nil {
 				rows = named[""]
 			} else {
-				return nil, badRequestf("batch.vectors must be a list of vectors: the collection holds one unnamed vector")
+				return updateResult{}, badRequestf("batch.vectors must be a list of vectors: the collection holds one unnamed vector")
 			}
 		}
 		if len(rows) != len(ids) || (b.Payloads != nil && len(b.Payloads) != len(ids)) {
-			return nil, badRequestf("batch holds %d ids, %d vectors and %d payloads", len(ids), len(rows), len(b.Payloads))
+			return updateResult{}, badRequestf("batch holds %d ids, %d vectors and %d payloads", len(ids), len(rows), len(b.Payloads))
 		}
 		for i, row := range rows {
 			v, err := parseVector(row, dim)
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			vectors = append(vectors, v...)
 			d, err := b.payload(i, ids[i])
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			docs = append(docs, d)
 		}
@@ -142,28 +140,28 @@ func (h *Handler) upsert(r *http.Request) (any, error) {
 		for _, p := range req.Points {
 			id, err := parseID(p.ID)
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			v, err := parseVector(p.Vector, dim)
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			d, err := parsePayload(p.Payload, id)
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			ids, vectors, docs = append(ids, id), append(vectors, v...), append(docs, d)
 		}
 	default:
-		return nil, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
+		return updateResult{}, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
 	}
 	// Qdrant keeps the last of repeated ids in one request; strata refuses
 	// duplicates, so drop the earlier ones.
 	ids, vectors, docs = lastOfEachID(ids, vectors, docs, dim)
 	if err := c.Upsert(ids, vectors, docs); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	return updateResult(c), nil
+	return updated(c), nil
 }
 
 // batchNamed reads a batch's vectors given as an object of names to one
@@ -178,7 +176,7 @@ func batchNamed(raw json.RawMessage) (map[string][]json.RawMessage, bool) {
 
 // upsertNamed upserts into a collection of named (or multivector) fields:
 // each point gets exactly the fields its VectorStruct names.
-func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any, error) {
+func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (updateResult, error) {
 	schema := schemaOf(c)
 	var ids []collection.ID
 	var points []map[string]pointValue
@@ -188,10 +186,10 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any
 	case req.Batch != nil && req.Points == nil:
 		b := req.Batch
 		if ids, err = parseIDs(b.IDs); err != nil {
-			return nil, err
+			return updateResult{}, err
 		}
 		if b.Payloads != nil && len(b.Payloads) != len(ids) {
-			return nil, badRequestf("batch holds %d ids and %d payloads", len(ids), len(b.Payloads))
+			return updateResult{}, badRequestf("batch holds %d ids and %d payloads", len(ids), len(b.Payloads))
 		}
 		points = make([]map[string]pointValue, len(ids))
 		for i := range points {
@@ -201,18 +199,18 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any
 		if !ok {
 			var rows []json.RawMessage
 			if err := json.Unmarshal(b.Vectors, &rows); err != nil {
-				return nil, badRequestf("batch.vectors must be a list of vectors or an object of names to lists")
+				return updateResult{}, badRequestf("batch.vectors must be a list of vectors or an object of names to lists")
 			}
 			named = map[string][]json.RawMessage{"": rows}
 		}
 		for name, rows := range named {
 			if len(rows) != len(ids) {
-				return nil, badRequestf("batch holds %d ids and %d vectors of %q", len(ids), len(rows), name)
+				return updateResult{}, badRequestf("batch holds %d ids and %d vectors of %q", len(ids), len(rows), name)
 			}
 			for i, row := range rows {
 				v, err := parseFieldValue(row, name, schema)
 				if err != nil {
-					return nil, err
+					return updateResult{}, err
 				}
 				points[i][name] = v
 			}
@@ -220,7 +218,7 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any
 		for i := range ids {
 			d, err := b.payload(i, ids[i])
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			docs = append(docs, d)
 		}
@@ -228,20 +226,20 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any
 		for _, p := range req.Points {
 			id, err := parseID(p.ID)
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			v, err := parsePointVectors(p.Vector, schema)
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			d, err := parsePayload(p.Payload, id)
 			if err != nil {
-				return nil, err
+				return updateResult{}, err
 			}
 			ids, points, docs = append(ids, id), append(points, v), append(docs, d)
 		}
 	default:
-		return nil, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
+		return updateResult{}, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
 	}
 	// Qdrant keeps the last of repeated ids in one request.
 	last := make(map[collection.ID]int, len(ids))
@@ -260,9 +258,9 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (any
 		ids, points, docs = keptIDs, keptPoints, keptDocs
 	}
 	if err := c.UpsertPoints(ids, columns(points, schema), docs); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	return updateResult(c), nil
+	return updated(c), nil
 }
 
 func lastOfEachID(ids []collection.ID, vectors []float32, docs []meta.Document, dim int) ([]collection.ID, []float32, []meta.Document) {
@@ -330,18 +328,18 @@ func records(c *collection.Collection, ids []collection.ID, sel payloadSelector,
 	return out, nil
 }
 
-func (h *Handler) retrieve(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// retrieveRequest is Qdrant's PointRequest.
+type retrieveRequest struct {
+	IDs         []json.RawMessage `json:"ids"`
+	WithPayload json.RawMessage   `json:"with_payload"`
+	WithVector  json.RawMessage   `json:"with_vector"`
+	ShardKey    json.RawMessage   `json:"shard_key"`
+}
+
+// retrieve is retrieve: the records of the ids that exist.
+func (h *Handler) retrieve(_ context.Context, name string, req *retrieveRequest) ([]record, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		IDs         []json.RawMessage `json:"ids"`
-		WithPayload json.RawMessage   `json:"with_payload"`
-		WithVector  json.RawMessage   `json:"with_vector"`
-		ShardKey    json.RawMessage   `json:"shard_key"`
-	}
-	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
 	ids, err := parseIDs(req.IDs)
@@ -362,23 +360,31 @@ func (h *Handler) retrieve(r *http.Request) (any, error) {
 	return records(c, ids, sel, withVector)
 }
 
-func (h *Handler) getPoint(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// getPoint is one point, its payload and vectors.
+func (h *Handler) getPoint(_ context.Context, name string, id collection.ID) (record, error) {
+	c, err := h.named(name)
 	if err != nil {
+		return record{}, err
+	}
+	recs, err := records(c, []collection.ID{id}, payloadSelector{all: true}, true)
+	if err != nil {
+		return record{}, err
+	}
+	if len(recs) == 0 {
+		return record{}, notFoundPoint(id)
+	}
+	return recs[0], nil
+}
+
+func (h *Handler) restGetPoint(r *http.Request) (any, error) {
+	if _, err := h.collection(r); err != nil {
 		return nil, err
 	}
 	id, err := parsePathID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	recs, err := records(c, []collection.ID{id}, payloadSelector{all: true}, true)
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 {
-		return nil, notFoundPoint(id)
-	}
-	return recs[0], nil
+	return h.getPoint(r.Context(), r.PathValue("name"), id)
 }
 
 func notFoundPoint(id collection.ID) error {
@@ -425,21 +431,18 @@ func selected(c *collection.Collection, req *selectorRequest) ([]collection.ID, 
 	return nil, badRequestf("select points with exactly one of \"points\" (ids) and \"filter\"")
 }
 
-func (h *Handler) deletePoints(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// deletePoints is delete: {points} or {filter}.
+func (h *Handler) deletePoints(_ context.Context, name string, req *selectorRequest) (updateResult, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	var req selectorRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
-	ids, err := selected(c, &req)
+	ids, err := selected(c, req)
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	if _, err := c.Delete(ids); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	return updateResult(c), nil
+	return updated(c), nil
 }

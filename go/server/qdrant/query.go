@@ -2,6 +2,7 @@ package qdrant
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -182,77 +183,72 @@ func scoredRecords(c *collection.Collection, ids []collection.ID, scores []float
 	return recs, nil
 }
 
-func (h *Handler) query(r *http.Request) (any, error) {
-	c, err := h.collection(r)
-	if err != nil {
-		return nil, err
-	}
-	var req queryRequest
-	if err := decode(r, &req); err != nil {
-		return nil, err
-	}
-	points, err := h.search1(c, &req, false)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"points": points}, nil
+// queryResponse is Qdrant's QueryResponse.
+type queryResponse struct {
+	Points []record `json:"points"`
 }
 
-func (h *Handler) queryBatch(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// batchRequest is the body of query_batch and search_batch.
+type batchRequest struct {
+	Searches []queryRequest `json:"searches"`
+}
+
+// query is query_points.
+func (h *Handler) query(_ context.Context, name string, req *queryRequest) (queryResponse, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
+		return queryResponse{}, err
 	}
-	var req struct {
-		Searches []queryRequest `json:"searches"`
+	points, err := h.search1(c, req, false)
+	if err != nil {
+		return queryResponse{}, err
 	}
-	if err := decode(r, &req); err != nil {
+	return queryResponse{Points: points}, nil
+}
+
+// queryBatch is query_batch_points: one answer per search, the batch
+// checked whole against the limits first.
+func (h *Handler) queryBatch(_ context.Context, name string, req *batchRequest) ([]queryResponse, error) {
+	c, err := h.named(name)
+	if err != nil {
 		return nil, err
 	}
 	if err := h.checkBatch(c, req.Searches); err != nil {
 		return nil, err
 	}
-	out := make(batchResult, len(req.Searches))
+	out := make([]queryResponse, len(req.Searches))
 	for i := range req.Searches {
 		points, err := h.search1(c, &req.Searches[i], false)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = map[string]any{"points": points}
+		out[i] = queryResponse{Points: points}
 	}
 	return out, nil
 }
 
-func (h *Handler) search(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// search is the older search API.
+func (h *Handler) search(_ context.Context, name string, req *queryRequest) ([]record, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req queryRequest
-	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
 	if present(req.Query) {
 		return nil, badRequestf("unknown field \"query\" (the search API takes \"vector\")")
 	}
-	return h.search1(c, &req, true)
+	return h.search1(c, req, true)
 }
 
-func (h *Handler) searchBatch(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// searchBatch is search_batch: one list of points per search.
+func (h *Handler) searchBatch(_ context.Context, name string, req *batchRequest) ([][]record, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		Searches []queryRequest `json:"searches"`
-	}
-	if err := decode(r, &req); err != nil {
 		return nil, err
 	}
 	if err := h.checkBatch(c, req.Searches); err != nil {
 		return nil, err
 	}
-	out := make(batchResult, len(req.Searches))
+	out := make([][]record, len(req.Searches))
 	for i := range req.Searches {
 		if present(req.Searches[i].Query) {
 			return nil, badRequestf("searches[%d]: unknown field \"query\" (the search API takes \"vector\")", i)
@@ -262,6 +258,24 @@ func (h *Handler) searchBatch(r *http.Request) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// restBatch is the REST route of a batch call: its answers are sent as a
+// batchResult, encoded one search at a time.
+func restBatch[A any](h *Handler, fn qdrantCall[batchRequest, []A]) route {
+	single := restOn(h, fn)
+	return func(r *http.Request) (any, error) {
+		v, err := single(r)
+		if err != nil {
+			return nil, err
+		}
+		answers := v.([]A)
+		out := make(batchResult, len(answers))
+		for i := range answers {
+			out[i] = answers[i]
+		}
+		return out, nil
+	}
 }
 
 // checkBatch checks a batch's answer as a whole against the guard's

@@ -2,9 +2,9 @@ package qdrant
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 
 	"github.com/strata-db/strata/go/collection"
@@ -17,48 +17,54 @@ type orderBy struct {
 	StartFrom json.RawMessage `json:"start_from"`
 }
 
-func (h *Handler) scroll(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// scrollRequest is Qdrant's ScrollRequest.
+type scrollRequest struct {
+	Offset      json.RawMessage `json:"offset"`
+	Limit       *int            `json:"limit"`
+	Filter      json.RawMessage `json:"filter"`
+	WithPayload json.RawMessage `json:"with_payload"`
+	WithVector  json.RawMessage `json:"with_vector"`
+	OrderBy     json.RawMessage `json:"order_by"`
+	ShardKey    json.RawMessage `json:"shard_key"`
+}
+
+// scrollResponse is Qdrant's ScrollResult.
+type scrollResponse struct {
+	Points         []record `json:"points"`
+	NextPageOffset *pointID `json:"next_page_offset"`
+}
+
+// scroll is scroll: a page of points in id order (or order_by's).
+func (h *Handler) scroll(_ context.Context, name string, req *scrollRequest) (scrollResponse, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		Offset      json.RawMessage `json:"offset"`
-		Limit       *int            `json:"limit"`
-		Filter      json.RawMessage `json:"filter"`
-		WithPayload json.RawMessage `json:"with_payload"`
-		WithVector  json.RawMessage `json:"with_vector"`
-		OrderBy     json.RawMessage `json:"order_by"`
-		ShardKey    json.RawMessage `json:"shard_key"`
-	}
-	if err := decode(r, &req); err != nil {
-		return nil, err
+		return scrollResponse{}, err
 	}
 	limit := 10
 	if req.Limit != nil {
 		limit = *req.Limit
 	}
 	if limit < 0 || limit > h.limits.MaxK {
-		return nil, badRequestf("limit must be in [0, %d], got %d (the server's limit: strata-server --max-k)", h.limits.MaxK, limit)
+		return scrollResponse{}, badRequestf("limit must be in [0, %d], got %d (the server's limit: strata-server --max-k)", h.limits.MaxK, limit)
 	}
 	sel, err := parsePayloadSelector(req.WithPayload, true)
 	if err != nil {
-		return nil, err
+		return scrollResponse{}, err
 	}
 	withVector, err := parseWithVector(req.WithVector, false)
 	if err != nil {
-		return nil, err
+		return scrollResponse{}, err
 	}
 	if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
-		return nil, err
+		return scrollResponse{}, err
 	}
 	p, err := compileFilter(req.Filter)
 	if err != nil {
-		return nil, err
+		return scrollResponse{}, err
 	}
 	if present(req.OrderBy) {
 		if present(req.Offset) {
-			return nil, badRequestf("offset cannot be used with order_by (use order_by.start_from)")
+			return scrollResponse{}, badRequestf("offset cannot be used with order_by (use order_by.start_from)")
 		}
 		var ob orderBy
 		raw := bytes.TrimSpace(req.OrderBy)
@@ -68,27 +74,27 @@ func (h *Handler) scroll(r *http.Request) (any, error) {
 			err = strictUnmarshal(raw, &ob)
 		}
 		if err != nil {
-			return nil, badRequestf("order_by: a key or {key, direction, start_from}: %v", err)
+			return scrollResponse{}, badRequestf("order_by: a key or {key, direction, start_from}: %v", err)
 		}
 		points, err := ordered(c, p, ob, limit, sel, withVector)
 		if err != nil {
-			return nil, err
+			return scrollResponse{}, err
 		}
-		return map[string]any{"points": points, "next_page_offset": nil}, nil
+		return scrollResponse{Points: points}, nil
 	}
 	ids, err := scanFrom(c, p, req.Offset, limit+1)
 	if err != nil {
-		return nil, err
+		return scrollResponse{}, err
 	}
-	var next any
+	var next *pointID
 	if len(ids) > limit {
-		next, ids = pointID{ids[limit]}, ids[:limit]
+		next, ids = &pointID{ids[limit]}, ids[:limit]
 	}
 	points, err := records(c, ids, sel, withVector)
 	if err != nil {
-		return nil, err
+		return scrollResponse{}, err
 	}
-	return map[string]any{"points": points, "next_page_offset": next}, nil
+	return scrollResponse{Points: points, NextPageOffset: next}, nil
 }
 
 // scanFrom returns up to limit ids matching p in Qdrant's scroll order
@@ -230,26 +236,30 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 	return out, nil
 }
 
-func (h *Handler) count(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// countRequest is Qdrant's CountRequest.
+type countRequest struct {
+	Filter   json.RawMessage `json:"filter"`
+	Exact    *bool           `json:"exact"`
+	ShardKey json.RawMessage `json:"shard_key"`
+}
+
+type countResponse struct {
+	Count int `json:"count"`
+}
+
+// count is count: exact, whatever "exact" says.
+func (h *Handler) count(_ context.Context, name string, req *countRequest) (countResponse, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		Filter   json.RawMessage `json:"filter"`
-		Exact    *bool           `json:"exact"`
-		ShardKey json.RawMessage `json:"shard_key"`
-	}
-	if err := decode(r, &req); err != nil {
-		return nil, err
+		return countResponse{}, err
 	}
 	p, err := compileFilter(req.Filter)
 	if err != nil {
-		return nil, err
+		return countResponse{}, err
 	}
 	n, err := c.Count(p)
 	if err != nil {
-		return nil, err
+		return countResponse{}, err
 	}
-	return map[string]int{"count": n}, nil
+	return countResponse{Count: n}, nil
 }

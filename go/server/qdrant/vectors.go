@@ -2,9 +2,9 @@ package qdrant
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
-	"net/http"
 	"strconv"
 
 	"github.com/strata-db/strata/go/collection"
@@ -274,24 +274,23 @@ func parseMultiQuery(raw json.RawMessage, dim int) ([]float32, int, error) {
 
 // updateVectors is Qdrant's update_vectors (PUT .../points/vectors): the
 // named fields of existing points, their other fields left alone.
-func (h *Handler) updateVectors(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// updateVectorsRequest is Qdrant's UpdateVectors.
+type updateVectorsRequest struct {
+	Points []struct {
+		ID     json.RawMessage `json:"id"`
+		Vector json.RawMessage `json:"vector"`
+	} `json:"points"`
+	ShardKey     json.RawMessage `json:"shard_key"`
+	UpdateFilter json.RawMessage `json:"update_filter"`
+}
+
+func (h *Handler) updateVectors(_ context.Context, name string, req *updateVectorsRequest) (updateResult, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		Points []struct {
-			ID     json.RawMessage `json:"id"`
-			Vector json.RawMessage `json:"vector"`
-		} `json:"points"`
-		ShardKey     json.RawMessage `json:"shard_key"`
-		UpdateFilter json.RawMessage `json:"update_filter"`
-	}
-	if err := decode(r, &req); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	if present(req.UpdateFilter) {
-		return nil, unsupportedf("update_filter")
+		return updateResult{}, unsupportedf("update_filter")
 	}
 	schema := schemaOf(c)
 	ids := make([]collection.ID, 0, len(req.Points))
@@ -300,11 +299,11 @@ func (h *Handler) updateVectors(r *http.Request) (any, error) {
 	for _, p := range req.Points {
 		id, err := parseID(p.ID)
 		if err != nil {
-			return nil, err
+			return updateResult{}, err
 		}
 		v, err := parsePointVectors(p.Vector, schema)
 		if err != nil {
-			return nil, err
+			return updateResult{}, err
 		}
 		if i, seen := at[id]; seen { // a later value of the same point wins
 			for name, value := range v {
@@ -316,40 +315,39 @@ func (h *Handler) updateVectors(r *http.Request) (any, error) {
 		ids, points = append(ids, id), append(points, v)
 	}
 	if _, err := c.UpdateVectors(ids, columns(points, schema)); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	return updateResult(c), nil
+	return updated(c), nil
 }
 
 // deleteVectors is Qdrant's delete_vectors (POST .../points/vectors/delete):
 // the named fields of the selected points.
-func (h *Handler) deleteVectors(r *http.Request) (any, error) {
-	c, err := h.collection(r)
+// deleteVectorsRequest is Qdrant's DeleteVectors.
+type deleteVectorsRequest struct {
+	selectorRequest
+	Vector []string `json:"vector"`
+}
+
+func (h *Handler) deleteVectors(_ context.Context, name string, req *deleteVectorsRequest) (updateResult, error) {
+	c, err := h.named(name)
 	if err != nil {
-		return nil, err
-	}
-	var req struct {
-		selectorRequest
-		Vector []string `json:"vector"`
-	}
-	if err := decode(r, &req); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	if len(req.Vector) == 0 {
-		return nil, badRequestf("vector: name the vectors to delete")
+		return updateResult{}, badRequestf("vector: name the vectors to delete")
 	}
 	schema := schemaOf(c)
 	for _, name := range req.Vector {
 		if !schema.has(name) {
-			return nil, badRequestf("Wrong input: Not existing vector name error: %s", name)
+			return updateResult{}, badRequestf("Wrong input: Not existing vector name error: %s", name)
 		}
 	}
 	ids, err := selected(c, &req.selectorRequest)
 	if err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
 	if _, err := c.DeleteVectors(ids, req.Vector); err != nil {
-		return nil, err
+		return updateResult{}, err
 	}
-	return updateResult(c), nil
+	return updated(c), nil
 }
