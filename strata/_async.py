@@ -37,18 +37,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
-import numpy.typing as npt
-
-from strata._collection import _CLOSED, Collection, GetResult, QueryResult
+from strata._collection import _CLOSED, Collection, GetResult
 
 __all__ = ["AsyncCollection"]
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 _shared_pool: concurrent.futures.ThreadPoolExecutor | None = None
 _shared_pool_pid = 0
@@ -80,6 +80,23 @@ async def _run(executor: concurrent.futures.Executor | None, fn: Callable[..., _
 
 
 _END = object()
+
+
+def _off_loop(
+    method: Callable[Concatenate[Collection, _P], _T],
+) -> Callable[Concatenate[AsyncCollection, _P], Coroutine[Any, Any, _T]]:
+    """The AsyncCollection method that runs Collection's method on a worker thread,
+    with its name, documentation and signature: the arguments are handled once, by
+    Collection."""
+
+    name = method.__name__
+
+    async def call(self: AsyncCollection, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        return await self._call(getattr(self._col, name), *args, **kwargs)
+
+    functools.update_wrapper(call, method)
+    call.__qualname__ = f"AsyncCollection.{name}"
+    return call
 
 
 class AsyncCollection:
@@ -217,111 +234,25 @@ class AsyncCollection:
         with self._in_flight_lock:
             self._in_flight.discard(future)
 
-    # --- writes -------------------------------------------------------------
+    # --- calls ----------------------------------------------------------------
+    # Each is the Collection method of the same name, run on a worker thread:
+    # its signature, documentation, checks and errors are Collection's.
 
-    async def upsert(self, ids: npt.ArrayLike, vectors: Any, metadata: object = None) -> None:
-        """strata.Collection.upsert: durable (per the fsync policy) when it returns."""
-        await self._call(self._col.upsert, ids, vectors, metadata)
-
-    async def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
-        """strata.Collection.update_vectors."""
-        return await self._call(self._col.update_vectors, ids, vectors)
-
-    async def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int:
-        """strata.Collection.delete_vectors."""
-        return await self._call(self._col.delete_vectors, ids, vectors)
-
-    async def add_vector_field(
-        self,
-        name: str,
-        dim: int,
-        metric: str = "cosine",
-        M: int = 16,  # noqa: N803 (hnswlib's name)
-        ef_construction: int = 200,
-        quantization: str | None = None,
-        multivector: str | None = None,
-    ) -> None:
-        """strata.Collection.add_vector_field."""
-        await self._call(self._col.add_vector_field, name, dim, metric, M, ef_construction,
-                         quantization, multivector)  # fmt: skip
-
-    async def remove_vector_field(self, name: str) -> None:
-        """strata.Collection.remove_vector_field."""
-        await self._call(self._col.remove_vector_field, name)
-
-    async def update_metadata(self, ids: npt.ArrayLike, metadata: object) -> int:
-        """strata.Collection.update_metadata."""
-        return await self._call(self._col.update_metadata, ids, metadata)
-
-    async def delete(
-        self, ids: npt.ArrayLike | None = None, where: dict[str, Any] | None = None
-    ) -> int:
-        """strata.Collection.delete."""
-        return await self._call(self._col.delete, ids, where)
-
-    async def create_text_index(self, field: str, analyzer: str = "english") -> None:
-        """strata.Collection.create_text_index."""
-        await self._call(self._col.create_text_index, field, analyzer)
-
-    async def checkpoint(self) -> None:
-        """strata.Collection.checkpoint."""
-        await self._call(self._col.checkpoint)
-
-    # --- reads --------------------------------------------------------------
-
-    async def query(
-        self,
-        queries: npt.ArrayLike | None = None,
-        k: int = 10,
-        where: dict[str, Any] | None = None,
-        ef: int | None = None,
-        *,
-        vector: npt.ArrayLike | None = None,
-        text: str | None = None,
-        fusion: str | dict[str, float] = "rrf",
-        text_field: str | None = None,
-        k1: float | None = None,
-        b: float | None = None,
-        num_threads: int | None = None,
-        include_metadata: bool = True,
-        return_stats: bool = False,
-        using: str | None = None,
-    ) -> QueryResult:
-        """strata.Collection.query."""
-        return await self._call(
-            self._col.query, queries, k, where, ef, vector=vector, text=text, fusion=fusion,
-            text_field=text_field, k1=k1, b=b, num_threads=num_threads,
-            include_metadata=include_metadata, return_stats=return_stats, using=using,
-        )  # fmt: skip
-
-    async def query_mmr(
-        self,
-        vector: npt.ArrayLike,
-        k: int = 10,
-        *,
-        fetch_k: int | None = None,
-        lambda_mult: float = 0.5,
-        where: dict[str, Any] | None = None,
-        ef: int | None = None,
-        num_threads: int | None = None,
-        include_metadata: bool = True,
-    ) -> QueryResult:
-        """strata.Collection.query_mmr."""
-        return await self._call(
-            self._col.query_mmr, vector, k, fetch_k=fetch_k, lambda_mult=lambda_mult,
-            where=where, ef=ef, num_threads=num_threads, include_metadata=include_metadata,
-        )  # fmt: skip
-
-    async def get(
-        self, ids: npt.ArrayLike, include_vectors: bool = False, *,
-        vectors: Sequence[str] | None = None,
-    ) -> GetResult:  # fmt: skip
-        """strata.Collection.get."""
-        return await self._call(self._col.get, ids, include_vectors, vectors=vectors)
-
-    async def count(self, where: dict[str, Any] | None = None) -> int:
-        """strata.Collection.count (also what len() of a Collection is)."""
-        return await self._call(self._col.count, where)
+    upsert = _off_loop(Collection.upsert)
+    update_vectors = _off_loop(Collection.update_vectors)
+    delete_vectors = _off_loop(Collection.delete_vectors)
+    add_vector_field = _off_loop(Collection.add_vector_field)
+    remove_vector_field = _off_loop(Collection.remove_vector_field)
+    update_metadata = _off_loop(Collection.update_metadata)
+    delete = _off_loop(Collection.delete)
+    create_text_index = _off_loop(Collection.create_text_index)
+    checkpoint = _off_loop(Collection.checkpoint)
+    query = _off_loop(Collection.query)
+    query_mmr = _off_loop(Collection.query_mmr)
+    get = _off_loop(Collection.get)
+    count = _off_loop(Collection.count)
+    check_integrity = _off_loop(Collection.check_integrity)
+    info = _off_loop(Collection.info)
 
     async def scan(
         self,
@@ -347,11 +278,3 @@ class AsyncCollection:
             # cancelled) owns the generator until it returns; it is dropped then.
             if not fetching:
                 pages.close()
-
-    async def check_integrity(self) -> None:
-        """strata.Collection.check_integrity."""
-        await self._call(self._col.check_integrity)
-
-    async def info(self) -> dict[str, Any]:
-        """strata.Collection.info."""
-        return await self._call(self._col.info)

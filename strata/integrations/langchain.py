@@ -37,7 +37,6 @@ How LangChain's notions map onto the collection (the store only translates):
 from __future__ import annotations
 
 import os
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -53,10 +52,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "strata.integrations.langchain needs langchain-core: pip install 'strata[langchain]'"
     ) from exc
 
-from strata._async import AsyncCollection
-from strata._async import _run as _run_async
 from strata._collection import Collection, QueryResult
 from strata._index import METRICS
+from strata.integrations._store import StoreCollection
 
 __all__ = ["StrataVectorStore"]
 
@@ -119,12 +117,7 @@ class StrataVectorStore(VectorStore):
         fusion: str | dict[str, float] = "rrf",
         collection_options: dict[str, Any] | None = None,
     ) -> None:
-        if (path is None) == (collection is None):
-            raise ValueError("StrataVectorStore needs exactly one of path= or collection=")
-        if collection is not None and not isinstance(collection, Collection):
-            raise TypeError(
-                f"collection must be a strata.Collection, got {type(collection).__name__}"
-            )
+        store = StoreCollection(path, collection)
         if not isinstance(text_key, str) or not text_key or "." in text_key:
             raise ValueError(f"text_key must be a non-empty str without '.', got {text_key!r}")
         _check_mode(retrieval_mode)
@@ -134,18 +127,12 @@ class StrataVectorStore(VectorStore):
         self.text_key = text_key
         self.retrieval_mode = retrieval_mode
         self.fusion = fusion
-        self._path = None if path is None else os.fspath(path)
         self._metric = metric
-        self._text_index = text_index
-        self._options = dict(collection_options or {})
-        self._owns = collection is None
-        self._lock = threading.Lock()
-        self._col: Collection | None = collection
-        self._acol: AsyncCollection | None = None
-        if collection is None and Collection.exists(self._path):  # type: ignore[arg-type]
-            self._col = Collection.open(self._path)  # type: ignore[arg-type]
-        if self._col is not None:
-            self._metric = self._col.metric
+        self._store = store
+        fields = [text_key] if text_index else None
+        opened = store.open(metric=metric, text_fields=fields, **(collection_options or {}))
+        if opened is not None:
+            self._metric = opened.metric
 
     # --- the collection -----------------------------------------------------
 
@@ -156,32 +143,11 @@ class StrataVectorStore(VectorStore):
     @property
     def collection(self) -> Collection | None:
         """The strata.Collection (None until the first add creates it at path)."""
-        return self._col
-
-    def _created(self, dim: int) -> Collection:
-        """The collection, created at path with dim when it does not exist yet."""
-        with self._lock:
-            if self._col is None:
-                assert self._path is not None
-                fields = [self.text_key] if self._text_index else None
-                options = {"metric": self._metric, "text_fields": fields, **self._options}
-                self._col = Collection.create(self._path, dim, **options)
-            return self._col
-
-    def _async(self) -> AsyncCollection | None:
-        """The AsyncCollection over the collection (it stays the store's to close)."""
-        col = self._col
-        if col is None:
-            return None
-        acol = self._acol
-        if acol is None or acol._col is not col:
-            acol = self._acol = AsyncCollection(col)
-        return acol
+        return self._store.collection
 
     def close(self) -> None:
         """Closes the collection if the store opened it (path=); one passed in stays open."""
-        if self._owns and self._col is not None:
-            self._col.close()
+        self._store.close()
 
     def __enter__(self) -> StrataVectorStore:  # noqa: PYI034 (Self needs 3.11 typing)
         return self
@@ -236,7 +202,7 @@ class StrataVectorStore(VectorStore):
         if not texts:
             return []
         vectors = _rows(self.embedding.embed_documents(texts))
-        self._created(vectors.shape[1]).upsert(out_ids, vectors, docs)
+        self._store.created(vectors.shape[1]).upsert(out_ids, vectors, docs)
         return out_ids
 
     async def aadd_texts(
@@ -253,11 +219,7 @@ class StrataVectorStore(VectorStore):
         if not texts:
             return []
         vectors = _rows(await self.embedding.aembed_documents(texts))
-        if self._col is None:
-            # Creating makes a directory and a log: once, on strata's worker threads.
-            await _run_async(None, self._created, vectors.shape[1])
-        acol = self._async()
-        assert acol is not None
+        acol = await self._store.acreated(vectors.shape[1])
         await acol.upsert(out_ids, vectors, docs)
         return out_ids
 
@@ -267,10 +229,11 @@ class StrataVectorStore(VectorStore):
         """Deletes ids (unknown ones are ignored), or the entries matching filter; with
         neither, every entry (LangChain's "None deletes all")."""
         _no_kwargs("delete", kwargs)
-        if self._col is None:
+        col = self._store.collection
+        if col is None:
             return True
         ids_arg, where = _delete_args(ids, filter)
-        self._col.delete(ids_arg, where)
+        col.delete(ids_arg, where)
         return True
 
     async def adelete(
@@ -278,7 +241,7 @@ class StrataVectorStore(VectorStore):
     ) -> bool:
         """delete through strata.AsyncCollection."""
         _no_kwargs("adelete", kwargs)
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is None:
             return True
         ids_arg, where = _delete_args(ids, filter)
@@ -289,14 +252,15 @@ class StrataVectorStore(VectorStore):
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """The documents of the ids that exist, in the order of ids."""
-        if self._col is None or not ids:
+        col = self._store.collection
+        if col is None or not ids:
             return []
-        result = self._col.get(_id_list(ids))
+        result = col.get(_id_list(ids))
         return [self._document(i, m) for i, m in zip(result.ids, result.metadata, strict=True)]
 
     async def aget_by_ids(self, ids: Sequence[str], /) -> list[Document]:
         """get_by_ids through strata.AsyncCollection."""
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is None or not ids:
             return []
         result = await acol.get(_id_list(ids))
@@ -317,22 +281,36 @@ class StrataVectorStore(VectorStore):
             out.append((self._document(id_, meta), float(score)))
         return out
 
-    def _query_args(
-        self, query: str | None, vector: Any, k: int, kwargs: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]]:
-        """The retrieval mode and Collection.query arguments of a search call."""
+    def _plan(
+        self,
+        query: str | None,
+        vector: Any,
+        k: int,
+        kwargs: dict[str, Any],
+        mmr: tuple[int, float] | None = None,
+    ) -> tuple[str, str, dict[str, Any]]:
+        """The Collection method, retrieval mode and arguments of a search call: every
+        search's filter=/where=, ef= and retrieval mode, and with mmr=(fetch_k,
+        lambda_mult) a maximal marginal relevance search (dense only)."""
         options = dict(kwargs)
         filter_ = options.pop("filter", None)
         if "where" in options:
             if filter_ is not None:
                 raise ValueError("pass filter= or where=, not both")
             filter_ = options.pop("where")
+        args: dict[str, Any] = {"k": k, "where": translate_filter(filter_),
+                                "ef": options.pop("ef", None)}  # fmt: skip
+        if mmr is not None:
+            _no_kwargs("max_marginal_relevance_search", options)
+            fetch_k, lambda_mult = mmr
+            # LangChain's own MMR takes min(k, fetch_k) candidates; strata needs fetch_k >= k.
+            args.update(vector=np.asarray(vector, dtype=np.float32), fetch_k=max(fetch_k, k),
+                        lambda_mult=lambda_mult)  # fmt: skip
+            return "query_mmr", "dense", args
         mode = options.pop("retrieval_mode", self.retrieval_mode)
         _check_mode(mode)
         fusion = options.pop("fusion", self.fusion)
-        ef = options.pop("ef", None)
         _no_kwargs("a search", options)
-        args: dict[str, Any] = {"k": k, "where": translate_filter(filter_), "ef": ef}
         if mode != "dense":
             if query is None:
                 raise ValueError(f'retrieval_mode="{mode}" needs the query text, not a vector')
@@ -341,7 +319,7 @@ class StrataVectorStore(VectorStore):
             args["fusion"] = fusion
         if mode != "text":
             args["vector"] = np.asarray(vector, dtype=np.float32)
-        return mode, args
+        return "query", mode, args
 
     def _needs_vector(self, kwargs: dict[str, Any]) -> bool:
         return kwargs.get("retrieval_mode", self.retrieval_mode) != "text"
@@ -351,22 +329,23 @@ class StrataVectorStore(VectorStore):
     ) -> list[tuple[Document, float]]:
         """The k documents nearest to query with their distance (dense) or score (text,
         hybrid). kwargs: filter=, retrieval_mode=, fusion=, ef=."""
-        if self._col is None:
+        col = self._store.collection
+        if col is None:
             return []
         vector = self.embedding.embed_query(query) if self._needs_vector(kwargs) else None
-        mode, args = self._query_args(query, vector, k, kwargs)
-        return self._scored(self._col.query(**args), mode)
+        method, mode, args = self._plan(query, vector, k, kwargs)
+        return self._scored(getattr(col, method)(**args), mode)
 
     async def asimilarity_search_with_score(
         self, query: str, k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
         """similarity_search_with_score through strata.AsyncCollection."""
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is None:
             return []
         vector = await self.embedding.aembed_query(query) if self._needs_vector(kwargs) else None
-        mode, args = self._query_args(query, vector, k, kwargs)
-        return self._scored(await acol.query(**args), mode)
+        method, mode, args = self._plan(query, vector, k, kwargs)
+        return self._scored(await getattr(acol, method)(**args), mode)
 
     def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
         """The k documents nearest to query (kwargs as similarity_search_with_score)."""
@@ -381,20 +360,21 @@ class StrataVectorStore(VectorStore):
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
         """The k documents nearest to embedding with their distances (kwargs: filter=, ef=)."""
-        if self._col is None:
+        col = self._store.collection
+        if col is None:
             return []
-        mode, args = self._query_args(None, embedding, k, kwargs)
-        return self._scored(self._col.query(**args), mode)
+        method, mode, args = self._plan(None, embedding, k, kwargs)
+        return self._scored(getattr(col, method)(**args), mode)
 
     async def asimilarity_search_with_score_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
     ) -> list[tuple[Document, float]]:
         """similarity_search_with_score_by_vector through strata.AsyncCollection."""
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is None:
             return []
-        mode, args = self._query_args(None, embedding, k, kwargs)
-        return self._scored(await acol.query(**args), mode)
+        method, mode, args = self._plan(None, embedding, k, kwargs)
+        return self._scored(await getattr(acol, method)(**args), mode)
 
     def similarity_search_by_vector(
         self, embedding: list[float], k: int = 4, **kwargs: Any
@@ -438,18 +418,6 @@ class StrataVectorStore(VectorStore):
                 f'relevance scores are defined for retrieval_mode="dense", got {mode!r}'
             )
 
-    def _mmr_args(
-        self, embedding: Any, k: int, fetch_k: int, lambda_mult: float, kwargs: dict[str, Any]
-    ) -> dict[str, Any]:
-        options = dict(kwargs)
-        filter_ = options.pop("filter", options.pop("where", None))
-        ef = options.pop("ef", None)
-        _no_kwargs("max_marginal_relevance_search", options)
-        # LangChain's own MMR takes min(k, fetch_k) candidates; strata needs fetch_k >= k.
-        return {"vector": np.asarray(embedding, dtype=np.float32), "k": k,
-                "fetch_k": max(fetch_k, k), "lambda_mult": lambda_mult,
-                "where": translate_filter(filter_), "ef": ef}  # fmt: skip
-
     def max_marginal_relevance_search_by_vector(
         self,
         embedding: list[float],
@@ -460,10 +428,11 @@ class StrataVectorStore(VectorStore):
     ) -> list[Document]:
         """k documents near embedding and diverse, picked by maximal marginal relevance
         among its fetch_k nearest, in the engine (Collection.query_mmr)."""
-        if self._col is None:
+        col = self._store.collection
+        if col is None:
             return []
-        result = self._col.query_mmr(**self._mmr_args(embedding, k, fetch_k, lambda_mult, kwargs))
-        return [doc for doc, _ in self._scored(result, "dense")]
+        method, mode, args = self._plan(None, embedding, k, kwargs, (fetch_k, lambda_mult))
+        return [doc for doc, _ in self._scored(getattr(col, method)(**args), mode)]
 
     async def amax_marginal_relevance_search_by_vector(
         self,
@@ -474,11 +443,11 @@ class StrataVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """max_marginal_relevance_search_by_vector through strata.AsyncCollection."""
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is None:
             return []
-        args = self._mmr_args(embedding, k, fetch_k, lambda_mult, kwargs)
-        return [doc for doc, _ in self._scored(await acol.query_mmr(**args), "dense")]
+        method, mode, args = self._plan(None, embedding, k, kwargs, (fetch_k, lambda_mult))
+        return [doc for doc, _ in self._scored(await getattr(acol, method)(**args), mode)]
 
     def max_marginal_relevance_search(
         self,
@@ -489,7 +458,7 @@ class StrataVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """max_marginal_relevance_search_by_vector of the query's embedding."""
-        if self._col is None:
+        if self._store.collection is None:
             return []
         vector = self.embedding.embed_query(query)
         return self.max_marginal_relevance_search_by_vector(
@@ -505,7 +474,7 @@ class StrataVectorStore(VectorStore):
         **kwargs: Any,
     ) -> list[Document]:
         """max_marginal_relevance_search through strata.AsyncCollection."""
-        if self._col is None:
+        if self._store.collection is None:
             return []
         vector = await self.embedding.aembed_query(query)
         return await self.amax_marginal_relevance_search_by_vector(

@@ -43,7 +43,6 @@ How LlamaIndex's notions map onto the collection (the store only translates):
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,9 +67,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "strata.integrations.llamaindex needs llama-index-core: pip install 'strata[llamaindex]'"
     ) from exc
 
-from strata._async import AsyncCollection
-from strata._async import _run as _run_async
 from strata._collection import Collection, QueryResult
+from strata.integrations._store import StoreCollection
 
 __all__ = ["StrataVectorStore", "to_where"]
 
@@ -203,12 +201,7 @@ class StrataVectorStore(BasePydanticVectorStore):
     text_key: str = "_text"
     metric: str = "cosine"
 
-    _path: str | None = PrivateAttr(default=None)
-    _col: Collection | None = PrivateAttr(default=None)
-    _acol: AsyncCollection | None = PrivateAttr(default=None)
-    _owns: bool = PrivateAttr(default=True)
-    _options: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _store: StoreCollection = PrivateAttr()
 
     def __init__(
         self,
@@ -220,23 +213,15 @@ class StrataVectorStore(BasePydanticVectorStore):
         collection_options: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if (path is None) == (collection is None):
-            raise ValueError("StrataVectorStore needs exactly one of path= or collection=")
-        if collection is not None and not isinstance(collection, Collection):
-            raise TypeError(
-                f"collection must be a strata.Collection, got {type(collection).__name__}"
-            )
+        store = StoreCollection(path, collection)
         if not isinstance(text_key, str) or not text_key or "." in text_key:
             raise ValueError(f"text_key must be a non-empty str without '.', got {text_key!r}")
         super().__init__(text_key=text_key, metric=metric, **kwargs)
-        self._path = None if path is None else os.fspath(path)
-        self._col = collection
-        self._owns = collection is None
-        self._options = dict(collection_options or {})
-        if collection is None and Collection.exists(self._path):  # type: ignore[arg-type]
-            self._col = Collection.open(self._path)  # type: ignore[arg-type]
-        if self._col is not None:
-            self.metric = self._col.metric
+        self._store = store
+        options = {"metric": metric, "text_fields": [text_key], **(collection_options or {})}
+        opened = store.open(**options)
+        if opened is not None:
+            self.metric = opened.metric
 
     @classmethod
     def class_name(cls) -> str:
@@ -247,31 +232,11 @@ class StrataVectorStore(BasePydanticVectorStore):
     @property
     def client(self) -> Collection | None:
         """The strata.Collection (None until the first add creates it at path)."""
-        return self._col
-
-    def _created(self, dim: int) -> Collection:
-        """The collection, created at path with dim when it does not exist yet."""
-        with self._lock:
-            if self._col is None:
-                assert self._path is not None
-                options = {"metric": self.metric, "text_fields": [self.text_key], **self._options}
-                self._col = Collection.create(self._path, dim, **options)
-            return self._col
-
-    def _async(self) -> AsyncCollection | None:
-        """The AsyncCollection over the collection (it stays the store's to close)."""
-        col = self._col
-        if col is None:
-            return None
-        acol = self._acol
-        if acol is None or acol._col is not col:
-            acol = self._acol = AsyncCollection(col)
-        return acol
+        return self._store.collection
 
     def close(self) -> None:
         """Closes the collection if the store opened it (path=); one passed in stays open."""
-        if self._owns and self._col is not None:
-            self._col.close()
+        self._store.close()
 
     # --- writes -------------------------------------------------------------
 
@@ -310,7 +275,7 @@ class StrataVectorStore(BasePydanticVectorStore):
         if not nodes:
             return []
         ids, rows, docs = self._entries(nodes)
-        self._created(rows.shape[1]).upsert(ids, rows, docs)
+        self._store.created(rows.shape[1]).upsert(ids, rows, docs)
         return ids
 
     async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
@@ -318,11 +283,7 @@ class StrataVectorStore(BasePydanticVectorStore):
         if not nodes:
             return []
         ids, rows, docs = self._entries(nodes)
-        if self._col is None:
-            # Creating makes a directory and a log: once, on strata's worker threads.
-            await _run_async(None, self._created, rows.shape[1])
-        acol = self._async()
-        assert acol is not None
+        acol = await self._store.acreated(rows.shape[1])
         await acol.upsert(ids, rows, docs)
         return ids
 
@@ -330,14 +291,15 @@ class StrataVectorStore(BasePydanticVectorStore):
         """Deletes every node of the source document ref_doc_id."""
         if not isinstance(ref_doc_id, str):
             raise TypeError(f"ref_doc_id must be a str, got {type(ref_doc_id).__name__}")
-        if self._col is not None:
-            self._col.delete(where={_DOC_ID_KEY: ref_doc_id})
+        col = self._store.collection
+        if col is not None:
+            col.delete(where={_DOC_ID_KEY: ref_doc_id})
 
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """delete through strata.AsyncCollection."""
         if not isinstance(ref_doc_id, str):
             raise TypeError(f"ref_doc_id must be a str, got {type(ref_doc_id).__name__}")
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is not None:
             await acol.delete(where={_DOC_ID_KEY: ref_doc_id})
 
@@ -361,8 +323,9 @@ class StrataVectorStore(BasePydanticVectorStore):
         """Deletes the nodes among node_ids matching filters; with neither, every node
         (as LlamaIndex's SimpleVectorStore does)."""
         args = self._delete_args(node_ids, filters)
-        if self._col is not None:
-            self._col.delete(**args)
+        col = self._store.collection
+        if col is not None:
+            col.delete(**args)
 
     async def adelete_nodes(
         self,
@@ -372,18 +335,19 @@ class StrataVectorStore(BasePydanticVectorStore):
     ) -> None:
         """delete_nodes through strata.AsyncCollection."""
         args = self._delete_args(node_ids, filters)
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is not None:
             await acol.delete(**args)
 
     def clear(self) -> None:
         """Deletes every node (the collection and its dimension stay)."""
-        if self._col is not None:
-            self._col.delete(where={})
+        col = self._store.collection
+        if col is not None:
+            col.delete(where={})
 
     async def aclear(self) -> None:
         """clear through strata.AsyncCollection."""
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is not None:
             await acol.delete(where={})
 
@@ -397,7 +361,7 @@ class StrataVectorStore(BasePydanticVectorStore):
     ) -> list[BaseNode]:
         """The nodes among node_ids (in that order, missing ones left out) matching
         filters; with node_ids None, every node matching filters."""
-        col = self._col
+        col = self._store.collection
         if col is None:
             return []
         where = to_where(filters)
@@ -416,7 +380,7 @@ class StrataVectorStore(BasePydanticVectorStore):
         self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
     ) -> list[BaseNode]:
         """get_nodes through strata.AsyncCollection."""
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is None:
             return []
         where = to_where(filters)
@@ -517,7 +481,7 @@ class StrataVectorStore(BasePydanticVectorStore):
         """The nodes nearest the query among those matching its filters, doc_ids and
         node_ids, by its mode (see the module documentation)."""
         method, args = self._plan(query, kwargs)
-        col = self._col
+        col = self._store.collection
         if col is None:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         return self._result(getattr(col, method)(**args))
@@ -525,7 +489,7 @@ class StrataVectorStore(BasePydanticVectorStore):
     async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         """query through strata.AsyncCollection."""
         method, args = self._plan(query, kwargs)
-        acol = self._async()
+        acol = self._store.async_collection()
         if acol is None:
             return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
         return self._result(await getattr(acol, method)(**args))
