@@ -425,6 +425,27 @@ int strata_col_upsert_points(strata_handle h, uint64_t *ids, int64_t n, strata_i
                              strata_field_values *fields, int64_t nfields, char *meta, size_t meta_len,
                              char *err, size_t errlen);
 
+/* Expiring points. strata_col_upsert_expiring and
+ * strata_col_upsert_points_expiring are strata_col_upsert and
+ * strata_col_upsert_points with a time to live: ttl (seconds from now) or
+ * expires_at (Unix seconds), at most one of them non-NULL, holding n_expiry
+ * values, 1 (for every point) or n; NaN means that point never expires.
+ * Negative or infinite values fail with STRATA_ERR_INVALID. An expired
+ * point is absent from every read from the moment it expires; a
+ * background reaper deletes it through the log. strata_col_expires_at
+ * writes each id's expiry (Unix seconds) into out (n doubles), NaN where
+ * the id has none, is absent or has expired; strata_col_reap runs one
+ * pass of the reaper now. */
+int strata_col_upsert_expiring(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs, float *vectors,
+                               char *meta, size_t meta_len, double *ttl, double *expires_at, int64_t n_expiry,
+                               char *err, size_t errlen);
+int strata_col_upsert_points_expiring(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                                      strata_field_values *fields, int64_t nfields, char *meta, size_t meta_len,
+                                      double *ttl, double *expires_at, int64_t n_expiry, char *err, size_t errlen);
+int strata_col_expires_at(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs, double *out,
+                          char *err, size_t errlen);
+int strata_col_reap(strata_handle h, char *err, size_t errlen);
+
 /* strata_col_update_vectors replaces the given fields' values of n existing
  * points, leaving their other fields and documents; an id that does not
  * exist fails with STRATA_ERR_NOT_FOUND before anything is written.

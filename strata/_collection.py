@@ -94,9 +94,55 @@ class GetResult:
     #: with get(..., vectors=[names]): each named field's values of the entries found
     #: (mask[i]: whether entry i has the field; see strata.FieldVectors)
     named_vectors: dict[str, FieldVectors] | None = None
+    #: with get(..., include_expiry=True): each entry's expiry, Unix seconds (float64),
+    #: NaN for an entry that never expires
+    expires_at: npt.NDArray[np.float64] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+class _Expiry:
+    """ttl or expires_at for the C ABI: float64 values, 1 or one per entry, NaN for
+    an entry that never expires (the engine checks the values and the count)."""
+
+    def __init__(self, values: npt.NDArray[np.float64], is_ttl: bool) -> None:
+        self.values, self.is_ttl = values, is_ttl
+
+    def pointers(self) -> tuple[Any, Any, int]:
+        p = ffi.from_buffer("double[]", self.values)
+        return (p, ffi.NULL, self.values.size) if self.is_ttl else (ffi.NULL, p, self.values.size)
+
+
+def _expiry_arg(ttl: object, expires_at: object) -> _Expiry | None:
+    if ttl is not None and expires_at is not None:
+        raise ValueError("give ttl or expires_at, not both")
+    name, value = ("ttl", ttl) if ttl is not None else ("expires_at", expires_at)
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise TypeError(f"{name} must be a number of seconds or a sequence of them, got {value!r}")
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        items: list[object] = [value]
+    else:
+        try:
+            items = list(value)  # type: ignore[call-overload]
+        except TypeError:
+            raise TypeError(f"{name} must be a number of seconds or a sequence of them") from None
+        if not items:
+            raise ValueError(f"{name} is empty: give one value or one per entry")
+    out = np.empty(len(items), dtype=np.float64)
+    for i, v in enumerate(items):
+        if v is None:
+            out[i] = np.nan  # the C ABI's "never expires"
+            continue
+        number = isinstance(v, (int, float, np.integer, np.floating))
+        if isinstance(v, (bool, np.bool_)) or not number:
+            raise TypeError(f"{name}[{i}] must be a number of seconds or None, got {v!r}")
+        if v != v:  # NaN is how None travels: the caller's NaN is an error
+            raise ValueError(f"{name}[{i}] is NaN: must be a finite number of seconds >= 0")
+        out[i] = float(v)
+    return _Expiry(out, name == "ttl")
 
 
 def _ids_arg(ids: object) -> tuple[npt.NDArray[np.uint64], Any, Any]:
@@ -467,7 +513,15 @@ class Collection(_lib.NativeObject):
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None:
+    def upsert(
+        self,
+        ids: object,
+        vectors: Any,
+        metadata: object = None,
+        *,
+        ttl: object = None,
+        expires_at: object = None,
+    ) -> None:
         """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
         bytes of UTF-8, mixed as you like, or a NumPy integer array), vectors [n, dim]
         (or one [dim] vector), metadata a list of n dicts (or None).
@@ -475,9 +529,15 @@ class Collection(_lib.NativeObject):
         With named vector fields, vectors is a dict of field name to values ({"text": t,
         "image": i}; see strata.FieldVectors for a point lacking a field and for
         multivector values): each point gets exactly the fields given, losing any other
-        it had (a whole-point write)."""
+        it had (a whole-point write).
+
+        ttl (seconds from now) or expires_at (Unix seconds), not both: one number for
+        every entry, or one per entry (None: that entry never expires). An expired entry
+        is gone for every query, get, scan and count from that moment, and is deleted in
+        the background. An upsert without either clears the entries' expiry."""
+        expiry = _expiry_arg(ttl, expires_at)
         if isinstance(vectors, dict):
-            self._upsert_points(ids, vectors, metadata)
+            self._upsert_points(ids, vectors, metadata, expiry)
             return
         handle = self._live()
         self._need_default()
@@ -487,10 +547,17 @@ class Collection(_lib.NativeObject):
             raise ValueError(f"got {id_arr.shape[0]} ids for {n} vectors")
         raw, size = _metadata_arg(metadata, n)
         err = _lib.errbuf()
-        rc = _native.strata_col_upsert(
-            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs,
-            ffi.from_buffer("float[]", vecs), raw, size, err, ERRLEN,
-        )  # fmt: skip
+        if expiry is None:
+            rc = _native.strata_col_upsert(
+                handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs,
+                ffi.from_buffer("float[]", vecs), raw, size, err, ERRLEN,
+            )  # fmt: skip
+        else:
+            ttl_p, at_p, n_expiry = expiry.pointers()
+            rc = _native.strata_col_upsert_expiring(
+                handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs,
+                ffi.from_buffer("float[]", vecs), raw, size, ttl_p, at_p, n_expiry, err, ERRLEN,
+            )  # fmt: skip
         if rc:
             check(rc, err)
 
@@ -541,17 +608,26 @@ class Collection(_lib.NativeObject):
             d.values, d.n_values = _pointer("float[]", fv.vectors), fv.vectors.size
         return descs, len(values), keep
 
-    def _upsert_points(self, ids: object, vectors: object, metadata: object) -> None:
+    def _upsert_points(
+        self, ids: object, vectors: object, metadata: object, expiry: _Expiry | None
+    ) -> None:
         handle = self._live()
         id_arr, strs, _keep = _ids_arg(ids)
         n = id_arr.shape[0]
         descs, nfields, _keep_fields = self._fields_arg(vectors, n)
         raw, size = _metadata_arg(metadata, n)
         err = _lib.errbuf()
-        rc = _native.strata_col_upsert_points(
-            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, descs, nfields, raw, size,
-            err, ERRLEN,
-        )  # fmt: skip
+        if expiry is None:
+            rc = _native.strata_col_upsert_points(
+                handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, descs, nfields, raw,
+                size, err, ERRLEN,
+            )  # fmt: skip
+        else:
+            ttl_p, at_p, n_expiry = expiry.pointers()
+            rc = _native.strata_col_upsert_points_expiring(
+                handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, descs, nfields, raw,
+                size, ttl_p, at_p, n_expiry, err, ERRLEN,
+            )  # fmt: skip
         if rc:
             check(rc, err)
 
@@ -919,20 +995,42 @@ class Collection(_lib.NativeObject):
         return QueryResult(ids, dists, [docs])
 
     def get(
-        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
+        self,
+        ids: object,
+        include_vectors: bool = False,
+        *,
+        vectors: Sequence[str] | None = None,
+        include_expiry: bool = False,
     ) -> GetResult:
-        """Looks up ids; those that do not exist are left out of the result.
+        """Looks up ids; those that do not exist (or have expired) are left out.
 
         include_vectors: the unnamed field's vectors as .vectors [n, dim]. vectors=
         ["text", ...]: those fields' values as .named_vectors {name: FieldVectors},
-        whose mask says which of the entries found have the field."""
+        whose mask says which of the entries found have the field. include_expiry: each
+        entry's expiry as .expires_at (Unix seconds, NaN: never)."""
         names = None if vectors is None else check_names(vectors)
         result = self._get(ids, include_vectors)
-        if names is None:
+        if names is None and not include_expiry:
             return result
         found: Any = result.ids if result.ids.dtype != object else list(result.ids)
-        named = {name: self._get_vectors(found, name) for name in names}
-        return GetResult(result.ids, result.metadata, result.vectors, named)
+        named = None
+        if names is not None:
+            named = {name: self._get_vectors(found, name) for name in names}
+        expires = self._expires_at(found) if include_expiry else None
+        return GetResult(result.ids, result.metadata, result.vectors, named, expires)
+
+    def _expires_at(self, ids: object) -> npt.NDArray[np.float64]:
+        handle = self._live()
+        id_arr, strs, _keep = _ids_arg(ids)
+        n = id_arr.shape[0]
+        out, err = np.empty(n, dtype=np.float64), _lib.errbuf()
+        rc = _native.strata_col_expires_at(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs,
+            ffi.from_buffer("double[]", out), err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        return out
 
     def _get(self, ids: object, include_vectors: bool) -> GetResult:
         handle = self._live()

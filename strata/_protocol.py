@@ -56,7 +56,10 @@ class CollectionLike(Protocol):
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None: ...
+    def upsert(
+        self, ids: object, vectors: Any, metadata: object = None, *,
+        ttl: object = None, expires_at: object = None,
+    ) -> None: ...  # fmt: skip
 
     def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int: ...
 
@@ -107,8 +110,9 @@ class CollectionLike(Protocol):
     ) -> QueryResult: ...
 
     def get(
-        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
-    ) -> GetResult: ...
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None,
+        include_expiry: bool = False,
+    ) -> GetResult: ...  # fmt: skip
 
     def count(self, where: dict[str, Any] | None = None) -> int: ...
 
@@ -151,7 +155,10 @@ class AsyncCollectionLike(Protocol):
 
     # --- writes -------------------------------------------------------------
 
-    async def upsert(self, ids: npt.ArrayLike, vectors: Any, metadata: object = None) -> None: ...
+    async def upsert(
+        self, ids: npt.ArrayLike, vectors: Any, metadata: object = None, *,
+        ttl: object = None, expires_at: object = None,
+    ) -> None: ...  # fmt: skip
 
     async def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int: ...
 
@@ -203,7 +210,7 @@ class AsyncCollectionLike(Protocol):
 
     async def get(
         self, ids: npt.ArrayLike, include_vectors: bool = False, *,
-        vectors: Sequence[str] | None = None,
+        vectors: Sequence[str] | None = None, include_expiry: bool = False,
     ) -> GetResult: ...  # fmt: skip
 
     async def count(self, where: dict[str, Any] | None = None) -> int: ...

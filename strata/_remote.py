@@ -36,6 +36,7 @@ import numpy.typing as npt
 from strata._collection import (
     GetResult,
     QueryResult,
+    _expiry_arg,
     _json_arg,
     _text_fields_arg,
     check_metadata,
@@ -321,11 +322,15 @@ class CollectionCalls:
         yield self._post("remove_vector_field", {"name": name})
         yield from self._reread_schema()
 
-    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> Call[None]:
+    def upsert(
+        self, ids: object, vectors: Any, metadata: object = None, *,
+        ttl: object = None, expires_at: object = None,
+    ) -> Call[None]:  # fmt: skip
         """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
         bytes, mixed as you like), vectors [n, dim] (or one [dim] vector), metadata a
-        list of n dicts (or None); with named vector fields, vectors is a dict (see
-        strata.Collection.upsert)."""
+        list of n dicts (or None); with named vector fields, vectors is a dict; ttl= or
+        expires_at= give the entries a time to live (see strata.Collection.upsert)."""
+        expiry = _expiry_arg(ttl, expires_at)
         if isinstance(vectors, dict):
             id_vals = id_values(ids, "ids")
             n = len(id_vals)
@@ -340,6 +345,9 @@ class CollectionCalls:
         docs = check_metadata(metadata, n)
         if docs is not None:
             body["metadata"] = docs
+        if expiry is not None:  # the values as given (null: never); the server checks them
+            values = [None if np.isnan(v) else v for v in expiry.values.tolist()]
+            body["ttl" if expiry.is_ttl else "expires_at"] = values
         yield self._post("upsert", body)
 
     def update_metadata(self, ids: object, metadata: object) -> Call[int]:
@@ -461,7 +469,9 @@ class CollectionCalls:
                 raise ValueError(f"a hybrid query takes one query vector, got {nq}")
             body["vector"] = qs.reshape(self._dim).tolist()
 
-    def _points(self, points: list[dict[str, Any]], include_vectors: bool) -> GetResult:
+    def _points(
+        self, points: list[dict[str, Any]], include_vectors: bool, include_expiry: bool = False
+    ) -> GetResult:
         ids = id_array([p["id"] for p in points])
         docs = [p.get("metadata") or {} for p in points]
         vectors = None
@@ -469,25 +479,32 @@ class CollectionCalls:
             vectors = np.array([p["vector"] for p in points], dtype=np.float32).reshape(
                 len(points), self._dim
             )
-        return GetResult(ids, docs, vectors)
+        expires = None
+        if include_expiry:
+            at = [p.get("expires_at") for p in points]
+            expires = np.array([np.nan if a is None else a for a in at], dtype=np.float64)
+        return GetResult(ids, docs, vectors, None, expires)
 
     def get(
-        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
-    ) -> Call[GetResult]:
-        """Looks up ids; those that do not exist are left out of the result (vectors=:
-        see strata.Collection.get)."""
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None,
+        include_expiry: bool = False,
+    ) -> Call[GetResult]:  # fmt: skip
+        """Looks up ids; those that do not exist (or have expired) are left out of the
+        result (vectors=, include_expiry=: see strata.Collection.get)."""
         include = ["metadata", "vectors"] if include_vectors else ["metadata"]
+        if include_expiry:
+            include.append("expires_at")
         body: dict[str, Any] = {"ids": id_values(ids, "ids"), "include": include}
         names = None if vectors is None else check_names(vectors)
         if names is not None:
             body["vectors"] = names
         points = (yield self._post("get", body))["points"]
-        result = self._points(points, include_vectors)
+        result = self._points(points, include_vectors, include_expiry)
         if names is None:
             return result
         schema = yield from self._fresh_schema(names)
         named = named_from_points(schema, points, names)
-        return GetResult(result.ids, result.metadata, result.vectors, named)
+        return GetResult(result.ids, result.metadata, result.vectors, named, result.expires_at)
 
     def count(self, where: dict[str, Any] | None = None) -> Call[int]:
         """How many entries match where (all of them without it)."""

@@ -17,6 +17,7 @@ import importlib
 import inspect
 import itertools
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -496,6 +497,53 @@ def test_bad_ids_raise_the_same_error_on_every_door(make, bad, error):
         col.upsert(["ok", bad], np.zeros((2, DIM), dtype=np.float32))
     assert col.get(["ok"]).ids.tolist() == []
     assert len(col) == 10
+
+
+# --- expiring points ---------------------------------------------------------
+# No test waits for time to pass: an entry expires here because its expires_at is
+# already past when it is written; one that must stay has an hour or more to live.
+
+
+def test_an_expired_entry_is_gone_for_every_read_on_every_door(make):
+    col = make()
+    data = fill(col, 20)
+    past = time.time() - 60
+    col.upsert([3, 4, "s"], data[[3, 4, 5]], metadata=[{"i": 3}, {"i": 4}, {"i": 5}],
+               expires_at=[past, None, past])
+    assert len(col) == 19 and col.count() == 19 and col.count({"i": {"$lt": 5}}) == 4
+    assert col.get([3, 4, "s"]).ids.tolist() == [4]
+    found = col.query(data[3], k=20).ids.ravel().tolist()
+    assert 3 not in found and "s" not in found and 4 in found
+    scanned = [i for page in col.scan(batch_size=7) for i in page.ids.tolist()]
+    assert 3 not in scanned and len(scanned) == 19
+    col.upsert([3], data[3])  # a new version, without an expiry
+    assert col.get([3]).ids.tolist() == [3]
+
+
+def test_ttl_and_expires_at_read_back_on_every_door(make):
+    col = make()
+    before = time.time()
+    vecs = np.zeros((3, DIM), dtype=np.float32)
+    col.upsert([1, 2, "c"], vecs, ttl=[3600, None, 7200])
+    got = col.get([1, 2, "c"], include_expiry=True)
+    assert got.ids.tolist() == [1, 2, "c"]
+    assert before + 3600 <= got.expires_at[0] <= time.time() + 3600
+    assert np.isnan(got.expires_at[1])
+    assert got.expires_at[2] - got.expires_at[0] == pytest.approx(3600, abs=5)
+    col.upsert([1], vecs[:1], expires_at=before + 86400)
+    assert col.get([1], include_expiry=True).expires_at[0] == pytest.approx(before + 86400)
+    assert col.get([1]).expires_at is None
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"ttl": -1}, {"ttl": float("inf")}, {"ttl": float("nan")}, {"expires_at": [1.0, -2.0]},
+    {"ttl": [1, 2, 3]}, {"ttl": 1, "expires_at": 1},
+])
+def test_a_bad_expiry_raises_value_error_and_writes_nothing_on_every_door(make, kwargs):
+    col = make()
+    with pytest.raises(ValueError):
+        col.upsert([1, 2], np.zeros((2, DIM), dtype=np.float32), **kwargs)
+    assert len(col) == 0
 
 
 # --- named vector fields and multivectors -----------------------------------

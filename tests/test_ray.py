@@ -386,3 +386,27 @@ def test_import_strata_ray_without_ray_says_what_to_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).parent)
     assert "pip install 'strata[ray]'" in out.stdout
+
+
+def test_sharded_ttl_routes_each_entrys_expiry_with_it(tmp_path):
+    past, later = time.time() - 1, time.time() + 3600
+    ids: list[int | str] = [*range(10), "s-a", "s-b"]
+    ttl_rows = [None if i % 3 else 3600 for i in range(12)]
+    with sray.ShardedCollection.create(tmp_path / "t", dim=4, shards=2) as col:
+        col.upsert(ids, np.ones((12, 4), dtype=np.float32), ttl=ttl_rows)
+        got = col.get(ids, include_expiry=True)
+        for i, at in zip(got.ids.tolist(), got.expires_at.tolist(), strict=True):
+            if ttl_rows[ids.index(i)] is None:
+                assert np.isnan(at), i
+            else:
+                assert later - 5 < at < later + 60, i
+        expires = [past if i % 2 else None for i in range(12)]
+        col.upsert(ids, np.ones((12, 4), dtype=np.float32), expires_at=expires)
+        assert col.count() == 6
+        assert sorted(map(str, col.get(ids).ids.tolist())) == sorted(
+            str(i) for i, e in zip(ids, expires, strict=True) if e is None
+        )
+        # A bad value is refused before any shard writes.
+        with pytest.raises(ValueError, match=r"ttl\[11\]"):
+            col.upsert(ids, np.zeros((12, 4), dtype=np.float32), ttl=[1] * 11 + [-1])
+        assert col.count() == 6

@@ -113,6 +113,7 @@ func (c *Collection) applyFieldOp(w *pendingWrite) (int, error) {
 		}
 		c.meta.PutBatch(keys, w.docs)
 		c.putText(keys, w.docs)
+		c.expiry.put(keys, rec.expires)
 		return len(keys), nil
 	case opUpdateVectors:
 		// Ids gone since the write was validated are skipped.

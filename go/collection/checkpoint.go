@@ -54,6 +54,7 @@ func (c *Collection) checkpoint() error {
 	frozenSp := freezeSparse(set)
 	ids, offsets, data := c.meta.Export()
 	keys, strs, next := c.ids.export()
+	expiries := c.expiry.export()
 	c.applyMu.Unlock()
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
@@ -67,7 +68,7 @@ func (c *Collection) checkpoint() error {
 	c.walMu.Unlock()
 	if err == nil {
 		err = c.writeSnapshot(seq, set, frozen, frozenSp, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
-			snapshot.IDTable{Keys: keys, Strings: strs, Next: next})
+			snapshot.IDTable{Keys: keys, Strings: strs, Next: next}, expiries)
 	}
 	if err == nil {
 		// What CURRENT names must load: read it back first (fallback.go).
@@ -139,7 +140,7 @@ func freezeSparse(set *fieldSet) []frozenSparse {
 // one dense field "" writes a format 2 manifest, as before fields existed;
 // any other schema a format 3 one, which lists the fields.
 func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenField, frozenSp []frozenSparse,
-	md snapshot.Metadata, table snapshot.IDTable) error {
+	md snapshot.Metadata, table snapshot.IDTable, expiries snapshot.Expiries) error {
 	dir := snapshotPath(c.dir, seq)
 	// A directory of this name is the remains of a crashed checkpoint of
 	// the same state (CURRENT never names an incomplete one).
@@ -179,6 +180,15 @@ func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenFie
 		}
 		m.IDs = snapshot.IDTableName
 		files = append(files, snapshot.IDTableName)
+	}
+	// Only a snapshot holding an expiring point has the table: the others
+	// stay readable by the builds before expiring points.
+	if len(expiries.Keys) > 0 {
+		if err := snapshot.WriteExpiries(c.fs, filepath.Join(dir, snapshot.ExpiryName), expiries); err != nil {
+			return err
+		}
+		m.Expiry = snapshot.ExpiryName
+		files = append(files, snapshot.ExpiryName)
 	}
 	for _, name := range files {
 		info, err := c.fs.Stat(filepath.Join(dir, name))

@@ -42,8 +42,9 @@ type Collection struct {
 	// replaced whole when a field is added or removed.
 	fields atomic.Pointer[fieldSet]
 	meta   *meta.Index
-	ids    *idTable    // string ids and their keys (ids.go)
-	text   textIndexes // full-text indexes over metadata fields (text.go)
+	ids    *idTable     // string ids and their keys (ids.go)
+	expiry *expiryTable // expiry times of expiring points (expiry.go)
+	text   textIndexes  // full-text indexes over metadata fields (text.go)
 
 	// The write pipeline: callers queue requests, one committer goroutine
 	// logs them in groups and applies them in sequence order.
@@ -75,7 +76,10 @@ type Collection struct {
 	// it closes the channel it receives when the look (and the checkpoint
 	// after a vacuum) is done. Tests drive the loop with it instead of
 	// waiting for the ticker (testing_test.go, startLook).
-	lookNow        chan chan struct{}
+	lookNow chan chan struct{}
+	// reapNow asks the reaper for a look at once, as lookNow does the
+	// checkpoint loop (reaper.go).
+	reapNow        chan chan struct{}
 	lastCheckpoint atomic.Uint64 // sequence number of the live snapshot
 	checkpointAt   atomic.Int64  // unix nanoseconds of the last checkpoint, or 0
 	walAtSnapshot  atomic.Int64  // log bytes when the last checkpoint started
@@ -204,7 +208,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fie
 			return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 		}
 	}
-	c := newCollection(dir, opts, tuning, lock, fields, meta.NewIndex(), newIDTable())
+	c := newCollection(dir, opts, tuning, lock, fields, meta.NewIndex(), newIDTable(), newExpiryTable())
 	if err := c.initText(opts.TextFields, opts.TextAnalyzer); err != nil {
 		return nil, err
 	}
@@ -218,7 +222,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fie
 	if err := c.openLog(1); err != nil {
 		return nil, err
 	}
-	err = c.writeSnapshot(0, set, frozen, freezeSparse(set), snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey})
+	err = c.writeSnapshot(0, set, frozen, freezeSparse(set), snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey}, snapshot.Expiries{})
 	if err == nil {
 		err = snapshot.WriteCurrent(fsys, dir, 0)
 	}
@@ -271,7 +275,7 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	if !tuning.HasFsync {
 		tuning.Fsync = opts.Fsync
 	}
-	c := newCollection(dir, opts, tuning, lock, fields, docs, snap.ids)
+	c := newCollection(dir, opts, tuning, lock, fields, docs, snap.ids, snap.expiry)
 	if err := c.rebuildText(manifest, stored); err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
@@ -390,10 +394,11 @@ func parseDocs(raw [][]byte) ([]meta.Document, error) {
 	return docs, nil
 }
 
-func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fieldSet, docs *meta.Index, ids *idTable) *Collection {
-	c := &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, meta: docs, ids: ids,
+func newCollection(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fieldSet, docs *meta.Index, ids *idTable, expiry *expiryTable) *Collection {
+	c := &Collection{dir: dir, fs: tuning.FS, opts: opts, tuning: tuning, lock: lock, meta: docs, ids: ids, expiry: expiry,
 		requests: make(chan *request, 1024), logged: make(chan []*request, 1), stop: make(chan struct{}), checkpointKick: make(chan struct{}, 1),
-		buildKick: make(chan struct{}, 1), buildStop: make(chan struct{}), lookNow: make(chan chan struct{})}
+		buildKick: make(chan struct{}, 1), buildStop: make(chan struct{}), lookNow: make(chan chan struct{}),
+		reapNow: make(chan chan struct{})}
 	c.fields.Store(fields)
 	return c
 }
@@ -416,10 +421,11 @@ func (c *Collection) startLoops() {
 	c.buildWG.Add(1)
 	go c.buildLoop()
 	c.kickBuilder() // the tail replay left
-	c.wg.Add(3)
+	c.wg.Add(4)
 	go c.commitLoop()
 	go c.applyLoop()
 	go c.checkpointLoop()
+	go c.reapLoop()
 	if c.tuning.Fsync == FsyncBatch {
 		c.wg.Add(1)
 		go c.syncLoop()

@@ -244,14 +244,23 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 	n := 0
 	switch w.rec.op {
 	case opDelete:
-		keys := c.keysOf(w.rec.ids)
-		n = c.meta.Delete(keys)
-		c.deleteText(keys)
-		if err := c.fields.Load().dropPoints(keys, nil); err != nil {
+		var err error
+		if n, err = c.deleteKeys(c.keysOf(w.rec.ids)); err != nil {
 			return err
 		}
-		// A deleted string's mapping goes with its point.
-		c.ids.remove(keys)
+	case opExpire:
+		// The reaper's delete: only the ids whose expiry is still the one
+		// it saw (not upserted again since), live and in replay alike.
+		keys := make([]uint64, 0, len(w.rec.ids))
+		for i, id := range w.rec.ids {
+			if k, ok := c.keyOf(id); ok && c.expiry.get(k) == w.rec.expires[i] {
+				keys = append(keys, k)
+			}
+		}
+		var err error
+		if n, err = c.deleteKeys(keys); err != nil {
+			return err
+		}
 	case opSetMeta:
 		// An id deleted since the write was validated (or, in replay,
 		// deleted before a snapshot that came later) is skipped.
@@ -278,6 +287,19 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 		w.req.count = n
 	}
 	return nil
+}
+
+// deleteKeys removes the points of keys and returns how many existed.
+func (c *Collection) deleteKeys(keys []uint64) (int, error) {
+	n := c.meta.Delete(keys)
+	c.deleteText(keys)
+	if err := c.fields.Load().dropPoints(keys, nil); err != nil {
+		return 0, err
+	}
+	c.expiry.clear(keys)
+	// A deleted string's mapping goes with its point.
+	c.ids.remove(keys)
+	return n, nil
 }
 
 // applyUpserts applies a run of op 1 records: the field "" of every point
@@ -321,6 +343,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 		}
 		c.meta.PutBatch(keys, w.docs)
 		c.putText(keys, w.docs)
+		c.expiry.put(keys, w.rec.expires)
 		if w.req != nil {
 			w.req.count = len(keys)
 		}
@@ -330,6 +353,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 	var ids []uint64
 	var vectors []float32
 	var docs []meta.Document
+	var expires []int64 // nil while no record of the run has expiry times
 	for wi := range run {
 		w := &run[wi]
 		keys, err := c.assignKeys(w.rec.ids)
@@ -338,15 +362,28 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 		}
 		for i, id := range keys {
 			vec := w.rec.vectors[i*dim : (i+1)*dim]
+			var exp int64
+			if w.rec.expires != nil {
+				exp = w.rec.expires[i]
+				if expires == nil {
+					expires = make([]int64, len(ids), len(ids)+len(keys))
+				}
+			}
 			if at, ok := last[id]; ok {
 				copy(vectors[at*dim:], vec)
 				docs[at] = w.docs[i]
+				if expires != nil {
+					expires[at] = exp
+				}
 				continue
 			}
 			last[id] = len(ids)
 			ids = append(ids, id)
 			vectors = append(vectors, vec...)
 			docs = append(docs, w.docs[i])
+			if expires != nil {
+				expires = append(expires, exp)
+			}
 		}
 		if w.req != nil {
 			w.req.count = len(w.rec.ids)
@@ -357,6 +394,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 	}
 	c.meta.PutBatch(ids, docs)
 	c.putText(ids, docs)
+	c.expiry.put(ids, expires)
 	return nil
 }
 

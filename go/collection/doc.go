@@ -83,6 +83,7 @@
 //	op u8 = 8 add field:      n u32 = 0 | len u32 | JSON {"name", "dim", "metric", "M", "ef_construction", "quantization"[, "multivector": "max_sim"]}
 //	                          or, a sparse field, JSON {"name", "sparse": "none"|"idf"}
 //	op u8 = 9 remove field:   n u32 = 0 | len u32 | JSON {"name": name}
+//	op u8 = 10 expire:        n u32 | ids | n × expires i64
 //
 // where fields, the values of some vector fields for some of the ids, is
 //
@@ -124,6 +125,27 @@
 // id is corrupt, so every record has one encoding. Integer ids are below
 // 2^63 in both forms. Records hold ids as written: the keys that string
 // ids get in memory (ids.go) are handed out again by replay in log order.
+//
+// # Expiring points
+//
+// An upsert (op 1 or 5) may give its points expiry times: the flag 0x40
+// of the op byte (0x41, 0x45; with tagged ids 0xc1, 0xc5) says the record
+// ends, after its documents, with n × expires i64, one per id, Unix
+// nanoseconds, 0 for a point that does not expire. The flag is set when
+// at least one point expires, and only then (a flagged record where none
+// does is corrupt), so records without expiring points are byte for byte
+// those of the builds before them, and those builds refuse a flagged one
+// (unknown operation). An upsert states the whole point, expiry included:
+// one without the flag clears the expiry of the ids it writes. Ops 3, 6
+// and 7 keep it. Op 10 is the reaper's delete (reaper.go): its ids with
+// the expiry (> 0) each had when the reaper saw it expired; it deletes
+// the ids whose expiry is still exactly that one, so that an upsert
+// logged between the reaper's look and its record survives, live and in
+// replay alike. No record's apply reads the clock: the expiry table
+// after replay is a function of the log alone. Reads compare expiry
+// times with one reading of Tuning.Clock per call and hide every point
+// expired by then (expiry.go); the snapshot keeps the table in
+// expiry.idx (package snapshot).
 //
 // A record states the full new state of the ids it touches, so replay needs
 // no other context; a set-metadata record for an id that is gone at replay

@@ -48,6 +48,7 @@ type loaded struct {
 	docs     *meta.Index
 	stored   snapshot.Metadata
 	ids      *idTable
+	expiry   *expiryTable
 }
 
 // loadIDTable reads the snapshot's id table, or makes the empty one for a
@@ -114,7 +115,23 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 			ErrCorrupt, snapDir, len(stored.IDs)-first, len(table.Keys))
 	}
 	ids := importTable(table.Keys, table.Strings, table.Next)
-	return &loaded{seq: seq, manifest: manifest, fields: fields, docs: docs, stored: stored, ids: ids}, nil
+	expiry := newExpiryTable()
+	if manifest.Expiry != "" {
+		e, err := snapshot.ReadExpiries(fsys, filepath.Join(snapDir, manifest.Expiry))
+		if err != nil {
+			closeFields(fields.fields)
+			return nil, err
+		}
+		for i, k := range e.Keys {
+			if !docs.Contains(k) {
+				closeFields(fields.fields)
+				return nil, fmt.Errorf("%w: snapshot %s: the expiry table's entry %d names key %d, which holds no point",
+					ErrCorrupt, snapDir, i, k)
+			}
+		}
+		expiry = importExpiries(e)
+	}
+	return &loaded{seq: seq, manifest: manifest, fields: fields, docs: docs, stored: stored, ids: ids, expiry: expiry}, nil
 }
 
 // damagedSnapshot reports whether err says a snapshot's files are damaged

@@ -240,6 +240,17 @@ func (c *Collection) QueryFused(subs []SubQuery, fusion Fusion, k int, f *meta.F
 		}
 		lists[i] = list
 	}
+	// Each sub-query read the clock: a point that expired between them is
+	// dropped from every list (expiry is for good: a later reading hides
+	// whatever an earlier one did).
+	if exp := c.expiredNow(); !exp.empty() {
+		for i, list := range lists {
+			lists[i] = slices.DeleteFunc(list, func(s Scored) bool {
+				k, ok := c.keyOf(s.ID)
+				return !ok || exp.has(k)
+			})
+		}
+	}
 	return Fuse(lists, fusion, k)
 }
 

@@ -302,6 +302,13 @@ func (c *Collection) keyOf(id ID) (uint64, bool) {
 	return k, ok && c.meta.Contains(k)
 }
 
+// liveKeyOf is keyOf for reads: an id expired at the read's clock
+// reading (exp) is absent.
+func (c *Collection) liveKeyOf(id ID, exp expiredSet) (uint64, bool) {
+	k, ok := c.keyOf(id)
+	return k, ok && !exp.has(k)
+}
+
 // idOf returns the id of a key, false if it is a string key no longer
 // present (deleted since the key was read).
 func (c *Collection) idOf(key uint64) (ID, bool) {

@@ -115,6 +115,17 @@ type Tuning struct {
 	// about 0.25 ms of exact scan per query at 512 dimensions.
 	TailRows  int
 	TailBytes int64
+	// Clock, if not nil, is the time expiring points are compared with
+	// (expiry.go) instead of time.Now: a test hook, and a way for a door
+	// to share one clock. It must be safe for concurrent use.
+	Clock func() time.Time
+	// ReapInterval is how often the reaper (reaper.go) looks for expired
+	// points to delete; default 1 s, < 0 never (they stay invisible to
+	// every read, and in memory and on disk, until deleted).
+	ReapInterval time.Duration
+	// ReapBatch bounds the expired points one look of the reaper deletes
+	// (one log record); default 4096.
+	ReapBatch int
 	// Observer, if not nil, is told how long each fsync and checkpoint took
 	// and how many writes each group commit carried (for metrics).
 	Observer Observer
@@ -135,6 +146,8 @@ const (
 	defaultVacuumRatio     = 0.2
 	defaultTailRows        = 8192
 	defaultTailBytes       = 16 << 20
+	defaultReapInterval    = time.Second
+	defaultReapBatch       = 4096
 	// vacuumMinTombstones keeps small collections from rebuilding for a
 	// handful of deletions (Qdrant's vacuum_min_vector_number).
 	vacuumMinTombstones = 1000
@@ -165,6 +178,12 @@ func (t *Tuning) setDefaults() {
 	}
 	if t.VacuumRatio == 0 {
 		t.VacuumRatio = defaultVacuumRatio
+	}
+	if t.ReapInterval == 0 {
+		t.ReapInterval = defaultReapInterval
+	}
+	if t.ReapBatch <= 0 {
+		t.ReapBatch = defaultReapBatch
 	}
 }
 

@@ -66,8 +66,9 @@ func (c *Collection) GetSparseVectors(ids []ID, field string) (found []ID, vecto
 	if sf == nil {
 		return nil, nil, fmt.Errorf("%w: no sparse field %q", ErrInvalid, field)
 	}
+	exp := c.expiredNow()
 	for _, id := range ids {
-		key, ok := c.keyOf(id)
+		key, ok := c.liveKeyOf(id, exp)
 		if !ok {
 			continue
 		}

@@ -159,9 +159,18 @@ func (c *Collection) allowed(f *meta.Filter, among []ID) ([]uint64, error) {
 	if among != nil {
 		amongKeys := c.keysOf(among) // ids no write accepts allow nothing, as absent ones
 		if allow == nil {
-			return amongKeys, nil
+			allow = amongKeys
+		} else {
+			allow = intersectSorted(allow, amongKeys)
 		}
-		allow = intersectSorted(allow, amongKeys)
+	}
+	// Expired points are allowed nowhere (expiry.go). While some wait for
+	// the reaper, an unrestricted query is one restricted to the others.
+	if exp := c.expiredNow(); !exp.empty() {
+		if allow == nil {
+			allow = c.meta.Select(nil)
+		}
+		allow = exp.without(allow)
 	}
 	return allow, nil
 }
@@ -236,11 +245,12 @@ func (c *Collection) Documents(ids []ID) ([][]byte, error) {
 		return nil, err
 	}
 	docs := make([][]byte, len(ids))
+	exp := c.expiredNow()
 	for i, id := range ids {
 		if id.IsNone() {
 			continue
 		}
-		if k, ok := c.keyOf(id); ok {
+		if k, ok := c.liveKeyOf(id, exp); ok {
 			docs[i], _ = c.meta.Get(k)
 		}
 	}
@@ -267,8 +277,9 @@ func (c *Collection) Get(ids []ID, withVectors bool) (found []ID, docs [][]byte,
 		defer v.Close()
 		get = func(key uint64, out []float32) error { return def.getVectors(&v, []uint64{key}, out) }
 	}
+	exp := c.expiredNow()
 	for _, id := range ids {
-		key, ok := c.keyOf(id)
+		key, ok := c.liveKeyOf(id, exp)
 		if !ok {
 			continue
 		}
@@ -307,8 +318,9 @@ func (c *Collection) GetVectors(ids []ID, field string) (found []ID, vectors []f
 	var labels []uint64
 	v := f.tail.Read()
 	defer v.Close()
+	exp := c.expiredNow()
 	for _, id := range ids {
-		key, ok := c.keyOf(id)
+		key, ok := c.liveKeyOf(id, exp)
 		if !ok {
 			continue
 		}
@@ -345,12 +357,16 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 	if err := c.alive(); err != nil {
 		return 0, err
 	}
+	exp := c.expiredNow()
 	if f == nil || f.MatchesAll() {
-		return c.meta.Len(), nil
+		return c.meta.Len() - len(exp.keys), nil // every expired key holds a point
 	}
 	bound, err := c.bindVectors(c.resolve(f))
 	if err != nil {
 		return 0, err
+	}
+	if !exp.empty() {
+		return len(exp.without(c.meta.Select(bound))), nil
 	}
 	return c.meta.Count(bound), nil
 }
@@ -359,7 +375,7 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 // TextFields it describes the collection and answers after Close too (as
 // it was at Close); the methods that read or write entries fail with
 // ErrClosed then.
-func (c *Collection) Len() int { return c.meta.Len() }
+func (c *Collection) Len() int { return c.meta.Len() - len(c.expiredNow().keys) }
 
 // ScanIDs returns up to limit ids matching f (nil: all; limit 0: no
 // limit) in scan order (integers ascending, then strings in byte order),
@@ -382,13 +398,21 @@ func (c *Collection) ScanIDs(f *meta.Filter, after ID, hasAfter bool, limit int)
 		return nil, err
 	}
 	out := []ID{}
+	exp := c.expiredNow()
 	if !hasAfter || !after.IsString() {
-		// Keys ascend integers first, then string keys (2^63 and up).
-		for _, k := range c.meta.IDsAfter(f, after.num, hasAfter, limit) {
-			if k >= firstStringKey {
+		// Keys ascend integers first, then string keys (2^63 and up). The
+		// page asks for as many more as there are expired keys to skip.
+		ask := limit
+		if limit > 0 {
+			ask += len(exp.keys)
+		}
+		for _, k := range c.meta.IDsAfter(f, after.num, hasAfter, ask) {
+			if k >= firstStringKey || (limit > 0 && len(out) == limit) {
 				break
 			}
-			out = append(out, ID{num: k})
+			if !exp.has(k) {
+				out = append(out, ID{num: k})
+			}
 		}
 		if limit > 0 && len(out) == limit {
 			return out, nil
@@ -414,7 +438,7 @@ func (c *Collection) ScanIDs(f *meta.Filter, after ID, hasAfter bool, limit int)
 	}
 	for _, s := range names[start:] {
 		k, ok := c.ids.key(s)
-		if !ok || !c.meta.Contains(k) {
+		if !ok || !c.meta.Contains(k) || exp.has(k) {
 			continue
 		}
 		if matching != nil {
@@ -473,7 +497,7 @@ func (c *Collection) Info() Info {
 	for _, f := range c.fields.Load().fields {
 		tombstones += f.index.Tombstones()
 	}
-	in := Info{Dir: c.dir, Count: c.meta.Len(), Dim: opts.Dim, Metric: opts.Metric.String(), M: opts.M,
+	in := Info{Dir: c.dir, Count: c.Len(), Dim: opts.Dim, Metric: opts.Metric.String(), M: opts.M,
 		EfConstruction: opts.EfConstruction, Quantization: opts.Quantization.String(), Vectors: c.VectorFields(),
 		Fsync: c.tuning.Fsync.String(), Seq: c.applied.Load(), LastCheckpoint: c.lastCheckpoint.Load(),
 		WALBytes: c.log.Bytes(), SnapshotBytes: c.snapshotBytes.Load(), Tombstones: tombstones, Recovery: c.recovery,

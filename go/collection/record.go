@@ -27,6 +27,15 @@ const (
 	opDeleteVectors byte = 7 // some fields of points, by name
 	opAddField      byte = 8 // no ids, one document: the field's spec
 	opRemoveField   byte = 9 // no ids, one document: {"name": ...}
+	// opExpire is the reaper's delete (reaper.go): ids and the expiry
+	// each had when the reaper saw it expired; applied to the ids whose
+	// expiry is still that one.
+	opExpire byte = 10
+	// opExpires, or-ed into the op of an upsert (1) or an upsert of points
+	// (5), says that the record ends with an expiry time per id: set on a
+	// record where a point expires, and only then, so a record without
+	// one is byte for byte what it was before expiring points.
+	opExpires byte = 0x40
 )
 
 // Kinds of a tagged id. Part of the log format: do not change.
@@ -47,6 +56,10 @@ type record struct {
 	// fields are the values of opUpsertPoints and opUpdateVectors, and
 	// (names only) the fields of opDeleteVectors.
 	fields []fieldValues
+	// expires, for opUpsert and opUpsertPoints, holds one expiry per id
+	// (Unix nanoseconds, 0: none), or is nil when no point expires; for
+	// opExpire, the expiry each id had when it was reaped.
+	expires []int64
 }
 
 var le = binary.LittleEndian
@@ -54,7 +67,7 @@ var le = binary.LittleEndian
 // size is the length of the encoded record (at most 4 bytes more than
 // exact: the dim field only upserts carry).
 func (r *record) size() int {
-	size := 1 + 4 + 4 + idsSize(r.ids) + 4*len(r.vectors)
+	size := 1 + 4 + 4 + idsSize(r.ids) + 4*len(r.vectors) + 8*len(r.expires)
 	for _, d := range r.docs {
 		size += 4 + len(d)
 	}
@@ -75,6 +88,9 @@ func (r *record) encode() []byte {
 	if tagged {
 		op |= opTaggedIDs
 	}
+	if r.expires != nil && r.op != opExpire {
+		op |= opExpires
+	}
 	b = append(b, op)
 	b = le.AppendUint32(b, uint32(len(r.ids)))
 	if r.op == opUpsert {
@@ -92,6 +108,9 @@ func (r *record) encode() []byte {
 		b = le.AppendUint32(b, uint32(len(d)))
 		b = append(b, d...)
 	}
+	for _, at := range r.expires {
+		b = le.AppendUint64(b, uint64(at))
+	}
 	return b
 }
 
@@ -106,8 +125,12 @@ func decodeRecord(p []byte) (record, error) {
 	if len(p) < 5 {
 		return bad("%d bytes", len(p))
 	}
-	r.op = p[0] &^ opTaggedIDs
+	r.op = p[0] &^ (opTaggedIDs | opExpires)
 	tagged := p[0]&opTaggedIDs != 0
+	expiring := p[0]&opExpires != 0
+	if expiring && r.op != opUpsert && r.op != opUpsertPoints {
+		return bad("expiry times on a record of operation %d", r.op)
+	}
 	if tagged && (r.op == opTextIndex || r.op == opAddField || r.op == opRemoveField) {
 		return bad("tagged ids on a record of operation %d, which has no ids", r.op)
 	}
@@ -128,7 +151,7 @@ func decodeRecord(p []byte) (record, error) {
 		}
 		r.dim = dim
 		p = p[4:]
-	case opDelete, opSetMeta, opTextIndex, opUpsertPoints, opUpdateVectors, opDeleteVectors, opAddField, opRemoveField:
+	case opDelete, opSetMeta, opTextIndex, opUpsertPoints, opUpdateVectors, opDeleteVectors, opAddField, opRemoveField, opExpire:
 	default:
 		return bad("unknown operation %d", p0(tagged, r.op))
 	}
@@ -139,7 +162,7 @@ func decodeRecord(p []byte) (record, error) {
 			return bad("record of operation %d with %d ids", r.op, n)
 		}
 		docCount = 1
-	case opUpdateVectors, opDeleteVectors:
+	case opUpdateVectors, opDeleteVectors, opExpire:
 		docCount = 0
 	}
 	var err error
@@ -162,10 +185,10 @@ func decodeRecord(p []byte) (record, error) {
 		}
 		p = p[4*n*dim:]
 	}
-	if r.op != opDelete && docCount > len(p)/4 {
+	if r.op != opDelete && r.op != opExpire && docCount > len(p)/4 {
 		return bad("%d documents in %d bytes", docCount, len(p))
 	}
-	if r.op != opDelete && docCount > 0 {
+	if r.op != opDelete && r.op != opExpire && docCount > 0 {
 		r.docs = make([][]byte, docCount)
 		for i := range r.docs {
 			if len(p) < 4 {
@@ -180,6 +203,25 @@ func decodeRecord(p []byte) (record, error) {
 			p = p[size:]
 		}
 	}
+	if expiring || r.op == opExpire {
+		if len(p) != 8*n {
+			return bad("%d bytes for the expiry times of %d ids", len(p), n)
+		}
+		r.expires = make([]int64, n)
+		some := false
+		for i := range r.expires {
+			at := int64(le.Uint64(p[8*i:]))
+			if at < 0 || (at == 0 && r.op == opExpire) {
+				return bad("expiry time %d of ids[%d]", at, i)
+			}
+			r.expires[i] = at
+			some = some || at != 0
+		}
+		if !some && n > 0 {
+			return bad("expiry flag on a record where no point expires")
+		}
+		p = p[8*n:]
+	}
 	if len(p) != 0 {
 		return bad("%d bytes after the last field", len(p))
 	}
@@ -187,7 +229,7 @@ func decodeRecord(p []byte) (record, error) {
 }
 
 // p0 is the op byte as it was read, for messages.
-func p0(tagged bool, op byte) byte {
+func p0(tagged bool, op byte) byte { // the expiry flag is only ever read on ops 1 and 5
 	if tagged {
 		return op | opTaggedIDs
 	}

@@ -40,13 +40,21 @@ func FuzzDecodeRecord(f *testing.F) {
 			{name: "kw", sparse: true, points: []uint32{1}, counts: []uint32{3}, indices: []uint32{0, 1, 2}, vectors: []float32{0, 1, 2}},
 		}},
 		{op: opAddField, docs: [][]byte{encodeSparseSpec(SparseField{Name: "kw", Modifier: 1})}},
+		{op: opUpsert, ids: IntIDs([]uint64{1, 2}), dim: 1, vectors: []float32{1, 2}, docs: [][]byte{[]byte(`{}`), []byte(`{}`)},
+			expires: []int64{1_700_000_000_000_000_000, 0}},
+		{op: opUpsertPoints, ids: []ID{StringID("c"), IntID(2)}, docs: [][]byte{[]byte(`{}`), []byte(`{}`)}, fields: []fieldValues{
+			{name: "t", dim: 1, points: []uint32{1}, vectors: []float32{1}},
+		}, expires: []int64{5, 6}},
+		{op: opExpire, ids: []ID{StringID("c"), IntID(2)}, expires: []int64{5, 6}},
 	}
 	for _, r := range seeds {
 		f.Add(r.encode())
 	}
 	f.Add([]byte{opUpsert, 0xff, 0xff, 0xff, 0xff, dim, 0, 0, 0})
 	f.Add([]byte{opDelete | opTaggedIDs, 0xff, 0xff, 0xff, 0xff, idKindString, 0xff, 0xff})
-	f.Add([]byte{opDelete | opTaggedIDs, 1, 0, 0, 0, idKindInt, 1, 0, 0, 0, 0, 0, 0, 0}) // tagged, no string
+	f.Add([]byte{opDelete | opTaggedIDs, 1, 0, 0, 0, idKindInt, 1, 0, 0, 0, 0, 0, 0, 0})            // tagged, no string
+	f.Add([]byte{opUpsert | opExpires, 0, 0, 0, 0, 1, 0, 0, 0})                                     // the flag with no point expiring
+	f.Add([]byte{opDelete | opExpires, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}) // the flag on a delete
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		rec, err := decodeRecord(payload)
 		if err != nil {
@@ -69,9 +77,11 @@ func FuzzDecodeRecord(f *testing.F) {
 	})
 }
 
-// TestIntegerRecordsKeepTheirBytes prevents string ids from changing the
-// log of an integer-only collection: old logs must replay and new ones be
-// readable by the same rules, byte for byte (ops 1-3 untagged).
+// TestIntegerRecordsKeepTheirBytes prevents string ids (and expiring
+// points) from changing the log of an integer-only collection: old logs
+// must replay and new ones be readable by the same rules, byte for byte
+// (ops 1-3 untagged, no expiry flag without an expiring point); and pins
+// the expiring forms.
 func TestIntegerRecordsKeepTheirBytes(t *testing.T) {
 	for _, c := range []struct {
 		rec  record
@@ -82,6 +92,11 @@ func TestIntegerRecordsKeepTheirBytes(t *testing.T) {
 			"0101000000" + "01000000" + "0100000000000000" + "0000803f" + "02000000" + "7b7d"},
 		{record{op: opSetMeta, ids: []ID{StringID("ab"), IntID(5)}, docs: [][]byte{[]byte("{}"), []byte("{}")}},
 			"8302000000" + "01" + "0200" + "6162" + "00" + "0500000000000000" + "02000000" + "7b7d" + "02000000" + "7b7d"},
+		// Expiring points: the flag 0x40 and a u64 per id after the documents.
+		{record{op: opUpsert, ids: IntIDs([]uint64{1}), dim: 1, vectors: []float32{1}, docs: [][]byte{[]byte("{}")}, expires: []int64{258}},
+			"4101000000" + "01000000" + "0100000000000000" + "0000803f" + "02000000" + "7b7d" + "0201000000000000"},
+		{record{op: opExpire, ids: IntIDs([]uint64{1}), expires: []int64{258}},
+			"0a01000000" + "0100000000000000" + "0201000000000000"},
 	} {
 		if got := hex.EncodeToString(c.rec.encode()); got != c.want {
 			t.Errorf("op %d: %s, want %s", c.rec.op, got, c.want)

@@ -18,6 +18,13 @@ const maxBatchBytes = 256 << 20
 // It returns once the write is durable per the fsync policy and visible to
 // queries.
 func (c *Collection) Upsert(ids []ID, vectors []float32, docs []meta.Document) error {
+	return c.UpsertExpiring(ids, vectors, docs, Expiry{})
+}
+
+// UpsertExpiring is Upsert with a time to live for the points written
+// (expiry.go; the zero Expiry: none expires). A point written without one
+// does not expire, even if its previous version did.
+func (c *Collection) UpsertExpiring(ids []ID, vectors []float32, docs []meta.Document, expiry Expiry) error {
 	if err := c.alive(); err != nil {
 		return err
 	}
@@ -42,10 +49,14 @@ func (c *Collection) Upsert(ids []ID, vectors []float32, docs []meta.Document) e
 	if err := c.checkText(parsed); err != nil {
 		return err
 	}
+	expires, err := c.expiries(n, expiry)
+	if err != nil {
+		return err
+	}
 	if n == 0 {
 		return nil
 	}
-	rec := record{op: opUpsert, ids: ids, dim: def.Dim, vectors: vectors, docs: canonical}
+	rec := record{op: opUpsert, ids: ids, dim: def.Dim, vectors: vectors, docs: canonical, expires: expires}
 	if err := checkSize(rec); err != nil {
 		return err
 	}
@@ -73,8 +84,9 @@ func (c *Collection) UpdateMetadata(ids []ID, docs []meta.Document) (int, error)
 	if err := c.checkText(parsed); err != nil {
 		return 0, err
 	}
+	exp := c.expiredNow()
 	for i, id := range ids {
-		if _, ok := c.keyOf(id); !ok {
+		if _, ok := c.liveKeyOf(id, exp); !ok {
 			return 0, fmt.Errorf("%w: ids[%d] = %s", ErrNotFound, i, id)
 		}
 	}
@@ -121,7 +133,7 @@ func (c *Collection) DeleteWhere(f *meta.Filter) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	keys := c.meta.Select(bound)
+	keys := c.expiredNow().without(c.meta.Select(bound)) // the reaper deletes the expired ones
 	ids := make([]ID, 0, len(keys))
 	for _, k := range keys {
 		if id, ok := c.idOf(k); ok { // a string deleted meanwhile is gone already

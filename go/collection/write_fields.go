@@ -42,6 +42,12 @@ type FieldValues struct {
 // error nothing changed. A collection's fields are those of VectorFields;
 // a name that is not one fails with ErrInvalid.
 func (c *Collection) UpsertPoints(ids []ID, fields map[string]FieldValues, docs []meta.Document) error {
+	return c.UpsertPointsExpiring(ids, fields, docs, Expiry{})
+}
+
+// UpsertPointsExpiring is UpsertPoints with a time to live for the points
+// written (expiry.go; the zero Expiry: none expires).
+func (c *Collection) UpsertPointsExpiring(ids []ID, fields map[string]FieldValues, docs []meta.Document, expiry Expiry) error {
 	if err := c.alive(); err != nil {
 		return err
 	}
@@ -59,6 +65,10 @@ func (c *Collection) UpsertPoints(ids []ID, fields map[string]FieldValues, docs 
 	if err := c.checkText(parsed); err != nil {
 		return err
 	}
+	expires, err := c.expiries(len(ids), expiry)
+	if err != nil {
+		return err
+	}
 	if len(ids) == 0 {
 		return nil
 	}
@@ -70,6 +80,7 @@ func (c *Collection) UpsertPoints(ids []ID, fields map[string]FieldValues, docs 
 	} else {
 		rec = record{op: opUpsertPoints, ids: ids, fields: values, docs: canonical}
 	}
+	rec.expires = expires
 	if err := checkSize(rec); err != nil {
 		return err
 	}
@@ -219,8 +230,9 @@ func (c *Collection) VectorFields() []VectorField { return c.fields.Load().schem
 
 // checkExist fails with ErrNotFound naming the first id without a point.
 func (c *Collection) checkExist(ids []ID) error {
+	exp := c.expiredNow()
 	for i, id := range ids {
-		if _, ok := c.keyOf(id); !ok {
+		if _, ok := c.liveKeyOf(id, exp); !ok {
 			return fmt.Errorf("%w: ids[%d] = %s", ErrNotFound, i, id)
 		}
 	}

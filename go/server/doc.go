@@ -26,7 +26,7 @@
 //	                                             text_fields, text_analyzer} → 201 info
 //	GET    /collections/{name}                  info
 //	DELETE /collections/{name}                  {"dropped": name}
-//	POST   /collections/{name}/upsert           {ids: [id], vectors: [[f32]], metadata: [doc|null]} → {"upserted": n}
+//	POST   /collections/{name}/upsert           {ids: [id], vectors: [[f32]], metadata: [doc|null], ttl | expires_at} → {"upserted": n}
 //	POST   /collections/{name}/query            {vector: [f32] | vectors: [[f32]], k, ef, filter, include, exact}
 //	                                            → {"results": [hit] | [[hit]], "stats": {plan, distance_computations, allowed, ef}}
 //	                                            {text, vector?, text_field, fusion, k1, b, k, ef, filter, include, exact}
@@ -59,7 +59,11 @@
 //
 //	hit   = {"id", "distance", "metadata", "vector"}   as include asks; default metadata+distances
 //	texthit = {"id", "score", "distance", "sources", "metadata", "vector"}
-//	point = {"id", "metadata", "vector"}               default metadata
+//	point = {"id", "metadata", "vector", "expires_at"} default metadata; include "expires_at": Unix seconds or null
+//
+//	Expiring points: an upsert's "ttl" (seconds from now) or "expires_at" (Unix seconds) is a
+//	number for every point or a list of one per point (null: never expires); an expired point
+//	is gone for every query, get, scan and count from that moment (collection.Expiry).
 //	info  = the keys of strata.Collection.info() with "name" for "path": "count", "dim",
 //	        "metric", "M", "ef_construction", "quantization", "fsync", "seq",
 //	        "last_checkpoint_seq", "wal_bytes", "fsyncs", "group_commits", "recovery", ...,

@@ -80,7 +80,11 @@ func (s *Server) upsertPoints(w http.ResponseWriter, c *collection.Collection, r
 	if err != nil {
 		return err
 	}
-	if err := c.UpsertPoints(ids, values, docs); err != nil {
+	expiry, err := req.expiry()
+	if err != nil {
+		return err
+	}
+	if err := c.UpsertPointsExpiring(ids, values, docs, expiry); err != nil {
 		return err
 	}
 	return writeValue(w, http.StatusOK, map[string]int{"upserted": len(ids)})

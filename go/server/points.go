@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 // include says which parts of each point an answer carries.
-type include struct{ metadata, distances, vectors bool }
+type include struct{ metadata, distances, vectors, expiresAt bool }
 
 // parseInclude reads an "include" list; absent means def.
 func parseInclude(list []string, def include) (include, error) {
@@ -30,11 +31,23 @@ func parseInclude(list []string, def include) (include, error) {
 			in.distances = true
 		case "vectors", "vector":
 			in.vectors = true
+		case "expires_at":
+			in.expiresAt = true
 		default:
-			return in, invalidf("include: unknown item %q (want metadata, distances, vectors)", item)
+			return in, invalidf("include: unknown item %q (want metadata, distances, vectors, expires_at)", item)
 		}
 	}
 	return in, nil
+}
+
+// appendExpiresAt appends a point's "expires_at": Unix seconds, or null
+// for a point that never expires.
+func appendExpiresAt(b []byte, nanos int64) []byte {
+	b = append(b, `,"expires_at":`...)
+	if nanos == 0 {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, float64(nanos)/1e9, 'f', -1, 64)
 }
 
 func parseFilter(raw json.RawMessage) (*meta.Filter, error) {
@@ -49,6 +62,51 @@ type upsertRequest struct {
 	IDs      json.RawMessage `json:"ids"`
 	Vectors  json.RawMessage `json:"vectors"`
 	Metadata json.RawMessage `json:"metadata"`
+	// TTL (seconds from now) or ExpiresAt (Unix seconds): a number for
+	// every point, or a list of one number (or null: never) per point.
+	TTL       json.RawMessage `json:"ttl"`
+	ExpiresAt json.RawMessage `json:"expires_at"`
+}
+
+// expiry reads an upsert's "ttl" / "expires_at" into a collection.Expiry
+// (null in a list is NaN, the engine's "never"); the engine checks values,
+// counts and that at most one is given.
+func (req *upsertRequest) expiry() (collection.Expiry, error) {
+	var e collection.Expiry
+	for _, f := range []struct {
+		raw  json.RawMessage
+		name string
+		out  *[]float64
+	}{{req.TTL, "ttl", &e.TTL}, {req.ExpiresAt, "expires_at", &e.At}} {
+		raw := rawJSON(f.raw)
+		if raw == nil {
+			continue
+		}
+		if raw[0] != '[' {
+			var v float64
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return e, invalidf("%s: a number of seconds, or a list of one (or null) per id", f.name)
+			}
+			*f.out = []float64{v}
+			continue
+		}
+		var list []*float64
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return e, invalidf("%s: a number of seconds, or a list of one (or null) per id", f.name)
+		}
+		if len(list) == 0 {
+			return e, invalidf("%s is empty: give one value or one per id", f.name)
+		}
+		values := make([]float64, len(list))
+		for i, v := range list {
+			values[i] = math.NaN()
+			if v != nil {
+				values[i] = *v
+			}
+		}
+		*f.out = values
+	}
+	return e, nil
 }
 
 func (s *Server) upsert(w http.ResponseWriter, r *http.Request) error {
@@ -67,6 +125,10 @@ func (s *Server) upsert(w http.ResponseWriter, r *http.Request) error {
 			req.Vectors = value
 		case "metadata":
 			req.Metadata = value
+		case "ttl":
+			req.TTL = value
+		case "expires_at":
+			req.ExpiresAt = value
 		default:
 			return badRequestf("unknown field %q", key)
 		}
@@ -97,7 +159,11 @@ func (s *Server) upsert(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Upsert(ids, vectors, docs); err != nil {
+	expiry, err := req.expiry()
+	if err != nil {
+		return err
+	}
+	if err := c.UpsertExpiring(ids, vectors, docs, expiry); err != nil {
 		return err
 	}
 	return writeValue(w, http.StatusOK, map[string]int{"upserted": n})
@@ -352,6 +418,12 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 	if err != nil {
 		return err
 	}
+	var expires []int64
+	if in.expiresAt {
+		if expires, err = c.ExpiresAt(found); err != nil {
+			return err
+		}
+	}
 	dim := c.Options().Dim
 	a := answer{w: w}
 	b := make([]byte, 0, min(64+len(found)*(32+dim*12), streamAt+streamAt/4))
@@ -369,6 +441,9 @@ func (s *Server) writePoints(w http.ResponseWriter, c *collection.Collection, id
 		if in.vectors {
 			b = append(b, `,"vector":`...)
 			b = appendFloats(b, vectors[i*dim:(i+1)*dim])
+		}
+		if in.expiresAt {
+			b = appendExpiresAt(b, expires[i])
 		}
 		if named != nil {
 			if b, err = appendNamed(b, c, id, named); err != nil {

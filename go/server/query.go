@@ -112,6 +112,9 @@ func (s *Server) queryOptions(c *collection.Collection, req *queryRequest, nq in
 	if in, err = parseInclude(req.Include, include{metadata: true, distances: true}); err != nil {
 		return 0, 0, in, nil, err
 	}
+	if in.expiresAt {
+		return 0, 0, in, nil, invalidf("include: expires_at is answered by get and scan, not by queries")
+	}
 	if err = s.limits.Answer(nq*k, c.Options().Dim, in.vectors); err != nil {
 		return 0, 0, in, nil, err
 	}

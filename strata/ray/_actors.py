@@ -121,6 +121,10 @@ class _CollectionShard(_Shard):
         pages = self.obj.scan(where, limit, include_vectors, after=after)
         return next(pages, None)
 
+    def upsert(self, args: tuple[Any, ...], ttl: Any, expires_at: Any) -> None:
+        """strata.Collection.upsert with this shard's part of the expiry (keywords only)."""
+        self.obj.upsert(*args, ttl=ttl, expires_at=expires_at)
+
     def missing(self, ids: Any) -> list[int]:
         found = set(self.obj.get(ids).ids.tolist())
         return [i for i in ids.tolist() if i not in found]

@@ -24,7 +24,15 @@ from urllib.parse import urlparse
 import numpy as np
 import numpy.typing as npt
 
-from strata._collection import GetResult, QueryResult, check_ids, check_metadata, check_where
+from strata._collection import (
+    GetResult,
+    QueryResult,
+    _Expiry,
+    _expiry_arg,
+    check_ids,
+    check_metadata,
+    check_where,
+)
 from strata._fields import (
     check_names,
     check_vectors_arg,
@@ -60,6 +68,22 @@ def _ids_arg(ids: object) -> npt.NDArray[Any]:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+def _check_expiry(expiry: _Expiry | None, n: int) -> None:
+    """The engine's checks of ttl / expires_at (collection.Expiry), made before any shard
+    writes: a value refused by one shard after others wrote would leave a partial upsert."""
+    if expiry is None:
+        return
+    name, values = ("ttl" if expiry.is_ttl else "expires_at"), expiry.values
+    if values.size not in (1, n):
+        raise ValueError(
+            f"{name} holds {values.size} values for {n} points (give one, or one per point)"
+        )
+    bad = np.flatnonzero(~np.isnan(values) & ~((values >= 0) & np.isfinite(values)))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name}[{i}] = {values[i]}: must be a finite number of seconds >= 0")
 
 
 def _local_path(path_or_uri: str | os.PathLike[str]) -> Path:
@@ -283,11 +307,16 @@ class ShardedCollection:
 
     # --- writes -------------------------------------------------------------
 
-    def upsert(self, ids: object, vectors: Any, metadata: object = None) -> None:
-        """Inserts or replaces entries on the shards that own their ids; see strata.Collection."""
+    def upsert(
+        self, ids: object, vectors: Any, metadata: object = None, *,
+        ttl: object = None, expires_at: object = None,
+    ) -> None:  # fmt: skip
+        """Inserts or replaces entries on the shards that own their ids; see strata.Collection
+        (ttl=, expires_at=: one value, or one per entry, routed with it)."""
         self._live()
+        expiry = _expiry_arg(ttl, expires_at)
         if isinstance(vectors, dict):
-            self._upsert_points(_ids_arg(ids), vectors, metadata)
+            self._upsert_points(_ids_arg(ids), vectors, metadata, expiry)
             return
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
         id_arr = _ids_arg(ids)
@@ -302,13 +331,27 @@ class ShardedCollection:
             raise ValueError(f"ids[{pos}] = {id_arr[pos]} is not below 2**63")
         docs = check_metadata(metadata, n)
         _check_finite(vecs)
+        _check_expiry(expiry, n)
         order, spans, routed, targets = self._route(id_arr)
         vecs = vecs.reshape(n, self._dim)[order] if self.shards > 1 else vecs
         per_shard = []
         for s in targets:
             part = None if docs is None else [docs[i] for i in order[spans[s]].tolist()]
             per_shard.append(("upsert", routed[spans[s]], put_if_large(vecs[spans[s]]), part))
-        self._pool.call("run", per_shard, targets)
+        self._write(per_shard, targets, expiry, order, spans)
+
+    def _write(self, per_shard: list[tuple[Any, ...]], targets: list[int],
+               expiry: _Expiry | None, order: Any, spans: list[slice]) -> None:
+        """Runs each shard's upsert, with its part of the expiry if there is one."""
+        if expiry is None:
+            self._pool.call("run", per_shard, targets)
+            return
+        calls = []
+        for (_, *args), s in zip(per_shard, targets, strict=True):
+            values = expiry.values if expiry.values.size == 1 else expiry.values[order[spans[s]]]
+            part = [None if np.isnan(v) else float(v) for v in values.tolist()]
+            calls.append((tuple(args), *((part, None) if expiry.is_ttl else (None, part))))
+        self._pool.call("upsert", calls, targets)
 
     # --- named vector fields ------------------------------------------------
 
@@ -334,7 +377,8 @@ class ShardedCollection:
             whole[name] = field_values(name, value, n, dim, multi)
         return [{name: fv.take(order[spans[s]]) for name, fv in whole.items()} for s in targets]
 
-    def _upsert_points(self, id_arr: npt.NDArray[Any], vectors: object, metadata: object) -> None:
+    def _upsert_points(self, id_arr: npt.NDArray[Any], vectors: object, metadata: object,
+                       expiry: _Expiry | None) -> None:
         n = id_arr.shape[0]
         if id_arr.dtype == object:
             check_ids(id_arr)
@@ -342,6 +386,7 @@ class ShardedCollection:
             pos = int(np.argmax(id_arr >= _ID_LIMIT))
             raise ValueError(f"ids[{pos}] = {id_arr[pos]} is not below 2**63")
         docs = check_metadata(metadata, n)
+        _check_expiry(expiry, n)
         order, spans, routed, targets = self._route(id_arr)
         parts = self._split_fields(vectors, n, order, spans, targets)
         if n == 0:
@@ -350,7 +395,7 @@ class ShardedCollection:
         for s, fields in zip(targets, parts, strict=True):
             part = None if docs is None else [docs[i] for i in order[spans[s]].tolist()]
             per_shard.append(("upsert", routed[spans[s]], fields, part))
-        self._pool.call("run", per_shard, targets)
+        self._write(per_shard, targets, expiry, order, spans)
 
     def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
         """Replaces the given fields of existing points on their shards; KeyError (and no
@@ -579,15 +624,18 @@ class ShardedCollection:
             after = last if isinstance(last, str) else int(last)
 
     def get(
-        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None
-    ) -> GetResult:
+        self, ids: object, include_vectors: bool = False, *, vectors: Sequence[str] | None = None,
+        include_expiry: bool = False,
+    ) -> GetResult:  # fmt: skip
         """Looks ids up on their shards; missing ids are left out, the rest keep request order.
-        vectors=: see strata.Collection.get."""
+        vectors=, include_expiry=: see strata.Collection.get."""
         self._live()
         names = None if vectors is None else check_names(vectors)
         id_arr = _ids_arg(ids)
         _, spans, routed, targets = self._route(id_arr)
-        kw = {} if names is None else {"vectors": names}
+        kw: dict[str, Any] = {} if names is None else {"vectors": names}
+        if include_expiry:
+            kw["include_expiry"] = True
         parts = self._pool.call(
             "run", [("get", routed[spans[s]], include_vectors) for s in targets], targets, **kw)
         where: dict[int, tuple[int, int]] = {}
@@ -603,8 +651,11 @@ class ShardedCollection:
             vectors = np.empty((len(hits), self._dim), dtype=np.float32)
             for row, (p, j) in enumerate(hits):
                 vectors[row] = parts[p].vectors[j]
+        expires = None
+        if include_expiry:
+            expires = np.array([parts[p].expires_at[j] for p, j in hits], dtype=np.float64)
         if names is None:
-            return GetResult(out_ids, docs, vectors)
+            return GetResult(out_ids, docs, vectors, None, expires)
         if any(name not in self._schema for name in names):
             self._schema = self._read_schema()
         named = {}
@@ -612,7 +663,7 @@ class ShardedCollection:
             dim, multi = field_shape(self._schema, name)
             per_point = [parts[p].named_vectors[name].value(j) for p, j in hits]
             named[name] = field_values(name, per_point, len(hits), dim, multi)
-        return GetResult(out_ids, docs, vectors, named)
+        return GetResult(out_ids, docs, vectors, named, expires)
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         """How many entries match where, summed over shards."""

@@ -29,6 +29,9 @@ type Entry struct {
 	// SparseOp wrote the point's SparseField value, if HasSparse.
 	SparseOp  uint64
 	HasSparse bool
+	// Expires is the point's expiry (Unix nanoseconds, 0 none), always
+	// in the future: an upsert that wrote it expired is a delete here.
+	Expires int64
 }
 
 // Cut says which of a run's events are certain and which possible after a
@@ -94,8 +97,12 @@ func step(state Model, op Op) {
 	switch op.Kind {
 	case KindUpsert:
 		for _, id := range op.IDs {
+			if Expired(op.ID, id) {
+				delete(state, id) // gone for every read, whatever the reaper did yet
+				continue
+			}
 			state[id] = Entry{VecOp: op.ID, DocOp: op.ID, DocKind: KindUpsert, ExtraOp: op.ID, HasExtra: ExtraCount(op.ID, id) > 0,
-				SparseOp: op.ID, HasSparse: SparseGiven(op.ID, id)}
+				SparseOp: op.ID, HasSparse: SparseGiven(op.ID, id), Expires: expiryNanos(op.ID, id)}
 		}
 	case KindUpdateVectors:
 		for _, id := range op.IDs {
@@ -150,6 +157,8 @@ type observed struct {
 	extra []float32 // the multi-field workload's ExtraField vectors, nil if none
 	// kw is its SparseField value, nil if none.
 	kw *sparse.Vector
+	// expires is its expiry (Collection.ExpiresAt), 0 if none.
+	expires int64
 }
 
 // Verify checks c against base (the state before the run) and the run's
@@ -257,13 +266,17 @@ func readAll(c *collection.Collection) (map[uint64]observed, error) {
 		return nil, fmt.Errorf("%w: ScanIDs lists %d ids, Get finds %d", ErrPhantom, len(ids), len(found))
 	}
 	dim := c.Options().Dim
+	expires, err := c.ExpiresAt(found)
+	if err != nil {
+		return nil, err
+	}
 	got := make(map[uint64]observed, len(ids))
 	for i, id := range found {
 		n, err := EntryOf(id)
 		if err != nil {
 			return nil, err
 		}
-		got[n] = observed{doc: string(docs[i]), vec: vecs[i*dim : (i+1)*dim]}
+		got[n] = observed{doc: string(docs[i]), vec: vecs[i*dim : (i+1)*dim], expires: expires[i]}
 	}
 	if !hasExtraField(c) {
 		return got, nil
@@ -325,6 +338,9 @@ func compare(got map[uint64]observed, state Model, worker, dim int, quantized, f
 		}
 		if want := canonicalDocument(e.DocOp, id, worker, e.DocKind); o.doc != want {
 			return fmt.Sprintf("id %d: document %s, want %s", id, o.doc, want)
+		}
+		if o.expires != e.Expires {
+			return fmt.Sprintf("id %d: expires at %d, want %d (op %d)", id, o.expires, e.Expires, e.VecOp)
 		}
 		if quantized {
 			// SQ8 codes decode to vectors that depend on the quantizer's

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
@@ -101,6 +102,35 @@ func SparseVector(op, id uint64) sparse.Vector {
 		v.Indices = append(v.Indices, index)
 	}
 	return v
+}
+
+// ExpiresAt is the expiry (Unix seconds) an upsert of op gives id: NaN
+// (none) for three points in four, else either long past, so that the
+// point is expired from the moment it is written (every read must treat
+// the upsert as a delete, and the reaper deletes it in the background),
+// or far in the future (the point must keep exactly this expiry).
+func ExpiresAt(op, id uint64) float64 {
+	h := mix(op^0x77e1, id)
+	switch h % 8 {
+	case 0:
+		return 1e9 + float64(h>>40%1000) // 2001
+	case 1:
+		return 7e9 + float64(h>>40%1000) // 2191
+	}
+	return math.NaN()
+}
+
+// Expired reports whether an upsert of op writes id already expired.
+func Expired(op, id uint64) bool { return ExpiresAt(op, id) < 2e9 }
+
+// expiryNanos is the expiry the collection stores for ExpiresAt(op, id),
+// Unix nanoseconds, 0 for none.
+func expiryNanos(op, id uint64) int64 {
+	at := ExpiresAt(op, id)
+	if math.IsNaN(at) {
+		return 0
+	}
+	return max(int64(at*1e9), 1)
 }
 
 // group is the g field of the document op writes for id, or -1 if the

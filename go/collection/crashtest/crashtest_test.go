@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/hnsw"
 )
 
@@ -193,5 +194,59 @@ func TestVerifyCatchesAChangedSparseValue(t *testing.T) {
 			t.Fatalf("drop %v: a sparse value changed behind the journal's back: %v, want ErrLost", drop, err)
 		}
 		c.Close()
+	}
+}
+
+// TestVerifyCatchesAChangedExpiry makes sure the checker can fail on
+// expiring points: a point whose expiry is cleared behind the journal's
+// back (a rewrite of it with its own vector and document) differs from
+// every state the journal allows, and the workload writes both points
+// that expire and points that expired before they were written.
+func TestVerifyCatchesAChangedExpiry(t *testing.T) {
+	fs := memfs.New()
+	w := Workload{Seed: 4, Workers: 1, Ops: 60, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1}
+	c, err := w.OpenOrCreate(fs, "/col")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	j, _ := NewJournal("", false)
+	if err := w.Run(c, j); err != nil {
+		t.Fatal(err)
+	}
+	events := j.Events()
+	all := Cut{Acked: len(events), Attempted: len(events)}
+	model, _, err := Verify(c, Model{}, events, all)
+	if err != nil {
+		t.Fatalf("untouched run: %v", err)
+	}
+	expired := 0
+	for _, ev := range events {
+		if op := ev.Attempt; op != nil && op.Kind == KindUpsert {
+			for _, id := range op.IDs {
+				if Expired(op.ID, id) {
+					expired++
+				}
+			}
+		}
+	}
+	var victim uint64
+	found := false
+	for id, e := range model {
+		if e.Expires != 0 {
+			victim, found = id, true
+			break
+		}
+	}
+	if !found || expired == 0 {
+		t.Fatalf("the workload wrote %d expired points and left none expiring (found %v)", expired, found)
+	}
+	e := model[victim]
+	doc := parseDocument(Document(e.DocOp, victim, 0, e.DocKind))
+	if err := c.Upsert([]collection.ID{ExternalID(victim)}, Vector(e.VecOp, victim, w.Dim, nil), []meta.Document{doc}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Verify(c, Model{}, events, all); !errors.Is(err, ErrLost) {
+		t.Fatalf("an expiry cleared behind the journal's back: %v, want ErrLost", err)
 	}
 }

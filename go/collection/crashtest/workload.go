@@ -62,8 +62,9 @@ func (w *Workload) options() collection.Options {
 }
 
 func (w *Workload) tuning(fs vfs.FS) collection.Tuning {
+	// The reaper looks often, so that kills land in its deletes too.
 	return collection.Tuning{FS: fs, CheckpointBytes: w.CheckpointBytes, SegmentBytes: w.SegmentBytes,
-		BatchInterval: 2 * time.Millisecond, Threads: 2}
+		BatchInterval: 2 * time.Millisecond, Threads: 2, ReapInterval: 5 * time.Millisecond}
 }
 
 // OpenOrCreate opens the workload's collection in dir, creating it if
@@ -195,7 +196,11 @@ func (w *Workload) writer(c *collection.Collection, j *Journal, worker int, next
 		switch op.Kind {
 		case KindUpsert:
 			for _, id := range op.IDs {
-				exists[id] = true
+				if Expired(op.ID, id) { // as good as deleted
+					delete(exists, id)
+				} else {
+					exists[id] = true
+				}
 			}
 		case KindDelete:
 			for _, id := range op.IDs {
@@ -243,12 +248,14 @@ func (w *Workload) apply(c *collection.Collection, op Op) error {
 	case KindUpsert:
 		vecs := make([]float32, 0, len(op.IDs)*w.Dim)
 		docs := make([]meta.Document, len(op.IDs))
+		expiry := collection.Expiry{At: make([]float64, len(op.IDs))}
 		for i, id := range op.IDs {
 			vecs = Vector(op.ID, id, w.Dim, vecs)
 			docs[i] = parseDocument(Document(op.ID, id, op.Worker, op.Kind))
+			expiry.At[i] = ExpiresAt(op.ID, id)
 		}
 		if !w.Fields {
-			return c.Upsert(ExternalIDs(op.IDs), vecs, docs)
+			return c.UpsertExpiring(ExternalIDs(op.IDs), vecs, docs, expiry)
 		}
 		extra := collection.FieldValues{Points: []int{}}
 		for i, id := range op.IDs {
@@ -265,7 +272,7 @@ func (w *Workload) apply(c *collection.Collection, op Op) error {
 				kw = appendSparse(kw, SparseVector(op.ID, id))
 			}
 		}
-		return c.UpsertPoints(ExternalIDs(op.IDs), map[string]collection.FieldValues{"": {Vectors: vecs}, ExtraField: extra, SparseField: kw}, docs)
+		return c.UpsertPointsExpiring(ExternalIDs(op.IDs), map[string]collection.FieldValues{"": {Vectors: vecs}, ExtraField: extra, SparseField: kw}, docs, expiry)
 	case KindUpdateVectors:
 		values := map[string]collection.FieldValues{}
 		if op.Arg&1 != 0 {

@@ -19,6 +19,7 @@
 //	                              package sparse's snapshot file)
 //	      meta.idx                ids and metadata documents (indexfile container, sections below)
 //	      ids.idx                 string ids and their keys, once the collection has had one (below)
+//	      expiry.idx              expiry times of the points that expire, when one does (below)
 //	      MANIFEST                parameters and file sizes (format below)
 //	  snapshots/%016x/            the previous snapshot, kept to fall back on
 //	  snapshots/%016x.broken/     a snapshot that failed to load, kept as evidence (never read)
@@ -98,6 +99,20 @@
 //	"INXT"  []uint64  one value, next: the key the collection hands out next (>= 2^63)
 //
 // The string keys of MIDS (its keys from 2^63 up) must equal IKEY.
+//
+// # expiry.idx
+//
+// An indexfile container with two sections, written when a point of the
+// snapshot has an expiry time, and named by the manifest's "expiry" field
+// ("expiry.idx"; listed in "files" too). A manifest without "expiry"
+// means no point expires, as in every snapshot before expiring points,
+// which open unchanged; a build that predates the field refuses the
+// manifest (unknown field) rather than bring expired points back.
+//
+//	"EKEY"  []uint64  keys of the expiring points (as MIDS), strictly ascending
+//	"EXAT"  []int64   their expiry times, Unix nanoseconds, each > 0
+//
+// Every key of EKEY holds a document in meta.idx.
 //
 // # vectors.NN.map
 //

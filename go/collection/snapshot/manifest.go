@@ -44,6 +44,12 @@ type Manifest struct {
 	// every snapshot written before them; a build that predates the field
 	// refuses the manifest rather than misread the collection.
 	IDs string `json:"ids,omitempty"`
+	// Expiry names the snapshot's expiry table (ExpiryName), present when
+	// a point held then has a time to live. Absent: no point expires, as
+	// in every snapshot written before expiring points; a build that
+	// predates the field refuses the manifest (unknown field) rather than
+	// bring expired points back.
+	Expiry string `json:"expiry,omitempty"`
 	// Vectors (format 3) is the collection's vector schema, sorted by
 	// name; Dim, Metric, M, EfConstruction and Quantization are then
 	// zero. Formats 1 and 2 have the one unnamed field those describe,
@@ -198,7 +204,7 @@ func (m *Manifest) validateFields() error {
 			files = append(files, v.MapFile)
 		}
 		for _, name := range files {
-			if !listed[name] || used[name] || name == m.IDs {
+			if !listed[name] || used[name] || name == m.IDs || name == m.Expiry {
 				return bad("vector field %q: file %q not listed, or used twice", v.Name, name)
 			}
 			used[name] = true
@@ -218,7 +224,7 @@ func (m *Manifest) validateFields() error {
 			return bad("sparse field %q: also a dense field", v.Name)
 		case v.Modifier != "none" && v.Modifier != "idf":
 			return bad("sparse field %q: modifier %q", v.Name, v.Modifier)
-		case !listed[v.File] || used[v.File] || v.File == m.IDs:
+		case !listed[v.File] || used[v.File] || v.File == m.IDs || v.File == m.Expiry:
 			return bad("sparse field %q: file %q not listed, or used twice", v.Name, v.File)
 		}
 		used[v.File] = true
@@ -243,6 +249,9 @@ func (m *Manifest) validateFiles() error {
 	}
 	if m.IDs != "" && !seen[m.IDs] {
 		return bad("id table %q is not among the files", m.IDs)
+	}
+	if m.Expiry != "" && (m.Expiry != ExpiryName || !seen[m.Expiry]) {
+		return bad("expiry table %q (this build writes %q) is not among the files", m.Expiry, ExpiryName)
 	}
 	return nil
 }

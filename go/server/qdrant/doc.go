@@ -53,6 +53,16 @@
 // against the limits before any search runs, and sent one search at a
 // time.
 //
+// # Expiring points (strata's extension)
+//
+// An upsert's point may carry "strata_ttl" (seconds from now) or
+// "strata_expires_at" (Unix seconds), and a batch the lists "strata_ttl" /
+// "strata_expires_at" (a number or null per point): one of the two per
+// request. Qdrant has neither field and its clients never send them (a
+// Qdrant server refuses them), so an application that sends them knows it
+// talks to strata; the point then expires as collection.Expiry says, gone
+// for every read from that moment (expiry.go).
+//
 // # Scores
 //
 // strata's distances become Qdrant's scores: Cosine 1 − (1 − cos) = cos,

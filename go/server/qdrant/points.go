@@ -65,6 +65,9 @@ type pointStruct struct {
 	ID      json.RawMessage `json:"id"`
 	Vector  json.RawMessage `json:"vector"`
 	Payload json.RawMessage `json:"payload"`
+	// strata's extension (expiry.go): the point's time to live.
+	StrataTTL       *float64 `json:"strata_ttl"`
+	StrataExpiresAt *float64 `json:"strata_expires_at"`
 }
 
 type upsertRequest struct {
@@ -79,6 +82,9 @@ type upsertBatch struct {
 	IDs      []json.RawMessage `json:"ids"`
 	Vectors  json.RawMessage   `json:"vectors"`
 	Payloads []json.RawMessage `json:"payloads"`
+	// strata's extension (expiry.go): one value (or null) per point.
+	StrataTTL       []*float64 `json:"strata_ttl"`
+	StrataExpiresAt []*float64 `json:"strata_expires_at"`
 }
 
 // payload parses the payload of the batch's i-th point, id (none when the
@@ -107,10 +113,14 @@ func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (up
 	var ids []collection.ID
 	var vectors []float32
 	var docs []meta.Document
+	var exps []pointExpiry
 	switch {
 	case req.Batch != nil && req.Points == nil:
 		b := req.Batch
 		if ids, err = parseIDs(b.IDs); err != nil {
+			return updateResult{}, err
+		}
+		if exps, err = b.expiry(len(ids)); err != nil {
 			return updateResult{}, err
 		}
 		var rows []json.RawMessage
@@ -151,14 +161,19 @@ func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (up
 				return updateResult{}, err
 			}
 			ids, vectors, docs = append(ids, id), append(vectors, v...), append(docs, d)
+			exps = append(exps, pointExpiry{ttl: p.StrataTTL, at: p.StrataExpiresAt})
 		}
 	default:
 		return updateResult{}, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
 	}
 	// Qdrant keeps the last of repeated ids in one request; strata refuses
 	// duplicates, so drop the earlier ones.
+	expiry, err := expiryOf(keepLast(ids, exps))
+	if err != nil {
+		return updateResult{}, err
+	}
 	ids, vectors, docs = lastOfEachID(ids, vectors, docs, dim)
-	if err := c.Upsert(ids, vectors, docs); err != nil {
+	if err := c.UpsertExpiring(ids, vectors, docs, expiry); err != nil {
 		return updateResult{}, err
 	}
 	return updated(c), nil
@@ -181,11 +196,15 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (upd
 	var ids []collection.ID
 	var points []map[string]pointValue
 	var docs []meta.Document
+	var exps []pointExpiry
 	var err error
 	switch {
 	case req.Batch != nil && req.Points == nil:
 		b := req.Batch
 		if ids, err = parseIDs(b.IDs); err != nil {
+			return updateResult{}, err
+		}
+		if exps, err = b.expiry(len(ids)); err != nil {
 			return updateResult{}, err
 		}
 		if b.Payloads != nil && len(b.Payloads) != len(ids) {
@@ -237,9 +256,14 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (upd
 				return updateResult{}, err
 			}
 			ids, points, docs = append(ids, id), append(points, v), append(docs, d)
+			exps = append(exps, pointExpiry{ttl: p.StrataTTL, at: p.StrataExpiresAt})
 		}
 	default:
 		return updateResult{}, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
+	}
+	expiry, err := expiryOf(keepLast(ids, exps))
+	if err != nil {
+		return updateResult{}, err
 	}
 	// Qdrant keeps the last of repeated ids in one request.
 	last := make(map[collection.ID]int, len(ids))
@@ -257,7 +281,7 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (upd
 		}
 		ids, points, docs = keptIDs, keptPoints, keptDocs
 	}
-	if err := c.UpsertPoints(ids, columns(points, schema), docs); err != nil {
+	if err := c.UpsertPointsExpiring(ids, columns(points, schema), docs, expiry); err != nil {
 		return updateResult{}, err
 	}
 	return updated(c), nil
