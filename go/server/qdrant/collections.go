@@ -248,18 +248,30 @@ func (h *Handler) createCollection(_ context.Context, name string, req *createRe
 	if err != nil {
 		return false, err
 	}
+	if h.aliases.isAlias(name) {
+		return false, badRequestf("Wrong input: Alias `%s` already exists!", name)
+	}
 	if _, err := h.cfg.Collections.CreateCollection(name, opts); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// deleteCollection is delete_collection.
+// deleteCollection is delete_collection, answered as Qdrant does: true
+// when the collection existed, false (200) when it did not. The name is a
+// collection's, not an alias's; its aliases go with it.
 func (h *Handler) deleteCollection(_ context.Context, name string) (bool, error) {
-	if c, err := h.named(name); err == nil {
+	if c, err := h.cfg.Collections.Collection(name); err == nil {
 		h.indexes.forget(c)
 	}
-	if err := h.cfg.Collections.DropCollection(name); err != nil {
+	err := h.cfg.Collections.DropCollection(name)
+	if errors.Is(err, registry.ErrUnknownCollection) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := h.forgetAliases(name); err != nil {
 		return false, err
 	}
 	return true, nil
