@@ -294,6 +294,9 @@ def _create(collection, alias):
 
 
 def test_aliases_resolve_everywhere_and_survive_a_restart(server, tmp_path):
+    """Aliases (create, rename, delete, all or none) answer as local mode's, every call
+    through an alias reaches its collection, and aliases and payload index declarations
+    are still there after a restart."""
     data = tmp_path / "data"
     srv = _start(data)
     try:
@@ -336,11 +339,15 @@ def test_aliases_resolve_everywhere_and_survive_a_restart(server, tmp_path):
         with pytest.raises(UnexpectedResponse) as info:
             c.update_collection_aliases(change_aliases_operations=[_create("missing", "x")])
         assert info.value.status_code == 404
+        c.create_payload_index("al", "k", m.PayloadSchemaType.INTEGER)
         c.close()
         srv.ctx.__exit__(None, None, None)
         srv = _start(data)
         c = _client(srv.qdrant_url)
         assert sorted(a.alias_name for a in c.get_aliases().aliases) == ["al", "al2"]
+        schema = c.get_collection("real").payload_schema
+        assert list(schema) == ["k"] and schema["k"].data_type == m.PayloadSchemaType.INTEGER
+        assert schema["k"].points == 1
         assert c.retrieve("al", [1])[0].payload == {"k": 1}
         # deleting the collection deletes its aliases; deleting it again answers False
         for cl in (c, reference):

@@ -357,9 +357,9 @@ func (h *Handler) restGetCollection(r *http.Request) (any, error) {
 	}
 	schema := map[string]any{}
 	for field, e := range ci.Schema {
-		info := map[string]any{"data_type": e.index.dataType, "points": e.points}
-		if e.index.params != nil {
-			info["params"] = e.index.params
+		info := map[string]any{"data_type": e.index.DataType, "points": e.points}
+		if e.index.Params != nil {
+			info["params"] = e.index.Params
 		}
 		schema[field] = info
 	}

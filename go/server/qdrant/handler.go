@@ -60,7 +60,7 @@ type Handler struct {
 	limits  *guard.Limits
 	mux     *http.ServeMux
 	guarded http.Handler
-	indexes payloadIndexes
+	indexes *payloadIndexes
 	aliases *aliasTable
 }
 
@@ -79,8 +79,10 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux()}
+	fsys, dir := cfg.Collections.Files()
+	h.indexes = newPayloadIndexes(fsys)
 	var err error
-	if h.aliases, err = openAliases(cfg.Collections.Files()); err != nil {
+	if h.aliases, err = openAliases(fsys, dir); err != nil {
 		return nil, err
 	}
 	for pattern, fn := range map[string]route{
