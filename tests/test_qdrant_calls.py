@@ -295,8 +295,8 @@ def _create(collection, alias):
 
 def test_aliases_resolve_everywhere_and_survive_a_restart(server, tmp_path):
     """Aliases (create, rename, delete, all or none) answer as local mode's, every call
-    through an alias reaches its collection, and aliases and payload index declarations
-    are still there after a restart."""
+    through an alias reaches its collection, and aliases, payload index declarations
+    and the settings PATCH accepted are still there after a restart."""
     data = tmp_path / "data"
     srv = _start(data)
     try:
@@ -340,6 +340,7 @@ def test_aliases_resolve_everywhere_and_survive_a_restart(server, tmp_path):
             c.update_collection_aliases(change_aliases_operations=[_create("missing", "x")])
         assert info.value.status_code == 404
         c.create_payload_index("al", "k", m.PayloadSchemaType.INTEGER)
+        c.update_collection("al", optimizers_config=m.OptimizersConfigDiff(indexing_threshold=5))
         c.close()
         srv.ctx.__exit__(None, None, None)
         srv = _start(data)
@@ -348,6 +349,7 @@ def test_aliases_resolve_everywhere_and_survive_a_restart(server, tmp_path):
         schema = c.get_collection("real").payload_schema
         assert list(schema) == ["k"] and schema["k"].data_type == m.PayloadSchemaType.INTEGER
         assert schema["k"].points == 1
+        assert c.get_collection("al").config.optimizer_config.indexing_threshold == 5
         assert c.retrieve("al", [1])[0].payload == {"k": 1}
         # deleting the collection deletes its aliases; deleting it again answers False
         for cl in (c, reference):
@@ -358,3 +360,62 @@ def test_aliases_resolve_everywhere_and_survive_a_restart(server, tmp_path):
         reference.close()
     finally:
         srv.ctx.__exit__(None, None, None)
+
+
+def test_update_collection_keeps_what_it_accepts_and_refuses_what_it_cannot(client, server):
+    """PATCH: settings that change no answer are accepted and reported by get_collection
+    (after a restart too: see the aliases test); metadata merges as local mode merges it;
+    a new m, another quantization or an unknown key answer 400 naming it; nothing is kept
+    from a refused update."""
+    reference = QdrantClient(":memory:")
+    try:
+        for c in (client, reference):
+            c.create_collection(
+                "patch",
+                vectors_config=m.VectorParams(size=2, distance="Dot"),
+                metadata={"owner": "a", "drop": 1},
+            )
+            assert c.update_collection("patch", metadata={"drop": None, "team": "x"})
+            assert c.get_collection("patch").config.metadata == {"owner": "a", "team": "x"}
+        assert client.update_collection(
+            "patch",
+            hnsw_config=m.HnswConfigDiff(full_scan_threshold=1234, m=16),
+            optimizers_config=m.OptimizersConfigDiff(indexing_threshold=777, deleted_threshold=0.5),
+            collection_params=m.CollectionParamsDiff(replication_factor=2),
+            vectors_config={"": m.VectorParamsDiff(on_disk=True)},
+        )
+        config = client.get_collection("patch").config
+        assert config.hnsw_config.full_scan_threshold == 1234 and config.hnsw_config.m == 16
+        assert config.optimizer_config.indexing_threshold == 777
+        assert config.optimizer_config.deleted_threshold == 0.5
+        assert config.params.replication_factor == 2 and config.params.vectors.on_disk is True
+        refused = {
+            "m = 32": dict(hnsw_config=m.HnswConfigDiff(m=32, full_scan_threshold=1)),
+            "quantization": dict(
+                quantization_config=m.ScalarQuantization(
+                    scalar=m.ScalarQuantizationConfig(type=m.ScalarType.INT8)
+                )
+            ),
+            "Not existing vector name": dict(
+                vectors_config={"nope": m.VectorParamsDiff(on_disk=True)}
+            ),
+        }
+        for needle, kwargs in refused.items():
+            with pytest.raises(UnexpectedResponse) as info:
+                client.update_collection("patch", **kwargs)
+            assert info.value.status_code == 400
+            assert needle in info.value.content.decode(), (needle, info.value.content)
+        req = urllib.request.Request(
+            server.qdrant_url + "/collections/patch",
+            data=json.dumps({"hnsw_config": {"ef": 100}}).encode(),
+            method="PATCH",
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(req, timeout=30)
+        assert info.value.code == 400
+        assert 'unknown field "ef"' in json.loads(info.value.read())["status"]["error"]
+        assert client.get_collection("patch").config.hnsw_config.full_scan_threshold == 1234
+    finally:
+        client.delete_collection("patch")
+        reference.close()

@@ -54,14 +54,15 @@ const Version = "1.20.0"
 
 // Handler serves Qdrant's REST API over Config.Collections.
 type Handler struct {
-	cfg     Config
-	log     *slog.Logger
-	guard   *guard.Guard
-	limits  *guard.Limits
-	mux     *http.ServeMux
-	guarded http.Handler
-	indexes *payloadIndexes
-	aliases *aliasTable
+	cfg      Config
+	log      *slog.Logger
+	guard    *guard.Guard
+	limits   *guard.Limits
+	mux      *http.ServeMux
+	guarded  http.Handler
+	indexes  *payloadIndexes
+	settings *collectionStates[settings]
+	aliases  *aliasTable
 }
 
 // New returns a Handler.
@@ -80,7 +81,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux()}
 	fsys, dir := cfg.Collections.Files()
-	h.indexes = newPayloadIndexes(fsys)
+	h.indexes, h.settings = newPayloadIndexes(fsys), newSettings(fsys)
 	var err error
 	if h.aliases, err = openAliases(fsys, dir); err != nil {
 		return nil, err
@@ -90,6 +91,7 @@ func New(cfg Config) (*Handler, error) {
 		"GET /collections/{name}":                               h.restGetCollection,
 		"PUT /collections/{name}":                               restNew(h.createCollection),
 		"DELETE /collections/{name}":                            h.restDeleteCollection,
+		"PATCH /collections/{name}":                             restOn(h, h.updateCollection),
 		"GET /collections/{name}/exists":                        h.restCollectionExists,
 		"PUT /collections/{name}/index":                         restOn(h, h.createIndex),
 		"DELETE /collections/{name}/index/{field}":              h.restDeleteIndex,
