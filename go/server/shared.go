@@ -1,6 +1,9 @@
 package server
 
-import "github.com/strata-db/strata/go/collection"
+import (
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/vfs"
+)
 
 // Other doors (package qdrant) serve the same collections through these
 // methods, so a collection created by one is seen by the other.
@@ -28,3 +31,8 @@ func (s *Server) DropCollection(name string) error {
 	}
 	return err
 }
+
+// Files is the file system and the directory of the data dir: other doors
+// keep their state files there, beside the collections (see package
+// registry's layout).
+func (s *Server) Files() (vfs.FS, string) { return s.reg.FS(), s.reg.Dir() }

@@ -243,23 +243,41 @@ func strictUnmarshal(raw []byte, v any) error {
 }
 
 // createCollection is create_collection.
-func (h *Handler) createCollection(_ context.Context, name string, req *createRequest) (bool, error) {
+func (h *Handler) createCollection(ctx context.Context, name string, req *createRequest) (bool, error) {
 	opts, err := req.options()
 	if err != nil {
 		return false, err
 	}
+	if h.aliases.isAlias(name) {
+		return false, badRequestf("Wrong input: Alias `%s` already exists!", name)
+	}
 	if _, err := h.cfg.Collections.CreateCollection(name, opts); err != nil {
 		return false, err
+	}
+	if present(req.Metadata) { // kept as PATCH keeps it, and reported by get_collection
+		if _, err := h.updateCollection(ctx, name, &updateCollectionRequest{Metadata: req.Metadata}); err != nil {
+			return false, err
+		}
 	}
 	return true, nil
 }
 
-// deleteCollection is delete_collection.
+// deleteCollection is delete_collection, answered as Qdrant does: true
+// when the collection existed, false (200) when it did not. The name is a
+// collection's, not an alias's; its aliases go with it.
 func (h *Handler) deleteCollection(_ context.Context, name string) (bool, error) {
-	if c, err := h.named(name); err == nil {
+	if c, err := h.cfg.Collections.Collection(name); err == nil {
 		h.indexes.forget(c)
+		h.settings.forget(c)
 	}
-	if err := h.cfg.Collections.DropCollection(name); err != nil {
+	err := h.cfg.Collections.DropCollection(name)
+	if errors.Is(err, registry.ErrUnknownCollection) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := h.forgetAliases(name); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -311,6 +329,8 @@ type collectionInfo struct {
 	// Schema is payload_schema: each declared index's field to its
 	// declaration and the points holding a value of its type.
 	Schema map[string]schemaEntry
+	// Settings are what PATCH accepted (update.go).
+	Settings settings
 }
 
 // green reports whether the collection serves writes (Qdrant's status
@@ -327,7 +347,11 @@ func (h *Handler) getCollection(_ context.Context, name string) (*collectionInfo
 	if err != nil {
 		return nil, err
 	}
-	return &collectionInfo{Info: c.Info(), Options: c.Options(), Schema: schema}, nil
+	accepted, err := h.settings.get(c)
+	if err != nil {
+		return nil, err
+	}
+	return &collectionInfo{Info: c.Info(), Options: c.Options(), Schema: schema, Settings: accepted}, nil
 }
 
 // restGetCollection answers Qdrant's CollectionInfo: the required fields
@@ -345,9 +369,9 @@ func (h *Handler) restGetCollection(r *http.Request) (any, error) {
 	}
 	schema := map[string]any{}
 	for field, e := range ci.Schema {
-		info := map[string]any{"data_type": e.index.dataType, "points": e.points}
-		if e.index.params != nil {
-			info["params"] = e.index.params
+		info := map[string]any{"data_type": e.index.DataType, "points": e.points}
+		if e.index.Params != nil {
+			info["params"] = e.index.Params
 		}
 		schema[field] = info
 	}
@@ -366,16 +390,18 @@ func (h *Handler) restGetCollection(r *http.Request) (any, error) {
 		}
 		params["sparse_vectors"] = sp
 	}
+	config := map[string]any{
+		"params":              params,
+		"hnsw_config":         map[string]any{"m": in.M, "ef_construct": in.EfConstruction, "full_scan_threshold": 0},
+		"optimizer_config":    map[string]any{"deleted_threshold": 0.2, "vacuum_min_vector_number": 1000, "default_segment_number": 1, "flush_interval_sec": 0},
+		"wal_config":          map[string]any{"wal_capacity_mb": in.WALBytes >> 20, "wal_segments_ahead": 0},
+		"quantization_config": quantization,
+	}
+	ci.Settings.overlay(config)
 	return map[string]any{
 		"status": state, "optimizer_status": "ok", "segments_count": 1,
 		"points_count": in.Count, "indexed_vectors_count": in.Count, "payload_schema": schema,
-		"config": map[string]any{
-			"params":              params,
-			"hnsw_config":         map[string]any{"m": in.M, "ef_construct": in.EfConstruction, "full_scan_threshold": 0},
-			"optimizer_config":    map[string]any{"deleted_threshold": 0.2, "vacuum_min_vector_number": 1000, "default_segment_number": 1, "flush_interval_sec": 0},
-			"wal_config":          map[string]any{"wal_capacity_mb": in.WALBytes >> 20, "wal_segments_ahead": 0},
-			"quantization_config": quantization,
-		},
+		"config": config,
 	}, nil
 }
 

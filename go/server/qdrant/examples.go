@@ -144,7 +144,7 @@ func (h *Handler) newLookup(c *collection.Collection, field collection.VectorFie
 	if err := strictUnmarshal(raw, &loc); err != nil {
 		return nil, badRequestf("lookup_from: {collection, vector}: %v", err)
 	}
-	other, err := h.cfg.Collections.Collection(loc.Collection)
+	other, err := h.named(loc.Collection)
 	if err != nil {
 		return nil, err
 	}

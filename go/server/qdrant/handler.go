@@ -17,6 +17,7 @@ import (
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/internal/httpstatus"
+	"github.com/strata-db/strata/go/vfs"
 )
 
 // Collections are the collections this door serves: server.Server's, so
@@ -26,6 +27,9 @@ type Collections interface {
 	CreateCollection(name string, opts collection.Options) (*collection.Collection, error)
 	DropCollection(name string) error
 	Collections() []string
+	// Files is the file system and the directory of the data dir, where
+	// the door keeps its state files (aliases.go).
+	Files() (vfs.FS, string)
 }
 
 // Config configures a Handler.
@@ -50,13 +54,15 @@ const Version = "1.20.0"
 
 // Handler serves Qdrant's REST API over Config.Collections.
 type Handler struct {
-	cfg     Config
-	log     *slog.Logger
-	guard   *guard.Guard
-	limits  *guard.Limits
-	mux     *http.ServeMux
-	guarded http.Handler
-	indexes payloadIndexes
+	cfg      Config
+	log      *slog.Logger
+	guard    *guard.Guard
+	limits   *guard.Limits
+	mux      *http.ServeMux
+	guarded  http.Handler
+	indexes  *payloadIndexes
+	settings *collectionStates[settings]
+	aliases  *aliasTable
 }
 
 // New returns a Handler.
@@ -74,31 +80,50 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux()}
+	fsys, dir := cfg.Collections.Files()
+	h.indexes, h.settings = newPayloadIndexes(fsys), newSettings(fsys)
+	var err error
+	if h.aliases, err = openAliases(fsys, dir); err != nil {
+		return nil, err
+	}
 	for pattern, fn := range map[string]route{
-		"GET /collections":                               h.restListCollections,
-		"GET /collections/{name}":                        h.restGetCollection,
-		"PUT /collections/{name}":                        restNew(h.createCollection),
-		"DELETE /collections/{name}":                     h.restDeleteCollection,
-		"GET /collections/{name}/exists":                 h.restCollectionExists,
-		"PUT /collections/{name}/index":                  restOn(h, h.createIndex),
-		"DELETE /collections/{name}/index/{field}":       h.restDeleteIndex,
-		"POST /collections/{name}/facet":                 restOn(h, h.facet),
-		"PUT /collections/{name}/points":                 restOn(h, h.upsert),
-		"POST /collections/{name}/points":                restOn(h, h.retrieve),
-		"GET /collections/{name}/points/{id}":            h.restGetPoint,
-		"POST /collections/{name}/points/delete":         restOn(h, h.deletePoints),
-		"POST /collections/{name}/points/payload":        restOn(h, h.setPayload),
-		"PUT /collections/{name}/points/payload":         restOn(h, h.overwritePayload),
-		"POST /collections/{name}/points/payload/delete": restOn(h, h.deletePayload),
-		"POST /collections/{name}/points/payload/clear":  restOn(h, h.clearPayload),
-		"POST /collections/{name}/points/scroll":         restOn(h, h.scroll),
-		"POST /collections/{name}/points/count":          restOn(h, h.count),
-		"POST /collections/{name}/points/query":          restOn(h, h.query),
-		"POST /collections/{name}/points/query/batch":    restBatch(h, h.queryBatch),
-		"POST /collections/{name}/points/search":         restOn(h, h.search),
-		"POST /collections/{name}/points/search/batch":   restBatch(h, h.searchBatch),
-		"PUT /collections/{name}/points/vectors":         restOn(h, h.updateVectors),
-		"POST /collections/{name}/points/vectors/delete": restOn(h, h.deleteVectors),
+		"GET /collections":                                      h.restListCollections,
+		"GET /collections/{name}":                               h.restGetCollection,
+		"PUT /collections/{name}":                               restNew(h.createCollection),
+		"DELETE /collections/{name}":                            h.restDeleteCollection,
+		"PATCH /collections/{name}":                             restOn(h, h.updateCollection),
+		"GET /collections/{name}/exists":                        h.restCollectionExists,
+		"PUT /collections/{name}/index":                         restOn(h, h.createIndex),
+		"DELETE /collections/{name}/index/{field}":              h.restDeleteIndex,
+		"POST /collections/{name}/facet":                        restOn(h, h.facet),
+		"PUT /collections/{name}/points":                        restOn(h, h.upsert),
+		"POST /collections/{name}/points":                       restOn(h, h.retrieve),
+		"GET /collections/{name}/points/{id}":                   h.restGetPoint,
+		"POST /collections/{name}/points/delete":                restOn(h, h.deletePoints),
+		"POST /collections/{name}/points/payload":               restOn(h, h.setPayload),
+		"PUT /collections/{name}/points/payload":                restOn(h, h.overwritePayload),
+		"POST /collections/{name}/points/payload/delete":        restOn(h, h.deletePayload),
+		"POST /collections/{name}/points/payload/clear":         restOn(h, h.clearPayload),
+		"POST /collections/{name}/points/scroll":                restOn(h, h.scroll),
+		"POST /collections/{name}/points/count":                 restOn(h, h.count),
+		"POST /collections/{name}/points/query":                 restOn(h, h.query),
+		"POST /collections/{name}/points/query/batch":           restBatch(h, h.queryBatch),
+		"POST /collections/{name}/points/search":                restOn(h, h.search),
+		"POST /collections/{name}/points/search/batch":          restBatch(h, h.searchBatch),
+		"PUT /collections/{name}/points/vectors":                restOn(h, h.updateVectors),
+		"POST /collections/{name}/points/vectors/delete":        restOn(h, h.deleteVectors),
+		"POST /collections/{name}/points/recommend":             restOn(h, h.recommendPoints),
+		"POST /collections/{name}/points/recommend/batch":       restBatch(h, h.recommendBatch),
+		"POST /collections/{name}/points/discover":              restOn(h, h.discoverPoints),
+		"POST /collections/{name}/points/discover/batch":        restBatch(h, h.discoverBatch),
+		"POST /collections/{name}/points/search/groups":         restOn(h, h.searchGroups),
+		"POST /collections/{name}/points/recommend/groups":      restOn(h, h.recommendGroups),
+		"POST /collections/{name}/points/query/groups":          restOn(h, h.queryGroups),
+		"POST /collections/{name}/points/search/matrix/pairs":   restOn(h, h.searchMatrixPairs),
+		"POST /collections/{name}/points/search/matrix/offsets": restOn(h, h.searchMatrixOffsets),
+		"POST /collections/aliases":                             h.restUpdateAliases,
+		"GET /aliases":                                          h.restListAliases,
+		"GET /collections/{name}/aliases":                       h.restCollectionAliases,
 	} {
 		h.mux.Handle(pattern, fn)
 	}
@@ -275,12 +300,13 @@ func decode(r *http.Request, v any) error {
 }
 
 func (h *Handler) collection(r *http.Request) (*collection.Collection, error) {
-	return h.cfg.Collections.Collection(r.PathValue("name"))
+	return h.named(r.PathValue("name"))
 }
 
-// named returns the collection named (the calls' lookup).
+// named returns the collection named, or named by the alias name (the
+// calls' lookup).
 func (h *Handler) named(name string) (*collection.Collection, error) {
-	return h.cfg.Collections.Collection(name)
+	return h.cfg.Collections.Collection(h.aliases.resolve(name))
 }
 
 // root answers GET / as Qdrant does, outside the envelope: qdrant-client

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/vfs"
 )
 
 // Payload indexes. Meta's index keeps postings for every payload key, so
@@ -22,9 +22,15 @@ import (
 // What a created index changes is what get_collection reports: its
 // payload_schema lists each declared field with its type and the number
 // of points holding a value of that type (counted by a filter when
-// asked). The declarations are kept by this door for the life of the
-// process, per collection: they are not written to disk, and a restart
-// forgets them.
+// asked). The declarations are kept with the collection, in the state
+// file <collection dir>/qdrant.payload-schema (package statefile; its
+// JSON is {"indexes": {field: {"type": name, "params": field_schema}}}),
+// replaced on each change, so they survive a restart, and go with the
+// directory when the collection is dropped.
+
+// payloadSchemaFile is the declarations' file in a collection's
+// directory. Do not change.
+const payloadSchemaFile = "qdrant.payload-schema"
 
 // payloadTypes are Qdrant's payload schema types, each with the meta
 // condition that a point holding a value of the type matches.
@@ -52,50 +58,19 @@ func mustType(p meta.Path, name string) *meta.Filter {
 
 // payloadIndex is one declared index.
 type payloadIndex struct {
-	dataType string
-	params   json.RawMessage // the field_schema object, if one was sent
+	DataType string          `json:"type"`
+	Params   json.RawMessage `json:"params,omitempty"` // the field_schema object, if one was sent
 }
 
-// payloadIndexes holds the declared indexes of each collection (by its
-// *Collection, so that a collection dropped and made again, by either
-// door, starts with none).
-type payloadIndexes struct {
-	mu sync.Mutex
-	by map[*collection.Collection]map[string]payloadIndex
+type payloadSchemaDocument struct {
+	Indexes map[string]payloadIndex `json:"indexes"`
 }
 
-func (x *payloadIndexes) put(c *collection.Collection, field string, ix payloadIndex) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.by == nil {
-		x.by = map[*collection.Collection]map[string]payloadIndex{}
-	}
-	if x.by[c] == nil {
-		x.by[c] = map[string]payloadIndex{}
-	}
-	x.by[c][field] = ix
-}
+// payloadIndexes holds the declared indexes of each collection.
+type payloadIndexes = collectionStates[payloadSchemaDocument]
 
-func (x *payloadIndexes) remove(c *collection.Collection, field string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	delete(x.by[c], field)
-}
-
-func (x *payloadIndexes) forget(c *collection.Collection) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	delete(x.by, c)
-}
-
-func (x *payloadIndexes) list(c *collection.Collection) map[string]payloadIndex {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	out := make(map[string]payloadIndex, len(x.by[c]))
-	for k, v := range x.by[c] {
-		out[k] = v
-	}
-	return out
+func newPayloadIndexes(fsys vfs.FS) *payloadIndexes {
+	return &payloadIndexes{file: payloadSchemaFile, what: "payload index declarations", fs: fsys}
 }
 
 // indexRequest is Qdrant's CreateFieldIndex.
@@ -129,12 +104,12 @@ func (req *indexRequest) parse() (string, payloadIndex, error) {
 		if err := json.Unmarshal(raw, &params); err != nil {
 			return "", payloadIndex{}, badRequestf("field_schema: %v", err)
 		}
-		ix = payloadIndex{dataType: params.Type, params: raw}
-	} else if err := json.Unmarshal(raw, &ix.dataType); err != nil {
+		ix = payloadIndex{DataType: params.Type, Params: raw}
+	} else if err := json.Unmarshal(raw, &ix.DataType); err != nil {
 		return "", payloadIndex{}, badRequestf("field_schema: a type name or {\"type\": ...}: %v", err)
 	}
-	if _, ok := payloadTypes[ix.dataType]; !ok {
-		return "", payloadIndex{}, badRequestf("field_schema: unknown payload index type %q (keyword, integer, float, bool, geo, datetime, text, uuid)", ix.dataType)
+	if _, ok := payloadTypes[ix.DataType]; !ok {
+		return "", payloadIndex{}, badRequestf("field_schema: unknown payload index type %q (keyword, integer, float, bool, geo, datetime, text, uuid)", ix.DataType)
 	}
 	return req.FieldName, ix, nil
 }
@@ -149,7 +124,16 @@ func (h *Handler) createIndex(_ context.Context, name string, req *indexRequest)
 	if err != nil {
 		return updateResult{}, err
 	}
-	h.indexes.put(c, field, ix)
+	err = h.indexes.change(c, func(d *payloadSchemaDocument) error {
+		if d.Indexes == nil {
+			d.Indexes = map[string]payloadIndex{}
+		}
+		d.Indexes[field] = ix
+		return nil
+	})
+	if err != nil {
+		return updateResult{}, err
+	}
 	return updated(c), nil
 }
 
@@ -159,7 +143,13 @@ func (h *Handler) deleteIndex(_ context.Context, name, field string) (updateResu
 	if err != nil {
 		return updateResult{}, err
 	}
-	h.indexes.remove(c, field)
+	err = h.indexes.change(c, func(d *payloadSchemaDocument) error {
+		delete(d.Indexes, field)
+		return nil
+	})
+	if err != nil {
+		return updateResult{}, err
+	}
 	return updated(c), nil
 }
 
@@ -176,13 +166,17 @@ type schemaEntry struct {
 // payloadSchema is get_collection's payload_schema: each declared index
 // with its type, parameters and the points holding a value of its type.
 func (h *Handler) payloadSchema(c *collection.Collection) (map[string]schemaEntry, error) {
+	declared, err := h.indexes.get(c)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]schemaEntry{}
-	for field, ix := range h.indexes.list(c) {
+	for field, ix := range declared.Indexes {
 		path, err := checkKey(field, "field_name")
 		if err != nil {
 			return nil, err
 		}
-		n, err := c.Count(payloadTypes[ix.dataType](path))
+		n, err := c.Count(payloadTypes[ix.DataType](path))
 		if err != nil {
 			return nil, err
 		}

@@ -262,7 +262,7 @@ func (h *Handler) searchBatch(_ context.Context, name string, req *batchRequest)
 
 // restBatch is the REST route of a batch call: its answers are sent as a
 // batchResult, encoded one search at a time.
-func restBatch[A any](h *Handler, fn qdrantCall[batchRequest, []A]) route {
+func restBatch[Req, A any](h *Handler, fn qdrantCall[Req, []A]) route {
 	single := restOn(h, fn)
 	return func(r *http.Request) (any, error) {
 		v, err := single(r)

@@ -9,9 +9,12 @@
 //	<data>/.creating-<name>-<hex>/  a create in progress
 //	<data>/.dropped-<name>-<hex>/   a drop whose files are being removed
 //	<data>/.probe-<hex>             a write probe (see Failed collections)
+//	<data>/<door>.<what>            a door's state file (qdrant.aliases: package qdrant)
+//	<data>/<name>/<door>.<what>     a door's state of one collection (qdrant.payload-schema)
 //
-// Names are ^[A-Za-z0-9_-]{1,64}$, so no collection name starts with a dot
-// and the other two kinds can never be mistaken for collections.
+// Names are ^[A-Za-z0-9_-]{1,64}$, so no collection name holds a dot and
+// the other kinds can never be mistaken for collections; Open leaves the
+// doors' files alone.
 //
 // # Atomic create and drop
 //

@@ -243,6 +243,12 @@ func (r *Registry) sweep(path, why string) bool {
 
 func (r *Registry) path(name string) string { return filepath.Join(r.dir, name) }
 
+// Dir is the data directory.
+func (r *Registry) Dir() string { return r.dir }
+
+// FS is the file system the data directory lives on.
+func (r *Registry) FS() vfs.FS { return r.fs }
+
 // tuningFor is the tuning of the collection named name.
 func (r *Registry) tuningFor(name string) collection.Tuning {
 	t := r.opts.Tuning
