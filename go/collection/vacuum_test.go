@@ -37,7 +37,11 @@ func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
 		// One more small write kicks a checkpoint after the tombstones exist.
 		upsert([]uint64{5000})
 		// Whether or not a kicked checkpoint vacuumed already, the loop's
-		// look does once it is done (or, with vacuums off, does not).
+		// look does once it is done (or, with vacuums off, does not). The
+		// look counts the graph's tombstones: wait for the builder to have
+		// put the deletions' there first (under load it lagged, and the look
+		// saw 404 of 1,500 and did not vacuum).
+		c.waitIndexed()
 		c.lookAndWait()
 		// A checkpoint at an unchanged sequence number writes nothing, and
 		// the kicked one may have run before the builder had put the
