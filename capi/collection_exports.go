@@ -212,21 +212,7 @@ func documentsArg(p *C.char, n C.size_t, count int) ([]meta.Document, error) {
 //export strata_col_upsert
 func strata_col_upsert(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, vectors *C.float,
 	metaJSON *C.char, metaLen C.size_t, errBuf *C.char, errLen C.size_t) C.int {
-	return withCollection("strata_col_upsert", h, errBuf, errLen, func(c *collection.Collection) error {
-		idv, err := idsArg(ids, int64(n), strs, "ids")
-		if err != nil {
-			return err
-		}
-		vecs, err := floatRows(vectors, int64(n), c.Options().Dim, "vectors")
-		if err != nil {
-			return err
-		}
-		docs, err := documentsArg(metaJSON, metaLen, len(idv))
-		if err != nil {
-			return err
-		}
-		return c.Upsert(idv, vecs, docs)
-	})
+	return upsert("strata_col_upsert", h, ids, n, strs, vectors, metaJSON, metaLen, nil, nil, 0, errBuf, errLen)
 }
 
 //export strata_col_update_metadata

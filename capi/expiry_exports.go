@@ -34,7 +34,14 @@ func expiryArg(ttl, expiresAt *C.double, nExpiry C.int64_t) (collection.Expiry, 
 //export strata_col_upsert_expiring
 func strata_col_upsert_expiring(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, vectors *C.float,
 	metaJSON *C.char, metaLen C.size_t, ttl, expiresAt *C.double, nExpiry C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
-	return withCollection("strata_col_upsert_expiring", h, errBuf, errLen, func(c *collection.Collection) error {
+	return upsert("strata_col_upsert_expiring", h, ids, n, strs, vectors, metaJSON, metaLen, ttl, expiresAt, nExpiry, errBuf, errLen)
+}
+
+// upsert is strata_col_upsert and strata_col_upsert_expiring (ttl and
+// expiresAt NULL: no point expires).
+func upsert(op string, h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings, vectors *C.float,
+	metaJSON *C.char, metaLen C.size_t, ttl, expiresAt *C.double, nExpiry C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
+	return withCollection(op, h, errBuf, errLen, func(c *collection.Collection) error {
 		idv, err := idsArg(ids, int64(n), strs, "ids")
 		if err != nil {
 			return err
@@ -59,7 +66,16 @@ func strata_col_upsert_expiring(h C.strata_handle, ids *C.uint64_t, n C.int64_t,
 func strata_col_upsert_points_expiring(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings,
 	fields *C.strata_field_values, nfields C.int64_t, metaJSON *C.char, metaLen C.size_t,
 	ttl, expiresAt *C.double, nExpiry C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
-	return withCollection("strata_col_upsert_points_expiring", h, errBuf, errLen, func(c *collection.Collection) error {
+	return upsertPoints("strata_col_upsert_points_expiring", h, ids, n, strs, fields, nfields, metaJSON, metaLen,
+		ttl, expiresAt, nExpiry, errBuf, errLen)
+}
+
+// upsertPoints is strata_col_upsert_points and
+// strata_col_upsert_points_expiring.
+func upsertPoints(op string, h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings,
+	fields *C.strata_field_values, nfields C.int64_t, metaJSON *C.char, metaLen C.size_t,
+	ttl, expiresAt *C.double, nExpiry C.int64_t, errBuf *C.char, errLen C.size_t) C.int {
+	return withCollection(op, h, errBuf, errLen, func(c *collection.Collection) error {
 		idv, err := idsArg(ids, int64(n), strs, "ids")
 		if err != nil {
 			return err

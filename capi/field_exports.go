@@ -163,21 +163,7 @@ func oneFieldArg(d *C.strata_field_values, n int) (string, collection.FieldValue
 //export strata_col_upsert_points
 func strata_col_upsert_points(h C.strata_handle, ids *C.uint64_t, n C.int64_t, strs *C.strata_id_strings,
 	fields *C.strata_field_values, nfields C.int64_t, metaJSON *C.char, metaLen C.size_t, errBuf *C.char, errLen C.size_t) C.int {
-	return withCollection("strata_col_upsert_points", h, errBuf, errLen, func(c *collection.Collection) error {
-		idv, err := idsArg(ids, int64(n), strs, "ids")
-		if err != nil {
-			return err
-		}
-		values, err := fieldValuesArg(fields, int64(nfields), len(idv))
-		if err != nil {
-			return err
-		}
-		docs, err := documentsArg(metaJSON, metaLen, len(idv))
-		if err != nil {
-			return err
-		}
-		return c.UpsertPoints(idv, values, docs)
-	})
+	return upsertPoints("strata_col_upsert_points", h, ids, n, strs, fields, nfields, metaJSON, metaLen, nil, nil, 0, errBuf, errLen)
 }
 
 //export strata_col_update_vectors

@@ -250,6 +250,12 @@ func TestExpiredPointIsHiddenFromEveryRead(t *testing.T) {
 	checkVisible(t, c, n, upTo(n))
 	clock.advance(1) // the moment of expiry
 	checkVisible(t, c, n, evens(n))
+	c.waitBuilt() // the same from the graph as from the tail
+	checkVisible(t, c, n, evens(n))
+	ids, dists := make([]ID, n), make([]float32, n)
+	if stats, err := c.Query([]float32{0, 0}, n, n, nil, 1, ids, dists); err != nil || stats.Allowed != n/2 {
+		t.Fatalf("an unfiltered query's stats.Allowed = %d (%v), want the %d points not expired", stats.Allowed, err, n/2)
+	}
 	if got := c.meta.Len(); got != n {
 		t.Fatalf("%d points in memory before the reaper ran, want %d", got, n)
 	}

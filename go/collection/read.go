@@ -65,11 +65,11 @@ func (c *Collection) QueryField(field string, queries []float32, k, ef int, f *m
 	if ef == 0 {
 		ef = max(k, hnsw.DefaultEfSearch)
 	}
-	allow, err := c.allowed(f, among)
+	allow, expired, err := c.allowedOrExpired(f, among)
 	if err != nil {
 		return hnsw.SearchStats{}, err
 	}
-	stats, err := vf.search(queries, k, ef, threads, allow, keys, outDists)
+	stats, err := vf.search(queries, k, ef, threads, allow, expired, keys, outDists)
 	if err != nil {
 		return stats, fmt.Errorf("collection: %w", err)
 	}
@@ -146,16 +146,32 @@ func (c *Collection) queriedField(name string, multi bool) (*vectorField, error)
 // when nothing restricts it, else a list (empty, not nil, for none).
 // String ids and has_vector conditions are resolved first.
 func (c *Collection) allowed(f *meta.Filter, among []ID) ([]uint64, error) {
+	allow, expired, err := c.allowedOrExpired(f, among)
+	if err != nil || expired.empty() {
+		return allow, err
+	}
+	// Expired points are allowed nowhere (expiry.go). While some wait for
+	// the reaper, an unrestricted read is one restricted to the others.
+	return expired.without(c.meta.Select(nil)), nil
+}
+
+// allowedOrExpired is allowed for a read that can skip the expired keys
+// itself (a dense search makes up for them as for the tail's hidden rows):
+// the expired keys are taken out of a list, and with no list (nil: all)
+// returned instead, so that nothing is built per point. Both come from
+// one reading of the clock.
+func (c *Collection) allowedOrExpired(f *meta.Filter, among []ID) ([]uint64, expiredSet, error) {
 	var allow []uint64
 	if f != nil && !f.MatchesAll() {
 		bound, err := c.bindVectors(c.resolve(f))
 		if err != nil {
-			return nil, err
+			return nil, expiredSet{}, err
 		}
 		if allow = c.meta.Select(bound); allow == nil {
 			allow = []uint64{}
 		}
 	}
+	expired := c.expiredNow()
 	if among != nil {
 		amongKeys := c.keysOf(among) // ids no write accepts allow nothing, as absent ones
 		if allow == nil {
@@ -164,15 +180,10 @@ func (c *Collection) allowed(f *meta.Filter, among []ID) ([]uint64, error) {
 			allow = intersectSorted(allow, amongKeys)
 		}
 	}
-	// Expired points are allowed nowhere (expiry.go). While some wait for
-	// the reaper, an unrestricted query is one restricted to the others.
-	if exp := c.expiredNow(); !exp.empty() {
-		if allow == nil {
-			allow = c.meta.Select(nil)
-		}
-		allow = exp.without(allow)
+	if allow == nil {
+		return nil, expired, nil
 	}
-	return allow, nil
+	return expired.without(allow), expiredSet{}, nil
 }
 
 // bindVectors replaces the filter's has_vector conditions with the keys
@@ -551,6 +562,12 @@ func (c *Collection) CheckIntegrity() error {
 	}
 	if err := checkFieldPoints(set, c.meta.Contains, c.meta.Len()); err != nil {
 		return fmt.Errorf("%w: %w", hnsw.ErrCorrupt, err)
+	}
+	// Every expiry belongs to a point: a delete drops it with the point.
+	for _, k := range c.expiry.export().Keys {
+		if !c.meta.Contains(k) {
+			return fmt.Errorf("%w: key %d has an expiry time but no point", hnsw.ErrCorrupt, k)
+		}
 	}
 	return nil
 }

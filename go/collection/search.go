@@ -46,10 +46,14 @@ func allowFunc(allow []uint64) func(uint64) bool {
 }
 
 // search answers nq queries (rows of f.Dim floats) of the dense field f
-// with the k nearest keys among allow (nil: all), into outKeys and
-// outDists (nq·k, padded with -1 and +Inf): the graph searched at ef, the
-// tail scanned exactly with the same distance, the two merged.
-func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint64,
+// with the k nearest keys among allow (nil: all) that are not expired
+// (expiredSet: the keys expired when the read began, given with allow nil
+// only), into outKeys and outDists (nq·k, padded with -1 and +Inf): the
+// graph searched at ef, the tail scanned exactly with the same distance,
+// the two merged. The graph is asked for as many more results as the
+// tail hides and expired keys (up to maxHiddenExtra; beyond, it is told
+// to deny them), so that neither costs a pass over every point.
+func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint64, expired expiredSet,
 	outKeys []int64, outDists []float32) (hnsw.SearchStats, error) {
 	v := f.tail.Read()
 	defer v.Close()
@@ -57,16 +61,18 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 	if allow != nil {
 		filter = &hnsw.Filter{Allow: allow}
 	}
-	if v.Len() == 0 {
+	if v.Len() == 0 && expired.empty() {
 		return f.index.SearchFiltered(queries, k, ef, threads, filter, outKeys, outDists)
 	}
 	dim := f.Dim
 	nq := len(queries) / dim
-	kg := k + v.Extra()
-	denied := v.Extra() > maxHiddenExtra || kg > limits.MaxK
+	hidden := v.Extra() + len(expired.keys)
+	kg := k + hidden
+	denied := hidden > maxHiddenExtra || kg > limits.MaxK
 	if denied {
 		var deny []uint64
 		v.Keys(func(key uint64, _ bool) { deny = append(deny, key) })
+		deny = append(deny, expired.keys...)
 		filter = &hnsw.Filter{Allow: allow, Deny: deny}
 		kg = k
 	}
@@ -79,6 +85,9 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 		return stats, err
 	}
 	allowed := allowFunc(allow)
+	if !expired.empty() { // allow is nil
+		allowed = func(key uint64) bool { return !expired.has(key) }
+	}
 	// The graph counted the allowed points it holds, but a key being
 	// inserted (or a row the tail hides) makes that count drift: with a
 	// filter, count the allowed points that have a value here, each once
@@ -96,10 +105,17 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 			if !denied && f.index.Contains(key) {
 				stats.Allowed--
 			}
-			if live {
+			if live && !expired.has(key) {
 				stats.Allowed++
 			}
 		})
+		if !denied {
+			for _, key := range expired.keys {
+				if _, inTail := v.Lookup(key); !inTail && f.index.Contains(key) {
+					stats.Allowed-- // counted by the graph, hidden by its expiry
+				}
+			}
+		}
 	}
 	s.query = slices.Grow(s.query[:0], dim)[:dim]
 	for q := range nq {
@@ -113,7 +129,7 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 		out, outD := outKeys[q*k:(q+1)*k], outDists[q*k:(q+1)*k]
 		g, t, w := 0, 0, 0
 		for w < k {
-			for g < kg && graphKeys[g] != -1 && v.Hides(uint64(graphKeys[g])) {
+			for g < kg && graphKeys[g] != -1 && (v.Hides(uint64(graphKeys[g])) || expired.has(uint64(graphKeys[g]))) {
 				g++
 			}
 			haveG := g < kg && graphKeys[g] != -1

@@ -358,7 +358,7 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 		ef = max(depth, hnsw.DefaultEfSearch)
 	}
 	ids, dists := make([]int64, depth), make([]float32, depth)
-	if _, err := def.search(vector, depth, max(ef, depth), threads, allow, ids, dists); err != nil {
+	if _, err := def.search(vector, depth, max(ef, depth), threads, allow, expiredSet{}, ids, dists); err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}
 	neighbors := make([]text.Neighbor, 0, depth)

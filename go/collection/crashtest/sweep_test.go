@@ -20,7 +20,8 @@ import (
 func sequential(t *testing.T, walBytes int64, checkpointFirst bool) (*memfs.FS, []Event) {
 	t.Helper()
 	fs := memfs.New()
-	w := Workload{Seed: 11, Workers: 1, Ops: 1, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1}
+	// No background reaper: each log record is one op's.
+	w := Workload{Seed: 11, Workers: 1, Ops: 1, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1, ReapInterval: -1}
 	c, err := w.OpenOrCreate(fs, "/col")
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestTornWALWriteAtEveryByteKeepsWholeRecords(t *testing.T) {
 		for whole < len(ends) && ends[whole] <= cut {
 			whole++
 		}
-		c, err := collection.Open("/col", collection.Tuning{FS: fs, CheckpointBytes: -1})
+		c, err := collection.Open("/col", collection.Tuning{FS: fs, CheckpointBytes: -1, ReapInterval: -1})
 		if cut < 16 {
 			// Segments are created whole (temporary name, rename): no
 			// crash leaves a short header, so this is an emptied segment.

@@ -39,6 +39,11 @@ type Workload struct {
 	// of any of the fields, DeleteVectors of ExtraField or SparseField)
 	// between the other ops.
 	Fields bool
+	// ReapInterval is the collection's Tuning.ReapInterval: 0 looks every
+	// 5 ms, so that kills land in the reaper's deletes too; < 0 runs no
+	// background reaper, for tests that map each log record to one op
+	// (expired points then stay hidden until a reopen reaps them).
+	ReapInterval time.Duration
 }
 
 // ExtraField is the multivector field of the multi-field workload:
@@ -62,9 +67,12 @@ func (w *Workload) options() collection.Options {
 }
 
 func (w *Workload) tuning(fs vfs.FS) collection.Tuning {
-	// The reaper looks often, so that kills land in its deletes too.
+	reap := w.ReapInterval
+	if reap == 0 {
+		reap = 5 * time.Millisecond
+	}
 	return collection.Tuning{FS: fs, CheckpointBytes: w.CheckpointBytes, SegmentBytes: w.SegmentBytes,
-		BatchInterval: 2 * time.Millisecond, Threads: 2, ReapInterval: 5 * time.Millisecond}
+		BatchInterval: 2 * time.Millisecond, Threads: 2, ReapInterval: reap}
 }
 
 // OpenOrCreate opens the workload's collection in dir, creating it if
