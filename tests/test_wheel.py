@@ -85,6 +85,11 @@ def test_wheel_is_tagged_for_every_python(wheel):
     # No cpython-3XX name to outgrow: the engine is plain C, the cffi modules limited-API.
     assert libraries == ["strata/_calls.abi3.so", "strata/_ffi.abi3.so", "strata/_native.so"]
     assert "strata/bin/strata-server" in names, "the wheel lacks the server binary"
+    # What python -m strata.playground_model builds the playground's encoder from.
+    model = REPO / "go" / "server" / "playground" / "model"
+    for name in ("package.json", "package-lock.json", "entry.js", "build.mjs"):
+        with zipfile.ZipFile(wheel) as zf:
+            assert zf.read(f"strata/_playground_model/{name}") == (model / name).read_bytes(), name
 
 
 def _candidates() -> list[str]:

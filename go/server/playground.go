@@ -56,9 +56,10 @@ func playgroundHandlers(modelDir string) map[string]handler {
 // semantic search runs in the browser. `make playground-model` builds it
 // into go/server/playground/model/dist (the bundle embed.js, the model's
 // weights and vocabulary, TensorFlow.js's WebAssembly binaries: 29 MB, so
-// it is served from a directory rather than embedded in every binary).
+// it is served from a directory rather than embedded in every binary;
+// from a pip install, python -m strata.playground_model DIR builds it).
 // Without it (dir ""), every file is a 404 and the page searches by
-// words with BM25 only, saying why.
+// words with BM25 only, saying why and how to get it.
 func playgroundModelFiles(dir string) handler {
 	var files fs.FS
 	if dir != "" {

@@ -84,7 +84,7 @@ func run() error {
 	logLevel := fl.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fl.Bool("log-json", false, "log JSON lines instead of text")
 	demoSource := fl.String("demo", "", "load a demo collection: a pypi-demo directory, or \"generated\"")
-	playgroundModel := fl.String("playground-model", "", "directory of the playground's sentence encoder for semantic search (make playground-model builds go/server/playground/model/dist); off when empty")
+	playgroundModel := fl.String("playground-model", "", "directory of the playground's sentence encoder for semantic search (make playground-model builds go/server/playground/model/dist; from a pip install, python -m strata.playground_model DIR); off when empty")
 	headerTimeout := fl.Duration("header-timeout", 5*time.Second, "longest time to read a request's headers")
 	readTimeout := fl.Duration("read-timeout", 30*time.Second, "longest time to read a request, body included")
 	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
@@ -112,7 +112,7 @@ func run() error {
 	}
 	if *playgroundModel != "" {
 		if _, err := os.Stat(filepath.Join(*playgroundModel, "embed.js")); err != nil {
-			return fmt.Errorf("--playground-model: not a built model directory (make playground-model): %w", err)
+			return fmt.Errorf("--playground-model: not a built model directory (make playground-model, or python -m strata.playground_model DIR): %w", err)
 		}
 	}
 	key, keyFrom, err := readAPIKey(*apiKey, *apiKeyFile)

