@@ -20,6 +20,7 @@ for target in \
 	./go/collection/snapshot:FuzzDecodeManifest \
 	./go/collection/snapshot:FuzzReadMetadata \
 	./go/collection/snapshot:FuzzReadIDTable \
+	./go/collection/snapshot:FuzzReadExpiries \
 	./go/indexfile:FuzzRead \
 	./go/hnsw:FuzzLoadValidSections \
 	./go/server:FuzzDecodeRequest \
