@@ -189,7 +189,8 @@
 // Refused with InvalidArgument naming the construct: inference objects
 // (document, image, object), formula, MMR, relevance feedback, order_by
 // as a query, rrf weights, shard_key_selector, update_filter, lookup_from
-// inside a prefetch, field conditions carrying is_empty / is_null.
+// inside a prefetch. Payload index parameters are reported back for text
+// indexes only.
 // Unimplemented: Update of a collection, aliases, shard keys, cluster
 // calls, groups, UpdateBatch, search matrices, vector names, snapshots.
 //

@@ -387,8 +387,11 @@ func fieldJSON(f *pb.FieldCondition) (any, error) {
 	if v := f.GetValuesCount(); v != nil {
 		out["values_count"] = boundsJSON(v.Lt, v.Gt, v.Gte, v.Lte)
 	}
-	if f.IsEmpty != nil || f.IsNull != nil {
-		return nil, unsupportedf("is_empty and is_null inside a field condition (use the IsEmpty and IsNull conditions)")
+	if f.IsEmpty != nil {
+		out["is_empty"] = f.GetIsEmpty()
+	}
+	if f.IsNull != nil {
+		out["is_null"] = f.GetIsNull()
 	}
 	if len(out) == 1 {
 		return nil, badRequestf("field condition on %q names no condition", f.GetKey())
@@ -949,8 +952,40 @@ func indexRequestOf(c *pb.CreateFieldIndexCollection) (*indexRequest, error) {
 		return nil, badRequestf("unknown field_type %v", c.GetFieldType())
 	}
 	req.FieldSchema = mustJSON(name)
+	switch k := c.GetFieldIndexParams().GetIndexParams().(type) {
+	case nil:
+	case *pb.PayloadIndexParams_TextIndexParams:
+		if name != "text" {
+			return nil, badRequestf("field_index_params: text index parameters for a %s index", name)
+		}
+		params := map[string]any{"type": "text"}
+		t := k.TextIndexParams
+		if tok, ok := tokenizerNames[t.GetTokenizer()]; ok {
+			params["tokenizer"] = tok
+		}
+		if t.Lowercase != nil {
+			params["lowercase"] = t.GetLowercase()
+		}
+		if t.MinTokenLen != nil {
+			params["min_token_len"] = t.GetMinTokenLen()
+		}
+		if t.MaxTokenLen != nil {
+			params["max_token_len"] = t.GetMaxTokenLen()
+		}
+		if t.PhraseMatching != nil {
+			params["phrase_matching"] = t.GetPhraseMatching()
+		}
+		req.FieldSchema = mustJSON(params)
+	default:
+		// The parameters of the other index types (is_tenant, lookup,
+		// range, ...) change no answer here and are not reported back
+		// over gRPC.
+	}
 	return req, nil
 }
+
+var tokenizerNames = map[pb.TokenizerType]string{pb.TokenizerType_Prefix: "prefix", pb.TokenizerType_Whitespace: "whitespace",
+	pb.TokenizerType_Word: "word", pb.TokenizerType_Multilingual: "multilingual"}
 
 func orderByJSON(o *pb.OrderBy) (json.RawMessage, error) {
 	ob := map[string]any{"key": o.GetKey()}

@@ -227,7 +227,8 @@ func pbCollectionInfo(ci *collectionInfo) *pb.CollectionInfo {
 	}
 	schema := map[string]*pb.PayloadSchemaInfo{}
 	for field, e := range ci.Schema {
-		schema[field] = &pb.PayloadSchemaInfo{DataType: pbSchemaTypes[e.index.dataType], Points: u64(e.points)}
+		schema[field] = &pb.PayloadSchemaInfo{DataType: pbSchemaTypes[e.index.dataType], Points: u64(e.points),
+			Params: pbIndexParams(e.index)}
 	}
 	deleted, vacuum, segments, flush := 0.2, uint64(1000), uint64(1), uint64(0)
 	return &pb.CollectionInfo{
@@ -258,4 +259,29 @@ func pbFacetHits(hits []facetHit) []*pb.FacetHit {
 		out[i] = &pb.FacetHit{Value: v, Count: uint64(h.Count)}
 	}
 	return out
+}
+
+// pbIndexParams reports a text index's parameters (the JSON they were
+// declared with, over either door); other types' are not reported.
+func pbIndexParams(ix payloadIndex) *pb.PayloadIndexParams {
+	if ix.dataType != "text" || ix.params == nil {
+		return nil
+	}
+	var p struct {
+		Tokenizer      string  `json:"tokenizer"`
+		Lowercase      *bool   `json:"lowercase"`
+		MinTokenLen    *uint64 `json:"min_token_len"`
+		MaxTokenLen    *uint64 `json:"max_token_len"`
+		PhraseMatching *bool   `json:"phrase_matching"`
+	}
+	if json.Unmarshal(ix.params, &p) != nil {
+		return nil
+	}
+	t := &pb.TextIndexParams{Lowercase: p.Lowercase, MinTokenLen: p.MinTokenLen, MaxTokenLen: p.MaxTokenLen, PhraseMatching: p.PhraseMatching}
+	for tok, name := range tokenizerNames {
+		if name == p.Tokenizer {
+			t.Tokenizer = tok
+		}
+	}
+	return &pb.PayloadIndexParams{IndexParams: &pb.PayloadIndexParams_TextIndexParams{TextIndexParams: t}}
 }
