@@ -244,9 +244,7 @@ func (s grpcPoints) Upsert(ctx context.Context, r *pb.UpsertPoints) (*pb.PointsO
 	if err != nil {
 		return nil, err
 	}
-	out := pbUpdate(res)
-	out.Time = elapsed(start)
-	return out, nil
+	return pbUpdate(res, start), nil
 }
 
 func (s grpcPoints) Delete(ctx context.Context, r *pb.DeletePoints) (*pb.PointsOperationResponse, error) {
@@ -262,9 +260,7 @@ func (s grpcPoints) Delete(ctx context.Context, r *pb.DeletePoints) (*pb.PointsO
 	if err != nil {
 		return nil, err
 	}
-	out := pbUpdate(res)
-	out.Time = elapsed(start)
-	return out, nil
+	return pbUpdate(res, start), nil
 }
 
 func (s grpcPoints) Get(ctx context.Context, r *pb.GetPoints) (*pb.GetResponse, error) {
@@ -319,9 +315,7 @@ func (s grpcPoints) UpdateVectors(ctx context.Context, r *pb.UpdatePointVectors)
 	if err != nil {
 		return nil, err
 	}
-	out := pbUpdate(res)
-	out.Time = elapsed(start)
-	return out, nil
+	return pbUpdate(res, start), nil
 }
 
 func (s grpcPoints) DeleteVectors(ctx context.Context, r *pb.DeletePointVectors) (*pb.PointsOperationResponse, error) {
@@ -337,9 +331,7 @@ func (s grpcPoints) DeleteVectors(ctx context.Context, r *pb.DeletePointVectors)
 	if err != nil {
 		return nil, err
 	}
-	out := pbUpdate(res)
-	out.Time = elapsed(start)
-	return out, nil
+	return pbUpdate(res, start), nil
 }
 
 // payloadCall runs one of the four payload edits.
@@ -357,9 +349,7 @@ func (s grpcPoints) payloadCall(ctx context.Context, name string, shard *pb.Shar
 	if err != nil {
 		return nil, err
 	}
-	out := pbUpdate(res)
-	out.Time = elapsed(start)
-	return out, nil
+	return pbUpdate(res, start), nil
 }
 
 func (s grpcPoints) setPayloadRequest(r *pb.SetPayloadPoints) (*payloadRequest, error) {
@@ -405,9 +395,7 @@ func (s grpcPoints) CreateFieldIndex(ctx context.Context, r *pb.CreateFieldIndex
 	if err != nil {
 		return nil, err
 	}
-	out := pbUpdate(res)
-	out.Time = elapsed(start)
-	return out, nil
+	return pbUpdate(res, start), nil
 }
 
 func (s grpcPoints) DeleteFieldIndex(ctx context.Context, r *pb.DeleteFieldIndexCollection) (*pb.PointsOperationResponse, error) {
@@ -416,9 +404,7 @@ func (s grpcPoints) DeleteFieldIndex(ctx context.Context, r *pb.DeleteFieldIndex
 	if err != nil {
 		return nil, err
 	}
-	out := pbUpdate(res)
-	out.Time = elapsed(start)
-	return out, nil
+	return pbUpdate(res, start), nil
 }
 
 func (s grpcPoints) Search(ctx context.Context, r *pb.SearchPoints) (*pb.SearchResponse, error) {
@@ -443,16 +429,9 @@ func (s grpcPoints) Search(ctx context.Context, r *pb.SearchPoints) (*pb.SearchR
 
 func (s grpcPoints) SearchBatch(ctx context.Context, r *pb.SearchBatchPoints) (*pb.SearchBatchResponse, error) {
 	start := time.Now()
-	req := &batchRequest{Searches: make([]queryRequest, len(r.GetSearchPoints()))}
-	for i, sp := range r.GetSearchPoints() {
-		if err := refuseShardKey(sp.GetShardKeySelector()); err != nil {
-			return nil, err
-		}
-		q, err := searchPointsRequest(sp)
-		if err != nil {
-			return nil, fmt.Errorf("search_points[%d]: %w", i, err)
-		}
-		req.Searches[i] = *q
+	req, err := batchOf(r.GetSearchPoints(), "search_points", searchPointsRequest)
+	if err != nil {
+		return nil, err
 	}
 	answers, err := s.h.searchBatch(ctx, r.GetCollectionName(), req)
 	if err != nil {
@@ -496,18 +475,7 @@ func (s grpcPoints) Scroll(ctx context.Context, r *pb.ScrollPoints) (*pb.ScrollR
 
 func (s grpcPoints) Recommend(ctx context.Context, r *pb.RecommendPoints) (*pb.RecommendResponse, error) {
 	start := time.Now()
-	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
-		return nil, err
-	}
-	req, err := recommendPointsRequest(r)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.h.query(ctx, r.GetCollectionName(), req)
-	if err != nil {
-		return nil, err
-	}
-	points, err := pbScored(res.Points)
+	points, err := s.scoredQuery(ctx, r.GetCollectionName(), r.GetShardKeySelector(), func() (*queryRequest, error) { return recommendPointsRequest(r) })
 	if err != nil {
 		return nil, err
 	}
@@ -516,47 +484,20 @@ func (s grpcPoints) Recommend(ctx context.Context, r *pb.RecommendPoints) (*pb.R
 
 func (s grpcPoints) RecommendBatch(ctx context.Context, r *pb.RecommendBatchPoints) (*pb.RecommendBatchResponse, error) {
 	start := time.Now()
-	req := &batchRequest{Searches: make([]queryRequest, len(r.GetRecommendPoints()))}
-	for i, rp := range r.GetRecommendPoints() {
-		if err := refuseShardKey(rp.GetShardKeySelector()); err != nil {
-			return nil, err
-		}
-		q, err := recommendPointsRequest(rp)
-		if err != nil {
-			return nil, fmt.Errorf("recommend_points[%d]: %w", i, err)
-		}
-		req.Searches[i] = *q
-	}
-	answers, err := s.h.queryBatch(ctx, r.GetCollectionName(), req)
+	req, err := batchOf(r.GetRecommendPoints(), "recommend_points", recommendPointsRequest)
 	if err != nil {
 		return nil, err
 	}
-	out := &pb.RecommendBatchResponse{}
-	for _, a := range answers {
-		points, err := pbScored(a.Points)
-		if err != nil {
-			return nil, err
-		}
-		out.Result = append(out.Result, &pb.BatchResult{Result: points})
+	results, err := s.scoredBatch(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
 	}
-	out.Time = elapsed(start)
-	return out, nil
+	return &pb.RecommendBatchResponse{Result: results, Time: elapsed(start)}, nil
 }
 
 func (s grpcPoints) Discover(ctx context.Context, r *pb.DiscoverPoints) (*pb.DiscoverResponse, error) {
 	start := time.Now()
-	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
-		return nil, err
-	}
-	req, err := discoverPointsRequest(r)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.h.query(ctx, r.GetCollectionName(), req)
-	if err != nil {
-		return nil, err
-	}
-	points, err := pbScored(res.Points)
+	points, err := s.scoredQuery(ctx, r.GetCollectionName(), r.GetShardKeySelector(), func() (*queryRequest, error) { return discoverPointsRequest(r) })
 	if err != nil {
 		return nil, err
 	}
@@ -565,31 +506,15 @@ func (s grpcPoints) Discover(ctx context.Context, r *pb.DiscoverPoints) (*pb.Dis
 
 func (s grpcPoints) DiscoverBatch(ctx context.Context, r *pb.DiscoverBatchPoints) (*pb.DiscoverBatchResponse, error) {
 	start := time.Now()
-	req := &batchRequest{Searches: make([]queryRequest, len(r.GetDiscoverPoints()))}
-	for i, dp := range r.GetDiscoverPoints() {
-		if err := refuseShardKey(dp.GetShardKeySelector()); err != nil {
-			return nil, err
-		}
-		q, err := discoverPointsRequest(dp)
-		if err != nil {
-			return nil, fmt.Errorf("discover_points[%d]: %w", i, err)
-		}
-		req.Searches[i] = *q
-	}
-	answers, err := s.h.queryBatch(ctx, r.GetCollectionName(), req)
+	req, err := batchOf(r.GetDiscoverPoints(), "discover_points", discoverPointsRequest)
 	if err != nil {
 		return nil, err
 	}
-	out := &pb.DiscoverBatchResponse{}
-	for _, a := range answers {
-		points, err := pbScored(a.Points)
-		if err != nil {
-			return nil, err
-		}
-		out.Result = append(out.Result, &pb.BatchResult{Result: points})
+	results, err := s.scoredBatch(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
 	}
-	out.Time = elapsed(start)
-	return out, nil
+	return &pb.DiscoverBatchResponse{Result: results, Time: elapsed(start)}, nil
 }
 
 func (s grpcPoints) Count(ctx context.Context, r *pb.CountPoints) (*pb.CountResponse, error) {
@@ -610,18 +535,7 @@ func (s grpcPoints) Count(ctx context.Context, r *pb.CountPoints) (*pb.CountResp
 
 func (s grpcPoints) Query(ctx context.Context, r *pb.QueryPoints) (*pb.QueryResponse, error) {
 	start := time.Now()
-	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
-		return nil, err
-	}
-	req, err := queryPointsRequest(r)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.h.query(ctx, r.GetCollectionName(), req)
-	if err != nil {
-		return nil, err
-	}
-	points, err := pbScored(res.Points)
+	points, err := s.scoredQuery(ctx, r.GetCollectionName(), r.GetShardKeySelector(), func() (*queryRequest, error) { return queryPointsRequest(r) })
 	if err != nil {
 		return nil, err
 	}
@@ -630,31 +544,15 @@ func (s grpcPoints) Query(ctx context.Context, r *pb.QueryPoints) (*pb.QueryResp
 
 func (s grpcPoints) QueryBatch(ctx context.Context, r *pb.QueryBatchPoints) (*pb.QueryBatchResponse, error) {
 	start := time.Now()
-	req := &batchRequest{Searches: make([]queryRequest, len(r.GetQueryPoints()))}
-	for i, qp := range r.GetQueryPoints() {
-		if err := refuseShardKey(qp.GetShardKeySelector()); err != nil {
-			return nil, err
-		}
-		q, err := queryPointsRequest(qp)
-		if err != nil {
-			return nil, fmt.Errorf("query_points[%d]: %w", i, err)
-		}
-		req.Searches[i] = *q
-	}
-	answers, err := s.h.queryBatch(ctx, r.GetCollectionName(), req)
+	req, err := batchOf(r.GetQueryPoints(), "query_points", queryPointsRequest)
 	if err != nil {
 		return nil, err
 	}
-	out := &pb.QueryBatchResponse{}
-	for _, a := range answers {
-		points, err := pbScored(a.Points)
-		if err != nil {
-			return nil, err
-		}
-		out.Result = append(out.Result, &pb.BatchResult{Result: points})
+	results, err := s.scoredBatch(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
 	}
-	out.Time = elapsed(start)
-	return out, nil
+	return &pb.QueryBatchResponse{Result: results, Time: elapsed(start)}, nil
 }
 
 func (s grpcPoints) Facet(ctx context.Context, r *pb.FacetCounts) (*pb.FacetResponse, error) {
@@ -671,6 +569,64 @@ func (s grpcPoints) Facet(ctx context.Context, r *pb.FacetCounts) (*pb.FacetResp
 		return nil, err
 	}
 	return &pb.FacetResponse{Hits: pbFacetHits(res.Hits), Time: elapsed(start)}, nil
+}
+
+// scoredQuery answers a call that is one query: translate, then the
+// query call, then its points as ScoredPoints.
+func (s grpcPoints) scoredQuery(ctx context.Context, name string, shard *pb.ShardKeySelector,
+	translate func() (*queryRequest, error)) ([]*pb.ScoredPoint, error) {
+	if err := refuseShardKey(shard); err != nil {
+		return nil, err
+	}
+	req, err := translate()
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.query(ctx, name, req)
+	if err != nil {
+		return nil, err
+	}
+	return pbScored(res.Points)
+}
+
+// sharded is a request that may name shards.
+type sharded interface {
+	GetShardKeySelector() *pb.ShardKeySelector
+}
+
+// batchOf translates the requests of a batch call (what names them in
+// errors) into one batchRequest.
+func batchOf[M sharded](list []M, what string, translate func(M) (*queryRequest, error)) (*batchRequest, error) {
+	req := &batchRequest{Searches: make([]queryRequest, len(list))}
+	for i, m := range list {
+		if err := refuseShardKey(m.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		q, err := translate(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", what, i, err)
+		}
+		req.Searches[i] = *q
+	}
+	return req, nil
+}
+
+// scoredBatch answers a batch of queries (query_batch: the limits are
+// checked for the whole batch first) as BatchResults.
+func (s grpcPoints) scoredBatch(ctx context.Context, name string, req *batchRequest) ([]*pb.BatchResult, error) {
+	answers, err := s.h.queryBatch(ctx, name, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pb.BatchResult, len(answers))
+	for i, a := range answers {
+		points, err := pbScored(a.Points)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &pb.BatchResult{Result: points}
+	}
+	return out, nil
 }
 
 func unimplemented(what string) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/hnsw"
@@ -161,8 +162,9 @@ func pbScored(recs []record) ([]*pb.ScoredPoint, error) {
 	return out, nil
 }
 
-func pbUpdate(u updateResult) *pb.PointsOperationResponse {
-	return &pb.PointsOperationResponse{Result: &pb.UpdateResult{OperationId: &u.OperationID, Status: pb.UpdateStatus_Completed}}
+func pbUpdate(u updateResult, start time.Time) *pb.PointsOperationResponse {
+	return &pb.PointsOperationResponse{Result: &pb.UpdateResult{OperationId: &u.OperationID, Status: pb.UpdateStatus_Completed},
+		Time: elapsed(start)}
 }
 
 var pbDistances = map[string]pb.Distance{"Cosine": pb.Distance_Cosine, "Euclid": pb.Distance_Euclid, "Dot": pb.Distance_Dot, "Manhattan": pb.Distance_Manhattan}
