@@ -1,4 +1,7 @@
-"""The real qdrant-client against strata-server --qdrant-addr, compared with strata.Collection."""
+"""The real qdrant-client against strata-server --qdrant-addr, compared with strata.Collection.
+
+Every test with the client fixture runs twice: over REST and over gRPC (--qdrant-grpc-addr,
+QdrantClient(prefer_grpc=True)), each door with a server of its own."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import json
 import urllib.request
 import warnings
 
+import grpc
 import numpy as np
 import pytest
 from server_process import BINARY, free_port, running_server
@@ -26,12 +30,15 @@ N = 400
 METRICS = {"cosine": m.Distance.COSINE, "l2": m.Distance.EUCLID, "ip": m.Distance.DOT}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    port = free_port()
+@pytest.fixture(scope="module", params=["rest", "grpc"])
+def server(request, tmp_path_factory):
+    port, grpc_port = free_port(), free_port()
     data = tmp_path_factory.mktemp("qdrant") / "data"
-    with running_server(data, "--qdrant-addr", f"127.0.0.1:{port}") as srv:
+    args = ("--qdrant-addr", f"127.0.0.1:{port}", "--qdrant-grpc-addr", f"127.0.0.1:{grpc_port}")
+    with running_server(data, *args) as srv:
         srv.qdrant_url = f"http://127.0.0.1:{port}"
+        srv.qdrant_grpc_port = grpc_port
+        srv.door = request.param
         yield srv
 
 
@@ -39,9 +46,29 @@ def server(tmp_path_factory):
 def client(server):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the version check must pass quietly
-        c = QdrantClient(url=server.qdrant_url, timeout=30)
+        c = QdrantClient(
+            url=server.qdrant_url,
+            grpc_port=server.qdrant_grpc_port,
+            prefer_grpc=server.door == "grpc",
+            timeout=30,
+        )
     yield c
     c.close()
+
+
+# What a refused call raises: qdrant-client's REST error, its own checks, or a gRPC status.
+REFUSED = (UnexpectedResponse, ValueError, grpc.RpcError)
+
+
+def _refused(server, call):
+    """The REST status or gRPC code and the message of a call the door refuses."""
+    if server.door == "grpc":
+        with pytest.raises(grpc.RpcError) as info:
+            call()
+        return info.value.code(), info.value.details()
+    with pytest.raises(UnexpectedResponse) as info:
+        call()
+    return info.value.status_code, json.loads(info.value.content)["status"]["error"]
 
 
 def _data(seed=0):
@@ -320,7 +347,8 @@ def test_retrieve_scroll_order_and_payload_updates(client, tmp_path):
     embedded.close()
 
 
-def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
+def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client, server):
+    """REST answers 400, gRPC INVALID_ARGUMENT, with the same message naming the construct."""
     client.create_collection("refuse", vectors_config=m.VectorParams(size=3, distance="Cosine"))
     client.upsert("refuse", points=[m.PointStruct(id=1, vector=[1, 2, 3], payload={"a": 1})])
     cases = {
@@ -329,12 +357,6 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
         ),
         "keys may not contain '.'": lambda: client.upsert(
             "refuse", points=[m.PointStruct(id=2, vector=[1, 2, 3], payload={"l": [{"x.y": 1}]})]
-        ),
-        'match "prefix"': lambda: client.count(
-            "refuse",
-            count_filter=m.Filter(
-                must=[m.FieldCondition(key="a", match=m.MatchPrefix(prefix="x"))]
-            ),
         ),
         "rrf weights": lambda: client.query_points(
             "refuse",
@@ -345,15 +367,20 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
             "refuse", query=m.FormulaQuery(formula=m.SumExpression(sum=["$score"]))
         ),
     }
+    if server.door == "rest":  # gRPC has no prefix match: qdrant-client cannot send it
+        cases['match "prefix"'] = lambda: client.count(
+            "refuse",
+            count_filter=m.Filter(
+                must=[m.FieldCondition(key="a", match=m.MatchPrefix(prefix="x"))]
+            ),
+        )
+    bad = 400 if server.door == "rest" else grpc.StatusCode.INVALID_ARGUMENT
     for needle, call in cases.items():
-        with pytest.raises(UnexpectedResponse) as info:
-            call()
-        assert info.value.status_code == 400, needle
-        body = json.loads(info.value.content)
-        assert needle in body["status"]["error"], (needle, body)
-    with pytest.raises(UnexpectedResponse) as info:
-        client.get_collection("nope")
-    assert info.value.status_code == 404
+        code, message = _refused(server, call)
+        assert code == bad, (needle, code, message)
+        assert needle in message, (needle, message)
+    code, _ = _refused(server, lambda: client.get_collection("nope"))
+    assert code == (404 if server.door == "rest" else grpc.StatusCode.NOT_FOUND)
     assert client.count("refuse").count == 1
 
 
@@ -374,9 +401,35 @@ def test_version_route_and_api_key(tmp_path):
         assert good.get_collections().collections == []
 
 
+def test_grpc_api_key(tmp_path):
+    """The gRPC door takes the REST door's key, from the api-key metadata qdrant-client sends."""
+    port, grpc_port = free_port(), free_port()
+    key_env = {"STRATA_API_KEY": "s3cret"}
+    args = ("--qdrant-addr", f"127.0.0.1:{port}", "--qdrant-grpc-addr", f"127.0.0.1:{grpc_port}")
+    with running_server(tmp_path / "d", *args, env=key_env):
+        url = f"http://127.0.0.1:{port}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # api_key over plain http warns
+            wrong = QdrantClient(
+                url=url, grpc_port=grpc_port, prefer_grpc=True, api_key="wrong",
+                check_compatibility=False,
+            )  # fmt: skip
+            good = QdrantClient(
+                url=url, grpc_port=grpc_port, prefer_grpc=True, api_key="s3cret",
+                check_compatibility=False,
+            )  # fmt: skip
+        with pytest.raises(grpc.RpcError) as info:
+            wrong.get_collections()
+        assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert good.get_collections().collections == []
+        wrong.close()
+        good.close()
+
+
 def test_cross_site_delete_and_huge_batch_are_refused_on_the_qdrant_port(client, server):
     """Issue 20 items 2 and 3 on the Qdrant port: a no-cors POST from any page deleted every
-    point; a batch of 100 searches x limit 10,000 with vectors reached 4.4 GB at dim 128."""
+    point; a batch of 100 searches x limit 10,000 with vectors reached 4.4 GB at dim 128.
+    Over gRPC the batch is RESOURCE_EXHAUSTED with the same message."""
     params = m.VectorParams(size=128, distance=m.Distance.EUCLID)
     client.create_collection("guarded", vectors_config=params)
     vectors = np.random.default_rng(0).random((20, 128)).tolist()
@@ -393,9 +446,9 @@ def test_cross_site_delete_and_huge_batch_are_refused_on_the_qdrant_port(client,
     assert "--allow-origin" in json.loads(refused.value.read())["status"]["error"]
     assert client.count("guarded").count == 20
     searches = [m.QueryRequest(query=vectors[0], limit=10_000, with_vector=True)] * 100
-    with pytest.raises(UnexpectedResponse) as info:
-        client.query_batch_points("guarded", searches)
-    assert info.value.status_code == 422 and b"--max-answer-bytes" in info.value.content
+    code, message = _refused(server, lambda: client.query_batch_points("guarded", searches))
+    assert code == (422 if server.door == "rest" else grpc.StatusCode.RESOURCE_EXHAUSTED)
+    assert "--max-answer-bytes" in message
     small = client.query_batch_points("guarded", [m.QueryRequest(query=vectors[1], limit=3)] * 4)
     assert [len(r.points) for r in small] == [3, 3, 3, 3]
     client.delete_collection("guarded")  # DELETE without a body or a Content-Type
@@ -593,7 +646,7 @@ def test_payloads_that_would_change_are_refused(client):
     )
     try:
         for bad in ({"n": 2**53 + 1}, {"n": -(2**70)}, {"s": "a\ud800"}):
-            with pytest.raises((UnexpectedResponse, ValueError)):
+            with pytest.raises(REFUSED):
                 client.upsert("exact", points=[m.PointStruct(id=1, vector=[1, 0], payload=bad)])
         client.upsert(
             "exact", points=[m.PointStruct(id=1, vector=[1, 0], payload={"n": 2**53, "f": 1.5e18})]
@@ -602,9 +655,9 @@ def test_payloads_that_would_change_are_refused(client):
         # surrogate in a set_payload body into U+FFFD (go/server/qdrant tests the
         # door's refusal of the escape).
         for bad in ({"n": 2**53 + 1}, {"n": 2**70}):
-            with pytest.raises((UnexpectedResponse, ValueError)):
+            with pytest.raises(REFUSED):
                 client.set_payload("exact", payload=bad, points=[1])
-            with pytest.raises((UnexpectedResponse, ValueError)):
+            with pytest.raises(REFUSED):
                 client.overwrite_payload("exact", payload=bad, points=[1])
         (point,) = client.retrieve("exact", [1])
         assert point.payload == {"n": 2**53, "f": 1.5e18} and type(point.payload["n"]) is int

@@ -6,7 +6,7 @@ error-or-not for invalid calls.
 Collections are small and searched exactly (exact=true), so equality is the right check.
 The fast tier runs in the normal pytest run (seeded, a few hundred calls); the long tier
 runs with STRATA_DIFF_CALLS=<n> (make soak). Targets are pluggable: TARGETS maps a name
-to a function of the server fixture returning a client (gRPC slots in beside "rest");
+to a function of the server fixture returning a client ("rest" and "grpc");
 FIELDS lists the vector fields (sparse ones slot in once the door has them).
 """
 
@@ -50,10 +50,22 @@ MULTI = {"tokens"}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = free_port()
-    data = tmp_path_factory.mktemp("qdiff") / "data"
-    with running_server(data, "--qdrant-addr", f"127.0.0.1:{port}") as srv:
+    # Two servers, one per door: each target holds the same collections.
+    port, port2, grpc_port = free_port(), free_port(), free_port()
+    data = tmp_path_factory.mktemp("qdiff")
+    grpc_args = (
+        "--qdrant-addr",
+        f"127.0.0.1:{port2}",
+        "--qdrant-grpc-addr",
+        f"127.0.0.1:{grpc_port}",
+    )
+    with (
+        running_server(data / "rest", "--qdrant-addr", f"127.0.0.1:{port}") as srv,
+        running_server(data / "grpc", *grpc_args),
+    ):
         srv.qdrant_url = f"http://127.0.0.1:{port}"
+        srv.qdrant_grpc_url = f"http://127.0.0.1:{port2}"
+        srv.qdrant_grpc_port = grpc_port
         yield srv
 
 
@@ -63,7 +75,19 @@ def _rest(server):
         return QdrantClient(url=server.qdrant_url, timeout=30)
 
 
-TARGETS = {"rest": _rest}
+def _grpc(server):
+    """qdrant-client over strata-server --qdrant-grpc-addr: the same calls as protobuf."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return QdrantClient(
+            url=server.qdrant_grpc_url,
+            grpc_port=server.qdrant_grpc_port,
+            prefer_grpc=True,
+            timeout=30,
+        )
+
+
+TARGETS = {"rest": _rest, "grpc": _grpc}
 
 
 def _vector(rng, name):

@@ -1,6 +1,7 @@
 """The Qdrant door's geo, datetime and text filters, order_by, payload ops by key and by
 filter, facets, payload indexes and Manhattan distance, against QdrantClient(":memory:")
-(Qdrant's reference in Python) with the same data."""
+(Qdrant's reference in Python) with the same data; every test runs over REST and over gRPC
+(--qdrant-grpc-addr, prefer_grpc=True)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import urllib.error
 import urllib.request
 import warnings
 
+import grpc
 import numpy as np
 import pytest
 from server_process import BINARY, free_port, running_server
@@ -24,15 +26,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    port = free_port()
+@pytest.fixture(scope="module", params=["rest", "grpc"])
+def client(request, tmp_path_factory):
+    port, grpc_port = free_port(), free_port()
     data = tmp_path_factory.mktemp("qdrant_filters") / "data"
-    with running_server(data, "--qdrant-addr", f"127.0.0.1:{port}"):
+    args = ("--qdrant-addr", f"127.0.0.1:{port}", "--qdrant-grpc-addr", f"127.0.0.1:{grpc_port}")
+    with running_server(data, *args):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the version check must pass quietly
-            c = QdrantClient(url=f"http://127.0.0.1:{port}", timeout=30)
+            c = QdrantClient(
+                url=f"http://127.0.0.1:{port}",
+                grpc_port=grpc_port,
+                prefer_grpc=request.param == "grpc",
+                timeout=30,
+            )
         c.strata_url = f"http://127.0.0.1:{port}"
+        c.door = request.param
         yield c
         c.close()
 
@@ -373,9 +382,12 @@ def test_payload_ops_by_key_and_by_filter_as_local_mode(pair):
         step(reference)
         assert _all_payloads(client) == _all_payloads(reference), f"after step {i}"
     # A missing id: the present one is written, and both answer an error.
-    with pytest.raises(UnexpectedResponse) as err:
+    with pytest.raises((UnexpectedResponse, grpc.RpcError)) as err:
         client.set_payload("c", payload={"late": 1}, points=[7, 999])
-    assert err.value.status_code == 404
+    if client.door == "rest":
+        assert err.value.status_code == 404
+    else:
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
     with pytest.raises(KeyError):  # local mode's spelling of the 404
         reference.set_payload("c", payload={"late": 1}, points=[7, 999])
     assert _all_payloads(client) == _all_payloads(reference)

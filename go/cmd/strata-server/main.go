@@ -4,6 +4,7 @@
 // work.
 //
 //	strata-server --data-dir DIR [--addr 127.0.0.1:8080] [--api-key-file FILE] [--qdrant-addr 127.0.0.1:6333]
+//	              [--qdrant-grpc-addr 127.0.0.1:6334]
 //	              [--allow-origin URL,...] [--allow-host NAME,...] [--max-body-bytes N] [--max-k N]
 //	              [--max-results N] [--max-answer-bytes N] [--debug-addr 127.0.0.1:6060] [--gomaxprocs N]
 //
@@ -22,6 +23,9 @@
 //
 // --qdrant-addr (off by default) also serves Qdrant's REST API (package
 // qdrant) on its own listener, over the same collections and API key.
+// --qdrant-grpc-addr (off by default) serves Qdrant's gRPC API (the same
+// package: what qdrant-client speaks with prefer_grpc=True) on another,
+// with the same key (the "api-key" metadata) and limits.
 //
 // --debug-addr (off by default) serves net/http/pprof's /debug/pprof/ on
 // its own listener, without the API key: bind it to loopback. The load
@@ -60,6 +64,7 @@ import (
 	"github.com/strata-db/strata/go/server"
 	"github.com/strata-db/strata/go/server/guard"
 	"github.com/strata-db/strata/go/server/qdrant"
+	"google.golang.org/grpc"
 )
 
 func main() {
@@ -89,6 +94,7 @@ func run() error {
 	readTimeout := fl.Duration("read-timeout", 30*time.Second, "longest time to read a request, body included")
 	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
 	qdrantAddr := fl.String("qdrant-addr", "", "also serve the Qdrant REST API on this address (off when empty)")
+	qdrantGRPCAddr := fl.String("qdrant-grpc-addr", "", "also serve the Qdrant gRPC API on this address, as qdrant-client's prefer_grpc=True speaks it (off when empty)")
 	debugAddr := fl.String("debug-addr", "", "serve net/http/pprof on this address, unauthenticated (off when empty)")
 	shutdownTimeout := fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	gomaxprocs := fl.Int("gomaxprocs", 0, "threads running Go code at once (GOMAXPROCS); 0: one more than the CPUs, or the runtime's choice under $GOMAXPROCS or a cgroup CPU limit")
@@ -161,21 +167,39 @@ func run() error {
 	timeouts := server.Timeouts{ReadHeader: *headerTimeout, Read: *readTimeout, Write: *writeTimeout}
 	hs := srv.HTTPServer(timeouts)
 	var qs *http.Server
-	var qln net.Listener
-	if *qdrantAddr != "" {
+	var qln, gln net.Listener
+	var gs *grpc.Server
+	if *qdrantAddr != "" || *qdrantGRPCAddr != "" {
 		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log})
-		if err == nil {
-			qln, err = net.Listen("tcp", *qdrantAddr)
+		if err == nil && *qdrantAddr != "" {
+			if qln, err = net.Listen("tcp", *qdrantAddr); err != nil {
+				err = fmt.Errorf("--qdrant-addr: %w", err)
+			}
+		}
+		if err == nil && *qdrantGRPCAddr != "" {
+			if gln, err = net.Listen("tcp", *qdrantGRPCAddr); err != nil {
+				err = fmt.Errorf("--qdrant-grpc-addr: %w", err)
+			}
 		}
 		if err != nil {
-			ln.Close()
+			for _, l := range []net.Listener{ln, qln} {
+				if l != nil {
+					l.Close()
+				}
+			}
 			srv.Close()
-			return fmt.Errorf("--qdrant-addr: %w", err)
+			return err
 		}
-		// The native server's timeouts and limits, with the Qdrant handler.
-		qs = srv.HTTPServer(timeouts)
-		qs.Handler = qh
-		log.Info("serving the Qdrant REST API", "addr", qln.Addr().String())
+		if qln != nil {
+			// The native server's timeouts and limits, with the Qdrant handler.
+			qs = srv.HTTPServer(timeouts)
+			qs.Handler = qh
+			log.Info("serving the Qdrant REST API", "addr", qln.Addr().String())
+		}
+		if gln != nil {
+			gs = qh.GRPCServer()
+			log.Info("serving the Qdrant gRPC API", "addr", gln.Addr().String())
+		}
 	}
 	if *debugAddr != "" {
 		dln, err := net.Listen("tcp", *debugAddr)
@@ -193,10 +217,13 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	served := make(chan error, 2)
+	served := make(chan error, 3)
 	go func() { served <- hs.Serve(ln) }()
 	if qs != nil {
 		go func() { served <- qs.Serve(qln) }()
+	}
+	if gs != nil {
+		go func() { served <- gs.Serve(gln) }()
 	}
 	select {
 	case err := <-served:
@@ -208,6 +235,9 @@ func run() error {
 	log.Info("shutting down: finishing in-flight requests")
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
+	if gs != nil {
+		stopGRPC(sctx, gs)
+	}
 	shutdownErr := hs.Shutdown(sctx)
 	if qs != nil {
 		shutdownErr = errors.Join(shutdownErr, qs.Shutdown(sctx))
@@ -220,4 +250,19 @@ func run() error {
 	}
 	log.Info("stopped: collections checkpointed and closed")
 	return nil
+}
+
+// stopGRPC lets gs's in-flight calls finish until ctx ends, then cuts
+// the rest.
+func stopGRPC(ctx context.Context, gs *grpc.Server) {
+	done := make(chan struct{})
+	go func() {
+		gs.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		gs.Stop()
+	}
 }

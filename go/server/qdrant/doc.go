@@ -1,6 +1,7 @@
 // Package qdrant serves Qdrant's REST API over strata's collections, so
 // that the real qdrant-client works against strata-server unchanged
-// (strata-server --qdrant-addr). It translates Qdrant's shapes into
+// (strata-server --qdrant-addr), and its gRPC API (--qdrant-grpc-addr;
+// see # gRPC). It translates Qdrant's shapes into
 // collection calls; there is no second engine. It listens on its own
 // port, so its routes never meet the native ones.
 //
@@ -171,4 +172,47 @@
 // Distances: Cosine, Dot (similarities, higher first), Euclid (the
 // unsquared distance) and Manhattan (metric.Manhattan, the L1 distance),
 // lower first.
+//
+// # gRPC
+//
+// Handler.GRPCServer serves Qdrant's Collections, Points and Qdrant
+// (HealthCheck) services from Qdrant's published .proto files (package
+// qdrantpb, generated code committed). Each call is one function of the
+// Handler shared with REST (func (h *Handler) call(ctx, name, *request)
+// (answer, error), the REST routes being decode JSON → call → encode): a
+// protobuf request is translated into the JSON form of the same Qdrant
+// request (grpcin.go: ids, vectors, payloads, filters, queries) and
+// answered by the same code, so ids, filters (meta's tree, compiled by
+// compileFilter), limits, scores and messages are the REST door's. The
+// answers are shaped back into protobuf (grpcout.go). Payload doubles are
+// passed as JSON numbers with a fraction or an exponent, integers as
+// integers, so that 1.5e18 stays a float.
+//
+// Served: collections Create (named, sparse, multivector; HNSW and int8
+// quantization settings), Get, List, Delete, CollectionExists; points
+// Upsert, Delete (ids or filter), Get, SetPayload, OverwritePayload,
+// DeletePayload, ClearPayload, UpdateVectors, DeleteVectors,
+// CreateFieldIndex, DeleteFieldIndex, Search, SearchBatch, Query,
+// QueryBatch (prefetch, fusion, nearest by vector or id, recommend,
+// discover, context, sample), Recommend[Batch] and Discover[Batch] (as
+// recommend, discover and context queries), Scroll, Count, Facet.
+// Refused with InvalidArgument naming the construct: inference objects
+// (document, image, object), formula, MMR, relevance feedback, order_by
+// as a query, rrf weights, shard_key_selector, update_filter, lookup_from
+// inside a prefetch. Payload index parameters are reported back for text
+// indexes only.
+// Unimplemented: Update of a collection, aliases, shard keys, cluster
+// calls, groups, UpdateBatch, search matrices, vector names, snapshots.
+//
+// Every call but HealthCheck needs the guard's API key, read from the
+// "api-key" metadata (as qdrant-client sends it) or "authorization:
+// Bearer <key>"; a message is at most the guard's MaxBodyBytes in and
+// MaxAnswerBytes out, and answers are checked against its limits before
+// the work, as over REST. An error's code comes from its REST status (one
+// taxonomy: errors.go then grpcCode): 400 InvalidArgument, 401
+// Unauthenticated, 403 PermissionDenied, 404 NotFound, 409 AlreadyExists,
+// 413, 422 and 507 ResourceExhausted, 503 Unavailable, else Internal; the
+// message is the REST one. A panic is recovered in the interceptor
+// (Internal), never crossing to the client as a dropped connection.
+// Requests are counted in the guard's metrics with door "qdrant-grpc".
 package qdrant

@@ -274,12 +274,15 @@ func parseMultiQuery(raw json.RawMessage, dim int) ([]float32, int, error) {
 
 // updateVectors is Qdrant's update_vectors (PUT .../points/vectors): the
 // named fields of existing points, their other fields left alone.
+// pointVectors is Qdrant's PointVectors.
+type pointVectors struct {
+	ID     json.RawMessage `json:"id"`
+	Vector json.RawMessage `json:"vector"`
+}
+
 // updateVectorsRequest is Qdrant's UpdateVectors.
 type updateVectorsRequest struct {
-	Points []struct {
-		ID     json.RawMessage `json:"id"`
-		Vector json.RawMessage `json:"vector"`
-	} `json:"points"`
+	Points       []pointVectors  `json:"points"`
 	ShardKey     json.RawMessage `json:"shard_key"`
 	UpdateFilter json.RawMessage `json:"update_filter"`
 }

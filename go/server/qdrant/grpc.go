@@ -1,0 +1,671 @@
+package qdrant
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+)
+
+// GRPCServer returns a gRPC server of Qdrant's Collections, Points and
+// Qdrant (HealthCheck) services over h's calls: what qdrant-client speaks
+// with prefer_grpc=True (strata-server --qdrant-grpc-addr). Every call
+// passes h's guard's API key ("api-key" metadata, or "authorization:
+// Bearer <key>") and its limits: a message is at most MaxBodyBytes in,
+// MaxAnswerBytes out. Errors carry the REST door's message with the
+// gRPC code of its HTTP status (grpcCode); a panic is recovered into
+// codes.Internal. Calls the door does not serve answer Unimplemented.
+func (h *Handler) GRPCServer() *grpc.Server {
+	s := grpc.NewServer(
+		grpc.MaxRecvMsgSize(int(min(h.limits.MaxBodyBytes, 1<<31-1))),
+		grpc.MaxSendMsgSize(int(min(h.limits.MaxAnswerBytes, 1<<31-1))),
+		grpc.ChainUnaryInterceptor(h.intercept),
+	)
+	pb.RegisterCollectionsServer(s, grpcCollections{h: h})
+	pb.RegisterPointsServer(s, grpcPoints{h: h})
+	pb.RegisterQdrantServer(s, grpcQdrant{})
+	return s
+}
+
+// intercept admits a call (the API key), recovers a panic, gives the
+// error its code and records the call in the guard's request metrics
+// (door "qdrant-grpc", the method as route).
+func (h *Handler) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			h.log.Error("panic serving Qdrant gRPC call", "method", info.FullMethod, "panic", v)
+			resp, err = nil, fmt.Errorf("qdrant: internal error (please report): %v", v)
+		}
+		code := http.StatusOK
+		if err != nil {
+			code = httpStatusOf(err)
+			h.log.Info("qdrant gRPC call failed", "method", info.FullMethod, "status", code, "error", err)
+			err = grpcError(err)
+		}
+		h.guard.Observe("qdrant-grpc", "POST", info.FullMethod, code, time.Since(start))
+	}()
+	if info.FullMethod != pb.Qdrant_HealthCheck_FullMethodName {
+		md, _ := metadata.FromIncomingContext(ctx)
+		if err := h.guard.AdmitKey(md.Get("api-key"), md.Get("authorization")); err != nil {
+			return nil, err
+		}
+	}
+	return next(ctx, req)
+}
+
+// httpStatusOf is the HTTP status of an error as the REST door answers it
+// (errors.go), or the one a gRPC status error stands for.
+func httpStatusOf(err error) int {
+	if s, ok := grpcstatus.FromError(err); ok {
+		switch s.Code() {
+		case codes.Unimplemented:
+			return http.StatusNotImplemented
+		case codes.InvalidArgument:
+			return http.StatusBadRequest
+		}
+	}
+	return status(err)
+}
+
+// grpcError is err with the gRPC code of its HTTP status, as Qdrant maps
+// its errors: bad input InvalidArgument, a missing collection or point
+// NotFound, an existing one AlreadyExists, a limit ResourceExhausted, the
+// key Unauthenticated / PermissionDenied.
+func grpcError(err error) error {
+	if _, ok := grpcstatus.FromError(err); ok {
+		return err
+	}
+	return grpcstatus.Error(grpcCode(status(err)), message(err))
+}
+
+func grpcCode(httpStatus int) codes.Code {
+	switch httpStatus {
+	case http.StatusBadRequest:
+		return codes.InvalidArgument
+	case http.StatusUnauthorized:
+		return codes.Unauthenticated
+	case http.StatusForbidden:
+		return codes.PermissionDenied
+	case http.StatusNotFound:
+		return codes.NotFound
+	case http.StatusConflict:
+		return codes.AlreadyExists
+	case http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity, http.StatusInsufficientStorage:
+		return codes.ResourceExhausted
+	case http.StatusServiceUnavailable:
+		return codes.Unavailable
+	}
+	return codes.Internal
+}
+
+// elapsed is the "time" of an answer: seconds since start.
+func elapsed(start time.Time) float64 { return time.Since(start).Seconds() }
+
+type grpcQdrant struct {
+	pb.UnimplementedQdrantServer
+}
+
+func (grpcQdrant) HealthCheck(context.Context, *pb.HealthCheckRequest) (*pb.HealthCheckReply, error) {
+	return &pb.HealthCheckReply{Title: "qdrant - vector search engine", Version: Version}, nil
+}
+
+type grpcCollections struct {
+	pb.UnimplementedCollectionsServer
+	h *Handler
+}
+
+func (s grpcCollections) Get(ctx context.Context, r *pb.GetCollectionInfoRequest) (*pb.GetCollectionInfoResponse, error) {
+	start := time.Now()
+	ci, err := s.h.getCollection(ctx, r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetCollectionInfoResponse{Result: pbCollectionInfo(ci), Time: elapsed(start)}, nil
+}
+
+func (s grpcCollections) List(ctx context.Context, _ *pb.ListCollectionsRequest) (*pb.ListCollectionsResponse, error) {
+	start := time.Now()
+	names, err := s.h.listCollections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.ListCollectionsResponse{}
+	for _, name := range names {
+		out.Collections = append(out.Collections, &pb.CollectionDescription{Name: name})
+	}
+	out.Time = elapsed(start)
+	return out, nil
+}
+
+func (s grpcCollections) Create(ctx context.Context, r *pb.CreateCollection) (*pb.CollectionOperationResponse, error) {
+	start := time.Now()
+	req, err := createRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.h.createCollection(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CollectionOperationResponse{Result: ok, Time: elapsed(start)}, nil
+}
+
+func (s grpcCollections) Delete(ctx context.Context, r *pb.DeleteCollection) (*pb.CollectionOperationResponse, error) {
+	start := time.Now()
+	ok, err := s.h.deleteCollection(ctx, r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CollectionOperationResponse{Result: ok, Time: elapsed(start)}, nil
+}
+
+func (s grpcCollections) CollectionExists(ctx context.Context, r *pb.CollectionExistsRequest) (*pb.CollectionExistsResponse, error) {
+	start := time.Now()
+	exists, err := s.h.collectionExists(ctx, r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CollectionExistsResponse{Result: &pb.CollectionExists{Exists: exists}, Time: elapsed(start)}, nil
+}
+
+func (s grpcCollections) Update(context.Context, *pb.UpdateCollection) (*pb.CollectionOperationResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "update_collection: strata's Qdrant API does not change a collection's parameters")
+}
+
+func (s grpcCollections) UpdateAliases(context.Context, *pb.ChangeAliases) (*pb.CollectionOperationResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+}
+
+func (s grpcCollections) ListCollectionAliases(context.Context, *pb.ListCollectionAliasesRequest) (*pb.ListAliasesResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+}
+
+func (s grpcCollections) ListAliases(context.Context, *pb.ListAliasesRequest) (*pb.ListAliasesResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+}
+
+func (s grpcCollections) CollectionClusterInfo(context.Context, *pb.CollectionClusterInfoRequest) (*pb.CollectionClusterInfoResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "cluster info: strata is not distributed")
+}
+
+func (s grpcCollections) UpdateCollectionClusterSetup(context.Context, *pb.UpdateCollectionClusterSetupRequest) (*pb.UpdateCollectionClusterSetupResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "cluster setup: strata is not distributed")
+}
+
+func (s grpcCollections) CreateShardKey(context.Context, *pb.CreateShardKeyRequest) (*pb.CreateShardKeyResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "shard keys: strata is not distributed")
+}
+
+func (s grpcCollections) DeleteShardKey(context.Context, *pb.DeleteShardKeyRequest) (*pb.DeleteShardKeyResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "shard keys: strata is not distributed")
+}
+
+func (s grpcCollections) ListShardKeys(context.Context, *pb.ListShardKeysRequest) (*pb.ListShardKeysResponse, error) {
+	return nil, grpcstatus.Error(codes.Unimplemented, "shard keys: strata is not distributed")
+}
+
+type grpcPoints struct {
+	pb.UnimplementedPointsServer
+	h *Handler
+}
+
+// refuseShardKey: shard keys name shards strata does not have; a request
+// that names some would be answered from all, so it is refused.
+func refuseShardKey(sel *pb.ShardKeySelector) error {
+	if sel != nil {
+		return unsupportedf("shard_key_selector (strata is not sharded)")
+	}
+	return nil
+}
+
+func (s grpcPoints) Upsert(ctx context.Context, r *pb.UpsertPoints) (*pb.PointsOperationResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	if r.UpdateFilter != nil {
+		return nil, unsupportedf("update_filter")
+	}
+	points, err := pointsJSON(r.GetPoints())
+	if err != nil {
+		return nil, err
+	}
+	if points == nil {
+		points = []pointStruct{}
+	}
+	res, err := s.h.upsert(ctx, r.GetCollectionName(), &upsertRequest{Points: points})
+	if err != nil {
+		return nil, err
+	}
+	return pbUpdate(res, start), nil
+}
+
+func (s grpcPoints) Delete(ctx context.Context, r *pb.DeletePoints) (*pb.PointsOperationResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	sel, err := selectorJSON(r.GetPoints())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.deletePoints(ctx, r.GetCollectionName(), &sel)
+	if err != nil {
+		return nil, err
+	}
+	return pbUpdate(res, start), nil
+}
+
+func (s grpcPoints) Get(ctx context.Context, r *pb.GetPoints) (*pb.GetResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	ids, err := idsJSON(r.GetIds())
+	if err != nil {
+		return nil, err
+	}
+	req := &retrieveRequest{IDs: nonNil(ids), WithPayload: withPayloadJSON(r.GetWithPayload()), WithVector: withVectorsJSON(r.GetWithVectors())}
+	if req.WithVector == nil { // gRPC's default, unlike REST's retrieve
+		req.WithVector = mustJSON(false)
+	}
+	recs, err := s.h.retrieve(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	points, err := pbRetrieved(recs)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetResponse{Result: points, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) UpdateVectors(ctx context.Context, r *pb.UpdatePointVectors) (*pb.PointsOperationResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	if r.UpdateFilter != nil {
+		return nil, unsupportedf("update_filter")
+	}
+	req := &updateVectorsRequest{}
+	for _, p := range r.GetPoints() {
+		id, err := idJSON(p.GetId())
+		if err != nil {
+			return nil, err
+		}
+		v, err := vectorsJSON(p.GetVectors())
+		if err != nil {
+			return nil, err
+		}
+		raw, err := rawJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		req.Points = append(req.Points, pointVectors{ID: mustJSON(id), Vector: raw})
+	}
+	res, err := s.h.updateVectors(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return pbUpdate(res, start), nil
+}
+
+func (s grpcPoints) DeleteVectors(ctx context.Context, r *pb.DeletePointVectors) (*pb.PointsOperationResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	sel, err := selectorJSON(r.GetPointsSelector())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.deleteVectors(ctx, r.GetCollectionName(), &deleteVectorsRequest{selectorRequest: sel, Vector: r.GetVectors().GetNames()})
+	if err != nil {
+		return nil, err
+	}
+	return pbUpdate(res, start), nil
+}
+
+// payloadCall runs one of the four payload edits.
+func (s grpcPoints) payloadCall(ctx context.Context, name string, shard *pb.ShardKeySelector, sel *pb.PointsSelector,
+	req *payloadRequest, fn qdrantCall[payloadRequest, updateResult]) (*pb.PointsOperationResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(shard); err != nil {
+		return nil, err
+	}
+	var err error
+	if req.selectorRequest, err = selectorJSON(sel); err != nil {
+		return nil, err
+	}
+	res, err := fn(ctx, name, req)
+	if err != nil {
+		return nil, err
+	}
+	return pbUpdate(res, start), nil
+}
+
+func (s grpcPoints) setPayloadRequest(r *pb.SetPayloadPoints) (*payloadRequest, error) {
+	payload, err := payloadJSON(r.GetPayload())
+	if err != nil {
+		return nil, err
+	}
+	return &payloadRequest{Payload: payload, Key: r.Key}, nil
+}
+
+func (s grpcPoints) SetPayload(ctx context.Context, r *pb.SetPayloadPoints) (*pb.PointsOperationResponse, error) {
+	req, err := s.setPayloadRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.payloadCall(ctx, r.GetCollectionName(), r.GetShardKeySelector(), r.GetPointsSelector(), req, s.h.setPayload)
+}
+
+func (s grpcPoints) OverwritePayload(ctx context.Context, r *pb.SetPayloadPoints) (*pb.PointsOperationResponse, error) {
+	req, err := s.setPayloadRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.payloadCall(ctx, r.GetCollectionName(), r.GetShardKeySelector(), r.GetPointsSelector(), req, s.h.overwritePayload)
+}
+
+func (s grpcPoints) DeletePayload(ctx context.Context, r *pb.DeletePayloadPoints) (*pb.PointsOperationResponse, error) {
+	req := &payloadRequest{Keys: nonNil(r.GetKeys())}
+	return s.payloadCall(ctx, r.GetCollectionName(), r.GetShardKeySelector(), r.GetPointsSelector(), req, s.h.deletePayload)
+}
+
+func (s grpcPoints) ClearPayload(ctx context.Context, r *pb.ClearPayloadPoints) (*pb.PointsOperationResponse, error) {
+	return s.payloadCall(ctx, r.GetCollectionName(), r.GetShardKeySelector(), r.GetPoints(), &payloadRequest{}, s.h.clearPayload)
+}
+
+func (s grpcPoints) CreateFieldIndex(ctx context.Context, r *pb.CreateFieldIndexCollection) (*pb.PointsOperationResponse, error) {
+	start := time.Now()
+	req, err := indexRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.createIndex(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return pbUpdate(res, start), nil
+}
+
+func (s grpcPoints) DeleteFieldIndex(ctx context.Context, r *pb.DeleteFieldIndexCollection) (*pb.PointsOperationResponse, error) {
+	start := time.Now()
+	res, err := s.h.deleteIndex(ctx, r.GetCollectionName(), r.GetFieldName())
+	if err != nil {
+		return nil, err
+	}
+	return pbUpdate(res, start), nil
+}
+
+func (s grpcPoints) Search(ctx context.Context, r *pb.SearchPoints) (*pb.SearchResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	req, err := searchPointsRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.h.search(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	points, err := pbScored(recs)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.SearchResponse{Result: points, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) SearchBatch(ctx context.Context, r *pb.SearchBatchPoints) (*pb.SearchBatchResponse, error) {
+	start := time.Now()
+	req, err := batchOf(r.GetSearchPoints(), "search_points", searchPointsRequest)
+	if err != nil {
+		return nil, err
+	}
+	answers, err := s.h.searchBatch(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.SearchBatchResponse{Result: make([]*pb.BatchResult, len(answers))}
+	for i, recs := range answers {
+		points, err := pbScored(recs)
+		if err != nil {
+			return nil, err
+		}
+		out.Result[i] = &pb.BatchResult{Result: points}
+	}
+	out.Time = elapsed(start)
+	return out, nil
+}
+
+func (s grpcPoints) Scroll(ctx context.Context, r *pb.ScrollPoints) (*pb.ScrollResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	req, err := scrollRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.scroll(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	points, err := pbRetrieved(res.Points)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.ScrollResponse{Result: points, Time: elapsed(start)}
+	if res.NextPageOffset != nil {
+		out.NextPageOffset = pbID(res.NextPageOffset.ID)
+	}
+	return out, nil
+}
+
+func (s grpcPoints) Recommend(ctx context.Context, r *pb.RecommendPoints) (*pb.RecommendResponse, error) {
+	start := time.Now()
+	points, err := s.scoredQuery(ctx, r.GetCollectionName(), r.GetShardKeySelector(), func() (*queryRequest, error) { return recommendPointsRequest(r) })
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RecommendResponse{Result: points, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) RecommendBatch(ctx context.Context, r *pb.RecommendBatchPoints) (*pb.RecommendBatchResponse, error) {
+	start := time.Now()
+	req, err := batchOf(r.GetRecommendPoints(), "recommend_points", recommendPointsRequest)
+	if err != nil {
+		return nil, err
+	}
+	results, err := s.scoredBatch(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RecommendBatchResponse{Result: results, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) Discover(ctx context.Context, r *pb.DiscoverPoints) (*pb.DiscoverResponse, error) {
+	start := time.Now()
+	points, err := s.scoredQuery(ctx, r.GetCollectionName(), r.GetShardKeySelector(), func() (*queryRequest, error) { return discoverPointsRequest(r) })
+	if err != nil {
+		return nil, err
+	}
+	return &pb.DiscoverResponse{Result: points, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) DiscoverBatch(ctx context.Context, r *pb.DiscoverBatchPoints) (*pb.DiscoverBatchResponse, error) {
+	start := time.Now()
+	req, err := batchOf(r.GetDiscoverPoints(), "discover_points", discoverPointsRequest)
+	if err != nil {
+		return nil, err
+	}
+	results, err := s.scoredBatch(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.DiscoverBatchResponse{Result: results, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) Count(ctx context.Context, r *pb.CountPoints) (*pb.CountResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	filter, err := rawFilter(r.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.count(ctx, r.GetCollectionName(), &countRequest{Filter: filter, Exact: r.Exact})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CountResponse{Result: &pb.CountResult{Count: uint64(res.Count)}, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) Query(ctx context.Context, r *pb.QueryPoints) (*pb.QueryResponse, error) {
+	start := time.Now()
+	points, err := s.scoredQuery(ctx, r.GetCollectionName(), r.GetShardKeySelector(), func() (*queryRequest, error) { return queryPointsRequest(r) })
+	if err != nil {
+		return nil, err
+	}
+	return &pb.QueryResponse{Result: points, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) QueryBatch(ctx context.Context, r *pb.QueryBatchPoints) (*pb.QueryBatchResponse, error) {
+	start := time.Now()
+	req, err := batchOf(r.GetQueryPoints(), "query_points", queryPointsRequest)
+	if err != nil {
+		return nil, err
+	}
+	results, err := s.scoredBatch(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.QueryBatchResponse{Result: results, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) Facet(ctx context.Context, r *pb.FacetCounts) (*pb.FacetResponse, error) {
+	start := time.Now()
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	req, err := facetRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.facet(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.FacetResponse{Hits: pbFacetHits(res.Hits), Time: elapsed(start)}, nil
+}
+
+// scoredQuery answers a call that is one query: translate, then the
+// query call, then its points as ScoredPoints.
+func (s grpcPoints) scoredQuery(ctx context.Context, name string, shard *pb.ShardKeySelector,
+	translate func() (*queryRequest, error)) ([]*pb.ScoredPoint, error) {
+	if err := refuseShardKey(shard); err != nil {
+		return nil, err
+	}
+	req, err := translate()
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.query(ctx, name, req)
+	if err != nil {
+		return nil, err
+	}
+	return pbScored(res.Points)
+}
+
+// sharded is a request that may name shards.
+type sharded interface {
+	GetShardKeySelector() *pb.ShardKeySelector
+}
+
+// batchOf translates the requests of a batch call (what names them in
+// errors) into one batchRequest.
+func batchOf[M sharded](list []M, what string, translate func(M) (*queryRequest, error)) (*batchRequest, error) {
+	req := &batchRequest{Searches: make([]queryRequest, len(list))}
+	for i, m := range list {
+		if err := refuseShardKey(m.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		q, err := translate(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", what, i, err)
+		}
+		req.Searches[i] = *q
+	}
+	return req, nil
+}
+
+// scoredBatch answers a batch of queries (query_batch: the limits are
+// checked for the whole batch first) as BatchResults.
+func (s grpcPoints) scoredBatch(ctx context.Context, name string, req *batchRequest) ([]*pb.BatchResult, error) {
+	answers, err := s.h.queryBatch(ctx, name, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pb.BatchResult, len(answers))
+	for i, a := range answers {
+		points, err := pbScored(a.Points)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &pb.BatchResult{Result: points}
+	}
+	return out, nil
+}
+
+func unimplemented(what string) error {
+	return grpcstatus.Error(codes.Unimplemented, what+" is not supported by strata's Qdrant API")
+}
+
+func (s grpcPoints) CreateVectorName(context.Context, *pb.CreateVectorNameRequest) (*pb.PointsOperationResponse, error) {
+	return nil, unimplemented("adding a vector to a collection")
+}
+
+func (s grpcPoints) DeleteVectorName(context.Context, *pb.DeleteVectorNameRequest) (*pb.PointsOperationResponse, error) {
+	return nil, unimplemented("removing a vector from a collection")
+}
+
+func (s grpcPoints) SearchGroups(context.Context, *pb.SearchPointGroups) (*pb.SearchGroupsResponse, error) {
+	return nil, unimplemented("search_groups")
+}
+
+func (s grpcPoints) RecommendGroups(context.Context, *pb.RecommendPointGroups) (*pb.RecommendGroupsResponse, error) {
+	return nil, unimplemented("recommend_groups")
+}
+
+func (s grpcPoints) QueryGroups(context.Context, *pb.QueryPointGroups) (*pb.QueryGroupsResponse, error) {
+	return nil, unimplemented("query_points_groups")
+}
+
+func (s grpcPoints) UpdateBatch(context.Context, *pb.UpdateBatchPoints) (*pb.UpdateBatchResponse, error) {
+	return nil, unimplemented("batch_update_points")
+}
+
+func (s grpcPoints) SearchMatrixPairs(context.Context, *pb.SearchMatrixPoints) (*pb.SearchMatrixPairsResponse, error) {
+	return nil, unimplemented("search_matrix_pairs")
+}
+
+func (s grpcPoints) SearchMatrixOffsets(context.Context, *pb.SearchMatrixPoints) (*pb.SearchMatrixOffsetsResponse, error) {
+	return nil, unimplemented("search_matrix_offsets")
+}
+
+var (
+	_ pb.CollectionsServer = grpcCollections{}
+	_ pb.PointsServer      = grpcPoints{}
+)

@@ -1,0 +1,228 @@
+package qdrant
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/strata-db/strata/go/server"
+	"github.com/strata-db/strata/go/server/guard"
+	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+)
+
+type grpcDoor struct {
+	h           *Handler
+	collections pb.CollectionsClient
+	points      pb.PointsClient
+	qdrant      pb.QdrantClient
+}
+
+// newGRPCDoor serves the gRPC door over an in-memory connection.
+func newGRPCDoor(t testing.TB, key string, limits guard.Limits) *grpcDoor {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(server.Config{DataDir: t.TempDir(), APIKey: key, Logger: log, Limits: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Config{Collections: srv, Guard: srv.Guard(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := bufconn.Listen(1 << 20)
+	gs := h.GRPCServer()
+	go gs.Serve(ln)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		gs.Stop()
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return &grpcDoor{h: h, collections: pb.NewCollectionsClient(conn), points: pb.NewPointsClient(conn), qdrant: pb.NewQdrantClient(conn)}
+}
+
+func wantCode(t *testing.T, err error, code codes.Code, mentions string) {
+	t.Helper()
+	s, _ := grpcstatus.FromError(err)
+	if s.Code() != code || !strings.Contains(s.Message(), mentions) {
+		t.Fatalf("got %v %q, want %v mentioning %q", s.Code(), s.Message(), code, mentions)
+	}
+}
+
+func dense(v ...float32) *pb.Vectors {
+	return &pb.Vectors{VectorsOptions: &pb.Vectors_Vector{Vector: &pb.Vector{Vector: &pb.Vector_Dense{Dense: &pb.DenseVector{Data: v}}}}}
+}
+
+func num(n uint64) *pb.PointId { return &pb.PointId{PointIdOptions: &pb.PointId_Num{Num: n}} }
+
+func createDot2(t testing.TB, ctx context.Context, d *grpcDoor, name string) {
+	t.Helper()
+	_, err := d.collections.Create(ctx, &pb.CreateCollection{CollectionName: name, VectorsConfig: &pb.VectorsConfig{
+		Config: &pb.VectorsConfig_Params{Params: &pb.VectorParams{Size: 2, Distance: pb.Distance_Dot}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGRPCRefusesAMissingOrWrongAPIKey(t *testing.T) {
+	d := newGRPCDoor(t, "s3cret", guard.Limits{})
+	ctx := context.Background()
+	_, err := d.collections.List(ctx, &pb.ListCollectionsRequest{})
+	wantCode(t, err, codes.Unauthenticated, "API key")
+	_, err = d.collections.List(metadata.AppendToOutgoingContext(ctx, "api-key", "wrong"), &pb.ListCollectionsRequest{})
+	wantCode(t, err, codes.Unauthenticated, "API key")
+	for _, md := range [][]string{{"api-key", "s3cret"}, {"authorization", "Bearer s3cret"}} {
+		if _, err := d.collections.List(metadata.AppendToOutgoingContext(ctx, md...), &pb.ListCollectionsRequest{}); err != nil {
+			t.Fatalf("%v: %v", md, err)
+		}
+	}
+	// The health check is what a load balancer asks, without a key.
+	if r, err := d.qdrant.HealthCheck(ctx, &pb.HealthCheckRequest{}); err != nil || r.Version != Version {
+		t.Fatalf("health check: %v %v", r, err)
+	}
+}
+
+func TestGRPCErrorsCarryQdrantsCodes(t *testing.T) {
+	d := newGRPCDoor(t, "", guard.Limits{MaxResults: 5})
+	ctx := context.Background()
+	_, err := d.collections.Get(ctx, &pb.GetCollectionInfoRequest{CollectionName: "nope"})
+	wantCode(t, err, codes.NotFound, "nope")
+	createDot2(t, ctx, d, "c")
+	_, err = d.collections.Create(ctx, &pb.CreateCollection{CollectionName: "c", VectorsConfig: &pb.VectorsConfig{
+		Config: &pb.VectorsConfig_Params{Params: &pb.VectorParams{Size: 2, Distance: pb.Distance_Dot}}}})
+	wantCode(t, err, codes.AlreadyExists, "")
+	_, err = d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: []*pb.PointStruct{{Id: num(1), Vectors: dense(1, 2, 3)}}})
+	wantCode(t, err, codes.InvalidArgument, "dimension")
+	limit := uint64(50)
+	_, err = d.points.Query(ctx, &pb.QueryPoints{CollectionName: "c", Limit: &limit})
+	wantCode(t, err, codes.ResourceExhausted, "max-results")
+	_, err = d.points.Query(ctx, &pb.QueryPoints{CollectionName: "c", Query: &pb.Query{Variant: &pb.Query_Formula{Formula: &pb.Formula{}}}})
+	wantCode(t, err, codes.InvalidArgument, "formula")
+	_, err = d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: []*pb.PointStruct{{Id: num(1), Vectors: &pb.Vectors{
+		VectorsOptions: &pb.Vectors_Vector{Vector: &pb.Vector{Vector: &pb.Vector_Document{Document: &pb.Document{Text: "hi"}}}}}}}})
+	wantCode(t, err, codes.InvalidArgument, "inference")
+	_, err = d.collections.Update(ctx, &pb.UpdateCollection{CollectionName: "c"})
+	wantCode(t, err, codes.Unimplemented, "update_collection")
+	_, err = d.points.SearchGroups(ctx, &pb.SearchPointGroups{CollectionName: "c"})
+	wantCode(t, err, codes.Unimplemented, "search_groups")
+	_, err = d.points.Get(ctx, &pb.GetPoints{CollectionName: "c", Ids: []*pb.PointId{{PointIdOptions: &pb.PointId_Uuid{Uuid: "not-a-uuid"}}}})
+	wantCode(t, err, codes.InvalidArgument, "not-a-uuid")
+}
+
+func TestGRPCPanicBecomesInternalNotACrash(t *testing.T) {
+	d := newGRPCDoor(t, "", guard.Limits{})
+	_, err := d.h.intercept(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: pb.Qdrant_HealthCheck_FullMethodName},
+		func(context.Context, any) (any, error) { panic("boom") })
+	wantCode(t, err, codes.Internal, "boom")
+}
+
+func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
+	d := newGRPCDoor(t, "", guard.Limits{})
+	ctx := context.Background()
+	createDot2(t, ctx, d, "c")
+	kind := func(s string) *pb.Value { return &pb.Value{Kind: &pb.Value_StringValue{StringValue: s}} }
+	points := []*pb.PointStruct{
+		{Id: num(1), Vectors: dense(1, 0), Payload: map[string]*pb.Value{"k": kind("a"), "x": {Kind: &pb.Value_DoubleValue{DoubleValue: 2}},
+			"f": {Kind: &pb.Value_DoubleValue{DoubleValue: 1.5e18}}}},
+		{Id: num(2), Vectors: dense(0, 1), Payload: map[string]*pb.Value{"k": kind("b")}},
+		{Id: num(3), Vectors: dense(1, 1), Payload: map[string]*pb.Value{"k": kind("a")}},
+	}
+	if _, err := d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: points}); err != nil {
+		t.Fatal(err)
+	}
+	isA := &pb.Filter{Must: []*pb.Condition{{ConditionOneOf: &pb.Condition_Field{Field: &pb.FieldCondition{
+		Key: "k", Match: &pb.Match{MatchValue: &pb.Match_Keyword{Keyword: "a"}}}}}}}
+	n, err := d.points.Count(ctx, &pb.CountPoints{CollectionName: "c", Filter: isA})
+	if err != nil || n.Result.Count != 2 {
+		t.Fatalf("count: %v %v", n, err)
+	}
+	yes := &pb.WithPayloadSelector{SelectorOptions: &pb.WithPayloadSelector_Enable{Enable: true}}
+	q, err := d.points.Query(ctx, &pb.QueryPoints{CollectionName: "c", WithPayload: yes, Filter: isA,
+		Query: &pb.Query{Variant: &pb.Query_Nearest{Nearest: &pb.VectorInput{Variant: &pb.VectorInput_Dense{Dense: &pb.DenseVector{Data: []float32{1, -0.5}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Result) != 2 || q.Result[0].Id.GetNum() != 1 || q.Result[0].Score != 1 || q.Result[1].Id.GetNum() != 3 {
+		t.Fatalf("query: %v", q.Result)
+	}
+	// 2.0 comes back as the integer 2: payloads are canonical JSON
+	// (package meta), over REST too.
+	// 1.5e18 stays a double (as an integer it would be refused, beyond
+	// 2^53).
+	if x, f := q.Result[0].Payload["x"], q.Result[0].Payload["f"]; x.GetIntegerValue() != 2 || f.GetDoubleValue() != 1.5e18 ||
+		q.Result[0].Payload["k"].GetStringValue() != "a" {
+		t.Fatalf("payload: %v", q.Result[0].Payload)
+	}
+	limit := uint32(2)
+	page, err := d.points.Scroll(ctx, &pb.ScrollPoints{CollectionName: "c", Limit: &limit})
+	if err != nil || len(page.Result) != 2 || page.NextPageOffset.GetNum() != 3 {
+		t.Fatalf("scroll: %v %v", page, err)
+	}
+	del := &pb.PointsSelector{PointsSelectorOneOf: &pb.PointsSelector_Filter{Filter: isA}}
+	if _, err := d.points.Delete(ctx, &pb.DeletePoints{CollectionName: "c", Points: del}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.points.Get(ctx, &pb.GetPoints{CollectionName: "c", Ids: []*pb.PointId{num(1), num(2)}})
+	if err != nil || len(got.Result) != 1 || got.Result[0].Id.GetNum() != 2 {
+		t.Fatalf("get after delete: %v %v", got, err)
+	}
+	info, err := d.collections.Get(ctx, &pb.GetCollectionInfoRequest{CollectionName: "c"})
+	if err != nil || info.Result.GetPointsCount() != 1 || info.Result.Config.Params.VectorsConfig.GetParams().GetSize() != 2 {
+		t.Fatalf("info: %v %v", info, err)
+	}
+}
+
+// FuzzGRPCQueryTranslation feeds arbitrary QueryPoints messages to the
+// translation and the call: every message answers or errs, never
+// panics (the interceptor would turn a panic into Internal, hiding it).
+func FuzzGRPCQueryTranslation(f *testing.F) {
+	for _, q := range []*pb.QueryPoints{
+		{Query: &pb.Query{Variant: &pb.Query_Nearest{Nearest: &pb.VectorInput{Variant: &pb.VectorInput_Dense{Dense: &pb.DenseVector{Data: []float32{1, 0}}}}}}},
+		{Prefetch: []*pb.PrefetchQuery{{}}, Query: &pb.Query{Variant: &pb.Query_Fusion{Fusion: pb.Fusion_RRF}}},
+		{Filter: &pb.Filter{Must: []*pb.Condition{{ConditionOneOf: &pb.Condition_Field{Field: &pb.FieldCondition{Key: "k", Range: &pb.Range{}}}}}}},
+	} {
+		b, err := proto.Marshal(q)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	d := newGRPCDoor(f, "", guard.Limits{})
+	ctx := context.Background()
+	createDot2(f, ctx, d, "c")
+	if _, err := d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: []*pb.PointStruct{{Id: num(1), Vectors: dense(1, 0)}}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var q pb.QueryPoints
+		if proto.Unmarshal(b, &q) != nil {
+			return
+		}
+		req, err := queryPointsRequest(&q)
+		if err != nil {
+			return
+		}
+		q.CollectionName = "c"
+		// Through the door: the interceptor must not have a panic to recover.
+		if _, err := (grpcPoints{h: d.h}).Query(ctx, &q); err != nil {
+			_ = req
+		}
+	})
+}

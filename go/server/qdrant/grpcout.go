@@ -1,0 +1,289 @@
+package qdrant
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/hnsw"
+	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
+)
+
+// Answers over gRPC: the shared calls' typed answers as Qdrant's
+// protobuf messages.
+
+func pbID(id collection.ID) *pb.PointId {
+	if id.IsString() {
+		return &pb.PointId{PointIdOptions: &pb.PointId_Uuid{Uuid: id.Str()}}
+	}
+	return &pb.PointId{PointIdOptions: &pb.PointId_Num{Num: uint64(id.Int())}}
+}
+
+// pbPayload reads a stored payload (canonical JSON) as protobuf Values:
+// integers stay integers, other numbers are doubles.
+func pbPayload(raw json.RawMessage) (map[string]*pb.Value, error) {
+	out := map[string]*pb.Value{}
+	if len(raw) == 0 {
+		return out, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil {
+		return nil, fmt.Errorf("qdrant: stored payload: %w", err)
+	}
+	for k, v := range fields {
+		out[k] = pbValue(v)
+	}
+	return out, nil
+}
+
+func pbValue(v any) *pb.Value {
+	switch x := v.(type) {
+	case nil:
+		return &pb.Value{Kind: &pb.Value_NullValue{}}
+	case bool:
+		return &pb.Value{Kind: &pb.Value_BoolValue{BoolValue: x}}
+	case string:
+		return &pb.Value{Kind: &pb.Value_StringValue{StringValue: x}}
+	case json.Number:
+		if !strings.ContainsAny(string(x), ".eE") {
+			if n, err := x.Int64(); err == nil {
+				return &pb.Value{Kind: &pb.Value_IntegerValue{IntegerValue: n}}
+			}
+		}
+		f, _ := x.Float64()
+		return &pb.Value{Kind: &pb.Value_DoubleValue{DoubleValue: f}}
+	case []any:
+		list := &pb.ListValue{Values: make([]*pb.Value, len(x))}
+		for i, e := range x {
+			list.Values[i] = pbValue(e)
+		}
+		return &pb.Value{Kind: &pb.Value_ListValue{ListValue: list}}
+	case map[string]any:
+		s := &pb.Struct{Fields: make(map[string]*pb.Value, len(x))}
+		for k, e := range x {
+			s.Fields[k] = pbValue(e)
+		}
+		return &pb.Value{Kind: &pb.Value_StructValue{StructValue: s}}
+	}
+	panic(fmt.Sprintf("qdrant: JSON value of type %T", v))
+}
+
+// pbVectorOutput is one field's value as records hold it.
+func pbVectorOutput(v any) (*pb.VectorOutput, error) {
+	switch x := v.(type) {
+	case []float32:
+		return &pb.VectorOutput{Vector: &pb.VectorOutput_Dense{Dense: &pb.DenseVector{Data: x}}}, nil
+	case [][]float32:
+		m := &pb.MultiDenseVector{Vectors: make([]*pb.DenseVector, len(x))}
+		for i, row := range x {
+			m.Vectors[i] = &pb.DenseVector{Data: row}
+		}
+		return &pb.VectorOutput{Vector: &pb.VectorOutput_MultiDense{MultiDense: m}}, nil
+	case map[string]any:
+		indices, _ := x["indices"].([]uint32)
+		values, _ := x["values"].([]float32)
+		return &pb.VectorOutput{Vector: &pb.VectorOutput_Sparse{Sparse: &pb.SparseVector{Indices: indices, Values: values}}}, nil
+	}
+	return nil, fmt.Errorf("qdrant: vector of type %T", v)
+}
+
+func pbVectors(v any) (*pb.VectorsOutput, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []float32:
+		out, err := pbVectorOutput(x)
+		return &pb.VectorsOutput{VectorsOptions: &pb.VectorsOutput_Vector{Vector: out}}, err
+	case map[string]any:
+		named := &pb.NamedVectorsOutput{Vectors: make(map[string]*pb.VectorOutput, len(x))}
+		for name, e := range x {
+			out, err := pbVectorOutput(e)
+			if err != nil {
+				return nil, err
+			}
+			named.Vectors[name] = out
+		}
+		return &pb.VectorsOutput{VectorsOptions: &pb.VectorsOutput_Vectors{Vectors: named}}, nil
+	}
+	return nil, fmt.Errorf("qdrant: vectors of type %T", v)
+}
+
+func pbOrderValue(v any) *pb.OrderValue {
+	switch x := v.(type) {
+	case int64:
+		return &pb.OrderValue{Variant: &pb.OrderValue_Int{Int: x}}
+	case float64:
+		return &pb.OrderValue{Variant: &pb.OrderValue_Float{Float: x}}
+	}
+	return nil
+}
+
+func pbRetrieved(recs []record) ([]*pb.RetrievedPoint, error) {
+	out := make([]*pb.RetrievedPoint, len(recs))
+	for i, r := range recs {
+		payload, err := pbPayload(r.Payload)
+		if err != nil {
+			return nil, err
+		}
+		vectors, err := pbVectors(r.Vector)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &pb.RetrievedPoint{Id: pbID(r.ID.ID), Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
+	}
+	return out, nil
+}
+
+func pbScored(recs []record) ([]*pb.ScoredPoint, error) {
+	out := make([]*pb.ScoredPoint, len(recs))
+	for i, r := range recs {
+		payload, err := pbPayload(r.Payload)
+		if err != nil {
+			return nil, err
+		}
+		vectors, err := pbVectors(r.Vector)
+		if err != nil {
+			return nil, err
+		}
+		p := &pb.ScoredPoint{Id: pbID(r.ID.ID), Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
+		if r.Score != nil {
+			p.Score = float32(*r.Score)
+		}
+		if r.Version != nil {
+			p.Version = *r.Version
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func pbUpdate(u updateResult, start time.Time) *pb.PointsOperationResponse {
+	return &pb.PointsOperationResponse{Result: &pb.UpdateResult{OperationId: &u.OperationID, Status: pb.UpdateStatus_Completed},
+		Time: elapsed(start)}
+}
+
+var pbDistances = map[string]pb.Distance{"Cosine": pb.Distance_Cosine, "Euclid": pb.Distance_Euclid, "Dot": pb.Distance_Dot, "Manhattan": pb.Distance_Manhattan}
+
+var pbSchemaTypes = map[string]pb.PayloadSchemaType{
+	"keyword": pb.PayloadSchemaType_Keyword, "integer": pb.PayloadSchemaType_Integer, "float": pb.PayloadSchemaType_Float,
+	"geo": pb.PayloadSchemaType_Geo, "text": pb.PayloadSchemaType_Text, "bool": pb.PayloadSchemaType_Bool,
+	"datetime": pb.PayloadSchemaType_Datetime, "uuid": pb.PayloadSchemaType_Uuid,
+}
+
+func u64(n int) *uint64 {
+	v := uint64(max(n, 0))
+	return &v
+}
+
+func pbVectorParams(f collection.VectorField) *pb.VectorParams {
+	p := &pb.VectorParams{Size: uint64(f.Dim), Distance: pbDistances[distanceName(f.Metric)],
+		HnswConfig: &pb.HnswConfigDiff{M: u64(f.M), EfConstruct: u64(f.EfConstruction)}}
+	if f.Multivector == collection.MaxSim {
+		p.MultivectorConfig = &pb.MultiVectorConfig{Comparator: pb.MultiVectorComparator_MaxSim}
+	}
+	if f.Quantization == hnsw.QuantSQ8 {
+		p.QuantizationConfig = &pb.QuantizationConfig{Quantization: &pb.QuantizationConfig_Scalar{Scalar: &pb.ScalarQuantization{Type: pb.QuantizationType_Int8}}}
+	}
+	return p
+}
+
+// pbCollectionInfo is get_collection's answer as REST's restGetCollection
+// shapes it, in protobuf.
+func pbCollectionInfo(ci *collectionInfo) *pb.CollectionInfo {
+	in, opts := ci.Info, ci.Options
+	state := pb.CollectionStatus_Green
+	if !ci.green() {
+		state = pb.CollectionStatus_Red
+	}
+	vectors := &pb.VectorsConfig{}
+	if opts.Vectors == nil || (len(opts.Vectors) == 1 && opts.Vectors[0].Name == "" && opts.Vectors[0].Multivector == collection.SingleVector) {
+		vectors.Config = &pb.VectorsConfig_Params{Params: &pb.VectorParams{Size: uint64(opts.Dim), Distance: pbDistances[distanceName(opts.Metric)]}}
+	} else {
+		m := &pb.VectorParamsMap{Map: map[string]*pb.VectorParams{}}
+		for _, f := range opts.Vectors {
+			m.Map[f.Name] = pbVectorParams(f)
+		}
+		vectors.Config = &pb.VectorsConfig_ParamsMap{ParamsMap: m}
+	}
+	params := &pb.CollectionParams{ShardNumber: 1, VectorsConfig: vectors, ReplicationFactor: new(uint32), WriteConsistencyFactor: new(uint32)}
+	*params.ReplicationFactor, *params.WriteConsistencyFactor = 1, 1
+	if len(opts.Sparse) > 0 {
+		sp := &pb.SparseVectorConfig{Map: map[string]*pb.SparseVectorParams{}}
+		for _, f := range opts.Sparse {
+			mod := pb.Modifier_None
+			if f.Modifier.String() == "idf" {
+				mod = pb.Modifier_Idf
+			}
+			sp.Map[f.Name] = &pb.SparseVectorParams{Modifier: &mod}
+		}
+		params.SparseVectorsConfig = sp
+	}
+	var quantization *pb.QuantizationConfig
+	if opts.Quantization == hnsw.QuantSQ8 {
+		quantization = &pb.QuantizationConfig{Quantization: &pb.QuantizationConfig_Scalar{Scalar: &pb.ScalarQuantization{Type: pb.QuantizationType_Int8}}}
+	}
+	schema := map[string]*pb.PayloadSchemaInfo{}
+	for field, e := range ci.Schema {
+		schema[field] = &pb.PayloadSchemaInfo{DataType: pbSchemaTypes[e.index.dataType], Points: u64(e.points),
+			Params: pbIndexParams(e.index)}
+	}
+	deleted, vacuum, segments, flush := 0.2, uint64(1000), uint64(1), uint64(0)
+	return &pb.CollectionInfo{
+		Status: state, OptimizerStatus: &pb.OptimizerStatus{Ok: true}, SegmentsCount: 1,
+		PointsCount: u64(in.Count), IndexedVectorsCount: u64(in.Count), PayloadSchema: schema,
+		Config: &pb.CollectionConfig{
+			Params:             params,
+			HnswConfig:         &pb.HnswConfigDiff{M: u64(in.M), EfConstruct: u64(in.EfConstruction), FullScanThreshold: u64(0)},
+			OptimizerConfig:    &pb.OptimizersConfigDiff{DeletedThreshold: &deleted, VacuumMinVectorNumber: &vacuum, DefaultSegmentNumber: &segments, FlushIntervalSec: &flush},
+			WalConfig:          &pb.WalConfigDiff{WalCapacityMb: u64(int(in.WALBytes >> 20)), WalSegmentsAhead: u64(0)},
+			QuantizationConfig: quantization,
+		},
+	}
+}
+
+func pbFacetHits(hits []facetHit) []*pb.FacetHit {
+	out := make([]*pb.FacetHit, len(hits))
+	for i, h := range hits {
+		v := &pb.FacetValue{}
+		switch x := h.Value.(type) {
+		case bool:
+			v.Variant = &pb.FacetValue_BoolValue{BoolValue: x}
+		case int64:
+			v.Variant = &pb.FacetValue_IntegerValue{IntegerValue: x}
+		case string:
+			v.Variant = &pb.FacetValue_StringValue{StringValue: x}
+		}
+		out[i] = &pb.FacetHit{Value: v, Count: uint64(h.Count)}
+	}
+	return out
+}
+
+// pbIndexParams reports a text index's parameters (the JSON they were
+// declared with, over either door); other types' are not reported.
+func pbIndexParams(ix payloadIndex) *pb.PayloadIndexParams {
+	if ix.dataType != "text" || ix.params == nil {
+		return nil
+	}
+	var p struct {
+		Tokenizer      string  `json:"tokenizer"`
+		Lowercase      *bool   `json:"lowercase"`
+		MinTokenLen    *uint64 `json:"min_token_len"`
+		MaxTokenLen    *uint64 `json:"max_token_len"`
+		PhraseMatching *bool   `json:"phrase_matching"`
+	}
+	if json.Unmarshal(ix.params, &p) != nil {
+		return nil
+	}
+	t := &pb.TextIndexParams{Lowercase: p.Lowercase, MinTokenLen: p.MinTokenLen, MaxTokenLen: p.MaxTokenLen, PhraseMatching: p.PhraseMatching}
+	for tok, name := range tokenizerNames {
+		if name == p.Tokenizer {
+			t.Tokenizer = tok
+		}
+	}
+	return &pb.PayloadIndexParams{IndexParams: &pb.PayloadIndexParams_TextIndexParams{TextIndexParams: t}}
+}
