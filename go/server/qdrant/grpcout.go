@@ -229,7 +229,7 @@ func pbCollectionInfo(ci *collectionInfo) *pb.CollectionInfo {
 	}
 	schema := map[string]*pb.PayloadSchemaInfo{}
 	for field, e := range ci.Schema {
-		schema[field] = &pb.PayloadSchemaInfo{DataType: pbSchemaTypes[e.index.dataType], Points: u64(e.points),
+		schema[field] = &pb.PayloadSchemaInfo{DataType: pbSchemaTypes[e.index.DataType], Points: u64(e.points),
 			Params: pbIndexParams(e.index)}
 	}
 	deleted, vacuum, segments, flush := 0.2, uint64(1000), uint64(1), uint64(0)
@@ -266,7 +266,7 @@ func pbFacetHits(hits []facetHit) []*pb.FacetHit {
 // pbIndexParams reports a text index's parameters (the JSON they were
 // declared with, over either door); other types' are not reported.
 func pbIndexParams(ix payloadIndex) *pb.PayloadIndexParams {
-	if ix.dataType != "text" || ix.params == nil {
+	if ix.DataType != "text" || ix.Params == nil {
 		return nil
 	}
 	var p struct {
@@ -276,7 +276,7 @@ func pbIndexParams(ix payloadIndex) *pb.PayloadIndexParams {
 		MaxTokenLen    *uint64 `json:"max_token_len"`
 		PhraseMatching *bool   `json:"phrase_matching"`
 	}
-	if json.Unmarshal(ix.params, &p) != nil {
+	if json.Unmarshal(ix.Params, &p) != nil {
 		return nil
 	}
 	t := &pb.TextIndexParams{Lowercase: p.Lowercase, MinTokenLen: p.MinTokenLen, MaxTokenLen: p.MaxTokenLen, PhraseMatching: p.PhraseMatching}

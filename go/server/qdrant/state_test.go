@@ -65,7 +65,7 @@ func TestPayloadIndexesAndAliasesSurviveARestart(t *testing.T) {
 	schema := func() string {
 		t.Helper()
 		out := must("GET", "/collections/al", "")["result"].(map[string]any)["payload_schema"]
-		return strings.ReplaceAll(strings.TrimSpace(mustJSON(t, out)), " ", "")
+		return strings.ReplaceAll(strings.TrimSpace(jsonOf(t, out)), " ", "")
 	}
 	want := `{"k":{"data_type":"keyword","points":1},"n":{"data_type":"integer","params":{"range":true,"type":"integer"},"points":1}}`
 	if got := schema(); got != want {
@@ -76,7 +76,7 @@ func TestPayloadIndexesAndAliasesSurviveARestart(t *testing.T) {
 	}
 	must("DELETE", "/collections/c", "")
 	must("PUT", "/collections/c", `{"vectors": {"size": 2, "distance": "Dot"}}`)
-	if got := mustJSON(t, must("GET", "/collections/c", "")["result"].(map[string]any)["payload_schema"]); got != "{}" {
+	if got := jsonOf(t, must("GET", "/collections/c", "")["result"].(map[string]any)["payload_schema"]); got != "{}" {
 		t.Errorf("a collection made again reports %s, want no declarations", got)
 	}
 	if code, out := call(t, hs, "GET", "/collections/al", ""); code != http.StatusNotFound {
@@ -110,7 +110,7 @@ func TestDamagedStateFilesAreReportedNotForgotten(t *testing.T) {
 	damage(filepath.Join(dir, "c", payloadSchemaFile))
 	hs, stop = openDoor(t, dir)
 	code, out := call(t, hs, "GET", "/collections/c", "")
-	if code != http.StatusInternalServerError || !strings.Contains(mustJSON(t, out), "payload index declarations") {
+	if code != http.StatusInternalServerError || !strings.Contains(jsonOf(t, out), "payload index declarations") {
 		t.Errorf("damaged declarations: %d %v, want a 500 naming them", code, out)
 	}
 	stop()
@@ -127,7 +127,7 @@ func TestDamagedStateFilesAreReportedNotForgotten(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) string {
+func jsonOf(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
