@@ -312,6 +312,42 @@ def _query_result(
     return QueryResult(ids, dists, rows, st)
 
 
+def fuse(
+    lists: Sequence[tuple[Sequence[Any], npt.ArrayLike]], fusion: str, k: int,
+    rrf_k: float | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:  # fmt: skip
+    """Fuses ranked lists ((ids, scores) each, best first) as search() does, in the engine
+    (collection.Fuse): the positions of the k best in the lists laid end to end (each
+    point's first appearance) and their fused scores. For a door that gathers the lists
+    itself (strata.ray's sharded search)."""
+    if fusion not in ("rrf", "dbsf"):
+        raise ValueError(f"fusion must be 'rrf' or 'dbsf', got {fusion!r}")
+    k = _k(k)
+    lens = np.array([len(ids) for ids, _ in lists], dtype=np.int64)
+    flat: list[Any] = []
+    for ids, _ in lists:
+        flat += ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+    scores = np.ascontiguousarray(
+        np.concatenate([np.asarray(sc, dtype=np.float64).reshape(-1) for _, sc in lists])
+        if lists else np.zeros(0), dtype=np.float64,
+    )  # fmt: skip
+    if scores.shape[0] != len(flat):
+        raise ValueError(f"{len(flat)} ids for {scores.shape[0]} scores")
+    id_arr, strs, _keep = _ids_arg(flat)
+    pos = np.zeros(k, dtype=np.int64)
+    out = np.zeros(k, dtype=np.float64)
+    out_n, err = ffi.new("int64_t *"), _lib.errbuf()
+    rc = _engine().strata_fuse(
+        len(lens), _pointer("int64_t[]", lens), _pointer("uint64_t[]", id_arr), strs,
+        _pointer("double[]", scores), _SEARCH_FUSION[fusion], float(rrf_k or 0), k,
+        ffi.from_buffer("int64_t[]", pos), ffi.from_buffer("double[]", out), out_n, err, ERRLEN,
+    )  # fmt: skip
+    if rc:
+        check(rc, err)
+    n = int(out_n[0])
+    return pos[:n], out[:n]
+
+
 class Collection(_lib.NativeObject):
     """A durable collection on disk: uint64 ids, float32 vectors and JSON metadata.
 
