@@ -539,3 +539,67 @@ def check_sub_queries(queries: object) -> list[dict[str, Any]]:
             raise ValueError(f"sub-query {i}: a text sub-query names its index with text_field=")
         out.append(dict(q))
     return out
+
+
+def sparse_json(name: str, value: object, n: int) -> list[Any]:
+    """A sparse field's values for n points as the native REST API takes them: a list of
+    {"indices", "values"} or null (go/server/sparse.go)."""
+    sv = sparse_values(name, value, n)
+    bad = ~np.isfinite(sv.values)
+    if bad.any():  # JSON carries no NaN: refuse it naming the field, as the engine does
+        raise ValueError(f"sparse field {name!r}: a value is NaN or infinite")
+    out: list[Any] = []
+    for v in sv.values_list(n):
+        out.append(None if v is None else {"indices": v[0].tolist(), "values": v[1].tolist()})
+    return out
+
+
+def sparse_query_json(sparse: object, what: str = "sparse") -> dict[str, Any]:
+    """A sparse query vector as JSON."""
+    idx, val = sparse_pair(sparse, what)
+    if not np.isfinite(val).all():
+        raise ValueError(f"{what}: a value is NaN or infinite")
+    return {"indices": idx.tolist(), "values": val.tolist()}
+
+
+def sparse_from_points(points: Sequence[Mapping[str, Any]], name: str) -> SparseVectors:
+    """get's answer ({"vectors": {field: {"indices", "values"}}} per point) as one sparse
+    field's SparseVectors."""
+    values = [p.get("vectors", {}).get(name) for p in points]
+    pairs = [None if v is None else (v["indices"], v["values"]) for v in values]
+    sv = sparse_values(name, pairs, len(points))
+    mask = np.array([v is not None for v in values], dtype=bool)
+    return SparseVectors(sv.indices, sv.values, sv.counts, mask)
+
+
+def search_json(
+    queries: object, schema: Mapping[str, Mapping[str, Any]], sparse_names: Sequence[str]
+) -> list[dict[str, Any]]:
+    """search()'s sub-queries as the native REST API takes them (go/server/sparse.go)."""
+    out = []
+    for i, q in enumerate(check_sub_queries(queries)):
+        sub: dict[str, Any] = {}
+        if "limit" in q:
+            sub["limit"] = q["limit"]
+        if q.get("ef") is not None:
+            sub["ef"] = q["ef"]
+        if q.get("text") is not None:
+            sub["text"] = q["text"]
+            if q.get("text_field") is not None:
+                sub["text_field"] = q["text_field"]
+        elif q.get("sparse") is not None:
+            sub["using"] = q.get("using", "")
+            sub["sparse"] = sparse_query_json(q["sparse"], f"sub-query {i}: sparse")
+        else:
+            using = q.get("using", "")
+            if using in sparse_names:
+                raise ValueError(f"sub-query {i}: field {using!r} is sparse: give sparse=")
+            dim, multi = field_shape(schema, using)
+            rows, nq, _counts = query_rows(q["vector"], dim, multi, using)
+            if nq != 1:
+                raise ValueError(f"sub-query {i}: one query of field {using!r}, got {nq}")
+            _check_finite(using, rows)
+            sub["using"] = using
+            sub["vector"] = rows.tolist() if multi else rows.reshape(-1).tolist()
+        out.append(sub)
+    return out
