@@ -406,9 +406,11 @@ int strata_col_info(strata_handle h, strata_buffer *out, char *err, size_t errle
  * are coordinates: counts[i] of them for the i-th point of points (0 is an
  * empty vector), their indices in indices and their values in values
  * (n_values of each, a point's coordinates in any order). indices is the
- * last member so that callers built before sparse fields, which leave it
- * out of the struct they fill, keep a valid layout: they must zero it (a
- * dense or multivector field takes indices NULL). */
+ * last member, and NULL (what a zero-initialised struct holds) for a dense
+ * or multivector field, so source written before sparse fields, which
+ * zero-initialises the struct or names its members, compiles unchanged and
+ * keeps its meaning. A binary built against the older header must be
+ * rebuilt: the struct grew, so an array of them has a new stride. */
 typedef struct {
     char *name;         /* the field's name, name_len bytes of UTF-8 ("" the default field) */
     size_t name_len;
