@@ -740,3 +740,16 @@ def test_sparse_and_search_errors_name_the_problem_on_every_door(make):
     with pytest.raises(ValueError, match="'rrf', 'dbsf' or None"):
         col.search([{"using": "kw", "sparse": ([1], [1.0])}], k=2, fusion="mean")
     assert len(col) == 4
+
+
+def test_scan_carries_named_and_sparse_vectors_when_asked(make):
+    col = make(vectors=SPARSE_SCHEMA, sparse_vectors=["kw"])
+    data = fill_sparse(col, n=9)
+    pages = list(col.scan(batch_size=4, vectors=["kw", "text"]))
+    assert [len(p) for p in pages] == [4, 4, 1]
+    for page in pages:
+        kw, text = page.sparse_vectors["kw"], page.named_vectors["text"]
+        for j, pid in enumerate(page.ids.tolist()):
+            i = data["ids"].index(pid)
+            assert (kw.value(j) is None) == (data["kw"][i] is None)
+            np.testing.assert_allclose(text.value(j), data["text"][i], rtol=1e-6)
