@@ -301,37 +301,20 @@ func strata_col_query(h C.strata_handle, queries *C.float, nq C.int64_t, k C.int
 		if err != nil {
 			return err
 		}
-		if err := checkOutputs(nq, k); err != nil {
+		ids, err := queryOutputs(nq, k, outIDs, outDists)
+		if err != nil {
 			return err
-		}
-		total := int(nq) * int(k)
-		if total > 0 && (outIDs == nil || outDists == nil) {
-			return invalidf("output pointer is NULL")
 		}
 		f, err := filterArg(where, whereLen)
 		if err != nil {
 			return err
 		}
-		ids, dists := make([]collection.ID, total), view[float32](outDists, total)
-		st, err := c.Query(qs, int(k), int(ef), f, int(numThreads), ids, dists)
+		st, err := c.Query(qs, int(k), int(ef), f, int(numThreads), ids, view[float32](outDists, len(ids)))
 		if err != nil {
 			return err
 		}
-		if err := intResults(ids, view[int64](outIDs, total), outIDJSON); err != nil {
-			return err
-		}
-		if outMeta != nil {
-			docs, err := c.Documents(ids)
-			if err != nil {
-				return err
-			}
-			setBuffer(outMeta, documentsJSON(docs))
-		}
-		if stats != nil {
-			*stats = C.strata_search_stats{distance_computations: C.int64_t(st.DistanceComputations),
-				plan: C.int(st.Plan), allowed: C.int64_t(st.Allowed), ef_search: C.int64_t(st.EfSearch)}
-		}
-		return nil
+		writeStats(stats, st)
+		return writeAnswer(c, ids, outIDs, outIDJSON, outMeta)
 	})
 }
 

@@ -93,3 +93,67 @@ type (
 )
 
 func cHandle(h uint64) C.strata_handle { return C.strata_handle(h) }
+
+// cSparseField describes a sparse field's values: counts coordinates per
+// point of points (nPoints -1: every point).
+func cSparseField(name string, nPoints int64, points, counts []int64, indices []uint32, values []float32) C.strata_field_values {
+	d := cField(name, nPoints, points, counts, values)
+	d.indices = cUint32s(indices)
+	return d
+}
+
+func cUint32s(v []uint32) *C.uint32_t {
+	if len(v) == 0 {
+		return nil
+	}
+	return (*C.uint32_t)(unsafe.Pointer(&v[0]))
+}
+
+func cDoubles(v []float64) *C.double {
+	if len(v) == 0 {
+		return nil
+	}
+	return (*C.double)(unsafe.Pointer(&v[0]))
+}
+
+// cDenseSub, cSparseSub and cTextSub are sub-queries of strata_col_search.
+func cDenseSub(field string, vector []float32, limit int64) C.strata_sub_query {
+	p, n := cStr(field)
+	return C.strata_sub_query{field: p, field_len: n, vector: cFloats(vector), n_vector: C.int64_t(len(vector)), limit: C.int64_t(limit)}
+}
+
+func cSparseSub(field string, indices []uint32, values []float32, limit int64) C.strata_sub_query {
+	p, n := cStr(field)
+	return C.strata_sub_query{field: p, field_len: n, indices: cUint32s(indices), sparse_values: cFloats(values),
+		nnz: C.int64_t(len(indices)), limit: C.int64_t(limit)}
+}
+
+func cTextSub(text string, limit int64) C.strata_sub_query {
+	p, n := cStr(text)
+	return C.strata_sub_query{text: p, text_len: n, limit: C.int64_t(limit)}
+}
+
+func cSubs(subs ...C.strata_sub_query) (*C.strata_sub_query, C.int64_t) {
+	return &subs[0], C.int64_t(len(subs))
+}
+
+// bufferOf returns a buffer's bytes as T values and frees it.
+func bufferOf[T any](b *C.strata_buffer) []T {
+	raw := takeBuffer(b)
+	if len(raw) == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*T)(unsafe.Pointer(&raw[0])), len(raw)/int(unsafe.Sizeof(zero)))
+}
+
+// Fusion constants of strata.h.
+const (
+	fusionNone = C.STRATA_FUSION_NONE
+	fusionRRF  = C.STRATA_FUSION_RRF
+	fusionDBSF = C.STRATA_FUSION_DBSF
+)
+
+type cSubQuery = C.strata_sub_query
+
+func cInt(v int) C.int { return C.int(v) }

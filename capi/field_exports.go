@@ -22,9 +22,10 @@ import (
 
 // schemaJSON is the document strata_col_create_schema takes.
 type schemaJSON struct {
-	Vectors json.RawMessage `json:"vectors"`
-	Fsync   *string         `json:"fsync"`
-	Seed    uint64          `json:"seed"`
+	Vectors       json.RawMessage `json:"vectors"`
+	SparseVectors json.RawMessage `json:"sparse_vectors"`
+	Fsync         *string         `json:"fsync"`
+	Seed          uint64          `json:"seed"`
 }
 
 // parseSchema reads a create's schema into collection options.
@@ -40,7 +41,11 @@ func parseSchema(raw []byte) (collection.Options, error) {
 	if err != nil {
 		return collection.Options{}, err
 	}
-	opts := collection.Options{Vectors: fields, Seed: s.Seed}
+	sparseFields, err := collection.ParseSparseFields(s.SparseVectors)
+	if err != nil {
+		return collection.Options{}, err
+	}
+	opts := collection.Options{Vectors: fields, Sparse: sparseFields, Seed: s.Seed}
 	if s.Fsync != nil {
 		if opts.Fsync, err = collection.ParseFsync(*s.Fsync); err != nil {
 			return collection.Options{}, err
@@ -157,6 +162,10 @@ func oneFieldArg(d *C.strata_field_values, n int) (string, collection.FieldValue
 		return "", fv, invalidf("vector field %q: values pointer is NULL", name)
 	}
 	fv.Vectors = view[float32](d.values, int(d.n_values))
+	// A sparse field's indices pair with its values, one each; the
+	// engine refuses indices for a dense field and their lack for a
+	// sparse one, naming the field.
+	fv.Indices = view[uint32](d.indices, int(d.n_values))
 	return name, fv, nil
 }
 
@@ -272,18 +281,15 @@ func strata_col_query_field(h C.strata_handle, query *C.strata_field_values, k C
 		if err != nil {
 			return err
 		}
-		if err := checkOutputs(C.int64_t(nq), k); err != nil {
+		ids, err := queryOutputs(C.int64_t(nq), k, outIDs, outDists)
+		if err != nil {
 			return err
-		}
-		total := int(nq) * int(k)
-		if total > 0 && (outIDs == nil || outDists == nil) {
-			return invalidf("output pointer is NULL")
 		}
 		f, err := filterArg(where, whereLen)
 		if err != nil {
 			return err
 		}
-		ids, dists := make([]collection.ID, total), view[float32](outDists, total)
+		dists := view[float32](outDists, len(ids))
 		field, ok := fieldOf(c, name)
 		var st hnsw.SearchStats
 		switch {
@@ -322,21 +328,8 @@ func strata_col_query_field(h C.strata_handle, query *C.strata_field_values, k C
 			}
 			st = sumStats(st, s)
 		}
-		if err := intResults(ids, view[int64](outIDs, total), outIDJSON); err != nil {
-			return err
-		}
-		if outMeta != nil {
-			docs, err := c.Documents(ids)
-			if err != nil {
-				return err
-			}
-			setBuffer(outMeta, documentsJSON(docs))
-		}
-		if stats != nil {
-			*stats = C.strata_search_stats{distance_computations: C.int64_t(st.DistanceComputations),
-				plan: C.int(st.Plan), allowed: C.int64_t(st.Allowed), ef_search: C.int64_t(st.EfSearch)}
-		}
-		return nil
+		writeStats(stats, st)
+		return writeAnswer(c, ids, outIDs, outIDJSON, outMeta)
 	})
 }
 

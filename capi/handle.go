@@ -8,6 +8,7 @@ import (
 	"runtime/cgo"
 	"unsafe"
 
+	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/flat"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
@@ -114,4 +115,64 @@ func view[T any, C any](p *C, n int) []T {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(p)), n)
+}
+
+// queryOutputs checks the outputs of a call answering nq queries of k
+// results each (out_ids and a score or distance array, nq*k slots) and
+// returns the ids to fill, one per slot: the prelude every query export
+// shares.
+func queryOutputs(nq, k C.int64_t, outIDs *C.int64_t, outValues *C.float) ([]collection.ID, error) {
+	if nq < 0 {
+		return nil, invalidf("number of queries must be >= 0, got %d", nq)
+	}
+	if err := checkOutputs(nq, k); err != nil {
+		return nil, err
+	}
+	total := int(nq) * int(k)
+	if total > 0 && (outIDs == nil || outValues == nil) {
+		return nil, invalidf("output pointer is NULL")
+	}
+	return make([]collection.ID, total), nil
+}
+
+// writeAnswer hands a query's ids to the caller (int64 ids in outIDs, or
+// JSON in outIDJSON when one is a string: intResults) and, when outMeta
+// is not NULL, their documents as a JSON array: the epilogue every query
+// export shares.
+func writeAnswer(c *collection.Collection, ids []collection.ID, outIDs *C.int64_t, outIDJSON, outMeta *C.strata_buffer) error {
+	if err := intResults(ids, view[int64](outIDs, len(ids)), outIDJSON); err != nil {
+		return err
+	}
+	if outMeta != nil {
+		docs, err := c.Documents(ids)
+		if err != nil {
+			return err
+		}
+		setBuffer(outMeta, documentsJSON(docs))
+	}
+	return nil
+}
+
+// writeStats copies a query's stats to the caller's struct, if any.
+func writeStats(out *C.strata_search_stats, st hnsw.SearchStats) {
+	if out != nil {
+		*out = C.strata_search_stats{distance_computations: C.int64_t(st.DistanceComputations),
+			plan: C.int(st.Plan), allowed: C.int64_t(st.Allowed), ef_search: C.int64_t(st.EfSearch)}
+	}
+}
+
+// writeScored hands a scored answer (QuerySparse, Search, QueryFused) to
+// the caller: its ids and scores into the first len(hits) slots, their
+// number into *outN, and the documents as writeAnswer does.
+func writeScored(c *collection.Collection, hits []collection.Scored, outIDs *C.int64_t, outIDJSON *C.strata_buffer,
+	outScores *C.double, outN *C.int64_t, outMeta *C.strata_buffer) error {
+	ids, scores := make([]collection.ID, len(hits)), view[float64](outScores, len(hits))
+	for i, h := range hits {
+		ids[i], scores[i] = h.ID, h.Score
+	}
+	if err := writeAnswer(c, ids, outIDs, outIDJSON, outMeta); err != nil {
+		return err
+	}
+	*outN = C.int64_t(len(hits))
+	return nil
 }

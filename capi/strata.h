@@ -389,18 +389,28 @@ int strata_col_info(strata_handle h, strata_buffer *out, char *err, size_t errle
  *   {"vectors": {"<name>": {"dim": 50, "metric": "cosine", "M": 16,
  *                           "ef_construction": 200, "quantization": "sq8",
  *                           "multivector": "max_sim"}, ...},
+ *    "sparse_vectors": ["keywords", ...] or {"keywords": {"modifier": "idf"}, ...},
  *    "fsync": "always" | "batch" | "never", "seed": 42}
  *
  * dim is required, the rest optional (metric "cosine", M 16, ef_construction
- * 200, quantization "none", a dense field); an unknown key is refused, so a
- * later kind of field (sparse vectors) is a new key of the schema.
+ * 200, quantization "none", a dense field); an unknown key is refused.
+ * sparse_vectors (optional) names the sparse fields, each with modifier
+ * "none" (the default) or "idf" (Qdrant's IDF modifier); their names share
+ * one name space with the dense fields'.
  *
  * Vector values cross as one strata_field_values per field, in columns: the
  * positions (into the call's n ids) of the points that have a value, and
  * their floats row-major. A multivector field (a list of vectors per point,
  * scored by MAX_SIM) adds how many vectors each of those points has. The
- * library reads the arrays during the call only. A later kind of field adds
- * members at the end of this struct (a sparse field: its indices). */
+ * library reads the arrays during the call only. A sparse field's values
+ * are coordinates: counts[i] of them for the i-th point of points (0 is an
+ * empty vector), their indices in indices and their values in values
+ * (n_values of each, a point's coordinates in any order). indices is the
+ * last member, and NULL (what a zero-initialised struct holds) for a dense
+ * or multivector field, so source written before sparse fields, which
+ * zero-initialises the struct or names its members, compiles unchanged and
+ * keeps its meaning. A binary built against the older header must be
+ * rebuilt: the struct grew, so an array of them has a new stride. */
 typedef struct {
     char *name;         /* the field's name, name_len bytes of UTF-8 ("" the default field) */
     size_t name_len;
@@ -410,6 +420,7 @@ typedef struct {
                            with -1); NULL for a dense field */
     float *values;      /* the vectors, n_values floats: rows of the field's dim */
     int64_t n_values;
+    const uint32_t *indices; /* sparse fields: n_values indices (values their values); else NULL */
 } strata_field_values;
 
 /* strata_col_create_schema makes a new collection in the directory path
@@ -485,6 +496,92 @@ int strata_col_get_vectors(strata_handle h, uint64_t *ids, int64_t n, strata_id_
                            char *name, size_t name_len, int64_t *out_counts, strata_buffer *out_vectors,
                            char *err, size_t errlen);
 
+/* strata_col_query_mmr_field is strata_col_query_mmr over the dense field
+ * name: vector holds n_values floats (the field's dim). */
+int strata_col_query_mmr_field(strata_handle h, char *name, size_t name_len, float *vector, int64_t n_values,
+                               int64_t k, int64_t fetch_k, double lambda, int64_t ef, int num_threads,
+                               char *where, size_t where_len, int64_t *out_ids, strata_buffer *out_id_json,
+                               float *out_dists, strata_buffer *out_meta, char *err, size_t errlen);
+
+/* ---- Sparse fields and fused queries (go/collection: sparse_fields.go, fusion.go) ----
+ *
+ * A sparse field holds for some points a sparse vector (uint32 indices,
+ * float values) in an inverted index scored by dot product (with the IDF
+ * modifier if the field has it), exact. Its values are written with
+ * strata_col_upsert_points and strata_col_update_vectors (a
+ * strata_field_values with indices), dropped with strata_col_delete_vectors,
+ * and the field is removed with strata_col_remove_vector_field.
+ *
+ * A scored answer (strata_col_query_sparse, strata_col_search) has up to k
+ * hits, best first (higher scores are better): *out_n receives how many,
+ * out_ids and out_scores (k slots each) their ids and scores, out_id_json
+ * (if the answer holds a string id) the ids as JSON, out_meta (if not NULL)
+ * their documents as a JSON array. */
+
+/* strata_col_add_sparse_field adds the empty sparse field name, modifier
+ * "none" (or NULL) or "idf"; STRATA_ERR_EXISTS if the name is taken. */
+int strata_col_add_sparse_field(strata_handle h, char *name, size_t name_len, char *modifier,
+                                char *err, size_t errlen);
+
+/* strata_col_query_sparse finds the k points of the sparse field name with
+ * the largest dot product with the query (nnz coordinates: indices, values),
+ * among those matching where. Only points sharing an index with the query
+ * are found, so fewer than k may come back. */
+int strata_col_query_sparse(strata_handle h, char *name, size_t name_len, uint32_t *indices,
+                            float *values, int64_t nnz, int64_t k, char *where, size_t where_len,
+                            int64_t *out_ids, strata_buffer *out_id_json, double *out_scores,
+                            int64_t *out_n, strata_buffer *out_meta, char *err, size_t errlen);
+
+/* strata_col_get_sparse_vectors reads the sparse field name of n ids:
+ * out_counts[i] (n slots) receives id i's number of coordinates (-1: no
+ * value, or no such id), out_indices and out_values the coordinates of the
+ * ids that have one, in request order, each sorted by index, as uint32 and
+ * float32 bytes the caller frees with strata_buffer_free. */
+int strata_col_get_sparse_vectors(strata_handle h, uint64_t *ids, int64_t n, strata_id_strings *strs,
+                                  char *name, size_t name_len, int64_t *out_counts, strata_buffer *out_indices,
+                                  strata_buffer *out_values, char *err, size_t errlen);
+
+/* One ranked list of a fused query: exactly one of a vector (n_vector
+ * floats: a dense field's dim, or rows of a multivector field's dim), a
+ * sparse vector (indices not NULL: nnz coordinates) or a text (not NULL: a
+ * BM25 query of the text index on the metadata field named by field, ""
+ * for the collection's only one). The list holds the limit best points;
+ * ef is a graph field's candidate list (0: max(limit, 64)). */
+typedef struct {
+    char *field;
+    size_t field_len;
+    float *vector;
+    int64_t n_vector;
+    const uint32_t *indices;
+    float *sparse_values;
+    int64_t nnz;
+    char *text;
+    size_t text_len;
+    int64_t limit;
+    int64_t ef;
+} strata_sub_query;
+
+/* strata_col_search runs nsubs sub-queries, each among the points matching
+ * where, and fuses their lists (fusion STRATA_FUSION_RRF with constant rrf_k,
+ * 0 picking Qdrant's 2, or STRATA_FUSION_DBSF) into the k best, or with
+ * STRATA_FUSION_NONE returns one sub-query's own list (k long, its limit
+ * ignored) scored as go/collection/fusion.go says (dense: the similarity,
+ * l2 minus the distance; sparse: the dot product; text: BM25). */
+int strata_col_search(strata_handle h, strata_sub_query *subs, int64_t nsubs, int fusion, double rrf_k,
+                      int64_t k, int num_threads, char *where, size_t where_len, int64_t *out_ids,
+                      strata_buffer *out_id_json, double *out_scores, int64_t *out_n,
+                      strata_buffer *out_meta, char *err, size_t errlen);
+
+/* strata_fuse fuses nlists ranked lists given in a row (lens[i] entries
+ * each, best first; ids with strs as in the writes; scores their scores)
+ * as strata_col_search does, into at most limit entries: out_pos receives
+ * each one's position in the row (its first appearance), out_scores its
+ * fused score, *out_n how many. For a door that gathers lists itself (a
+ * sharded collection). */
+int strata_fuse(int64_t nlists, int64_t *lens, uint64_t *ids, strata_id_strings *strs, double *scores,
+                int fusion, double rrf_k, int64_t limit, int64_t *out_pos, double *out_scores,
+                int64_t *out_n, char *err, size_t errlen);
+
 /* ---- Full-text and hybrid queries (go/collection/text) ----
  *
  * A text index is BM25 over one string metadata field (a dotted path),
@@ -497,8 +594,10 @@ enum strata_text_source {
 };
 
 enum strata_fusion {
-    STRATA_FUSION_RRF = 0,       /* reciprocal rank fusion, k = 60 */
-    STRATA_FUSION_WEIGHTED = 1   /* alpha * vector + (1 - alpha) * text, min-max normalised */
+    STRATA_FUSION_NONE = -1,     /* strata_col_search: one sub-query's own list */
+    STRATA_FUSION_RRF = 0,       /* reciprocal rank fusion (strata_col_query_text: k = 60) */
+    STRATA_FUSION_WEIGHTED = 1,  /* strata_col_query_text: alpha * vector + (1 - alpha) * text, min-max normalised */
+    STRATA_FUSION_DBSF = 2       /* strata_col_search, strata_fuse: distribution-based score fusion */
 };
 
 /* strata_col_create_text_index indexes field in every existing and future

@@ -18,7 +18,7 @@ fork).
 
 from strata._async import AsyncCollection
 from strata._collection import Collection, GetResult, QueryResult, analyze
-from strata._fields import FieldVectors
+from strata._fields import FieldVectors, SparseVectors
 from strata._index import FlatIndex, Index
 from strata._lib import (
     CollectionFailedError,
@@ -44,6 +44,7 @@ __all__ = [
     "IntegrityError",
     "LockedError",
     "QueryResult",
+    "SparseVectors",
     "__version__",
     "analyze",
     "kernel_path",

@@ -137,14 +137,15 @@ class AsyncCollection:
         seed: int | None = None,
         *,
         vectors: dict[str, dict[str, Any]] | None = None,
+        sparse_vectors: Sequence[str] | dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
         executor: concurrent.futures.Executor | None = None,
     ) -> AsyncCollection:
         """strata.Collection.create(...), run on a worker thread."""
         col = await _run(executor, Collection.create, path, dim, metric, M, ef_construction,
-                         quantization, fsync, seed, vectors=vectors, text_fields=text_fields,
-                         text_analyzer=text_analyzer)  # fmt: skip
+                         quantization, fsync, seed, vectors=vectors, sparse_vectors=sparse_vectors,
+                         text_fields=text_fields, text_analyzer=text_analyzer)  # fmt: skip
         return cls(col, executor=executor)
 
     @classmethod
@@ -188,6 +189,11 @@ class AsyncCollection:
     def schema(self) -> dict[str, dict[str, Any]]:
         """strata.Collection.schema (as last read: no engine call)."""
         return self._col.schema
+
+    @property
+    def sparse_schema(self) -> dict[str, dict[str, Any]]:
+        """strata.Collection.sparse_schema (as last read: no engine call)."""
+        return self._col.sparse_schema
 
     def __repr__(self) -> str:
         state = " closed" if self._closing is not None else ""
@@ -242,6 +248,7 @@ class AsyncCollection:
     update_vectors = _off_loop(Collection.update_vectors)
     delete_vectors = _off_loop(Collection.delete_vectors)
     add_vector_field = _off_loop(Collection.add_vector_field)
+    add_sparse_field = _off_loop(Collection.add_sparse_field)
     remove_vector_field = _off_loop(Collection.remove_vector_field)
     update_metadata = _off_loop(Collection.update_metadata)
     delete = _off_loop(Collection.delete)
@@ -249,6 +256,7 @@ class AsyncCollection:
     checkpoint = _off_loop(Collection.checkpoint)
     query = _off_loop(Collection.query)
     query_mmr = _off_loop(Collection.query_mmr)
+    search = _off_loop(Collection.search)
     get = _off_loop(Collection.get)
     count = _off_loop(Collection.count)
     check_integrity = _off_loop(Collection.check_integrity)
@@ -260,10 +268,11 @@ class AsyncCollection:
         batch_size: int = 1000,
         include_vectors: bool = False,
         *,
-        after: int | None = None,
+        after: int | str | None = None,
+        vectors: Sequence[str] | None = None,
     ) -> AsyncIterator[GetResult]:
         """strata.Collection.scan as an async iterator, one worker-thread call per page."""
-        pages = self._col.scan(where, batch_size, include_vectors, after=after)
+        pages = self._col.scan(where, batch_size, include_vectors, after=after, vectors=vectors)
         fetching = False
         try:
             while True:

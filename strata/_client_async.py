@@ -25,7 +25,7 @@ between tasks rather than opening one per request.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 try:
@@ -129,6 +129,7 @@ class AsyncRemoteCollection(CollectionCalls):
     update_vectors = awaited(CollectionCalls.update_vectors)
     delete_vectors = awaited(CollectionCalls.delete_vectors)
     add_vector_field = awaited(CollectionCalls.add_vector_field)
+    add_sparse_field = awaited(CollectionCalls.add_sparse_field)
     remove_vector_field = awaited(CollectionCalls.remove_vector_field)
     upsert = awaited(CollectionCalls.upsert)
     update_metadata = awaited(CollectionCalls.update_metadata)
@@ -136,6 +137,7 @@ class AsyncRemoteCollection(CollectionCalls):
     checkpoint = awaited(CollectionCalls.checkpoint)
     create_text_index = awaited(CollectionCalls.create_text_index)
     query = awaited(CollectionCalls.query)
+    search = awaited(CollectionCalls.search)
     get = awaited(CollectionCalls.get)
     count = awaited(CollectionCalls.count)
     check_integrity = awaited(CollectionCalls.check_integrity)
@@ -148,11 +150,14 @@ class AsyncRemoteCollection(CollectionCalls):
         include_vectors: bool = False,
         *,
         after: int | str | None = None,
+        vectors: Sequence[str] | None = None,
     ) -> AsyncIterator[GetResult]:
         """strata.client.RemoteCollection.scan as an async iterator, one request per page."""
         body: dict[str, Any] | None = self._scan_body(where, batch_size, include_vectors, after)
         while body is not None:
             found = await self._client.request(*self._post("scan", body))
             page, body = self._scan_page(found, body)
+            if page is not None and vectors is not None:
+                page = await self.get(list(page.ids), include_vectors, vectors=vectors)
             if page is not None:
                 yield page

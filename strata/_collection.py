@@ -21,14 +21,22 @@ from strata import _lib
 from strata._ffi import ffi
 from strata._fields import (
     FieldVectors,
+    SparseVectors,
+    check_fusion,
     check_names,
     check_schema,
+    check_sparse_schema,
+    check_sub_queries,
     check_vectors_arg,
     field_shape,
     field_spec,
     field_values,
     query_rows,
     schema_of,
+    sparse_pair,
+    sparse_schema_of,
+    sparse_values,
+    split_fields,
 )
 from strata._ids import id_array, id_values
 from strata._index import METRICS, _as_rows, _i64, _id_list, _int, _k, _path, _set, _threads
@@ -47,6 +55,13 @@ _PLANS = {
 }
 _CLOSED = (ValueError, "collection is closed")
 _SOURCES = {1: "vector", 2: "text", 3: "both"}
+_SEARCH_FUSION = {
+    None: const("STRATA_FUSION_NONE"),
+    "rrf": const("STRATA_FUSION_RRF"),
+    "dbsf": const("STRATA_FUSION_DBSF"),
+}
+#: the rrf constant of query(text=, using=): query_text's 60, not search()'s 2
+_TEXT_RRF_K = 60.0
 ANALYZERS = ("simple", "stop", "english")
 _INT64_MAX = 2**63 - 1
 
@@ -72,6 +87,10 @@ class QueryResult:
     its vector distance (NaN where the vector side did not find it), and sources[0][j]
     says which side found it: "vector", "text" or "both" (None for padding).
 
+    A sparse query (query(sparse=...)) and a fused search (search()) have one row too:
+    scores[0, j] is the dot product or the fused score (float64, higher is better, NaN
+    for padding) and distances is NaN throughout.
+
     ids is an int64 array when every id of the answer is an integer; when one is a
     string it is an object array of ints and strs, padded with None."""
 
@@ -79,7 +98,7 @@ class QueryResult:
     distances: npt.NDArray[np.float32]
     metadata: list[list[dict[str, Any] | None]]
     stats: dict[str, Any] | None = None
-    scores: npt.NDArray[np.float32] | None = None
+    scores: npt.NDArray[np.floating[Any]] | None = None
     sources: list[list[str | None]] | None = None
 
 
@@ -97,6 +116,9 @@ class GetResult:
     #: with get(..., include_expiry=True): each entry's expiry, Unix seconds (float64),
     #: NaN for an entry that never expires
     expires_at: npt.NDArray[np.float64] | None = None
+    #: with get(..., vectors=[names]) naming sparse fields: their values of the entries
+    #: found (see strata.SparseVectors; .value(i) is entry i's (indices, values) or None)
+    sparse_vectors: dict[str, SparseVectors] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -336,6 +358,42 @@ def _query_result(
     return QueryResult(ids, dists, rows, st)
 
 
+def fuse(
+    lists: Sequence[tuple[Sequence[Any], npt.ArrayLike]], fusion: str, k: int,
+    rrf_k: float | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:  # fmt: skip
+    """Fuses ranked lists ((ids, scores) each, best first) as search() does, in the engine
+    (collection.Fuse): the positions of the k best in the lists laid end to end (each
+    point's first appearance) and their fused scores. For a door that gathers the lists
+    itself (strata.ray's sharded search)."""
+    if fusion not in ("rrf", "dbsf"):
+        raise ValueError(f"fusion must be 'rrf' or 'dbsf', got {fusion!r}")
+    k = _k(k)
+    lens = np.array([len(ids) for ids, _ in lists], dtype=np.int64)
+    flat: list[Any] = []
+    for ids, _ in lists:
+        flat += ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+    scores = np.ascontiguousarray(
+        np.concatenate([np.asarray(sc, dtype=np.float64).reshape(-1) for _, sc in lists])
+        if lists else np.zeros(0), dtype=np.float64,
+    )  # fmt: skip
+    if scores.shape[0] != len(flat):
+        raise ValueError(f"{len(flat)} ids for {scores.shape[0]} scores")
+    id_arr, strs, _keep = _ids_arg(flat)
+    pos = np.zeros(k, dtype=np.int64)
+    out = np.zeros(k, dtype=np.float64)
+    out_n, err = ffi.new("int64_t *"), _lib.errbuf()
+    rc = _engine().strata_fuse(
+        len(lens), _pointer("int64_t[]", lens), _pointer("uint64_t[]", id_arr), strs,
+        _pointer("double[]", scores), _SEARCH_FUSION[fusion], float(rrf_k or 0), k,
+        ffi.from_buffer("int64_t[]", pos), ffi.from_buffer("double[]", out), out_n, err, ERRLEN,
+    )  # fmt: skip
+    if rc:
+        check(rc, err)
+    n = int(out_n[0])
+    return pos[:n], out[:n]
+
+
 class Collection(_lib.NativeObject):
     """A durable collection on disk: uint64 ids, float32 vectors and JSON metadata.
 
@@ -344,7 +402,7 @@ class Collection(_lib.NativeObject):
     fsynced) before they return; concurrent writers share fsyncs.
     """
 
-    __slots__ = ("_path", "_schema")
+    __slots__ = ("_path", "_schema", "_sparse")
     _FREE = "strata_col_close"
     _CLOSED = _CLOSED
 
@@ -363,6 +421,7 @@ class Collection(_lib.NativeObject):
         info = self.info()
         self._dim, self._metric = int(info["dim"]), str(info["metric"])
         self._schema = schema_of(info)
+        self._sparse = sparse_schema_of(info)
         return self
 
     @classmethod
@@ -378,6 +437,7 @@ class Collection(_lib.NativeObject):
         seed: int | None = None,
         *,
         vectors: dict[str, dict[str, Any]] | None = None,
+        sparse_vectors: Sequence[str] | dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
     ) -> Collection:
@@ -390,6 +450,10 @@ class Collection(_lib.NativeObject):
         upsert/query without vectors=/using= use). A multivector field holds a list of
         vectors per point, scored by MAX_SIM (ColBERT).
 
+        sparse_vectors: sparse vector fields, a list of names (["keywords"]) or {name:
+        {"modifier": "none" | "idf"}} ("idf" scores as Qdrant's IDF modifier, for BM25-like
+        term weights); a point's value is an (indices, values) pair, scored by dot product.
+
         text_fields: metadata fields (dotted paths) to keep BM25 indexes over, analyzed
         by text_analyzer ("simple", "stop" or "english"; see create_text_index).
         Raises FileExistsError if path already holds a collection."""
@@ -400,9 +464,17 @@ class Collection(_lib.NativeObject):
         if vectors is not None:
             if dim is not None:
                 raise ValueError("give dim (one unnamed field) or vectors= (named), not both")
-            return cls._create_schema(path, vectors, fsync, seed, fields, text_analyzer)
+            return cls._create_schema(path, vectors, fsync, seed, fields, text_analyzer,
+                                      sparse_vectors)  # fmt: skip
+        if sparse_vectors is not None:
+            unnamed = {} if dim is None else {"": field_spec(dim, metric, M, ef_construction,
+                                                               quantization)}  # fmt: skip
+            return cls._create_schema(path, unnamed, fsync, seed, fields, text_analyzer,
+                                      sparse_vectors)  # fmt: skip
         if dim is None:
-            raise TypeError("create needs dim (one unnamed field) or vectors= (named fields)")
+            raise TypeError(
+                "create needs dim (one unnamed field), vectors= (named fields) or sparse_vectors="
+            )
         dim = _i64(dim, "dim")
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
@@ -428,14 +500,16 @@ class Collection(_lib.NativeObject):
     @classmethod
     def _create_schema(
         cls, path: str | os.PathLike[str], vectors: object, fsync: str, seed: int | None,
-        fields: list[str], text_analyzer: str,
+        fields: list[str], text_analyzer: str, sparse: object = None,
     ) -> Collection:  # fmt: skip
         if fsync not in _FSYNC:
             raise ValueError(f"fsync must be one of {sorted(_FSYNC)}, got {fsync!r}")
         seed_value = 0 if seed is None else _int(seed, "seed", 0, 2**64 - 1)
         if seed is None:
             seed_value = int.from_bytes(os.urandom(8), "little")
-        doc = {"vectors": check_schema(vectors), "fsync": fsync, "seed": seed_value}
+        doc: dict[str, Any] = {"vectors": check_schema(vectors), "fsync": fsync, "seed": seed_value}
+        if sparse is not None:
+            doc["sparse_vectors"] = check_sparse_schema(sparse)
         raw = _json_arg(doc, "vectors")
         lib = _engine()
         handle, err = ffi.new("strata_handle *"), _lib.errbuf()
@@ -514,14 +588,10 @@ class Collection(_lib.NativeObject):
     # --- writes -------------------------------------------------------------
 
     def upsert(
-        self,
-        ids: object,
-        vectors: Any,
-        metadata: object = None,
-        *,
-        ttl: object = None,
+        self, ids: object, vectors: Any = None, metadata: object = None, *,
+        sparse_vectors: dict[str, Any] | None = None, ttl: object = None,
         expires_at: object = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
         bytes of UTF-8, mixed as you like, or a NumPy integer array), vectors [n, dim]
         (or one [dim] vector), metadata a list of n dicts (or None).
@@ -531,13 +601,19 @@ class Collection(_lib.NativeObject):
         multivector values): each point gets exactly the fields given, losing any other
         it had (a whole-point write).
 
+        sparse_vectors: {"keywords": [(indices, values) or None per id]} (NumPy arrays or
+        lists; None: the point lacks the field; or a strata.SparseVectors); vectors= may
+        name sparse fields too.
+
         ttl (seconds from now) or expires_at (Unix seconds), not both: one number for
         every entry, or one per entry (None: that entry never expires). An expired entry
         is gone for every query, get, scan and count from that moment, and is deleted in
         the background. An upsert without either clears the entries' expiry."""
         expiry = _expiry_arg(ttl, expires_at)
-        if isinstance(vectors, dict):
-            self._upsert_points(ids, vectors, metadata, expiry)
+        if isinstance(vectors, dict) or sparse_vectors is not None:
+            if vectors is not None and not isinstance(vectors, dict):
+                vectors = {"": vectors}
+            self._upsert_points(ids, vectors, metadata, expiry, sparse_vectors)
             return
         handle = self._live()
         self._need_default()
@@ -579,16 +655,59 @@ class Collection(_lib.NativeObject):
                 f"or using=name; its fields: {have})"
             )
 
+    @property
+    def sparse_schema(self) -> dict[str, dict[str, Any]]:
+        """The sparse vector fields: name -> {"modifier": "none" | "idf"}."""
+        self._live()
+        return {name: dict(spec) for name, spec in self._sparse.items()}
+
+    def _refresh(self) -> None:
+        """Rereads the schema (it may have changed through another door)."""
+        info = self.info()
+        self._schema, self._sparse = schema_of(info), sparse_schema_of(info)
+
     def _field(self, name: str) -> tuple[int, bool]:
         if name not in self._schema:
-            self._schema = schema_of(self.info())  # changed through another door meanwhile?
+            self._refresh()
+            if name in self._sparse:
+                raise ValueError(
+                    f"vector field {name!r} is sparse: query it with sparse=(indices, values)"
+                )
         return field_shape(self._schema, name)
 
-    def _fields_arg(self, vectors: object, n: int) -> tuple[Any, int, list[Any]]:
+    def _is_sparse(self, name: str) -> bool:
+        if name not in self._sparse and name not in self._schema:
+            self._refresh()
+        return name in self._sparse
+
+    def _fields_arg(
+        self, vectors: object, n: int, sparse_vectors: object = None
+    ) -> tuple[Any, int, list[Any]]:
         """The C descriptors of named values for n points (and what to keep alive)."""
-        values = check_vectors_arg(vectors)
-        descs = ffi.new("strata_field_values[]", max(len(values), 1))
+        if vectors is not None and not isinstance(vectors, dict):
+            check_vectors_arg(vectors)  # the TypeError naming the argument
+        names = list(vectors or {}) + list(sparse_vectors or {})
+        if any(not isinstance(name, str) for name in names):
+            raise TypeError(f"vector field names must be strs, got {names!r}")
+        sparse_names = [name for name in names if self._is_sparse(name)]
+        values, sparse = split_fields(vectors, sparse_vectors, sparse_names)
+        descs = ffi.new("strata_field_values[]", max(len(values) + len(sparse), 1))
         keep: list[Any] = [descs]
+        for i, (name, value) in enumerate(sparse.items(), start=len(values)):
+            sv = sparse_values(name, value, n)
+            raw = name.encode()
+            d = descs[i]
+            keep += [raw, sv]
+            d.name, d.name_len = ffi.from_buffer("char[]", raw or b"\0"), len(raw)
+            if sv.mask is None:
+                d.n_points, d.points = -1, ffi.NULL
+            else:
+                pos = sv.positions()
+                keep.append(pos)
+                d.n_points, d.points = len(pos), _pointer("int64_t[]", pos)
+            d.counts = _pointer("int64_t[]", sv.counts)
+            d.values, d.n_values = _pointer("float[]", sv.values), sv.values.size
+            d.indices = _pointer("uint32_t[]", sv.indices)
         for i, (name, value) in enumerate(values.items()):
             dim, multi = self._field(name)
             fv = field_values(name, value, n, dim, multi)
@@ -606,15 +725,16 @@ class Collection(_lib.NativeObject):
             if fv.counts is not None:
                 d.counts = _pointer("int64_t[]", fv.counts)
             d.values, d.n_values = _pointer("float[]", fv.vectors), fv.vectors.size
-        return descs, len(values), keep
+        return descs, len(values) + len(sparse), keep
 
     def _upsert_points(
-        self, ids: object, vectors: object, metadata: object, expiry: _Expiry | None
+        self, ids: object, vectors: object, metadata: object, expiry: _Expiry | None,
+        sparse_vectors: object = None,
     ) -> None:
         handle = self._live()
         id_arr, strs, _keep = _ids_arg(ids)
         n = id_arr.shape[0]
-        descs, nfields, _keep_fields = self._fields_arg(vectors, n)
+        descs, nfields, _keep_fields = self._fields_arg(vectors, n, sparse_vectors)
         raw, size = _metadata_arg(metadata, n)
         err = _lib.errbuf()
         if expiry is None:
@@ -631,14 +751,18 @@ class Collection(_lib.NativeObject):
         if rc:
             check(rc, err)
 
-    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
-        """Replaces the given fields' values of existing points ({"text": t}), leaving
-        their other fields and metadata; raises KeyError naming the first id that does
-        not exist. Returns how many points were updated."""
+    def update_vectors(
+        self, ids: object, vectors: dict[str, Any] | None = None, *,
+        sparse_vectors: dict[str, Any] | None = None,
+    ) -> int:  # fmt: skip
+        """Replaces the given fields' values of existing points ({"text": t}, sparse
+        fields in either argument), leaving their other fields and metadata; raises
+        KeyError naming the first id that does not exist. Returns how many points were
+        updated."""
         handle = self._live()
         id_arr, strs, _keep = _ids_arg(ids)
         n = id_arr.shape[0]
-        descs, nfields, _keep_fields = self._fields_arg(vectors, n)
+        descs, nfields, _keep_fields = self._fields_arg(vectors, n, sparse_vectors)
         out, err = ffi.new("int64_t *"), _lib.errbuf()
         rc = _native.strata_col_update_vectors(
             handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, descs, nfields, out, err,
@@ -689,11 +813,27 @@ class Collection(_lib.NativeObject):
         )
         if rc:
             check(rc, err)
-        self._schema = schema_of(self.info())
+        self._refresh()
+
+    def add_sparse_field(self, name: str, modifier: str = "none") -> None:
+        """Adds an empty sparse vector field (modifier "none" or "idf"; see create).
+        Raises FileExistsError if the name is taken. Durable when it returns."""
+        handle = self._live()
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        if not isinstance(modifier, str):
+            raise TypeError(f"modifier must be a str, got {type(modifier).__name__}")
+        raw, err = name.encode(), _lib.errbuf()
+        rc = _native.strata_col_add_sparse_field(handle, raw, len(raw), modifier.encode(), err,
+                                                 ERRLEN)  # fmt: skip
+        if rc:
+            check(rc, err)
+        self._refresh()
 
     def remove_vector_field(self, name: str) -> None:
-        """Removes a vector field and its index; points keep their other fields. Raises
-        KeyError if there is no such field. Durable when it returns."""
+        """Removes a vector field (dense, multivector or sparse) and its index; points
+        keep their other fields. Raises KeyError if there is no such field. Durable when
+        it returns."""
         handle = self._live()
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, got {type(name).__name__}")
@@ -701,7 +841,7 @@ class Collection(_lib.NativeObject):
         rc = _native.strata_col_remove_vector_field(handle, raw, len(raw), err, ERRLEN)
         if rc:
             check(rc, err)
-        self._schema = schema_of(self.info())
+        self._refresh()
 
     def _get_vectors(self, ids: object, name: str) -> FieldVectors:
         handle = self._live()
@@ -723,6 +863,29 @@ class Collection(_lib.NativeObject):
             _native.strata_buffer_free(buf)
         mask = counts > 0
         return FieldVectors(flat.reshape(-1, dim), mask, counts[mask] if multi else None)
+
+    def _get_sparse(self, ids: object, name: str) -> SparseVectors:
+        handle = self._live()
+        id_arr, strs, _keep = _ids_arg(ids)
+        n = id_arr.shape[0]
+        counts = np.zeros(n, dtype=np.int64)
+        idx_buf, val_buf = ffi.new("strata_buffer *"), ffi.new("strata_buffer *")
+        err = _lib.errbuf()
+        raw = name.encode()
+        rc = _native.strata_col_get_sparse_vectors(
+            handle, ffi.from_buffer("uint64_t[]", id_arr), n, strs, raw, len(raw),
+            ffi.from_buffer("int64_t[]", counts), idx_buf, val_buf, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        try:
+            indices = np.frombuffer(ffi.buffer(idx_buf.data, idx_buf.len), dtype=np.uint32).copy()
+            values = np.frombuffer(ffi.buffer(val_buf.data, val_buf.len), dtype=np.float32).copy()
+        finally:
+            _native.strata_buffer_free(idx_buf)
+            _native.strata_buffer_free(val_buf)
+        mask = counts >= 0
+        return SparseVectors(indices, values, counts[mask], mask)
 
     def update_metadata(self, ids: object, metadata: object) -> int:
         """Replaces the metadata of existing ids (their vectors stay); raises KeyError
@@ -802,6 +965,7 @@ class Collection(_lib.NativeObject):
         include_metadata: bool = True,
         return_stats: bool = False,
         using: str | None = None,
+        sparse: tuple[Any, Any] | None = None,
     ) -> QueryResult:
         """The k nearest entries to each query among those matching where.
 
@@ -817,14 +981,40 @@ class Collection(_lib.NativeObject):
         run with the where filter and are fused by reciprocal rank ("rrf") or by
         {"alpha": a}: a * vector + (1 - a) * text, each min-max normalised. A text with
         no indexed term finds nothing (hybrid: the vector side alone). The result has
-        scores and sources (see QueryResult)."""
+        scores and sources (see QueryResult). With text= and using= a field, the hybrid
+        query is search()'s: the field's list and the text's fused by "rrf" (constant
+        60, as above) or "dbsf", without sources.
+
+        sparse=(indices, values) with using= a sparse field: the k entries with the
+        largest dot product (the field's modifier applied), exact; only entries sharing
+        an index with the query are found. The result has scores (see QueryResult)."""
         if vector is not None:
             if queries is not None:
                 raise ValueError("pass the query vector as queries or as vector=, not both")
             queries = vector
+        if sparse is not None:
+            if queries is not None or text is not None:
+                raise ValueError("a sparse query takes sparse= alone (no query vector or text)")
+            if using is None:
+                raise ValueError("a sparse query needs using= (the sparse field's name)")
+            sub = {"using": using, "sparse": sparse, "limit": k}
+            return self.search([sub], k=k, fusion=None, where=where,
+                               include_metadata=include_metadata)  # fmt: skip
         if using is not None:
             if text is not None:
-                raise ValueError("using= names a vector field: a text query takes text_field=")
+                if queries is None:
+                    raise ValueError("a text query of a field takes text_field=, not using=")
+                if fusion not in ("rrf", "dbsf"):
+                    raise ValueError(
+                        f"a hybrid query with using= fuses by 'rrf' or 'dbsf', got {fusion!r}"
+                    )
+                subs = [{"using": using, "vector": queries, "ef": ef},
+                        {"text": text, "text_field": text_field}]  # fmt: skip
+                rrf = _TEXT_RRF_K if fusion == "rrf" else None
+                return self.search(
+                    subs, k=k, fusion=fusion, where=where, rrf_k=rrf, num_threads=num_threads,
+                    include_metadata=include_metadata,
+                )
             if queries is None:
                 raise ValueError("query needs a query vector (queries or vector=)")
             return self._query_field(
@@ -946,6 +1136,95 @@ class Collection(_lib.NativeObject):
         names: list[str | None] = [_SOURCES.get(int(s)) for s in sources[:n]]
         return QueryResult(ids, dists, [docs + padding], None, scores, [names + padding])
 
+    def search(
+        self,
+        queries: Sequence[dict[str, Any]],
+        k: int = 10,
+        *,
+        fusion: str | None = "rrf",
+        where: dict[str, Any] | None = None,
+        rrf_k: float | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+    ) -> QueryResult:
+        """A hybrid query: several ranked lists, fused into the k best, in the engine.
+
+        queries: sub-queries, each a dict of one of {"using": field, "vector": v} (a
+        dense field's [dim] vector, or a multivector field's [m, dim]), {"using": field,
+        "sparse": (indices, values)} or {"text": "...", "text_field": field} (a BM25
+        query; text_field may be left out when there is one text index), each with an
+        optional "limit" (the list's length, default k) and "ef". Every list runs among
+        the entries matching where. fusion: "rrf" (sum of 1 / (rrf_k + rank), rrf_k
+        default 2 as Qdrant's) or "dbsf" (each list's scores normalised by mean ± 3
+        standard deviations, summed), or None with one sub-query: its own list, scored
+        (dense: the similarity, l2 minus the distance; sparse: the dot product; text:
+        BM25). The result has one row, with scores (see QueryResult)."""
+        handle = self._live()
+        subs = check_sub_queries(queries)
+        fusion = check_fusion(fusion)
+        if fusion is None and len(subs) != 1:
+            raise ValueError(f"fusion=None takes one sub-query (its own list), got {len(subs)}")
+        k = _k(k)
+        if rrf_k is not None and (isinstance(rrf_k, bool) or not isinstance(rrf_k, (int, float))):
+            raise TypeError(f"rrf_k must be a number, got {type(rrf_k).__name__}")
+        descs = ffi.new("strata_sub_query[]", len(subs))
+        keep: list[Any] = [descs]
+        for i, q in enumerate(subs):
+            d = descs[i]
+            d.limit = _k(q.get("limit", k))
+            d.ef = 0 if q.get("ef") is None else _set(q["ef"], "ef")
+            if q.get("text") is not None:
+                raw, field = q["text"].encode(), q.get("text_field") or ""
+                if not isinstance(field, str):
+                    raise TypeError(f"sub-query {i}: text_field must be a str, got {field!r}")
+                keep += [raw, field.encode()]
+                d.text, d.text_len = ffi.from_buffer("char[]", raw or b"\0"), len(raw)
+                d.field, d.field_len = ffi.from_buffer("char[]", keep[-1] or b"\0"), len(keep[-1])
+                continue
+            using = q.get("using", "")
+            name = using.encode()
+            keep.append(name)
+            d.field, d.field_len = ffi.from_buffer("char[]", name or b"\0"), len(name)
+            if q.get("sparse") is not None:
+                idx, val = sparse_pair(q["sparse"], f"sub-query {i}: sparse")
+                keep += [idx, val]
+                # An empty query still points somewhere: indices not NULL marks it sparse.
+                idx_mem = idx if idx.size else np.zeros(1, np.uint32)
+                val_mem = val if val.size else np.zeros(1, np.float32)
+                keep += [idx_mem, val_mem]
+                d.indices = ffi.from_buffer("uint32_t[]", idx_mem)
+                d.sparse_values = ffi.from_buffer("float[]", val_mem)
+                d.nnz = idx.size
+                continue
+            if self._is_sparse(using):
+                raise ValueError(f"sub-query {i}: field {using!r} is sparse: give sparse=")
+            dim, multi = self._field(using)
+            rows, nq, _counts = query_rows(q["vector"], dim, multi, using)
+            if nq != 1:
+                raise ValueError(f"sub-query {i}: one query of field {using!r}, got {nq}")
+            keep.append(rows)
+            d.vector, d.n_vector = ffi.from_buffer("float[]", rows), rows.size
+        raw_where, where_size = _where_arg(where)
+        ids: npt.NDArray[Any] = np.full((1, k), -1, dtype=np.int64)
+        scores = np.full((1, k), np.nan, dtype=np.float64)
+        out_n = ffi.new("int64_t *")
+        buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
+        id_buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
+        rc = _native.strata_col_search(
+            handle, descs, len(subs), _SEARCH_FUSION[fusion], float(rrf_k or 0), k,
+            _threads(num_threads), raw_where, where_size, ffi.from_buffer("int64_t[]", ids),
+            id_buf, ffi.from_buffer("double[]", scores), out_n, buf, err, ERRLEN,
+        )  # fmt: skip
+        if rc:
+            check(rc, err)
+        n = int(out_n[0])
+        if id_buf.len:
+            ids = id_array(_take_json(id_buf), (1, k))
+        ids.reshape(-1)[n:] = -1 if ids.dtype != object else None
+        docs: list[Any] = (_take_json(buf) or []) if include_metadata else [None] * n
+        dists = np.full((1, k), np.nan, dtype=np.float32)
+        return QueryResult(ids, dists, [docs + [None] * (k - n)], None, scores)
+
     def query_mmr(
         self,
         vector: npt.ArrayLike,
@@ -957,6 +1236,7 @@ class Collection(_lib.NativeObject):
         ef: int | None = None,
         num_threads: int | None = None,
         include_metadata: bool = True,
+        using: str | None = None,
     ) -> QueryResult:
         """k entries near vector (one query) and far from one another: maximal marginal
         relevance, computed in the engine.
@@ -967,9 +1247,18 @@ class Collection(_lib.NativeObject):
         with sim the metric's similarity (the dot product for cosine and ip, minus the
         squared distance for l2). lambda_mult 1 is query()'s nearest k; 0 only spreads.
         The result has one row (ids and distances [1, k], padded with -1 / inf) in pick
-        order, each with its distance to vector."""
+        order, each with its distance to vector. using= names the dense field (default
+        the unnamed one)."""
         handle = self._live()
-        qs, nq = _as_rows(vector, self._dim, "vector", "collection")
+        if using is not None and not isinstance(using, str):
+            raise TypeError(f"using must be a vector field name (a str), got {using!r}")
+        if using:
+            dim, multi = self._field(using)
+            if multi:
+                raise ValueError(f"an MMR query takes a dense field; {using!r} is multivector")
+            qs, nq = _as_rows(vector, dim, "vector", f"field {using!r}")
+        else:
+            qs, nq = _as_rows(vector, self._dim, "vector", "collection")
         if nq != 1:
             raise ValueError(f"an MMR query takes one query vector, got {nq}")
         k = _k(k)
@@ -982,10 +1271,12 @@ class Collection(_lib.NativeObject):
         dists = np.empty((1, k), dtype=np.float32)
         buf = ffi.new("strata_buffer *") if include_metadata else ffi.NULL
         id_buf, err = ffi.new("strata_buffer *"), _lib.errbuf()
-        rc = _native.strata_col_query_mmr(
-            handle, ffi.from_buffer("float[]", qs), k, fetch, float(lambda_mult), ef_value,
-            _threads(num_threads), raw, size, ffi.from_buffer("int64_t[]", ids), id_buf,
-            ffi.from_buffer("float[]", dists), buf, err, ERRLEN,
+        name = (using or "").encode()
+        rc = _native.strata_col_query_mmr_field(
+            handle, name or b"\0", len(name), ffi.from_buffer("float[]", qs), qs.size, k, fetch,
+            float(lambda_mult), ef_value, _threads(num_threads), raw, size,
+            ffi.from_buffer("int64_t[]", ids), id_buf, ffi.from_buffer("float[]", dists), buf,
+            err, ERRLEN,
         )  # fmt: skip
         if rc:
             check(rc, err)
@@ -1006,18 +1297,22 @@ class Collection(_lib.NativeObject):
 
         include_vectors: the unnamed field's vectors as .vectors [n, dim]. vectors=
         ["text", ...]: those fields' values as .named_vectors {name: FieldVectors},
-        whose mask says which of the entries found have the field. include_expiry: each
+        whose mask says which of the entries found have the field; sparse fields named
+        there come back as .sparse_vectors {name: SparseVectors}. include_expiry: each
         entry's expiry as .expires_at (Unix seconds, NaN: never)."""
         names = None if vectors is None else check_names(vectors)
         result = self._get(ids, include_vectors)
         if names is None and not include_expiry:
             return result
         found: Any = result.ids if result.ids.dtype != object else list(result.ids)
-        named = None
+        named, sparse = None, None
         if names is not None:
-            named = {name: self._get_vectors(found, name) for name in names}
+            dense = [name for name in names if not self._is_sparse(name)]
+            named = {name: self._get_vectors(found, name) for name in dense}
+            sparse = {name: self._get_sparse(found, name) for name in names if name not in dense}
         expires = self._expires_at(found) if include_expiry else None
-        return GetResult(result.ids, result.metadata, result.vectors, named, expires)
+        return GetResult(result.ids, result.metadata, result.vectors, named,
+                         expires_at=expires, sparse_vectors=sparse or None)  # fmt: skip
 
     def _expires_at(self, ids: object) -> npt.NDArray[np.float64]:
         handle = self._live()
@@ -1074,10 +1369,12 @@ class Collection(_lib.NativeObject):
         include_vectors: bool = False,
         *,
         after: int | str | None = None,
+        vectors: Sequence[str] | None = None,
     ) -> Iterator[GetResult]:
         """Yields every entry matching where in scan order (integer ids ascending, then
         string ids in byte order), batch_size at a time; after= starts past that id (the
-        last id of a batch resumes the scan there)."""
+        last id of a batch resumes the scan there). vectors= names fields whose values
+        each batch carries, as get(vectors=) does."""
         self._live()
         batch_size = _int(batch_size, "batch_size", 1, 1 << 24)
         raw, size = _where_arg(where)
@@ -1099,7 +1396,7 @@ class Collection(_lib.NativeObject):
             if n == 0:
                 return
             ids: Any = _take_json(id_buf) if id_buf.len else page[:n].copy()
-            result = self.get(ids, include_vectors=include_vectors)
+            result = self.get(ids, include_vectors=include_vectors, vectors=vectors)
             if len(result):
                 yield result
             if n < batch_size:

@@ -332,3 +332,274 @@ def named_from_points(
         counts = np.array([len(h) for h in have], dtype=np.int64) if multi else None
         out[name] = FieldVectors(vecs, mask, counts)
     return out
+
+
+# --- sparse vector fields ------------------------------------------------------
+#
+# A sparse field holds for some points a sparse vector: (indices, values), uint32
+# indices and float32 values of equal length, any order, no index twice (the engine
+# checks). One field's values for n points are a list of n pairs or None (None: the
+# point lacks it), or a SparseVectors. A create's sparse_vectors= is a list of names or
+# {name: {"modifier": "none" | "idf"}} (go/collection/schema_json.go parses it).
+
+_U32 = np.dtype(np.uint32)
+
+
+@dataclass(frozen=True)
+class SparseVectors:
+    """One sparse field's values for n points, in columns.
+
+    indices: uint32 and values: float32, the coordinates of the points that have a
+    value, one after the other; counts: int64 [mask.sum()], how many each has; mask:
+    bool [n], which points have a value (None: every point)."""
+
+    indices: npt.NDArray[np.uint32]
+    values: npt.NDArray[np.float32]
+    counts: npt.NDArray[np.int64]
+    mask: npt.NDArray[np.bool_] | None = None
+
+    def __len__(self) -> int:
+        """How many points have a value."""
+        return len(self.counts)
+
+    def positions(self) -> npt.NDArray[np.int64]:
+        """The positions of the points that have a value."""
+        if self.mask is None:
+            return np.arange(len(self), dtype=np.int64)
+        return np.flatnonzero(self.mask).astype(np.int64)
+
+    def value(self, i: int) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32]] | None:
+        """Point i's (indices, values), or None if it lacks the field."""
+        if self.mask is not None:
+            if not self.mask[i]:
+                return None
+            i = int(np.count_nonzero(self.mask[:i]))
+        start = int(self.counts[:i].sum())
+        end = start + int(self.counts[i])
+        return self.indices[start:end], self.values[start:end]
+
+    def values_list(
+        self, n: int
+    ) -> list[tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32]] | None]:
+        """Every point's value (value(i) for i in range(n))."""
+        return [self.value(i) for i in range(n)]
+
+    def take(self, positions: npt.NDArray[np.int64]) -> SparseVectors:
+        """The values of the points at positions (a new batch of len(positions))."""
+        n = len(self.mask) if self.mask is not None else len(self)
+        have = self.mask if self.mask is not None else np.ones(n, dtype=bool)
+        rank = np.cumsum(have) - 1
+        idx = rank[positions[have[positions]]]
+        starts = np.concatenate(([0], np.cumsum(self.counts))).astype(np.int64)
+        rows = [np.arange(starts[j], starts[j + 1]) for j in idx]
+        flat = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
+        return SparseVectors(
+            np.ascontiguousarray(self.indices[flat]), np.ascontiguousarray(self.values[flat]),
+            np.ascontiguousarray(self.counts[idx]), have[positions],
+        )  # fmt: skip
+
+
+def sparse_pair(value: object, what: str) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32]]:
+    """One sparse vector: an (indices, values) pair of equal-length 1-D sequences."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"{what} must be an (indices, values) pair, got {type(value).__name__}")
+    if len(value) != 2:
+        raise ValueError(f"{what} must be an (indices, values) pair, got {len(value)} items")
+    raw_idx, raw_val = np.asarray(value[0]), np.asarray(value[1])
+    if raw_idx.size and raw_idx.dtype.kind not in "iu":
+        raise TypeError(f"{what}: indices must be integers, got dtype {raw_idx.dtype}")
+    if raw_val.size and raw_val.dtype.kind not in "fiu":
+        raise TypeError(f"{what}: values must be numbers, got dtype {raw_val.dtype}")
+    if raw_idx.ndim != 1 or raw_val.ndim != 1 or raw_idx.shape != raw_val.shape:
+        raise ValueError(
+            f"{what}: indices and values must be 1-D of one length, got shapes "
+            f"{raw_idx.shape} and {raw_val.shape}"
+        )
+    if raw_idx.size and (raw_idx.min() < 0 or raw_idx.max() > 2**32 - 1):
+        raise ValueError(f"{what}: indices must be in [0, 2^32)")
+    return (
+        np.ascontiguousarray(raw_idx, dtype=_U32),
+        np.ascontiguousarray(raw_val, dtype=_F32),
+    )
+
+
+def sparse_values(name: str, value: object, n: int) -> SparseVectors:
+    """Normalises one sparse field's values for n points: a SparseVectors, or a list of
+    n (indices, values) pairs or None."""
+    if isinstance(value, SparseVectors):
+        mask = None if value.mask is None else np.asarray(value.mask, dtype=bool)
+        have = n if mask is None else int(mask.sum())
+        if (mask is not None and mask.shape != (n,)) or len(value.counts) != have:
+            raise ValueError(f"sparse field {name!r}: {len(value.counts)} values for {have} points")
+        return SparseVectors(
+            np.ascontiguousarray(value.indices, dtype=_U32),
+            np.ascontiguousarray(value.values, dtype=_F32),
+            np.ascontiguousarray(value.counts, dtype=np.int64), mask,
+        )  # fmt: skip
+    if isinstance(value, (str, bytes, Mapping, np.ndarray)) or not isinstance(value, Sequence):
+        raise TypeError(
+            f"sparse_vectors[{name!r}] must be a list of (indices, values) pairs or None, "
+            f"got {type(value).__name__}"
+        )
+    if len(value) != n:
+        raise ValueError(f"sparse field {name!r}: {len(value)} values for {n} ids")
+    mask = np.array([v is not None for v in value], dtype=bool)
+    pairs = [sparse_pair(v, f"sparse_vectors[{name!r}][{i}]") for i, v in enumerate(value)
+             if v is not None]  # fmt: skip
+    counts = np.array([len(p[0]) for p in pairs], dtype=np.int64)
+    indices = np.concatenate([p[0] for p in pairs]) if pairs else np.zeros(0, dtype=_U32)
+    values = np.concatenate([p[1] for p in pairs]) if pairs else np.zeros(0, dtype=_F32)
+    return SparseVectors(indices, values, counts, None if mask.all() else mask)
+
+
+def check_sparse_schema(sparse: object) -> list[str] | dict[str, dict[str, Any]]:
+    """A create's sparse_vectors=: a list of names, or {name: {"modifier": ...}}."""
+    if isinstance(sparse, Mapping):
+        out: dict[str, dict[str, Any]] = {}
+        for name, spec in sparse.items():
+            if not isinstance(name, str):
+                raise TypeError(f"sparse field names must be strs, got {name!r}")
+            if not isinstance(spec, Mapping):
+                kind = type(spec).__name__
+                raise TypeError(f"sparse field {name!r}: the spec must be a dict, got {kind}")
+            out[name] = dict(spec)
+        return out
+    if isinstance(sparse, str) or not isinstance(sparse, Sequence):
+        raise TypeError(
+            "sparse_vectors must be a list of field names or a dict of name to "
+            f"{{'modifier': 'none' | 'idf'}}, got {type(sparse).__name__}"
+        )
+    for name in sparse:
+        if not isinstance(name, str):
+            raise TypeError(f"sparse field names must be strs, got {name!r}")
+    return list(sparse)
+
+
+def sparse_schema_of(info: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Collection.sparse_schema from info()["sparse_vectors"]: name -> {"modifier"}."""
+    return {f["name"]: {"modifier": f["modifier"]} for f in info.get("sparse_vectors") or []}
+
+
+def split_fields(
+    vectors: object, sparse_vectors: object, sparse_names: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A write's (dense, sparse) values: vectors= may name sparse fields too, and
+    sparse_vectors= names only sparse ones (the engine says which names are not)."""
+    dense = dict(check_vectors_arg(vectors)) if vectors is not None else {}
+    sparse: dict[str, Any] = {}
+    for name in list(dense):
+        if name in sparse_names:
+            sparse[name] = dense.pop(name)
+    if sparse_vectors is not None:
+        for name, value in check_vectors_arg(sparse_vectors).items():
+            if name in sparse or name in dense:
+                raise ValueError(f"vector field {name!r} given twice")
+            sparse[name] = value
+    return dense, sparse
+
+
+_FUSIONS = ("rrf", "dbsf")
+
+
+def check_fusion(fusion: object) -> str | None:
+    """search()'s fusion=: "rrf", "dbsf" or None (one sub-query's own list)."""
+    if fusion is not None and fusion not in _FUSIONS:
+        raise ValueError(f"fusion must be 'rrf', 'dbsf' or None, got {fusion!r}")
+    return fusion  # type: ignore[return-value]
+
+
+def check_sub_queries(queries: object) -> list[dict[str, Any]]:
+    """search()'s sub-queries: a list of dicts, each one of {"using": field, "vector":
+    v} (a dense or multivector field), {"using": field, "sparse": (indices, values)} or
+    {"text": str, "text_field": field}, with optional "limit" and "ef"."""
+    if isinstance(queries, (str, bytes, Mapping)) or not isinstance(queries, Sequence):
+        raise TypeError(f"search takes a list of sub-query dicts, got {type(queries).__name__}")
+    if not queries:
+        raise ValueError("search needs at least one sub-query")
+    allowed = {"using", "vector", "sparse", "text", "text_field", "limit", "ef"}
+    out = []
+    for i, q in enumerate(queries):
+        if not isinstance(q, Mapping):
+            raise TypeError(f"sub-query {i} must be a dict, got {type(q).__name__}")
+        unknown = set(q) - allowed
+        if unknown:
+            raise ValueError(
+                f"sub-query {i}: unknown keys {sorted(unknown)} (known: {sorted(allowed)})"
+            )
+        kinds = [key for key in ("vector", "sparse", "text") if q.get(key) is not None]
+        if len(kinds) != 1:
+            raise ValueError(
+                f"sub-query {i} needs exactly one of vector, sparse or text, got {kinds}"
+            )
+        if kinds[0] != "text" and not isinstance(q.get("using", ""), str):
+            raise TypeError(f"sub-query {i}: using must be a field name (a str)")
+        if kinds[0] == "text" and not isinstance(q["text"], str):
+            raise TypeError(f"sub-query {i}: text must be a str")
+        if kinds[0] == "text" and "using" in q:
+            raise ValueError(f"sub-query {i}: a text sub-query names its index with text_field=")
+        out.append(dict(q))
+    return out
+
+
+def sparse_json(name: str, value: object, n: int) -> list[Any]:
+    """A sparse field's values for n points as the native REST API takes them: a list of
+    {"indices", "values"} or null (go/server/sparse.go)."""
+    sv = sparse_values(name, value, n)
+    bad = ~np.isfinite(sv.values)
+    if bad.any():  # JSON carries no NaN: refuse it naming the field, as the engine does
+        raise ValueError(f"sparse field {name!r}: a value is NaN or infinite")
+    out: list[Any] = []
+    for v in sv.values_list(n):
+        out.append(None if v is None else {"indices": v[0].tolist(), "values": v[1].tolist()})
+    return out
+
+
+def sparse_query_json(sparse: object, what: str = "sparse") -> dict[str, Any]:
+    """A sparse query vector as JSON."""
+    idx, val = sparse_pair(sparse, what)
+    if not np.isfinite(val).all():
+        raise ValueError(f"{what}: a value is NaN or infinite")
+    return {"indices": idx.tolist(), "values": val.tolist()}
+
+
+def sparse_from_points(points: Sequence[Mapping[str, Any]], name: str) -> SparseVectors:
+    """get's answer ({"vectors": {field: {"indices", "values"}}} per point) as one sparse
+    field's SparseVectors."""
+    values = [p.get("vectors", {}).get(name) for p in points]
+    pairs = [None if v is None else (v["indices"], v["values"]) for v in values]
+    sv = sparse_values(name, pairs, len(points))
+    mask = np.array([v is not None for v in values], dtype=bool)
+    return SparseVectors(sv.indices, sv.values, sv.counts, mask)
+
+
+def search_json(
+    queries: object, schema: Mapping[str, Mapping[str, Any]], sparse_names: Sequence[str]
+) -> list[dict[str, Any]]:
+    """search()'s sub-queries as the native REST API takes them (go/server/sparse.go)."""
+    out = []
+    for i, q in enumerate(check_sub_queries(queries)):
+        sub: dict[str, Any] = {}
+        if "limit" in q:
+            sub["limit"] = q["limit"]
+        if q.get("ef") is not None:
+            sub["ef"] = q["ef"]
+        if q.get("text") is not None:
+            sub["text"] = q["text"]
+            if q.get("text_field") is not None:
+                sub["text_field"] = q["text_field"]
+        elif q.get("sparse") is not None:
+            sub["using"] = q.get("using", "")
+            sub["sparse"] = sparse_query_json(q["sparse"], f"sub-query {i}: sparse")
+        else:
+            using = q.get("using", "")
+            if using in sparse_names:
+                raise ValueError(f"sub-query {i}: field {using!r} is sparse: give sparse=")
+            dim, multi = field_shape(schema, using)
+            rows, nq, _counts = query_rows(q["vector"], dim, multi, using)
+            if nq != 1:
+                raise ValueError(f"sub-query {i}: one query of field {using!r}, got {nq}")
+            _check_finite(using, rows)
+            sub["using"] = using
+            sub["vector"] = rows.tolist() if multi else rows.reshape(-1).tolist()
+        out.append(sub)
+    return out

@@ -46,6 +46,9 @@ class CollectionLike(Protocol):
     @property
     def schema(self) -> dict[str, dict[str, Any]]: ...
 
+    @property
+    def sparse_schema(self) -> dict[str, dict[str, Any]]: ...
+
     def close(self) -> None: ...
 
     def __enter__(self) -> CollectionLike: ...  # noqa: PYI034 (Self needs 3.11 typing)
@@ -57,11 +60,15 @@ class CollectionLike(Protocol):
     # --- writes -------------------------------------------------------------
 
     def upsert(
-        self, ids: object, vectors: Any, metadata: object = None, *,
-        ttl: object = None, expires_at: object = None,
+        self, ids: object, vectors: Any = None, metadata: object = None, *,
+        sparse_vectors: dict[str, Any] | None = None, ttl: object = None,
+        expires_at: object = None,
     ) -> None: ...  # fmt: skip
 
-    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int: ...
+    def update_vectors(
+        self, ids: object, vectors: dict[str, Any] | None = None, *,
+        sparse_vectors: dict[str, Any] | None = None,
+    ) -> int: ...  # fmt: skip
 
     def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int: ...
 
@@ -75,6 +82,8 @@ class CollectionLike(Protocol):
         quantization: str | None = None,
         multivector: str | None = None,
     ) -> None: ...
+
+    def add_sparse_field(self, name: str, modifier: str = "none") -> None: ...
 
     def remove_vector_field(self, name: str) -> None: ...
 
@@ -107,6 +116,19 @@ class CollectionLike(Protocol):
         include_metadata: bool = True,
         return_stats: bool = False,
         using: str | None = None,
+        sparse: tuple[Any, Any] | None = None,
+    ) -> QueryResult: ...
+
+    def search(
+        self,
+        queries: Sequence[dict[str, Any]],
+        k: int = 10,
+        *,
+        fusion: str | None = "rrf",
+        where: dict[str, Any] | None = None,
+        rrf_k: float | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
     ) -> QueryResult: ...
 
     def get(
@@ -123,6 +145,7 @@ class CollectionLike(Protocol):
         include_vectors: bool = False,
         *,
         after: int | str | None = None,
+        vectors: Sequence[str] | None = None,
     ) -> Iterator[GetResult]: ...
 
     def check_integrity(self) -> None: ...
@@ -147,6 +170,9 @@ class AsyncCollectionLike(Protocol):
     @property
     def schema(self) -> dict[str, dict[str, Any]]: ...
 
+    @property
+    def sparse_schema(self) -> dict[str, dict[str, Any]]: ...
+
     async def close(self) -> None: ...
 
     async def __aenter__(self) -> AsyncCollectionLike: ...  # noqa: PYI034
@@ -156,11 +182,15 @@ class AsyncCollectionLike(Protocol):
     # --- writes -------------------------------------------------------------
 
     async def upsert(
-        self, ids: npt.ArrayLike, vectors: Any, metadata: object = None, *,
-        ttl: object = None, expires_at: object = None,
+        self, ids: npt.ArrayLike, vectors: Any = None, metadata: object = None, *,
+        sparse_vectors: dict[str, Any] | None = None, ttl: object = None,
+        expires_at: object = None,
     ) -> None: ...  # fmt: skip
 
-    async def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int: ...
+    async def update_vectors(
+        self, ids: object, vectors: dict[str, Any] | None = None, *,
+        sparse_vectors: dict[str, Any] | None = None,
+    ) -> int: ...  # fmt: skip
 
     async def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int: ...
 
@@ -174,6 +204,8 @@ class AsyncCollectionLike(Protocol):
         quantization: str | None = None,
         multivector: str | None = None,
     ) -> None: ...
+
+    async def add_sparse_field(self, name: str, modifier: str = "none") -> None: ...
 
     async def remove_vector_field(self, name: str) -> None: ...
 
@@ -206,6 +238,19 @@ class AsyncCollectionLike(Protocol):
         include_metadata: bool = True,
         return_stats: bool = False,
         using: str | None = None,
+        sparse: tuple[Any, Any] | None = None,
+    ) -> QueryResult: ...
+
+    async def search(
+        self,
+        queries: Sequence[dict[str, Any]],
+        k: int = 10,
+        *,
+        fusion: str | None = "rrf",
+        where: dict[str, Any] | None = None,
+        rrf_k: float | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
     ) -> QueryResult: ...
 
     async def get(
@@ -221,7 +266,8 @@ class AsyncCollectionLike(Protocol):
         batch_size: int = 1000,
         include_vectors: bool = False,
         *,
-        after: int | None = None,
+        after: int | str | None = None,
+        vectors: Sequence[str] | None = None,
     ) -> AsyncIterator[GetResult]: ...
 
     async def check_integrity(self) -> None: ...

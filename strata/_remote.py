@@ -43,14 +43,21 @@ from strata._collection import (
     check_where,
 )
 from strata._fields import (
+    check_fusion,
     check_names,
     check_schema,
+    check_sparse_schema,
     check_vectors_arg,
     field_spec,
     named_from_points,
     named_json,
     query_json,
     schema_of,
+    search_json,
+    sparse_from_points,
+    sparse_json,
+    sparse_schema_of,
+    split_fields,
 )
 from strata._ids import id_array, id_values
 from strata._index import _as_rows, _i64, _int, _set
@@ -154,7 +161,7 @@ def collection_route(name: str) -> str:
 def create_body(
     name: str, dim: int | None, metric: str, M: int, ef_construction: int,  # noqa: N803
     quantization: str | None, fsync: str, seed: int | None, vectors: object,
-    text_fields: Sequence[str] | None, text_analyzer: str,
+    text_fields: Sequence[str] | None, text_analyzer: str, sparse_vectors: object = None,
 ) -> dict[str, Any]:  # fmt: skip
     """The body of POST /collections."""
     fields = _text_fields_arg(text_fields)
@@ -165,11 +172,17 @@ def create_body(
         if dim is not None:
             raise ValueError("give dim (one unnamed field) or vectors= (named fields), not both")
         body["vectors"] = check_schema(vectors)
+    elif dim is None and sparse_vectors is not None:
+        body["vectors"] = {}  # sparse fields only
     elif dim is None:
-        raise TypeError("create_collection needs dim (one unnamed field) or vectors= (named)")
+        raise TypeError(
+            "create_collection needs dim (one unnamed field), vectors= (named) or sparse_vectors="
+        )
     else:
         body.update({"dim": dim, "metric": metric, "M": M, "ef_construction": ef_construction,
                      "quantization": quantization})  # fmt: skip
+    if sparse_vectors is not None:
+        body["sparse_vectors"] = check_sparse_schema(sparse_vectors)
     if seed is not None:
         body["seed"] = seed
     if fields:
@@ -236,6 +249,7 @@ class CollectionCalls:
         self._dim = int(info["dim"])
         self._metric = str(info["metric"])
         self._schema = schema_of(info)
+        self._sparse = sparse_schema_of(info)
         self._base = collection_route(self._name)
         self._closed = False
 
@@ -262,6 +276,11 @@ class CollectionCalls:
         field it does not list)."""
         return {name: dict(spec) for name, spec in self._schema.items()}
 
+    @property
+    def sparse_schema(self) -> dict[str, dict[str, Any]]:
+        """strata.Collection.sparse_schema, as of the last read."""
+        return {name: dict(spec) for name, spec in self._sparse.items()}
+
     def __repr__(self) -> str:
         return (
             f"strata.client.{self._door}({self.path!r}, dim={self._dim}, "
@@ -277,20 +296,38 @@ class CollectionCalls:
 
     def _fresh_schema(self, names: Any) -> Call[dict[str, dict[str, Any]]]:
         """The schema, read again if it lacks one of names (changed by another client)."""
-        if any(name not in self._schema for name in names if isinstance(name, str)):
-            self._schema = schema_of((yield ("GET", self._base, None)))
+        if any(name not in self._schema and name not in self._sparse for name in names
+               if isinstance(name, str)):  # fmt: skip
+            yield from self._reread_schema()
         return self._schema
 
     def _reread_schema(self) -> Call[None]:
-        self._schema = schema_of((yield ("GET", self._base, None)))
+        info = yield ("GET", self._base, None)
+        self._schema, self._sparse = schema_of(info), sparse_schema_of(info)
+
+    def _values_json(self, vectors: object, sparse_vectors: object, n: int) -> Call[dict[str, Any]]:
+        """A write's "vectors": dense and sparse fields' values by name (sparse fields may
+        be named in either argument)."""
+        if vectors is not None:
+            check_vectors_arg(vectors)
+        names = list(vectors or {}) + list(check_vectors_arg(sparse_vectors or {}))
+        schema = yield from self._fresh_schema(names)
+        dense, sparse = split_fields(vectors, sparse_vectors, list(self._sparse))
+        out = named_json(schema, dense, n)
+        for name, value in sparse.items():
+            out[name] = sparse_json(name, value, n)
+        return out
 
     # --- writes -------------------------------------------------------------
 
-    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> Call[int]:
+    def update_vectors(
+        self, ids: object, vectors: dict[str, Any] | None = None, *,
+        sparse_vectors: dict[str, Any] | None = None,
+    ) -> Call[int]:  # fmt: skip
         """strata.Collection.update_vectors."""
         id_vals = id_values(ids, "ids")
-        schema = yield from self._fresh_schema(check_vectors_arg(vectors))
-        body = {"ids": id_vals, "vectors": named_json(schema, vectors, len(id_vals))}
+        values = yield from self._values_json(vectors, sparse_vectors, len(id_vals))
+        body = {"ids": id_vals, "vectors": values}
         return int((yield self._post("update_vectors", body))["updated"])
 
     def delete_vectors(self, ids: object, vectors: Sequence[str]) -> Call[int]:
@@ -315,6 +352,15 @@ class CollectionCalls:
         yield self._post("add_vector_field", {"name": name, "spec": spec})
         yield from self._reread_schema()
 
+    def add_sparse_field(self, name: str, modifier: str = "none") -> Call[None]:
+        """strata.Collection.add_sparse_field."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        if not isinstance(modifier, str):
+            raise TypeError(f"modifier must be a str, got {type(modifier).__name__}")
+        yield self._post("add_sparse_field", {"name": name, "modifier": modifier})
+        yield from self._reread_schema()
+
     def remove_vector_field(self, name: str) -> Call[None]:
         """strata.Collection.remove_vector_field."""
         if not isinstance(name, str):
@@ -323,19 +369,23 @@ class CollectionCalls:
         yield from self._reread_schema()
 
     def upsert(
-        self, ids: object, vectors: Any, metadata: object = None, *,
-        ttl: object = None, expires_at: object = None,
+        self, ids: object, vectors: Any = None, metadata: object = None, *,
+        sparse_vectors: dict[str, Any] | None = None, ttl: object = None,
+        expires_at: object = None,
     ) -> Call[None]:  # fmt: skip
         """Inserts or replaces entries: ids (n ids: integers below 2**63 or strs of 1-512
         bytes, mixed as you like), vectors [n, dim] (or one [dim] vector), metadata a
-        list of n dicts (or None); with named vector fields, vectors is a dict; ttl= or
-        expires_at= give the entries a time to live (see strata.Collection.upsert)."""
+        list of n dicts (or None); with named vector fields, vectors is a dict, and
+        sparse_vectors= gives sparse fields' values; ttl= or expires_at= give the
+        entries a time to live (see strata.Collection.upsert)."""
         expiry = _expiry_arg(ttl, expires_at)
-        if isinstance(vectors, dict):
+        if isinstance(vectors, dict) or sparse_vectors is not None:
+            if vectors is not None and not isinstance(vectors, dict):
+                vectors = {"": vectors}
             id_vals = id_values(ids, "ids")
             n = len(id_vals)
-            schema = yield from self._fresh_schema(vectors)
-            body: dict[str, Any] = {"ids": id_vals, "vectors": named_json(schema, vectors, n)}
+            values = yield from self._values_json(vectors, sparse_vectors, n)
+            body: dict[str, Any] = {"ids": id_vals, "vectors": values}
         else:
             vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
             id_vals = id_values(ids, "ids")
@@ -346,8 +396,8 @@ class CollectionCalls:
         if docs is not None:
             body["metadata"] = docs
         if expiry is not None:  # the values as given (null: never); the server checks them
-            values = [None if np.isnan(v) else v for v in expiry.values.tolist()]
-            body["ttl" if expiry.is_ttl else "expires_at"] = values
+            given = [None if np.isnan(v) else v for v in expiry.values.tolist()]
+            body["ttl" if expiry.is_ttl else "expires_at"] = given
         yield self._post("upsert", body)
 
     def update_metadata(self, ids: object, metadata: object) -> Call[int]:
@@ -401,18 +451,38 @@ class CollectionCalls:
         return_stats: bool = False,
         exact: bool = False,
         using: str | None = None,
+        sparse: tuple[Any, Any] | None = None,
     ) -> Call[QueryResult]:
         """The k nearest entries to each query among those matching where.
 
         text=, vector=, fusion, text_field, k1 and b are strata.Collection.query's: a
         BM25 or hybrid query, answered with scores and sources (see QueryResult).
         num_threads is accepted for compatibility; the server picks its own.
-        exact=True scans every allowed vector instead of walking the graph."""
+        exact=True scans every allowed vector instead of walking the graph. sparse= and
+        text= with using=: see strata.Collection.query."""
         del num_threads
         if vector is not None:
             if queries is not None:
                 raise ValueError("pass the query vector as queries or as vector=, not both")
             queries = vector
+        if sparse is not None:
+            if queries is not None or text is not None:
+                raise ValueError("a sparse query takes sparse= alone (no query vector or text)")
+            if using is None:
+                raise ValueError("a sparse query needs using= (the sparse field's name)")
+            sub = {"using": using, "sparse": sparse, "limit": k}
+            return (yield from CollectionCalls.search(self, [sub], k=k, fusion=None, where=where,
+                                           include_metadata=include_metadata))  # fmt: skip
+        if text is not None and using is not None and queries is not None:
+            if fusion not in ("rrf", "dbsf"):
+                raise ValueError(
+                    f"a hybrid query with using= fuses by 'rrf' or 'dbsf', got {fusion!r}"
+                )
+            subs = [{"using": using, "vector": queries, "ef": ef},
+                    {"text": text, "text_field": text_field}]  # fmt: skip
+            return (yield from CollectionCalls.search(self, subs, k=k, fusion=fusion, where=where,
+                                           rrf_k=60.0 if fusion == "rrf" else None,
+                                           include_metadata=include_metadata))  # fmt: skip
         k = _i64(k, "k")  # the server checks the range before anything is allocated here
         include = ["distances", "metadata"] if include_metadata else ["distances"]
         body: dict[str, Any] = {"k": k, "include": include}
@@ -423,7 +493,7 @@ class CollectionCalls:
         if exact:
             body["exact"] = True
         if text is not None and using is not None:
-            raise ValueError("using= names a vector field: a text query takes text_field=")
+            raise ValueError("a text query of a field takes text_field=, not using=")
         if text is not None:
             self._text_query_body(body, queries, text, fusion, text_field, k1, b)
             return _text_result((yield self._post("query", body))["results"], k, include_metadata)
@@ -438,6 +508,35 @@ class CollectionCalls:
             body["vectors"] = qs.reshape(nq, self._dim).tolist()
         found = yield self._post("query", body)
         return _vector_result(found, nq, k, include_metadata, return_stats)
+
+    def search(
+        self,
+        queries: Sequence[dict[str, Any]],
+        k: int = 10,
+        *,
+        fusion: str | None = "rrf",
+        where: dict[str, Any] | None = None,
+        rrf_k: float | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+    ) -> Call[QueryResult]:
+        """strata.Collection.search, on the server (POST search: the engine's fusion)."""
+        del num_threads
+        fusion = check_fusion(fusion)
+        k = _i64(k, "k")
+        if rrf_k is not None and (isinstance(rrf_k, bool) or not isinstance(rrf_k, (int, float))):
+            raise TypeError(f"rrf_k must be a number, got {type(rrf_k).__name__}")
+        names = [q.get("using", "") for q in queries if isinstance(q, dict)]
+        schema = yield from self._fresh_schema(names)
+        body: dict[str, Any] = {
+            "queries": search_json(queries, schema, list(self._sparse)), "fusion": fusion,
+            "k": k, "include": ["metadata"] if include_metadata else [],
+        }  # fmt: skip
+        if rrf_k is not None:
+            body["rrf_k"] = float(rrf_k)
+        if where is not None:
+            body["filter"] = check_where(where)
+        return _scored_result((yield self._post("search", body))["results"], k, include_metadata)
 
     def _text_query_body(
         self,
@@ -503,8 +602,11 @@ class CollectionCalls:
         if names is None:
             return result
         schema = yield from self._fresh_schema(names)
-        named = named_from_points(schema, points, names)
-        return GetResult(result.ids, result.metadata, result.vectors, named, result.expires_at)
+        dense = [name for name in names if name not in self._sparse]
+        named = named_from_points(schema, points, dense)
+        sparse = {name: sparse_from_points(points, name) for name in names if name not in dense}
+        return GetResult(result.ids, result.metadata, result.vectors, named,
+                         expires_at=result.expires_at, sparse_vectors=sparse or None)  # fmt: skip
 
     def count(self, where: dict[str, Any] | None = None) -> Call[int]:
         """How many entries match where (all of them without it)."""
@@ -594,6 +696,17 @@ def _text_result(hits: list[dict[str, Any]], k: int, include_metadata: bool) -> 
     return QueryResult(id_array(ids_found, (1, k)), dists, [docs], None, scores, [sources])
 
 
+def _scored_result(hits: list[dict[str, Any]], k: int, include_metadata: bool) -> QueryResult:
+    """A sparse query's or a search's hits as a QueryResult with float64 scores."""
+    scores = np.full((1, k), np.nan, dtype=np.float64)
+    docs: list[dict[str, Any] | None] = [None] * k
+    for j, hit in enumerate(hits):
+        scores[0, j] = hit["score"]
+        docs[j] = hit.get("metadata") if include_metadata else None
+    ids = id_array([hit["id"] for hit in hits], (1, k))
+    return QueryResult(ids, np.full((1, k), np.nan, dtype=np.float32), [docs], None, scores)
+
+
 # --- a client's calls -----------------------------------------------------------
 
 
@@ -628,15 +741,17 @@ class ClientCalls:
         seed: int | None = None,
         *,
         vectors: dict[str, dict[str, Any]] | None = None,
+        sparse_vectors: Sequence[str] | dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
     ) -> Call[Any]:
         """Creates a collection on the server; FileExistsError if the name is taken.
 
-        vectors=, text_fields and text_analyzer are strata.Collection.create's: named
-        vector fields instead of dim, and BM25 indexes over those metadata fields."""
+        vectors=, sparse_vectors=, text_fields and text_analyzer are
+        strata.Collection.create's: named vector fields instead of dim, sparse fields, and
+        BM25 indexes over those metadata fields."""
         body = create_body(name, dim, metric, M, ef_construction, quantization, fsync, seed,
-                           vectors, text_fields, text_analyzer)  # fmt: skip
+                           vectors, text_fields, text_analyzer, sparse_vectors)  # fmt: skip
         return self._collection((yield ("POST", "/collections", body)))
 
     def collection(self, name: str) -> Call[Any]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import http.client
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from strata._collection import GetResult
@@ -188,6 +188,7 @@ class RemoteCollection(CollectionCalls):
     update_vectors = blocking(CollectionCalls.update_vectors)
     delete_vectors = blocking(CollectionCalls.delete_vectors)
     add_vector_field = blocking(CollectionCalls.add_vector_field)
+    add_sparse_field = blocking(CollectionCalls.add_sparse_field)
     remove_vector_field = blocking(CollectionCalls.remove_vector_field)
     upsert = blocking(CollectionCalls.upsert)
     update_metadata = blocking(CollectionCalls.update_metadata)
@@ -195,6 +196,7 @@ class RemoteCollection(CollectionCalls):
     checkpoint = blocking(CollectionCalls.checkpoint)
     create_text_index = blocking(CollectionCalls.create_text_index)
     query = blocking(CollectionCalls.query)
+    search = blocking(CollectionCalls.search)
     get = blocking(CollectionCalls.get)
     count = blocking(CollectionCalls.count)
     check_integrity = blocking(CollectionCalls.check_integrity)
@@ -207,11 +209,16 @@ class RemoteCollection(CollectionCalls):
         include_vectors: bool = False,
         *,
         after: int | str | None = None,
+        vectors: Sequence[str] | None = None,
     ) -> Iterator[GetResult]:
         """Yields every entry matching where, in scan order (integer ids ascending, then
-        string ids in byte order), batch_size at a time; after= starts past that id."""
+        string ids in byte order), batch_size at a time; after= starts past that id.
+        vectors= names fields each page carries (read with get(vectors=), one more
+        request per page)."""
         body: dict[str, Any] | None = self._scan_body(where, batch_size, include_vectors, after)
         while body is not None:
             page, body = self._scan_page(self._client.request(*self._post("scan", body)), body)
+            if page is not None and vectors is not None:
+                page = self.get(list(page.ids), include_vectors, vectors=vectors)
             if page is not None:
                 yield page

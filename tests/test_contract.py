@@ -79,6 +79,10 @@ class SyncOverAsync:
     def schema(self) -> dict[str, dict[str, Any]]:
         return self.inner.schema
 
+    @property
+    def sparse_schema(self) -> dict[str, dict[str, Any]]:
+        return self.inner.sparse_schema
+
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.inner, name)
         if inspect.isasyncgenfunction(method):
@@ -133,16 +137,20 @@ def door(request) -> str:
 
 @pytest.fixture
 def make(door, request, tmp_path) -> Iterator[Factory]:
-    """make(metric="l2", vectors=None) -> a new, empty collection behind the door: one
-    unnamed field of DIM, or with vectors= that schema of named fields."""
+    """make(metric="l2", vectors=None, sparse_vectors=None) -> a new, empty collection
+    behind the door: one unnamed field of DIM, or with vectors= that schema of named
+    fields; sparse_vectors= adds sparse fields."""
     opened: list[strata.CollectionLike] = []
     clients: list[Any] = []
 
-    def factory(metric: str = "l2", vectors: dict[str, Any] | None = None) -> strata.CollectionLike:
+    def factory(metric: str = "l2", vectors: dict[str, Any] | None = None,
+                sparse_vectors: Any = None) -> strata.CollectionLike:
         name = f"c{next(_names)}"
         col: strata.CollectionLike
         dim = DIM if vectors is None else None
         shape: dict[str, Any] = {"metric": metric, "seed": 1, "vectors": vectors}
+        if sparse_vectors is not None:
+            shape["sparse_vectors"] = sparse_vectors
         if door == "embedded":
             col = strata.Collection.create(tmp_path / name, dim, **shape)
         elif door == "remote":
@@ -675,3 +683,121 @@ def test_named_vector_errors_name_the_field_on_every_door(make):
     with pytest.raises(TypeError):
         col.upsert([1], {"text": "not vectors"})
     assert len(col) == 0
+
+
+# --- sparse fields and fused search ------------------------------------------
+
+SPARSE_SCHEMA = {"text": {"dim": 4, "metric": "l2"}}
+
+
+def fill_sparse(col: strata.CollectionLike, n: int = 30) -> dict[str, Any]:
+    """n points (odd ids strs), every one with "text", all but every fourth with "kw":
+    1-4 coordinates of indices below 20."""
+    rng = np.random.default_rng(11)
+    ids: list[int | str] = [i if i % 2 == 0 else f"p{i}" for i in range(n)]
+    text = rng.random((n, 4), dtype=np.float32)
+    kw: list[Any] = []
+    for i in range(n):
+        if i % 4 == 3:
+            kw.append(None)
+            continue
+        idx = rng.choice(20, size=1 + i % 4, replace=False)
+        kw.append((idx.tolist(), (rng.random(len(idx)) + 0.1).tolist()))
+    col.upsert(ids, {"text": text}, metadata=[{"i": i} for i in range(n)],
+               sparse_vectors={"kw": kw})
+    return {"ids": ids, "text": text, "kw": kw}
+
+
+def _dot(query: tuple[list[int], list[float]], value: Any) -> float:
+    q = dict(zip(*query, strict=True))
+    return sum(q.get(i, 0.0) * v for i, v in zip(*value, strict=True))
+
+
+def test_a_sparse_query_is_exact_by_dot_product_and_takes_the_filter(make):
+    col = make(vectors=SPARSE_SCHEMA, sparse_vectors=["kw"])
+    data = fill_sparse(col)
+    assert col.sparse_schema == {"kw": {"modifier": "none"}}
+    query = ([1, 4, 7, 12], [1.0, 0.5, 2.0, 1.0])
+    for where in (None, {"i": {"$lt": 15}}):
+        got = col.query(sparse=query, using="kw", k=8, where=where)
+        limit = 30 if where is None else 15
+        scored = [(data["ids"][i], _dot(query, v)) for i, v in enumerate(data["kw"][:limit])
+                  if v is not None and set(v[0]) & set(query[0])]
+        scored.sort(key=lambda p: -p[1])
+        want = scored[:8]
+        assert [x for x in got.ids[0] if x is not None and x != -1] == [p for p, _ in want]
+        np.testing.assert_allclose(got.scores[0][: len(want)], [s for _, s in want], rtol=1e-5)
+
+
+def test_get_sparse_vectors_and_update_and_delete_them(make):
+    col = make(vectors=SPARSE_SCHEMA, sparse_vectors=["kw"])
+    data = fill_sparse(col, n=8)
+    got = col.get([0, "p3", "p5", "missing"], vectors=["kw"])
+    kw = got.sparse_vectors["kw"]
+    assert list(got.ids) == [0, "p3", "p5"]
+    assert list(kw.mask) == [True, False, True]
+    idx, val = kw.value(2)
+    order = np.argsort(data["kw"][5][0])
+    assert idx.tolist() == np.asarray(data["kw"][5][0])[order].tolist()
+    np.testing.assert_allclose(val, np.asarray(data["kw"][5][1])[order], rtol=1e-6)
+    assert col.update_vectors(["p3"], sparse_vectors={"kw": [([19], [3.0])]}) == 1
+    assert col.query(sparse=([19], [1.0]), using="kw", k=1).ids[0][0] == "p3"
+    assert col.delete_vectors(["p3"], ["kw"]) == 1
+    assert "p3" not in list(col.query(sparse=([19], [1.0]), using="kw", k=8).ids[0])
+    col.add_sparse_field("tags", modifier="idf")
+    assert col.sparse_schema["tags"] == {"modifier": "idf"}
+    col.remove_vector_field("tags")
+    assert "tags" not in col.sparse_schema
+
+
+def test_search_fuses_dense_and_sparse_lists_by_rrf_and_dbsf(make):
+    col = make(vectors=SPARSE_SCHEMA, sparse_vectors=["kw"])
+    data = fill_sparse(col)
+    q = np.array([0.2, 0.9, 0.1, 0.5], dtype=np.float32)
+    sparse_q = ([1, 4, 7], [1.0, 1.0, 1.0])
+    subs = [{"using": "text", "vector": q, "ef": 200, "limit": 10},
+            {"using": "kw", "sparse": sparse_q, "limit": 10}]
+    dense = list(col.search(subs[:1], k=10, fusion=None).ids[0])
+    want_dense = np.argsort(((data["text"] - q) ** 2).sum(axis=1), kind="stable")[:10]
+    assert dense == [data["ids"][i] for i in want_dense]
+    sparse = [x for x in col.search(subs[1:], k=10, fusion=None).ids[0] if x not in (None, -1)]
+    rrf: dict[Any, float] = {}
+    for ranking in (dense, sparse):
+        for rank, pid in enumerate(ranking):
+            rrf[pid] = rrf.get(pid, 0.0) + 1 / (2 + rank)
+    got = col.search(subs, k=5, fusion="rrf")
+    np.testing.assert_allclose(got.scores[0], sorted(rrf.values(), reverse=True)[:5])
+    assert all(rrf[pid] == pytest.approx(s) for pid, s in zip(got.ids[0], got.scores[0],
+                                                              strict=True))
+    dbsf = col.search(subs, k=5, fusion="dbsf", where={"i": {"$lt": 20}})
+    assert all(m["i"] < 20 for m in dbsf.metadata[0])
+    assert list(dbsf.scores[0]) == sorted(dbsf.scores[0], reverse=True)
+
+
+def test_sparse_and_search_errors_name_the_problem_on_every_door(make):
+    col = make(vectors=SPARSE_SCHEMA, sparse_vectors=["kw"])
+    fill_sparse(col, n=4)
+    with pytest.raises(ValueError, match="kw"):
+        col.upsert([1], sparse_vectors={"kw": [([1, 1], [1.0, 2.0])]})
+    with pytest.raises(ValueError, match="kw"):
+        col.upsert([1, 2], sparse_vectors={"kw": [([1], [1.0])]})
+    with pytest.raises(ValueError, match="text"):
+        col.query(sparse=([1], [1.0]), using="text", k=2)
+    with pytest.raises(ValueError, match="exactly one of"):
+        col.search([{"using": "text"}], k=2)
+    with pytest.raises(ValueError, match="'rrf', 'dbsf' or None"):
+        col.search([{"using": "kw", "sparse": ([1], [1.0])}], k=2, fusion="mean")
+    assert len(col) == 4
+
+
+def test_scan_carries_named_and_sparse_vectors_when_asked(make):
+    col = make(vectors=SPARSE_SCHEMA, sparse_vectors=["kw"])
+    data = fill_sparse(col, n=9)
+    pages = list(col.scan(batch_size=4, vectors=["kw", "text"]))
+    assert [len(p) for p in pages] == [4, 4, 1]
+    for page in pages:
+        kw, text = page.sparse_vectors["kw"], page.named_vectors["text"]
+        for j, pid in enumerate(page.ids.tolist()):
+            i = data["ids"].index(pid)
+            assert (kw.value(j) is None) == (data["kw"][i] is None)
+            np.testing.assert_allclose(text.value(j), data["text"][i], rtol=1e-6)

@@ -410,3 +410,60 @@ def test_sharded_ttl_routes_each_entrys_expiry_with_it(tmp_path):
         with pytest.raises(ValueError, match=r"ttl\[11\]"):
             col.upsert(ids, np.zeros((12, 4), dtype=np.float32), ttl=[1] * 11 + [-1])
         assert col.count() == 6
+
+
+def _sparse_rows(n: int, seed: int) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    rng = np.random.default_rng(seed)
+    rows: list[tuple[np.ndarray, np.ndarray] | None] = []
+    for i in range(n):
+        if i % 7 == 3:
+            rows.append(None)  # some points lack the sparse field
+            continue
+        idx = rng.choice(40, size=int(rng.integers(1, 6)), replace=False)
+        rows.append((idx.astype(np.uint32), rng.random(len(idx)).astype(np.float32) + 0.1))
+    return rows
+
+
+def test_sharded_sparse_and_fused_search_equal_one_collections(tmp_path):
+    # The sharded door merges each sub-query's shard lists by score into the global list,
+    # then fuses the global lists once (collection.Fuse): one collection's answer, where
+    # fusing each shard's fused list would rank a shard's local top first.
+    n, dim = 120, 4
+    data, _ = clustered(n, dim, seed=8)
+    sparse = _sparse_rows(n, 9)
+    docs = [{"n": i, "even": i % 2 == 0} for i in range(n)]
+    ids = [f"p{i}" if i % 5 == 0 else i for i in range(n)]
+    schema = {"d": {"dim": dim, "metric": "l2"}}
+    with strata.Collection.create(tmp_path / "one", vectors=schema, sparse_vectors=["kw"],
+                                  fsync="never") as one, \
+            sray.ShardedCollection.create(tmp_path / "many", shards=3, vectors=schema,
+                                          sparse_vectors=["kw"], fsync="never") as many:
+        for col in (one, many):
+            col.upsert(ids, {"d": data}, docs, sparse_vectors={"kw": sparse})
+        assert many.sparse_schema == {"kw": {"modifier": "none"}}
+        q_sparse = (np.array([1, 5, 9, 30]), np.array([1.0, 0.5, 2.0, 1.0]))
+        for where in (None, {"even": True}):
+            a = one.query(sparse=q_sparse, using="kw", k=10, where=where)
+            b = many.query(sparse=q_sparse, using="kw", k=10, where=where)
+            assert a.ids.tolist() == b.ids.tolist() and a.metadata == b.metadata
+            np.testing.assert_allclose(a.scores, b.scores, rtol=1e-6)
+            subs = [{"using": "d", "vector": data[4], "ef": 500, "limit": 30},
+                    {"using": "kw", "sparse": q_sparse, "limit": 30}]
+            for fusion in ("rrf", "dbsf"):
+                a = one.search(subs, k=10, fusion=fusion, where=where)
+                b = many.search(subs, k=10, fusion=fusion, where=where)
+                assert a.ids.tolist() == b.ids.tolist(), (fusion, where)
+                np.testing.assert_allclose(a.scores, b.scores, rtol=1e-9)
+        got = many.get([ids[3], ids[5], ids[11]], vectors=["kw"]).sparse_vectors["kw"]
+        assert got.value(0) is None
+        for row, i in ((1, 5), (2, 11)):
+            idx, val = got.value(row)
+            order = np.argsort(sparse[i][0])
+            assert idx.tolist() == sparse[i][0][order].tolist()
+            np.testing.assert_allclose(val, sparse[i][1][order])
+        pages = list(many.scan(batch_size=50, vectors=["kw"]))
+        assert sum(len(p) for p in pages) == n and all(p.sparse_vectors for p in pages)
+        many.add_sparse_field("tags", "idf")
+        assert set(many.sparse_schema) == {"kw", "tags"}
+        assert many.update_vectors([ids[1]], sparse_vectors={"tags": [([2], [1.0])]}) == 1
+        assert many.query(sparse=([2], [1.0]), using="tags", k=2).ids[0].tolist() == [1, -1]

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/strata-db/strata/go/collection/sparse"
+	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -22,6 +24,15 @@ import (
 // multivector to a dense field. A key not listed is refused, so a later
 // kind of field (sparse) is a new key, never a misread one. Parsing lives
 // here so that every door reads the same text the same way.
+//
+// Sparse fields (the "sparse_vectors" of the same documents) are either a
+// JSON array of names, each a field without modifier, or an object of
+// name to spec:
+//
+//	["keywords", ...]  or  {"<name>": {"modifier": "none" | "idf"}, ...}
+//
+// modifier defaults to "none"; "idf" scores as Qdrant's IDF modifier
+// (package sparse). ParseSparseFields reads both.
 
 // fieldJSON is one field's spec as the doors send it.
 type fieldJSON struct {
@@ -111,4 +122,90 @@ func ParseVectorFields(raw []byte) ([]VectorField, error) {
 		return nil, fmt.Errorf("%w: vectors: text after the object", ErrInvalid)
 	}
 	return fields, nil
+}
+
+// ParseSparseFields reads a schema's sparse fields: a JSON array of names
+// or an object of name to {"modifier"} (above); null is none. A name
+// given twice is refused. Each field is checked as Options.Sparse would
+// be (a name, a known modifier); errors wrap ErrInvalid and name the field.
+func ParseSparseFields(raw []byte) ([]SparseField, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return nil, nil
+	}
+	var fields []SparseField
+	switch trimmed[0] {
+	case '[':
+		var names []string
+		if err := decodeOne(trimmed, &names); err != nil {
+			return nil, fmt.Errorf("%w: sparse_vectors: a list of field names: %v", ErrInvalid, err)
+		}
+		for _, name := range names {
+			fields = append(fields, SparseField{Name: name})
+		}
+	case '{':
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.Token() // the '{' just seen
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, fmt.Errorf("%w: sparse_vectors: %v", ErrInvalid, err)
+			}
+			name := tok.(string) // object keys are strings
+			var spec json.RawMessage
+			if err := dec.Decode(&spec); err != nil {
+				return nil, fmt.Errorf("%w: sparse field %q: %v", ErrInvalid, name, err)
+			}
+			var s struct {
+				Modifier *string `json:"modifier"`
+			}
+			if err := decodeOne(spec, &s); err != nil {
+				return nil, fmt.Errorf("%w: sparse field %q: a spec {\"modifier\": \"none\" | \"idf\"}: %v", ErrInvalid, name, err)
+			}
+			f := SparseField{Name: name}
+			if s.Modifier != nil {
+				m, err := sparse.ParseModifier(*s.Modifier)
+				if err != nil {
+					return nil, fmt.Errorf("%w: sparse field %q: %v", ErrInvalid, name, err)
+				}
+				f.Modifier = m
+			}
+			fields = append(fields, f)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, fmt.Errorf("%w: sparse_vectors: %v", ErrInvalid, err)
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: sparse_vectors: text after the object", ErrInvalid)
+		}
+	default:
+		return nil, fmt.Errorf("%w: sparse_vectors must be a list of names or an object of name to {\"modifier\"}", ErrInvalid)
+	}
+	if err := limits.CheckVectorFields(len(fields)); err != nil {
+		return nil, fmt.Errorf("%w: sparse_vectors: %w", ErrInvalid, err)
+	}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if seen[f.Name] {
+			return nil, fmt.Errorf("%w: sparse field %q given twice", ErrInvalid, f.Name)
+		}
+		seen[f.Name] = true
+		if err := f.check(); err != nil {
+			return nil, err
+		}
+	}
+	return fields, nil
+}
+
+// decodeOne decodes exactly one JSON value into v, refusing unknown keys.
+func decodeOne(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("text after the JSON value")
+	}
+	return nil
 }

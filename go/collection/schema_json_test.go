@@ -2,10 +2,12 @@ package collection
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/collection/sparse"
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -57,6 +59,56 @@ func FuzzParseVectorFields(f *testing.F) {
 			if _, err := f.withDefaults(); err != nil {
 				t.Fatalf("accepted %+v, which the engine refuses: %v", f, err)
 			}
+		}
+	})
+}
+
+// TestParseSparseFieldsReadsBothSpellings prevents the doors' sparse
+// schema from drifting from schema_json.go's doc: a list of names (no
+// modifier) or an object of name to {"modifier"}, null none.
+func TestParseSparseFieldsReadsBothSpellings(t *testing.T) {
+	for _, ok := range []struct {
+		json string
+		want []SparseField
+	}{
+		{`["kw", "b"]`, []SparseField{{Name: "kw"}, {Name: "b"}}},
+		{`{"kw": {"modifier": "idf"}, "b": {}}`, []SparseField{{Name: "kw", Modifier: sparse.ModifierIDF}, {Name: "b"}}},
+		{`null`, nil}, {``, nil}, {`[]`, nil}, {`{}`, nil},
+	} {
+		got, err := ParseSparseFields([]byte(ok.json))
+		if err != nil || !slices.Equal(got, ok.want) {
+			t.Errorf("ParseSparseFields(%s) = %+v, %v; want %+v", ok.json, got, err, ok.want)
+		}
+	}
+	for _, bad := range []struct{ json, want string }{
+		{`1`, "list of names"}, {`[1]`, "list of field names"}, {`[""]`, "needs a name"},
+		{`["a", "a"]`, `"a" given twice`}, {`{"a": {}, "a": {}}`, `"a" given twice`},
+		{`{"a": {"modifier": "bm25"}}`, `"a"`}, {`{"a": {"index": {}}}`, `"a"`},
+		{`{"a": 1}`, `"a"`}, {`{"a": {}} x`, "after the object"}, {`["a"] x`, "after"},
+	} {
+		_, err := ParseSparseFields([]byte(bad.json))
+		if !errors.Is(err, batch.ErrInvalid) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("ParseSparseFields(%s) = %v, want ErrInvalid saying %s", bad.json, err, bad.want)
+		}
+	}
+}
+
+// FuzzParseSparseFields prevents any sparse schema text from panicking the
+// parser, and any it accepts from holding a field the engine would refuse.
+func FuzzParseSparseFields(f *testing.F) {
+	f.Add([]byte(`["kw", "b"]`))
+	f.Add([]byte(`{"kw": {"modifier": "idf"}, "b": {"modifier": "none"}}`))
+	f.Add([]byte(`{"kw": {}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fields, err := ParseSparseFields(raw)
+		if err != nil {
+			if !errors.Is(err, batch.ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		if _, err := sparseSchemaOf(fields, nil); err != nil {
+			t.Fatalf("accepted %+v, which the engine refuses: %v", fields, err)
 		}
 	})
 }

@@ -30,6 +30,8 @@ type createRequest struct {
 	// Vectors, instead of Dim and its options, is a schema of named vector
 	// fields (collection.ParseVectorFields).
 	Vectors json.RawMessage `json:"vectors"`
+	// SparseVectors names sparse fields (collection.ParseSparseFields).
+	SparseVectors json.RawMessage `json:"sparse_vectors"`
 }
 
 // describe is the answer of GET /collections/{name}: the keys of the
@@ -119,6 +121,9 @@ func (req *createRequest) options() (collection.Options, error) {
 			return collection.Options{}, err
 		}
 		opts.Metric = 0
+	}
+	if opts.Sparse, err = collection.ParseSparseFields(req.SparseVectors); err != nil {
+		return collection.Options{}, err
 	}
 	return opts, nil
 }

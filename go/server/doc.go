@@ -43,7 +43,10 @@
 //	POST   /collections/{name}/update_vectors   {ids, vectors: {field: values}} → {"updated": n}   (404 if an id is missing)
 //	POST   /collections/{name}/delete_vectors   {ids, vectors: [field]} → {"updated": n}
 //	POST   /collections/{name}/add_vector_field {name, spec: fieldspec} → {"added": name}   (409 if taken)
-//	POST   /collections/{name}/remove_vector_field {name} → {"removed": name}   (404 if none)
+//	POST   /collections/{name}/remove_vector_field {name} → {"removed": name}   (404 if none; sparse too)
+//	POST   /collections/{name}/add_sparse_field {name, modifier: "none" | "idf"} → {"added": name}   (409 if taken)
+//	POST   /collections/{name}/search           {queries: [subquery], fusion: "rrf" | "dbsf" | null, rrf_k, k, filter,
+//	                                             include} → {"results": [scoredhit]}
 //	GET    /collections/{name}/points/{id}      [?include=vector] → point
 //	GET    /                                    the playground (and its files beside it)
 //	GET    /model/{file}                        the playground's sentence encoder (Config.PlaygroundModel; 404 without)
@@ -57,7 +60,18 @@
 //	[[f32]], "vectors" a list of them); get's "vectors": [field] adds to each point
 //	"vectors": {field: value} for the fields it has.
 //
+//	Sparse fields (sparse.go): POST /collections takes "sparse_vectors": [name] or {name:
+//	{modifier: "none" | "idf"}} (collection.ParseSparseFields). A sparse value is
+//	{"indices": [u32], "values": [f32]} (or null), written and read with the dense fields'
+//	"vectors" (upsert, update_vectors, get). A query with "using": a sparse field and
+//	"sparse": {indices, values} answers {"results": [scoredhit]} by dot product, exact.
+//	POST search runs collection.QueryFused: each subquery is one of {"using", "vector"},
+//	{"using", "sparse"} or {"text", "text_field"}, with "limit" (default k) and "ef", all
+//	under the filter, fused by rrf (rrf_k, default Qdrant's 2) or dbsf; "fusion": null
+//	with one subquery answers its own list (collection.Search's scores).
+//
 //	hit   = {"id", "distance", "metadata", "vector"}   as include asks; default metadata+distances
+//	scoredhit = {"id", "score", "metadata"}            score: higher is better
 //	texthit = {"id", "score", "distance", "sources", "metadata", "vector"}
 //	point = {"id", "metadata", "vector", "expires_at"} default metadata; include "expires_at": Unix seconds or null
 //

@@ -26,6 +26,14 @@ func namedVectors(c *collection.Collection, raw json.RawMessage, n int) (map[str
 	}
 	out := make(map[string]collection.FieldValues, len(byName))
 	for name, list := range byName {
+		if isSparse(c, name) {
+			fv, err := sparseValues(name, list, n)
+			if err != nil {
+				return nil, err
+			}
+			out[name] = fv
+			continue
+		}
 		var fv collection.FieldValues
 		fv.Points = []int{}
 		if multi[name] {
@@ -298,6 +306,22 @@ func appendNamed(b []byte, c *collection.Collection, id collection.ID, names []s
 	b = append(b, `,"vectors":{`...)
 	first := true
 	for _, name := range names {
+		if isSparse(c, name) {
+			found, vecs, err := c.GetSparseVectors([]collection.ID{id}, name)
+			if err != nil {
+				return nil, err
+			}
+			if len(found) == 0 {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			key, _ := json.Marshal(name)
+			b = appendSparse(append(append(b, key...), ':'), vecs[0])
+			continue
+		}
 		field, _ := fieldOf(c, name)
 		found, vecs, counts, err := c.GetVectors([]collection.ID{id}, name)
 		if err != nil {

@@ -24,6 +24,8 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"include": ["distances", "metadata"]}`, `{"include": [ ]}`, `{"include": ["a\"b", "é"]}`,
 		`{"include": null}`, `{"include": ["x",]}`,
 		`{"vector": [1, 2`, `[]`, `{"a": "\u00e9\ud800"}`, ``,
+		`{"using": "kw", "sparse": {"indices": [1, 9], "values": [0.5, 2]}, "k": 2}`,
+		`{"sparse": {"indices": [4294967295], "values": [1e-3]}}`, `{"sparse": {"indices": [-1], "values": [1]}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -46,6 +48,10 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 			}
 			_, _, _ = parseVectors(nil, value, 2, key)
+			if idx, val, err := parseSparse(value, key); err == nil && (idx == nil || val == nil) {
+				t.Fatalf("parseSparse accepted %q without indices or values", value)
+			}
+			_, _ = sparseValues(key, value, 1)
 			if list, ok := plainStrings(nil, value); ok {
 				var ref []string
 				if err := json.Unmarshal(value, &ref); err != nil || !slices.Equal(list, ref) || ref == nil {

@@ -29,6 +29,8 @@ type queryRequest struct {
 	Exact bool `json:"exact"`
 	// Using names the vector field searched (fields.go); absent: "".
 	Using *string `json:"using"`
+	// Sparse is a sparse field's query (sparse.go), with Using the field.
+	Sparse json.RawMessage `json:"sparse"`
 	// The text side (textquery.go): a BM25 query, hybrid with Vector.
 	Text      *string         `json:"text"`
 	TextField string          `json:"text_field"`
@@ -69,6 +71,8 @@ func (req *queryRequest) decode(body []byte, include []string) error {
 			return decodeCopy(key, value, &req.Exact)
 		case "using":
 			return decodeCopy(key, value, &req.Using)
+		case "sparse":
+			req.Sparse = value
 		case "text":
 			return decodeCopy(key, value, &req.Text)
 		case "text_field":
@@ -148,6 +152,9 @@ func (s *Server) query(w http.ResponseWriter, r *http.Request) error {
 	}
 	if req.Fusion != nil || req.K1 != nil || req.B != nil || req.TextField != "" {
 		return badRequestf("fusion, text_field, k1 and b belong to a text query: add \"text\"")
+	}
+	if rawJSON(req.Sparse) != nil {
+		return s.querySparse(w, c, &req)
 	}
 	if req.Using != nil {
 		return s.queryField(w, c, &req, sc)

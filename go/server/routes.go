@@ -55,6 +55,7 @@ func (s *Server) buildRoutes() {
 		"text_index": s.createTextIndex, "check_integrity": s.checkIntegrity,
 		"reopen": s.reopenCollection, "update_vectors": s.updateVectors, "delete_vectors": s.deleteVectors,
 		"add_vector_field": s.addVectorField, "remove_vector_field": s.removeVectorField,
+		"add_sparse_field": s.addSparseField, "search": s.search,
 	} {
 		api("POST /collections/{name}/"+op, h)
 	}

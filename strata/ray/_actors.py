@@ -16,6 +16,7 @@ as many nodes as the cluster has.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -114,6 +115,19 @@ class _CollectionShard(_Shard):
     def query(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any, Any]:
         result = self.obj.query(*args, **kwargs)
         return result.ids, result.distances, result.metadata, result.stats
+
+    def search_lists(self, subs: Any, limits: Any, where: Any, num_threads: Any,
+                     include_metadata: bool) -> list[tuple[Any, Any, Any]]:
+        """Each sub-query's own list on this shard: (ids, scores, documents), padding cut."""
+        out = []
+        for sub, limit in zip(subs, limits, strict=True):
+            r = self.obj.search([sub], k=limit, fusion=None, where=where,
+                                num_threads=num_threads,
+                                include_metadata=include_metadata)  # fmt: skip
+            scores = [x for x in r.scores[0].tolist() if not math.isnan(x)]  # NaN: padding
+            n = len(scores)
+            out.append((r.ids[0][:n].tolist(), scores, r.metadata[0][:n]))
+        return out
 
     def scan_page(self, where: Any, limit: int, after: int | None,
                   include_vectors: bool) -> Any:

@@ -32,14 +32,20 @@ from strata._collection import (
     check_ids,
     check_metadata,
     check_where,
+    fuse,
 )
 from strata._fields import (
+    check_fusion,
     check_names,
+    check_sub_queries,
     check_vectors_arg,
     field_shape,
     field_values,
     query_rows,
     schema_of,
+    sparse_schema_of,
+    sparse_values,
+    split_fields,
 )
 from strata._ids import id_array, id_values
 from strata._index import _as_rows, _i64, _id_list, _int, _k
@@ -129,16 +135,17 @@ class ShardedCollection:
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
         vectors: dict[str, dict[str, Any]] | None = None,
+        sparse_vectors: Sequence[str] | dict[str, dict[str, Any]] | None = None,
     ) -> None:
         path = _local_path(path_or_uri)
         if _manifest.exists(path):
             self._open(path, shards, dim, fsync, repair, address, actor_options)
             self._schema = self._read_schema()
             return
-        if dim is None and vectors is None:
+        if dim is None and vectors is None and sparse_vectors is None:
             raise FileNotFoundError(
-                f"{path}: no sharded collection there; pass dim= or vectors= (and shards=) to "
-                "create one")
+                f"{path}: no sharded collection there; pass dim=, vectors= or sparse_vectors= "
+                "(and shards=) to create one")
         if dim is not None and vectors is not None:
             raise ValueError("give dim (one unnamed field) or vectors= (named), not both")
         options = {"metric": metric, "M": M, "ef_construction": ef_construction,
@@ -146,6 +153,8 @@ class ShardedCollection:
                    "text_fields": text_fields, "text_analyzer": text_analyzer}
         if vectors is not None:
             options["vectors"] = vectors
+        if sparse_vectors is not None:
+            options["sparse_vectors"] = sparse_vectors
         self._create(path, 2 if shards is None else shards, dim, options, address, actor_options)
         self._schema = self._read_schema()
 
@@ -308,15 +317,19 @@ class ShardedCollection:
     # --- writes -------------------------------------------------------------
 
     def upsert(
-        self, ids: object, vectors: Any, metadata: object = None, *,
-        ttl: object = None, expires_at: object = None,
+        self, ids: object, vectors: Any = None, metadata: object = None, *,
+        sparse_vectors: dict[str, Any] | None = None, ttl: object = None,
+        expires_at: object = None,
     ) -> None:  # fmt: skip
-        """Inserts or replaces entries on the shards that own their ids; see strata.Collection
-        (ttl=, expires_at=: one value, or one per entry, routed with it)."""
+        """Inserts or replaces entries on the shards that own their ids; see strata.Collection.
+        Named and sparse fields' values are cut by the same routing as the ids (ttl=,
+        expires_at=: one value, or one per entry, routed with it)."""
         self._live()
         expiry = _expiry_arg(ttl, expires_at)
-        if isinstance(vectors, dict):
-            self._upsert_points(_ids_arg(ids), vectors, metadata, expiry)
+        if isinstance(vectors, dict) or sparse_vectors is not None:
+            if vectors is not None and not isinstance(vectors, dict):
+                vectors = {"": vectors}
+            self._upsert_points(_ids_arg(ids), vectors, metadata, expiry, sparse_vectors)
             return
         vecs, n = _as_rows(vectors, self._dim, "vectors", "collection")
         id_arr = _ids_arg(ids)
@@ -356,8 +369,17 @@ class ShardedCollection:
     # --- named vector fields ------------------------------------------------
 
     def _read_schema(self) -> dict[str, dict[str, Any]]:
-        """The schema, as shard 0 has it (every shard is changed alike)."""
-        return schema_of(self._pool.call("run", [("info",)], [0])[0])
+        """The schema, as shard 0 has it (every shard is changed alike); the sparse
+        fields' (sparse_schema) are read with it."""
+        info = self._pool.call("run", [("info",)], [0])[0]
+        self._sparse = sparse_schema_of(info)
+        return schema_of(info)
+
+    @property
+    def sparse_schema(self) -> dict[str, dict[str, Any]]:
+        """strata.Collection.sparse_schema (the same on every shard)."""
+        self._live()
+        return {name: dict(spec) for name, spec in self._sparse.items()}
 
     @property
     def schema(self) -> dict[str, dict[str, Any]]:
@@ -366,19 +388,27 @@ class ShardedCollection:
         return {name: dict(spec) for name, spec in self._schema.items()}
 
     def _split_fields(self, vectors: object, n: int, order: Any, spans: list[slice],
-                      targets: list[int]) -> list[dict[str, Any]]:
-        """Named values for n points, normalised once and cut per shard (in routed order)."""
-        values = check_vectors_arg(vectors)
-        if any(name not in self._schema for name in values):
+                      targets: list[int], sparse_vectors: object = None,
+                      ) -> list[tuple[dict[str, Any], dict[str, Any]]]:  # fmt: skip
+        """Named and sparse values for n points, normalised once and cut per shard (in
+        routed order): (dense, sparse) per shard."""
+        if vectors is not None:
+            check_vectors_arg(vectors)
+        names = list(vectors or {}) + list(check_vectors_arg(sparse_vectors or {}))
+        if any(name not in self._schema and name not in self._sparse for name in names):
             self._schema = self._read_schema()
+        values, sparse = split_fields(vectors, sparse_vectors, list(self._sparse))
         whole = {}
         for name, value in values.items():
             dim, multi = field_shape(self._schema, name)
             whole[name] = field_values(name, value, n, dim, multi)
-        return [{name: fv.take(order[spans[s]]) for name, fv in whole.items()} for s in targets]
+        whole_sparse = {name: sparse_values(name, value, n) for name, value in sparse.items()}
+        return [({name: fv.take(order[spans[s]]) for name, fv in whole.items()},
+                 {name: sv.take(order[spans[s]]) for name, sv in whole_sparse.items()})
+                for s in targets]  # fmt: skip
 
     def _upsert_points(self, id_arr: npt.NDArray[Any], vectors: object, metadata: object,
-                       expiry: _Expiry | None) -> None:
+                       expiry: _Expiry | None, sparse_vectors: object = None) -> None:  # fmt: skip
         n = id_arr.shape[0]
         if id_arr.dtype == object:
             check_ids(id_arr)
@@ -388,25 +418,30 @@ class ShardedCollection:
         docs = check_metadata(metadata, n)
         _check_expiry(expiry, n)
         order, spans, routed, targets = self._route(id_arr)
-        parts = self._split_fields(vectors, n, order, spans, targets)
+        parts = self._split_fields(vectors, n, order, spans, targets, sparse_vectors)
         if n == 0:
             return
         per_shard = []
-        for s, fields in zip(targets, parts, strict=True):
+        for s, (fields, sparse) in zip(targets, parts, strict=True):
             part = None if docs is None else [docs[i] for i in order[spans[s]].tolist()]
-            per_shard.append(("upsert", routed[spans[s]], fields, part))
+            # A shard's vectors= may name sparse fields too (strata.Collection.upsert).
+            per_shard.append(("upsert", routed[spans[s]], {**fields, **sparse}, part))
         self._write(per_shard, targets, expiry, order, spans)
 
-    def update_vectors(self, ids: object, vectors: dict[str, Any]) -> int:
+    def update_vectors(
+        self, ids: object, vectors: dict[str, Any] | None = None, *,
+        sparse_vectors: dict[str, Any] | None = None,
+    ) -> int:  # fmt: skip
         """Replaces the given fields of existing points on their shards; KeyError (and no
         change) if one is missing. See strata.Collection.update_vectors."""
         self._live()
         id_arr = _ids_arg(ids)
         order, spans, routed, targets = self._route(id_arr)
-        parts = self._split_fields(vectors, id_arr.shape[0], order, spans, targets)
+        parts = self._split_fields(vectors, id_arr.shape[0], order, spans, targets,
+                                   sparse_vectors)  # fmt: skip
         self._check_present(id_arr)
-        per_shard = [("update_vectors", routed[spans[s]], fields)
-                     for s, fields in zip(targets, parts, strict=True)]
+        per_shard = [("update_vectors", routed[spans[s]], {**fields, **sparse})
+                     for s, (fields, sparse) in zip(targets, parts, strict=True)]
         return sum(self._pool.call("run", per_shard, targets))
 
     def delete_vectors(self, ids: object, vectors: Sequence[str]) -> int:
@@ -438,6 +473,13 @@ class ShardedCollection:
         self._live()
         self._pool.run("add_vector_field", name, dim, metric, M, ef_construction, quantization,
                        multivector)  # fmt: skip
+        self._schema = self._read_schema()
+
+    def add_sparse_field(self, name: str, modifier: str = "none") -> None:
+        """Adds the sparse field on every shard; see strata.Collection.add_sparse_field
+        (and add_vector_field for a shard that fails)."""
+        self._live()
+        self._pool.run("add_sparse_field", name, modifier)
         self._schema = self._read_schema()
 
     def remove_vector_field(self, name: str) -> None:
@@ -500,6 +542,7 @@ class ShardedCollection:
         include_metadata: bool = True,
         return_stats: bool = False,
         using: str | None = None,
+        sparse: tuple[Any, Any] | None = None,
     ) -> QueryResult:
         """The global k nearest entries matching where: every shard filters and searches,
         then the per-shard lists are merged by distance (ties by id). using= names the
@@ -511,14 +554,34 @@ class ShardedCollection:
         query_then_fetch does, so scores can differ from one strata.Collection holding
         the same entries. text= with a query vector (hybrid) raises NotImplementedError:
         fusing per-shard fused lists would not be the fusion of the global lists; query
-        the vector and the text separately and fuse the two results."""
+        the vector and the text separately and fuse the two results (search() does).
+
+        sparse= with using= a sparse field: search()'s one list, merged by score."""
         self._live()
         if vector is not None:
             if queries is not None:
                 raise ValueError("pass the query vector as queries or as vector=, not both")
             queries = vector
+        if sparse is not None:
+            if queries is not None or text is not None:
+                raise ValueError("a sparse query takes sparse= alone (no query vector or text)")
+            if using is None:
+                raise ValueError("a sparse query needs using= (the sparse field's name)")
+            sub = {"using": using, "sparse": sparse, "limit": k}
+            return self.search([sub], k=k, fusion=None, where=where,
+                               include_metadata=include_metadata)  # fmt: skip
         if text is not None and using is not None:
-            raise ValueError("using= names a vector field: a text query takes text_field=")
+            if queries is None:
+                raise ValueError("a text query of a field takes text_field=, not using=")
+            if fusion not in ("rrf", "dbsf"):
+                raise ValueError(
+                    f"a hybrid query with using= fuses by 'rrf' or 'dbsf', got {fusion!r}"
+                )
+            subs = [{"using": using, "vector": queries, "ef": ef},
+                    {"text": text, "text_field": text_field}]  # fmt: skip
+            return self.search(subs, k=k, fusion=fusion, where=where,
+                               rrf_k=60.0 if fusion == "rrf" else None,
+                               include_metadata=include_metadata)  # fmt: skip
         if text is not None:
             if queries is not None:
                 raise NotImplementedError(
@@ -557,6 +620,62 @@ class ShardedCollection:
         stats = merge_stats([r[3] for r in results]) if return_stats else None
         return QueryResult(ids, dists, docs, stats)
 
+    def search(
+        self,
+        queries: Sequence[dict[str, Any]],
+        k: int = 10,
+        *,
+        fusion: str | None = "rrf",
+        where: dict[str, Any] | None = None,
+        rrf_k: float | None = None,
+        num_threads: int | None = None,
+        include_metadata: bool = True,
+    ) -> QueryResult:
+        """strata.Collection.search over every shard, fused once.
+
+        Each shard answers every sub-query's own list (its best `limit` matching where,
+        scored as strata.Collection.search's fusion=None says); the door merges each
+        sub-query's lists by score into the global list (the best `limit` of all
+        shards), then fuses those global lists once, in the engine (strata._collection.
+        fuse: the same collection.Fuse a single collection runs). Fusing each shard's
+        fused list instead would not be one fusion: RRF ranks a shard's local top
+        first, and DBSF would normalise by each shard's own score spread. So the answer
+        is a single collection's whenever the global lists are: exactly for sparse
+        fields without modifier and exact dense search; the IDF modifier and BM25 score
+        with each shard's statistics (as query(text=) does), and graph search is as
+        approximate as query()."""
+        self._live()
+        subs = check_sub_queries(queries)
+        fusion = check_fusion(fusion)
+        if fusion is None and len(subs) != 1:
+            raise ValueError(f"fusion=None takes one sub-query (its own list), got {len(subs)}")
+        k = _k(k)
+        check_where(where)
+        limits = [k if fusion is None else _k(q.get("limit", k)) for q in subs]
+        answers = self._pool.call(
+            "search_lists", [(subs, limits, where, num_threads, include_metadata)] * self.shards)
+        lists: list[tuple[list[Any], list[float], list[Any]]] = []
+        for i, limit in enumerate(limits):
+            hits = [(pid, score, doc) for shard in answers
+                    for pid, score, doc in zip(*shard[i], strict=True)]  # fmt: skip
+            hits.sort(key=lambda h: (-h[1], id_order(h[0])))
+            hits = hits[:limit]
+            lists.append(([h[0] for h in hits], [h[1] for h in hits], [h[2] for h in hits]))
+        if fusion is None:
+            ids, scores, docs = lists[0]
+        else:
+            pos, fused = fuse([(ids, sc) for ids, sc, _ in lists], fusion, k, rrf_k)
+            flat = [(pid, doc) for ids, _, docs in lists
+                    for pid, doc in zip(ids, docs, strict=True)]  # fmt: skip
+            ids = [flat[p][0] for p in pos.tolist()]
+            docs = [flat[p][1] for p in pos.tolist()]
+            scores = fused.tolist()
+        n = len(ids)
+        out_scores = np.full((1, k), np.nan, dtype=np.float64)
+        out_scores[0, :n] = scores
+        return QueryResult(id_array(list(ids), (1, k)), np.full((1, k), np.nan, np.float32),
+                           [list(docs) + [None] * (k - n)], None, out_scores)  # fmt: skip
+
     def _query_text(self, text: str, k: int, where: dict[str, Any] | None,
                     text_field: str | None, k1: float | None, b: float | None,
                     include_metadata: bool) -> QueryResult:
@@ -586,10 +705,11 @@ class ShardedCollection:
         include_vectors: bool = False,
         *,
         after: int | str | None = None,
+        vectors: Sequence[str] | None = None,
     ) -> Iterator[GetResult]:
         """Yields every entry matching where, in the engine's scan order over all shards
         (integer ids ascending, then string ids in byte order), batch_size at a time;
-        after= starts past that id.
+        after= starts past that id; vectors= names fields each batch carries (get's).
 
         Each batch asks every shard for its next batch_size entries past the cursor and
         keeps the batch_size smallest ids, so a shard may be asked again for entries it
@@ -612,11 +732,14 @@ class ShardedCollection:
             else:
                 order = np.argsort(ids, kind="stable")[:batch_size]
             docs = [doc for p in pages for doc in p.metadata]
-            vectors = None
-            if include_vectors:
-                vectors = np.concatenate([p.vectors for p in pages])[order]
-            yield GetResult(id_array(ids[order].tolist()), [docs[j] for j in order.tolist()],
-                            vectors)
+            batch = id_array(ids[order].tolist())
+            if vectors is not None:  # the named values, from the shards that own them
+                yield self.get(batch if batch.dtype != object else list(batch), include_vectors,
+                               vectors=vectors)  # fmt: skip
+            else:
+                yield GetResult(batch, [docs[j] for j in order.tolist()],
+                                None if not include_vectors else np.concatenate(
+                                    [p.vectors for p in pages])[order])  # fmt: skip
             if sum(len(p) for p in pages) <= batch_size and all(
                     len(p) < batch_size for p in pages):
                 return
@@ -656,14 +779,18 @@ class ShardedCollection:
             expires = np.array([parts[p].expires_at[j] for p, j in hits], dtype=np.float64)
         if names is None:
             return GetResult(out_ids, docs, vectors, None, expires)
-        if any(name not in self._schema for name in names):
+        if any(name not in self._schema and name not in self._sparse for name in names):
             self._schema = self._read_schema()
-        named = {}
+        named, sparse = {}, {}
         for name in names:
+            if name in self._sparse:
+                values = [parts[p].sparse_vectors[name].value(j) for p, j in hits]
+                sparse[name] = sparse_values(name, values, len(hits))
+                continue
             dim, multi = field_shape(self._schema, name)
             per_point = [parts[p].named_vectors[name].value(j) for p, j in hits]
             named[name] = field_values(name, per_point, len(hits), dim, multi)
-        return GetResult(out_ids, docs, vectors, named, expires)
+        return GetResult(out_ids, docs, vectors, named, expires, sparse or None)
 
     def count(self, where: dict[str, Any] | None = None) -> int:
         """How many entries match where, summed over shards."""

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Runs every fuzz target (storage formats, filters, the server's request
-# reader, the text analyzer) for a fixed number of
+# Runs every fuzz target (storage formats, filters, the schema readers, the
+# server's request reader, the text analyzer) for a fixed number of
 # executions each: ./go/collection/crashtest/fuzzall.sh [COUNT] (default 50000).
 # Targets whose single execution builds and checks a whole index file run a
 # tenth of COUNT (SLOW_DIVISOR), so that the CI tier stays within minutes.
@@ -10,6 +10,9 @@ count="${1:-50000}"
 cd "$(dirname "$0")/../../.."
 for target in \
 	./go/collection:FuzzDecodeRecord \
+	./go/collection:FuzzParseVectorFields \
+	./go/collection:FuzzParseSparseFields \
+	./capi:FuzzParseSchema \
 	./go/collection/wal:FuzzReplay \
 	./go/collection/wal:FuzzDecodeHead \
 	./go/collection/meta:FuzzParseFilter \
