@@ -344,6 +344,12 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client):
         "formula": lambda: client.query_points(
             "refuse", query=m.FormulaQuery(formula=m.SumExpression(sum=["$score"]))
         ),
+        "does not rebuild": lambda: client.update_collection(
+            "refuse", hnsw_config=m.HnswConfigDiff(m=48)
+        ),
+        "strict_mode_config": lambda: client.update_collection(
+            "refuse", strict_mode_config=m.StrictModeConfig(enabled=True)
+        ),
     }
     for needle, call in cases.items():
         with pytest.raises(UnexpectedResponse) as info:

@@ -163,7 +163,7 @@ func run() error {
 	var qs *http.Server
 	var qln net.Listener
 	if *qdrantAddr != "" {
-		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log})
+		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log, Metrics: srv.MetricsHandler()})
 		if err == nil {
 			qln, err = net.Listen("tcp", *qdrantAddr)
 		}
