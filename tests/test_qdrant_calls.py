@@ -419,3 +419,76 @@ def test_update_collection_keeps_what_it_accepts_and_refuses_what_it_cannot(clie
     finally:
         client.delete_collection("patch")
         reference.close()
+
+
+def test_update_batches_and_conditional_updates_answer_as_local_mode(client):
+    """points/batch runs every kind of operation in order, one UpdateResult each; a
+    malformed operation changes nothing; update_filter and update_mode of an upsert and
+    update_filter of update_vectors leave alone what local mode leaves alone."""
+    reference = QdrantClient(":memory:")
+    config = {"v": m.VectorParams(size=2, distance="Dot")}
+    try:
+        for c in (client, reference):
+            c.create_collection("batch", vectors_config=config)
+            points = [m.PointStruct(id=i, vector={"v": [i, 1]}, payload={"n": i}) for i in range(6)]
+            c.upsert("batch", points=points, wait=True)
+        ops = [
+            m.UpsertOperation(
+                upsert=m.PointsList(points=[m.PointStruct(id=9, vector={"v": [1, 1]}, payload={})])
+            ),
+            m.DeleteOperation(delete=m.PointIdsList(points=[0])),
+            m.SetPayloadOperation(set_payload=m.SetPayload(payload={"s": 1}, points=[1, 2])),
+            m.OverwritePayloadOperation(
+                overwrite_payload=m.SetPayload(payload={"o": 1}, points=[3])
+            ),
+            m.DeletePayloadOperation(delete_payload=m.DeletePayload(keys=["n"], points=[4])),
+            m.ClearPayloadOperation(
+                clear_payload=m.FilterSelector(
+                    filter=m.Filter(must=[m.FieldCondition(key="n", match=m.MatchValue(value=5))])
+                )
+            ),
+            m.UpdateVectorsOperation(
+                update_vectors=m.UpdateVectors(points=[m.PointVectors(id=2, vector={"v": [7, 7]})])
+            ),
+            m.DeleteVectorsOperation(delete_vectors=m.DeleteVectors(points=[1], vector=["v"])),
+        ]
+        for c in (client, reference):
+            assert len(c.batch_update_points("batch", ops, wait=True)) == len(ops)
+        cond = m.Filter(must=[m.FieldCondition(key="n", range=m.Range(gte=3))])
+        new = [m.PointStruct(id=i, vector={"v": [0, i]}, payload={"new": i}) for i in (2, 3, 12)]
+        for c in (client, reference):
+            c.upsert("batch", points=new, update_filter=cond, wait=True)
+            c.upsert("batch", points=[new[0]], update_mode=m.UpdateMode.INSERT_ONLY, wait=True)
+            c.upsert(
+                "batch",
+                points=[m.PointStruct(id=20, vector={"v": [1, 0]})],
+                update_mode=m.UpdateMode.UPDATE_ONLY,
+                wait=True,
+            )
+            c.update_vectors(
+                "batch",
+                [m.PointVectors(id=i, vector={"v": [5, 5]}) for i in (2, 3)],
+                update_filter=m.Filter(must=[m.HasIdCondition(has_id=[3])]),
+            )
+
+        def state(c):
+            got = c.scroll("batch", limit=100, with_vectors=True)[0]
+            return [(p.id, p.payload, p.vector) for p in got]
+
+        assert state(client) == state(reference)
+        req = urllib.request.Request(
+            client._client.rest_uri + "/collections/batch/points/batch",
+            data=json.dumps(
+                {"operations": [{"delete": {"points": [9]}}, {"delete": {"nope": 1}}]}
+            ).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(req, timeout=30)
+        assert info.value.code == 400
+        assert "operations[1].delete" in json.loads(info.value.read())["status"]["error"]
+        assert [p.id for p in client.retrieve("batch", [9])] == [9]  # nothing ran
+    finally:
+        client.delete_collection("batch")
+        reference.close()

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -36,3 +38,8 @@ func (s *Server) DropCollection(name string) error {
 // keep their state files there, beside the collections (see package
 // registry's layout).
 func (s *Server) Files() (vfs.FS, string) { return s.reg.FS(), s.reg.Dir() }
+
+// MetricsHandler serves the server's metrics in Prometheus's text format
+// (its /metrics), for another door to serve on its own port: the requests
+// of every door are counted there, labelled by door.
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.handler }

@@ -170,7 +170,7 @@ func run() error {
 	var qln, gln net.Listener
 	var gs *grpc.Server
 	if *qdrantAddr != "" || *qdrantGRPCAddr != "" {
-		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log})
+		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log, Metrics: srv.MetricsHandler()})
 		if err == nil && *qdrantAddr != "" {
 			if qln, err = net.Listen("tcp", *qdrantAddr); err != nil {
 				err = fmt.Errorf("--qdrant-addr: %w", err)

@@ -183,7 +183,7 @@ func (h *Handler) updateAliases(_ context.Context, req *changeAliasesRequest) (b
 				}
 				if _, err := h.cfg.Collections.Collection(target); err != nil {
 					if status(err) == http.StatusNotFound {
-						return fmt.Errorf("%w: Collection `%s` doesn't exist!", ErrNotFound, target)
+						return fmt.Errorf("%w: Collection `%s` doesn't exist", ErrNotFound, target)
 					}
 					return err
 				}
@@ -197,7 +197,7 @@ func (h *Handler) updateAliases(_ context.Context, req *changeAliasesRequest) (b
 				old, renamed := a.RenameAlias.OldAliasName, a.RenameAlias.NewAliasName
 				target, ok := next[old]
 				if !ok {
-					return fmt.Errorf("%w: Alias %s does not exists!", ErrNotFound, old)
+					return fmt.Errorf("%w: Alias %s does not exist", ErrNotFound, old)
 				}
 				if err := registry.CheckName(renamed); err != nil {
 					return badRequestf("actions[%d].rename_alias.new_alias_name: %v", i, err)

@@ -8,13 +8,17 @@
 // # Routes
 //
 //	GET    /                                   {"title": "qdrant - vector search engine", "version": Version}
+//	GET    /metrics, /telemetry                the server's Prometheus series (Config.Metrics); app and collections (telemetry.go)
 //	GET    /collections                        get_collections
 //	GET    /collections/{name}/exists          collection_exists
 //	PUT    /collections/{name}                 create_collection (one unnamed vector, also as {"": ...}, or named vectors,
 //	                                           dense or multivector max_sim; sparse_vectors with modifier none or idf;
 //	                                           m, ef_construct; scalar int8 → sq8)
 //	GET    /collections/{name}                 get_collection (points_count, config, status)
-//	DELETE /collections/{name}                 delete_collection
+//	DELETE /collections/{name}                 delete_collection (false for a missing one)
+//	PATCH  /collections/{name}                 update_collection (update.go: settings kept and reported, metadata)
+//	POST   /collections/aliases                update_collection_aliases (aliases.go: create, delete, rename)
+//	GET    /aliases, /collections/{name}/aliases   get_aliases, get_collection_aliases
 //	PUT    /collections/{name}/index           create_payload_index (reported in payload_schema; every field is indexed already)
 //	DELETE /collections/{name}/index/{field}   delete_payload_index
 //	POST   /collections/{name}/facet           facet (key, filter, limit; counts are exact)
@@ -22,6 +26,7 @@
 //	POST   /collections/{name}/points          retrieve
 //	GET    /collections/{name}/points/{id}     one point
 //	POST   /collections/{name}/points/delete   delete ({points} or {filter})
+//	POST   /collections/{name}/points/batch    batch_update_points (batch.go: every update operation, in order)
 //	POST   /collections/{name}/points/payload  set_payload (key: a nested path);  PUT: overwrite_payload
 //	POST   /collections/{name}/points/payload/delete   delete_payload (nested keys)
 //	POST   /collections/{name}/points/payload/clear    clear_payload (every payload op: {points} or {filter})
@@ -32,6 +37,9 @@
 //	                                           {fusion: rrf|dbsf}, {rrf: {k}} or a re-scoring vector; no query: in id order)
 //	POST   /collections/{name}/points/query/batch   query_batch_points
 //	POST   /collections/{name}/points/search[/batch]  the older search API
+//	POST   /collections/{name}/points/recommend[/batch], /discover[/batch]  the older APIs (recommend.go)
+//	POST   /collections/{name}/points/{query,search,recommend}/groups  groups (groups.go)
+//	POST   /collections/{name}/points/search/matrix/{pairs,offsets}    the distance matrix (matrix.go)
 //	PUT    /collections/{name}/points/vectors  update_vectors (some named vectors of existing points)
 //	POST   /collections/{name}/points/vectors/delete  delete_vectors (named vectors of the selected points)
 //
@@ -166,8 +174,12 @@
 // answers 404 for the first missing id.
 //
 // Payload indexes change no answer (meta's postings index every key); the
-// door keeps their declarations for the life of the process and reports
-// them in payload_schema with the points holding a value of their type.
+// door keeps their declarations with the collection (state.go, a
+// statefile in its directory) and reports them in payload_schema with the
+// points holding a value of their type. Every collection route resolves
+// an alias (aliases.go; the table is a statefile in the data dir). upsert
+// takes update_filter and update_mode, update_vectors update_filter
+// (conditional.go).
 //
 // Distances: Cosine, Dot (similarities, higher first), Euclid (the
 // unsquared distance) and Manhattan (metric.Manhattan, the L1 distance),

@@ -60,6 +60,11 @@ type vectorQuery struct {
 	score    func(sims []float64) float64
 	// exclude are the ids the query named in the searched collection.
 	exclude []collection.ID
+	// exact (search_params.exact) ranks a multivector nearest query
+	// over every allowed point (collection.DistancesTo): the field's
+	// graph holds rows, and ef = the point count can miss points whose
+	// rows are all beyond it (a groups query over every point did).
+	exact bool
 }
 
 // exampleLookup resolves point ids given as examples: their vectors of one field
@@ -492,16 +497,7 @@ type ranked struct {
 // ef is the search's ef (0: the default).
 func (h *Handler) runQuery(c *collection.Collection, q *vectorQuery, k, ef int, f *meta.Filter) (ranked, error) {
 	if len(q.exclude) > 0 {
-		var ints []uint64
-		var strs []string
-		for _, id := range q.exclude {
-			if id.IsString() {
-				strs = append(strs, id.Str())
-			} else {
-				ints = append(ints, id.Int())
-			}
-		}
-		f = meta.And(f, meta.Not(meta.IDs(ints, strs)))
+		f = meta.And(f, meta.Not(idFilter(q.exclude)))
 	}
 	switch q.kind {
 	case queryNone:
@@ -552,6 +548,9 @@ func (h *Handler) runQuery(c *collection.Collection, q *vectorQuery, k, ef int, 
 	ids, dists := make([]collection.ID, k), make([]float32, k)
 	var err error
 	multi := q.field.Multivector != collection.SingleVector
+	if multi && q.exact {
+		return exactMulti(c, q, k, f)
+	}
 	if multi {
 		_, err = c.QueryMulti(q.field.Name, q.rows, k, ef, f, nil, 1, ids, dists)
 	} else {
@@ -577,4 +576,23 @@ func (h *Handler) runQuery(c *collection.Collection, q *vectorQuery, k, ef int, 
 // higherIsBetter tells whether q's scores rank higher first.
 func (q *vectorQuery) higherIsBetter() bool {
 	return q.kind != queryNearest || !lowerIsBetter(q.field.Metric)
+}
+
+// exactMulti answers a multivector nearest query over every allowed
+// point, exactly.
+func exactMulti(c *collection.Collection, q *vectorQuery, k int, f *meta.Filter) (ranked, error) {
+	ids, dists, err := c.DistancesTo(q.field.Name, q.rows, []int{q.nq}, f, nil)
+	if err != nil {
+		return ranked{}, err
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(dists[a], dists[b]) })
+	out := ranked{}
+	for _, i := range order[:min(k, len(order))] {
+		out.ids, out.scores = append(out.ids, ids[i]), append(out.scores, multiScore(dists[i], q.nq, q.field.Metric))
+	}
+	return out, nil
 }

@@ -251,16 +251,7 @@ func compileHasID(raw json.RawMessage, at string) (*meta.Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ints []uint64
-	var strs []string
-	for _, id := range ids {
-		if id.IsString() {
-			strs = append(strs, id.Str())
-		} else {
-			ints = append(ints, id.Int())
-		}
-	}
-	return meta.IDs(ints, strs), nil
+	return idFilter(ids), nil
 }
 
 type fieldCondition struct {

@@ -248,7 +248,9 @@ func (h *Handler) groups(name string, q *queryRequest, searchAPI bool, spec *gro
 		for _, g := range order[:min(limit, len(order))] {
 			full = full && len(g.hits) == size
 		}
-		if full || len(ranked) < k || k == h.limits.MaxK {
+		// An approximate search may answer fewer than k with more points
+		// left: only asking for every point ends the reading.
+		if full || k >= c.Len() || k == h.limits.MaxK {
 			break
 		}
 	}

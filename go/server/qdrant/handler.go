@@ -45,6 +45,11 @@ type Config struct {
 	Guard *guard.Guard
 	// Logger receives one line per failed request; default slog.Default().
 	Logger *slog.Logger
+	// Metrics, if set, answers GET /metrics on this door's port, as
+	// Qdrant's does: server.Server.MetricsHandler, where this door's
+	// requests are counted (by Guard) under door="qdrant". Unset, the
+	// route is a 404.
+	Metrics http.Handler
 }
 
 // Version is what GET / reports: the Qdrant REST API level this door was
@@ -63,6 +68,7 @@ type Handler struct {
 	indexes  *payloadIndexes
 	settings *collectionStates[settings]
 	aliases  *aliasTable
+	started  time.Time
 }
 
 // New returns a Handler.
@@ -79,7 +85,7 @@ func New(cfg Config) (*Handler, error) {
 			return nil, err
 		}
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux(), started: time.Now().UTC()}
 	fsys, dir := cfg.Collections.Files()
 	h.indexes, h.settings = newPayloadIndexes(fsys), newSettings(fsys)
 	var err error
@@ -100,6 +106,7 @@ func New(cfg Config) (*Handler, error) {
 		"POST /collections/{name}/points":                       restOn(h, h.retrieve),
 		"GET /collections/{name}/points/{id}":                   h.restGetPoint,
 		"POST /collections/{name}/points/delete":                restOn(h, h.deletePoints),
+		"POST /collections/{name}/points/batch":                 restOn(h, h.updateBatch),
 		"POST /collections/{name}/points/payload":               restOn(h, h.setPayload),
 		"PUT /collections/{name}/points/payload":                restOn(h, h.overwritePayload),
 		"POST /collections/{name}/points/payload/delete":        restOn(h, h.deletePayload),
@@ -128,6 +135,10 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.Handle(pattern, fn)
 	}
 	h.mux.HandleFunc("GET /{$}", root)
+	if cfg.Metrics != nil {
+		h.mux.Handle("GET /metrics", cfg.Metrics)
+	}
+	h.mux.Handle("GET /telemetry", restNone(h.telemetry))
 	h.mux.Handle("/", route(func(r *http.Request) (any, error) {
 		return nil, fmt.Errorf("%w: %s %s (this route is not part of strata's Qdrant API)", ErrNotFound, r.Method, r.URL.Path)
 	}))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/collection/meta"
 )
 
 // Point ids.
@@ -111,4 +112,18 @@ func (p pointID) String() string {
 		return p.Str()
 	}
 	return strconv.FormatUint(p.Int(), 10)
+}
+
+// idFilter is the meta condition matching exactly ids (has_id).
+func idFilter(ids []collection.ID) *meta.Filter {
+	var ints []uint64
+	var strs []string
+	for _, id := range ids {
+		if id.IsString() {
+			strs = append(strs, id.Str())
+		} else {
+			ints = append(ints, id.Int())
+		}
+	}
+	return meta.IDs(ints, strs)
 }

@@ -75,6 +75,7 @@ type upsertRequest struct {
 	Batch        *upsertBatch    `json:"batch"`
 	ShardKey     json.RawMessage `json:"shard_key"`
 	UpdateFilter json.RawMessage `json:"update_filter"`
+	UpdateMode   *string         `json:"update_mode"`
 }
 
 // upsertBatch is Qdrant's columnar form of an upsert.
@@ -102,9 +103,6 @@ func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (up
 	c, err := h.named(name)
 	if err != nil {
 		return updateResult{}, err
-	}
-	if present(req.UpdateFilter) {
-		return updateResult{}, unsupportedf("update_filter")
 	}
 	if c.Options().Vectors != nil {
 		return h.upsertNamed(c, req)
@@ -168,11 +166,24 @@ func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (up
 	}
 	// Qdrant keeps the last of repeated ids in one request; strata refuses
 	// duplicates, so drop the earlier ones.
-	expiry, err := expiryOf(keepLast(ids, exps))
+	if first := firstOnly(ids, req.UpdateMode); first != nil {
+		exps = keepExpiries(first, exps)
+		ids, vectors, docs = keepDense(first, ids, vectors, docs, dim)
+	}
+	exps = keepLast(ids, exps)
+	ids, vectors, docs = lastOfEachID(ids, vectors, docs, dim)
+	keep, err := writable(c, ids, req.UpdateFilter, req.UpdateMode)
 	if err != nil {
 		return updateResult{}, err
 	}
-	ids, vectors, docs = lastOfEachID(ids, vectors, docs, dim)
+	exps = keepExpiries(keep, exps)
+	if ids, vectors, docs = keepDense(keep, ids, vectors, docs, dim); len(ids) == 0 {
+		return updated(c), nil
+	}
+	expiry, err := expiryOf(exps)
+	if err != nil {
+		return updateResult{}, err
+	}
 	if err := c.UpsertExpiring(ids, vectors, docs, expiry); err != nil {
 		return updateResult{}, err
 	}
@@ -261,10 +272,11 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (upd
 	default:
 		return updateResult{}, badRequestf("upsert needs exactly one of \"points\" and \"batch\"")
 	}
-	expiry, err := expiryOf(keepLast(ids, exps))
-	if err != nil {
-		return updateResult{}, err
+	if first := firstOnly(ids, req.UpdateMode); first != nil {
+		exps = keepExpiries(first, exps)
+		ids, points, docs = keepNamed(first, ids, points, docs)
 	}
+	exps = keepLast(ids, exps)
 	// Qdrant keeps the last of repeated ids in one request.
 	last := make(map[collection.ID]int, len(ids))
 	for i, id := range ids {
@@ -280,6 +292,18 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (upd
 			}
 		}
 		ids, points, docs = keptIDs, keptPoints, keptDocs
+	}
+	keep, err := writable(c, ids, req.UpdateFilter, req.UpdateMode)
+	if err != nil {
+		return updateResult{}, err
+	}
+	exps = keepExpiries(keep, exps)
+	if ids, points, docs = keepNamed(keep, ids, points, docs); len(ids) == 0 {
+		return updated(c), nil
+	}
+	expiry, err := expiryOf(exps)
+	if err != nil {
+		return updateResult{}, err
 	}
 	if err := c.UpsertPointsExpiring(ids, columns(points, schema), docs, expiry); err != nil {
 		return updateResult{}, err

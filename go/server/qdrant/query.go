@@ -130,6 +130,7 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		}
 		if req.Params.Exact {
 			ef = max(c.Len()+1, k)
+			q.exact = true
 		}
 	}
 	got, err := h.runQuery(c, q, k, ef, p)

@@ -99,15 +99,11 @@ func (req *discoverRequest) query() (*queryRequest, error) {
 
 // recommendPoints answers POST /collections/{name}/points/recommend.
 func (h *Handler) recommendPoints(_ context.Context, name string, req *recommendRequest) ([]record, error) {
-	c, err := h.named(name)
+	out, err := oldAPIBatch(h, name, []recommendRequest{*req})
 	if err != nil {
 		return nil, err
 	}
-	q, err := req.query()
-	if err != nil {
-		return nil, err
-	}
-	return h.search1(c, q, false)
+	return out[0], nil
 }
 
 // recommendBatchRequest is the body of recommend_batch.
@@ -117,28 +113,16 @@ type recommendBatchRequest struct {
 
 // recommendBatch answers POST /collections/{name}/points/recommend/batch.
 func (h *Handler) recommendBatch(_ context.Context, name string, req *recommendBatchRequest) ([][]record, error) {
-	qs := make([]queryRequest, len(req.Searches))
-	for i := range req.Searches {
-		q, err := req.Searches[i].query()
-		if err != nil {
-			return nil, err
-		}
-		qs[i] = *q
-	}
-	return h.oldAPIBatch(name, qs)
+	return oldAPIBatch(h, name, req.Searches)
 }
 
 // discoverPoints answers POST /collections/{name}/points/discover.
 func (h *Handler) discoverPoints(_ context.Context, name string, req *discoverRequest) ([]record, error) {
-	c, err := h.named(name)
+	out, err := oldAPIBatch(h, name, []discoverRequest{*req})
 	if err != nil {
 		return nil, err
 	}
-	q, err := req.query()
-	if err != nil {
-		return nil, err
-	}
-	return h.search1(c, q, false)
+	return out[0], nil
 }
 
 // discoverBatchRequest is the body of discover_batch.
@@ -148,23 +132,27 @@ type discoverBatchRequest struct {
 
 // discoverBatch answers POST /collections/{name}/points/discover/batch.
 func (h *Handler) discoverBatch(_ context.Context, name string, req *discoverBatchRequest) ([][]record, error) {
-	qs := make([]queryRequest, len(req.Searches))
-	for i := range req.Searches {
-		q, err := req.Searches[i].query()
+	return oldAPIBatch(h, name, req.Searches)
+}
+
+// oldAPIBatch translates a batch of recommend or discover requests and
+// answers it, checked whole against the limits first, each answer a list
+// of ScoredPoint.
+func oldAPIBatch[R any, P interface {
+	*R
+	query() (*queryRequest, error)
+}](h *Handler, name string, reqs []R) ([][]record, error) {
+	c, err := h.named(name)
+	if err != nil {
+		return nil, err
+	}
+	qs := make([]queryRequest, len(reqs))
+	for i := range reqs {
+		q, err := P(&reqs[i]).query()
 		if err != nil {
 			return nil, err
 		}
 		qs[i] = *q
-	}
-	return h.oldAPIBatch(name, qs)
-}
-
-// oldAPIBatch answers a batch of translated requests, checked whole
-// against the limits first, each answer a list of ScoredPoint.
-func (h *Handler) oldAPIBatch(name string, qs []queryRequest) ([][]record, error) {
-	c, err := h.named(name)
-	if err != nil {
-		return nil, err
 	}
 	if err := h.checkBatch(c, qs); err != nil {
 		return nil, err

@@ -135,3 +135,16 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestRetrieveOfARepeatedIDAnswersItsVectorsEachTime: a retrieve naming a
+// point twice answered it twice, the first time without its named
+// vectors (the differential test's seed 4 found it).
+func TestRetrieveOfARepeatedIDAnswersItsVectorsEachTime(t *testing.T) {
+	hs := newTestDoor(t, "")
+	call(t, hs, "PUT", "/collections/c", `{"vectors": {"a": {"size": 2, "distance": "Dot"}}}`)
+	call(t, hs, "PUT", "/collections/c/points", `{"points": [{"id": 7, "vector": {"a": [1, 2]}}]}`)
+	code, out := call(t, hs, "POST", "/collections/c/points", `{"ids": [7, 7], "with_vector": true}`)
+	if got := jsonOf(t, out["result"]); code != 200 || got != `[{"id":7,"payload":{},"vector":{"a":[1,2]}},{"id":7,"payload":{},"vector":{"a":[1,2]}}]` {
+		t.Errorf("retrieve [7, 7]: %d %s", code, got)
+	}
+}

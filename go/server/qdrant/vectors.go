@@ -200,9 +200,16 @@ func namedVectors(c *collection.Collection, ids []collection.ID) ([]map[string]a
 	for i := range out {
 		out[i] = map[string]any{}
 	}
-	at := make(map[collection.ID]int, len(ids))
+	// An id asked for twice is answered twice: every position gets its
+	// vectors (the engine answers each id once).
+	at := make(map[collection.ID][]int, len(ids))
 	for i, id := range ids {
-		at[id] = i
+		at[id] = append(at[id], i)
+	}
+	set := func(id collection.ID, field string, v any) {
+		for _, i := range at[id] {
+			out[i][field] = v
+		}
 	}
 	for _, f := range c.SparseFields() {
 		found, vectors, err := c.GetSparseVectors(ids, f.Name)
@@ -210,7 +217,7 @@ func namedVectors(c *collection.Collection, ids []collection.ID) ([]map[string]a
 			return nil, err
 		}
 		for j, id := range found {
-			out[at[id]][f.Name] = map[string]any{"indices": vectors[j].Indices, "values": vectors[j].Values}
+			set(id, f.Name, map[string]any{"indices": vectors[j].Indices, "values": vectors[j].Values})
 		}
 	}
 	for _, f := range fields {
@@ -227,14 +234,14 @@ func namedVectors(c *collection.Collection, ids []collection.ID) ([]map[string]a
 			rows := vectors[row*f.Dim : (row+n)*f.Dim]
 			row += n
 			if f.Multivector == collection.SingleVector {
-				out[at[id]][f.Name] = rows
+				set(id, f.Name, rows)
 				continue
 			}
 			list := make([][]float32, n)
 			for k := range list {
 				list[k] = rows[k*f.Dim : (k+1)*f.Dim]
 			}
-			out[at[id]][f.Name] = list
+			set(id, f.Name, list)
 		}
 	}
 	return out, nil
@@ -292,9 +299,6 @@ func (h *Handler) updateVectors(_ context.Context, name string, req *updateVecto
 	if err != nil {
 		return updateResult{}, err
 	}
-	if present(req.UpdateFilter) {
-		return updateResult{}, unsupportedf("update_filter")
-	}
 	schema := schemaOf(c)
 	ids := make([]collection.ID, 0, len(req.Points))
 	points := make([]map[string]pointValue, 0, len(req.Points))
@@ -316,6 +320,25 @@ func (h *Handler) updateVectors(_ context.Context, name string, req *updateVecto
 		}
 		at[id] = len(ids)
 		ids, points = append(ids, id), append(points, v)
+	}
+	if present(req.UpdateFilter) {
+		// Existing points it does not match are left alone; missing
+		// points are kept, so that the engine answers 404 for them.
+		keep, err := writable(c, ids, req.UpdateFilter, nil)
+		if err != nil {
+			return updateResult{}, err
+		}
+		n := 0
+		for i := range ids {
+			if keep[i] {
+				ids[n], points[n] = ids[i], points[i]
+				n++
+			}
+		}
+		ids, points = ids[:n], points[:n]
+		if n == 0 {
+			return updated(c), nil
+		}
 	}
 	if _, err := c.UpdateVectors(ids, columns(points, schema)); err != nil {
 		return updateResult{}, err
