@@ -83,6 +83,7 @@ soak:
 	./go/collection/crashtest/fuzzall.sh 1000000
 	$(MAKE) install
 	cd tests && STRATA_DIFF_CALLS=5000 STRATA_DIFF_SEEDS=1,2,3,4,5,6,7,8 ../$(PY) -m pytest -q test_qdrant_differential.py
+	cd tests && STRATA_LANGCHAIN_QDRANT_FULL=1 ../$(PY) -m pytest -q test_langchain_qdrant_suite.py
 
 py-lint: install
 	$(VENV)/bin/ruff check strata python tests bench setup.py go/kernels/gen_amd64.py

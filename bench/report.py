@@ -247,6 +247,27 @@ def tail_section(runs: list) -> str:
         table(["time", "commits (before / after)", "measure", "before", "after", "file"], rows)])
 
 
+def vectordbbench_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        ins, ser = r.get("insert", {}), r.get("serial", {})
+        conc = {c["concurrency"]: c["qps"] for c in r.get("concurrent", [])}
+        rows.append([when(name), f"`{name.commit}`", name.label or "-",
+                     fmt(ins.get("rows_per_s")) if ins else "-",
+                     f"{ser['recall']:.4f}" if ser else "-",
+                     f"{ser['p50_ms']:.1f} / {ser['p99_ms']:.1f}" if ser else "-",
+                     " / ".join(fmt(conc[c]) for c in sorted(conc)) or "-",
+                     " / ".join(str(c) for c in sorted(conc)) or "-", f"`{path.name}`"])
+    return "\n".join([
+        "## VectorDBBench against the Qdrant door (`bench_vectordbbench.py`, issue 26)", "",
+        "VectorDBBench 2.0.0's `qdrantlocal` client, unchanged, with its custom-dataset case on "
+        "pypi-use512 (100,000 x 512, cosine, k=10, m 16, ef_construct 200, hnsw_ef 64), against "
+        "strata-server's Qdrant REST door. Its client and its search processes share the 2 "
+        "cores with the server, and the file's note gives the machine's load.", "",
+        table(["time", "commit", "label", "insert rows/s", "recall@10", "serial p50 / p99, ms",
+               "QPS", "at concurrency", "file"], rows)])
+
+
 def server_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -485,6 +506,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("overhead", overhead_section), ("collection", collection_section),
     ("text", text_section), ("sparse", sparse_section), ("hybrid", hybrid_section),
     ("server-load", server_section),
+    ("vectordbbench", vectordbbench_section),
     ("ray", ray_section), ("langchain", langchain_section), ("tail", tail_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(

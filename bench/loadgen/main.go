@@ -11,6 +11,12 @@
 // in bench/results is (bench/runinfo.py),
 // server-load-<YYYYMMDDTHHMMSSZ>-<commit>[-<label>].json, with --label.
 //
+// --data DIR loads and queries real vectors instead (the layout of
+// ../shared/data/pypi-use512, dataset.go): cosine, n and dim from the
+// files, and the query scenario's recall@10 measured once before the
+// cells, so that its figures sit beside VectorDBBench's on the same data
+// (bench/bench_vectordbbench.py).
+//
 // The load generator and the server share the machine's cores, so the
 // figures are lower bounds for a server with the machine to itself; the
 // CPU time each side used per request is reported so that the generator's
@@ -126,8 +132,20 @@ func main() {
 	engine := flag.Bool("engine", false, "also build the same collection in this process and time collection.Query alone (no HTTP, no JSON) from 1 and 2 goroutines: the ceiling for the query cells")
 	wrk := flag.String("wrk", "", "also run each cell through this wrk binary (a cross-check; off when empty)")
 	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
+	dataDir := flag.String("data", "", "load and query real vectors: a directory laid out as ../shared/data/pypi-use512 (train.f16.npy, test.f16.npy, neighbors.npy); sets n and dim, metric cosine, and measures recall@10 of the query scenario once before the cells")
 	serverArgs := flag.String("server-args", "", "more strata-server flags, space-separated (e.g. \"--gomaxprocs 4\")")
 	flag.Parse()
+	var ds *dataset
+	metricName := "l2"
+	if *dataDir != "" {
+		if *engine {
+			check(fmt.Errorf("--engine builds generated L2 data: not with --data"))
+		}
+		var err error
+		ds, err = loadDataset(*dataDir)
+		check(err)
+		*n, *dim, metricName = ds.trainRows, ds.dim, "cosine"
+	}
 	if *clientKind != "raw" && *clientKind != "net/http" {
 		check(fmt.Errorf("--client must be raw or net/http, got %q", *clientKind))
 	}
@@ -166,7 +184,7 @@ func main() {
 		return &rawConn{httpConn{addr: host}}
 	}
 
-	post(client, url+"/collections", fmt.Sprintf(`{"name":"bench","dim":%d,"metric":"l2","fsync":"batch","seed":1}`, *dim))
+	post(client, url+"/collections", fmt.Sprintf(`{"name":"bench","dim":%d,"metric":%q,"fsync":"batch","seed":1}`, *dim, metricName))
 	rng := rand.New(rand.NewPCG(1, 2))
 	centres := make([][]float32, 100)
 	for i := range centres {
@@ -211,6 +229,9 @@ func main() {
 				b.WriteByte(',')
 			}
 			v := point(rng)
+			if ds != nil {
+				v = ds.train[i*ds.dim : (i+1)*ds.dim]
+			}
 			writeVector(&b, v)
 			if data != nil {
 				data.vectors = append(data.vectors, round6(v)...)
@@ -264,6 +285,9 @@ func main() {
 		var b bytes.Buffer
 		b.WriteString(`{"vector":`)
 		v := point(rng)
+		if ds != nil {
+			v = ds.test[i%ds.tests*ds.dim : (i%ds.tests+1)*ds.dim]
+		}
 		writeVector(&b, v)
 		if data != nil {
 			data.queries = append(data.queries, round6(v)...)
@@ -277,6 +301,11 @@ func main() {
 		writeVector(&u, point(rng))
 		u.WriteString(`],"metadata":[{"bucket":1}]}`)
 		upserts[i] = newRequest("/collections/bench/upsert", u.Bytes())
+	}
+	recall := -1.0
+	if ds != nil {
+		recall = measureRecall(newConn(), queries, ds, 10)
+		fmt.Printf("recall@10 of the query scenario over %d queries: %.4f\n", min(len(queries), ds.tests), recall)
 	}
 	type scenario struct {
 		reqs []request
@@ -356,7 +385,7 @@ func main() {
 		result := map[string]any{
 			"benchmark": "strata-server loopback load", "time": now.Format(time.RFC3339),
 			"commit": strings.TrimSpace(string(commit)), "go": runtime.Version(), "cpus": runtime.NumCPU(),
-			"cpu": cpuModel(), "loadavg_at_end": loadAvg(), "n": *n, "dim": *dim, "ef": *ef, "metric": "l2", "fsync": "batch",
+			"cpu": cpuModel(), "loadavg_at_end": loadAvg(), "n": *n, "dim": *dim, "ef": *ef, "metric": metricName, "fsync": "batch", "data": *dataDir, "recall_at_10": recall,
 			"duration_per_cell_s": duration.Seconds(), "ingest_vectors_per_s": float64(*n) / ingest,
 			"ingest_batch": *batch, "ingest_writers": *writers,
 			"ingest_server_cpu_s": ingestServerCPU, "ingest_loadgen_cpu_s": ingestLoadgenCPU, "ingest_checkpoints": ingestCheckpoints,

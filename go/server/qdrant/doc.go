@@ -33,7 +33,7 @@
 //	POST   /collections/{name}/points/scroll   scroll (offset, limit, filter, order_by on numbers and datetimes)
 //	POST   /collections/{name}/points/count    count
 //	POST   /collections/{name}/points/query    query_points (a vector, a sparse vector or a point id; nearest, recommend,
-//	                                           discover, context, sample: random (examples.go); prefetch with
+//	                                           discover, context, sample: random, nearest with mmr (examples.go); prefetch with
 //	                                           {fusion: rrf|dbsf}, {rrf: {k}} or a re-scoring vector; no query: in id order)
 //	POST   /collections/{name}/points/query/batch   query_batch_points
 //	POST   /collections/{name}/points/search[/batch]  the older search API

@@ -65,6 +65,14 @@ type vectorQuery struct {
 	// graph holds rows, and ef = the point count can miss points whose
 	// rows are all beyond it (a groups query over every point did).
 	exact bool
+	// mmr, for queryNearest: pick by maximal marginal relevance.
+	mmr *mmrQuery
+}
+
+// mmrQuery is a nearest query's {"mmr": ...}.
+type mmrQuery struct {
+	lambda     float64 // 1 − diversity
+	candidates int     // candidates_limit; −1: the query's limit
 }
 
 // exampleLookup resolves point ids given as examples: their vectors of one field
@@ -237,6 +245,9 @@ func (h *Handler) planQuery(c *collection.Collection, field collection.VectorFie
 	if err := json.Unmarshal(raw, &q); err != nil {
 		return nil, badRequestf("query: %v", err)
 	}
+	if mmrRaw, ok := q["mmr"]; ok && len(q) == 2 && present(q["nearest"]) {
+		return nearestMMR(l, q["nearest"], mmrRaw)
+	}
 	if len(q) != 1 {
 		return nil, badRequestf("query: one of nearest, recommend, discover, context, sample (got %d keys)", len(q))
 	}
@@ -288,6 +299,46 @@ func nearestOf(l *exampleLookup, raw json.RawMessage) (*vectorQuery, error) {
 		return nil, err
 	}
 	return &vectorQuery{kind: queryNearest, field: l.field, rows: v.rows, nq: v.count, exclude: l.excluded([]value{v})}, nil
+}
+
+// nearestMMR plans {"nearest": v, "mmr": {diversity, candidates_limit}}:
+// Qdrant's maximal marginal relevance, answered by collection.QueryMMR
+// with Lambda = 1 − diversity (default diversity 0.5) among the
+// candidates_limit nearest (default: the query's limit, as local mode).
+// The engine picks as local mode does (relevance, then λ·sim(q, d) −
+// (1−λ)·max sim(d, picked), −‖a−b‖² for Euclid); exact ties may be broken
+// differently (the engine takes the nearer candidate, local mode the last
+// pending one).
+func nearestMMR(l *exampleLookup, nearest, raw json.RawMessage) (*vectorQuery, error) {
+	var in struct {
+		Diversity       *float64 `json:"diversity"`
+		CandidatesLimit *int     `json:"candidates_limit"`
+	}
+	if err := strictUnmarshal(raw, &in); err != nil {
+		return nil, badRequestf("query.mmr: {diversity, candidates_limit}: %v", err)
+	}
+	if l.field.Multivector != collection.SingleVector {
+		return nil, unsupportedf("query.mmr on the multivector %q (strata answers mmr on dense vectors)", l.field.Name)
+	}
+	q, err := nearestOf(l, nearest)
+	if err != nil {
+		return nil, err
+	}
+	diversity := 0.5
+	if in.Diversity != nil {
+		diversity = *in.Diversity
+	}
+	if !(diversity >= 0 && diversity <= 1) {
+		return nil, badRequestf("query.mmr.diversity must be in [0, 1], got %v", diversity)
+	}
+	q.mmr = &mmrQuery{lambda: 1 - diversity, candidates: -1}
+	if c := in.CandidatesLimit; c != nil {
+		if *c < 0 {
+			return nil, badRequestf("query.mmr.candidates_limit must be 0 or more, got %d", *c)
+		}
+		q.mmr.candidates = *c
+	}
+	return q, nil
 }
 
 // recommendQuery plans a recommendation (strategy average_vector by
@@ -551,7 +602,20 @@ func (h *Handler) runQuery(c *collection.Collection, q *vectorQuery, k, ef int, 
 	if multi && q.exact {
 		return exactMulti(c, q, k, f)
 	}
-	if multi {
+	if q.mmr != nil {
+		// Local mode picks at most k (limit+offset) of candidates_limit
+		// points (search1 sets the default, the query's limit).
+		fetch := q.mmr.candidates
+		if fetch < 0 {
+			fetch = k
+		}
+		if fetch == 0 {
+			return ranked{}, nil
+		}
+		k = min(k, fetch)
+		ids, dists = ids[:k], dists[:k]
+		_, err = c.QueryMMR(q.field.Name, q.rows, k, ef, collection.MMR{Lambda: q.mmr.lambda, FetchK: fetch}, f, nil, 1, ids, dists)
+	} else if multi {
 		_, err = c.QueryMulti(q.field.Name, q.rows, k, ef, f, nil, 1, ids, dists)
 	} else {
 		_, err = c.QueryField(q.field.Name, q.rows, k, ef, f, nil, 1, ids, dists)

@@ -122,6 +122,16 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if limit == 0 {
 		return []record{}, nil
 	}
+	if q.mmr != nil {
+		if req.ScoreThreshold != nil {
+			// Local mode drops candidates below the threshold before
+			// picking; the engine's MMR has no threshold to apply there.
+			return nil, unsupportedf("score_threshold with query.mmr")
+		}
+		if q.mmr.candidates < 0 {
+			q.mmr.candidates = limit
+		}
+	}
 	k := limit + offset
 	ef := 0
 	if req.Params != nil {
