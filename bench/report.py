@@ -226,6 +226,33 @@ def langchain_section(runs: list) -> str:
                "strata MMR", "chroma MMR", "file"], rows)])
 
 
+def llamaindex_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        m, ratios = r["methods"], r["ratios"]
+
+        def cell(method: str, m: dict = m) -> str:
+            if method not in m:
+                return "-"
+            return f"{m[method]['p50_us']:,.0f} / {m[method]['p99_us']:,.0f}"
+
+        rows.append([when(name), f"`{name.commit}`", f"{r['n']:,} x {r['dim']}, k={r['k']}",
+                     cell("collection"), cell("strata"),
+                     f"{ratios['strata_over_collection_p50']:.2f} / "
+                     f"{ratios['strata_over_collection_p99']:.2f}",
+                     cell("chroma"), cell("strata_mmr"), cell("chroma_mmr"), f"`{path.name}`"])
+    return "\n".join([
+        "## LlamaIndex vector store (`bench_llamaindex.py`)", "",
+        "`StrataVectorStore.query(VectorStoreQuery)` on the pypi-demo nodes against its floor, "
+        "`Collection.query` plus one LlamaIndex node per hit and the `VectorStoreQueryResult`, "
+        "and against `llama-index-vector-stores-chroma`'s `ChromaVectorStore` holding the same "
+        "vectors; mmr mode (`mmr_prefetch_k=20`) in strata's engine against LlamaIndex's NumPy "
+        "MMR in Chroma's store. µs per call, p50 / p99, one call at a time (the target: "
+        "strata / floor <= 1.5).", "",
+        table(["time", "commit", "nodes", "floor", "strata store", "store / floor", "chroma store",
+               "strata MMR", "chroma MMR", "file"], rows)])
+
+
 def tail_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -507,7 +534,8 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("text", text_section), ("sparse", sparse_section), ("hybrid", hybrid_section),
     ("server-load", server_section),
     ("vectordbbench", vectordbbench_section),
-    ("ray", ray_section), ("langchain", langchain_section), ("tail", tail_section),
+    ("ray", ray_section), ("langchain", langchain_section),
+    ("llamaindex", llamaindex_section), ("tail", tail_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",

@@ -199,3 +199,23 @@ def test_langchain_bench_runs_and_its_result_renders(tmp_path):
     assert result["first_hit_is_own_doc"]["strata"] > 0.9
     section = report.langchain_section(report.load(tmp_path, "langchain"))
     assert "| 1,000 x 512, k=4 |" in section
+
+
+def test_llamaindex_bench_runs_and_its_result_renders(tmp_path):
+    """bench_llamaindex.py on a small slice (no Chroma): the store and its floor agree (the
+    script asserts it) and report.py can render the file it writes."""
+    pytest.importorskip("llama_index.core")
+    if not (datasets.shared_data_dir() / "pypi-demo" / "docs.jsonl").exists():
+        pytest.skip("no pypi-demo data (set STRATA_SHARED_DATA)")
+    import bench_llamaindex
+    import report
+
+    out = tmp_path / "llamaindex" / "llamaindex-20261201T000000Z-0000000-pypi-demo.json"
+    out.parent.mkdir()
+    assert bench_llamaindex.main(["--n", "1000", "--queries", "20", "--rounds", "1",
+                                  "--no-chroma", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert set(result["methods"]) == {"collection", "strata", "strata_mmr"}
+    assert result["first_hit_is_own_doc"]["strata"] > 0.9
+    section = report.llamaindex_section(report.load(tmp_path, "llamaindex"))
+    assert "| 1,000 x 512, k=4 |" in section

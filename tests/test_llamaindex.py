@@ -439,10 +439,20 @@ def test_bad_arguments_raise_clear_errors(tmp_path, store):
         store.add([TextNode(text="t", id_="x", embedding=[1.0, 0.0], metadata={"_text": "t"})])
     with pytest.raises(ValueError, match="needs query_embedding"):
         store.query(VectorStoreQuery(query_embedding=None))
-    with pytest.raises(ValueError, match="query mode 'svm' is not supported"):
-        store.query(VectorStoreQuery(query_embedding=[1.0, 1.0], mode=VectorStoreQueryMode.SVM))
+    for learner in (
+        VectorStoreQueryMode.SVM,
+        VectorStoreQueryMode.LOGISTIC_REGRESSION,
+        VectorStoreQueryMode.LINEAR_REGRESSION,
+    ):
+        with pytest.raises(ValueError, match=f"query mode '{learner.value}' is not supported"):
+            store.query(VectorStoreQuery(query_embedding=[1.0, 1.0], mode=learner))
     with pytest.raises(ValueError, match="needs query_str"):
         store.query(VectorStoreQuery(query_embedding=[1.0, 1.0], mode="text_search"))
+    for mode in ("sparse", "semantic_hybrid"):
+        with pytest.raises(ValueError, match=f"a {mode} query needs query_str"):
+            store.query(VectorStoreQuery(query_embedding=[1.0, 1.0], mode=mode))
+    with pytest.raises(ValueError, match="a semantic_hybrid query needs query_embedding"):
+        store.query(VectorStoreQuery(query_str="lorem", mode="semantic_hybrid"))
     with pytest.raises(ValueError, match="dim"):  # the engine's message
         store.add([TextNode(text="t", id_="wide", embedding=[1.0, 0.0, 0.0])])
 
@@ -499,6 +509,65 @@ def test_hybrid_alpha_runs_from_text_alone_to_vector_alone(make_store):
     assert hybrid(1.0)[0] == vector[0] == "t4"  # alpha 1: vector search decides
     assert hybrid(0.0)[0] in {"t2", "t3"}  # alpha 0: BM25 decides
     assert "t4" not in hybrid(0.0)[:2]
+
+
+def test_sparse_mode_searches_the_bm25_index_sized_by_sparse_top_k(make_store):
+    store = make_store(dim=3)
+    store.add(_text_nodes())
+
+    def search(mode, **kw):
+        return store.query(VectorStoreQuery(query_str="cats", mode=mode, **kw))
+
+    # No query_embedding needed: the text is the sparse query, as in Qdrant's store.
+    everything = search("sparse", similarity_top_k=5)
+    assert everything.ids == search("text_search", similarity_top_k=5).ids
+    assert set(everything.ids) == {"t0", "t1", "t3"}
+    assert everything.similarities == search("text_search", similarity_top_k=5).similarities
+    # sparse_top_k sizes the sparse search; similarity_top_k when unset.
+    assert search("sparse", similarity_top_k=5, sparse_top_k=1).ids == everything.ids[:1]
+    assert search("sparse", similarity_top_k=2).ids == everything.ids[:2]
+    filtered = search("sparse", similarity_top_k=5, filters=_one("i", "!=", 0))
+    assert set(filtered.ids) == {"t1", "t3"}
+
+
+def test_semantic_hybrid_is_the_engines_hybrid_fusion(make_store):
+    store = make_store(dim=3)
+    store.add(_text_nodes())
+
+    def search(mode, alpha, **kw):
+        q = VectorStoreQuery(
+            query_embedding=[0, 0, 1], query_str="birds", mode=mode, alpha=alpha, **kw
+        )
+        return store.query(q)
+
+    for alpha in (0.0, 0.3, 1.0, None):
+        semantic = search("semantic_hybrid", alpha, similarity_top_k=5)
+        hybrid = search("hybrid", alpha, similarity_top_k=5)
+        assert semantic.ids == hybrid.ids
+        assert semantic.similarities == hybrid.similarities
+    # alpha moves the ranking from text alone to vector alone, as in hybrid mode.
+    assert search("semantic_hybrid", 1.0, similarity_top_k=5).ids[0] == "t4"
+    assert "t4" not in search("semantic_hybrid", 0.0, similarity_top_k=5).ids[:2]
+    assert len(search("semantic_hybrid", 0.5, similarity_top_k=5, hybrid_top_k=2).ids) == 2
+
+
+def test_the_new_modes_answer_through_the_async_methods_too(make_store):
+    store = make_store(dim=3)
+    store.add(_text_nodes())
+    queries = [
+        VectorStoreQuery(query_str="cats", mode="sparse", similarity_top_k=5),
+        VectorStoreQuery(
+            query_embedding=[0, 0, 1], query_str="birds", mode="semantic_hybrid", similarity_top_k=5
+        ),
+    ]
+
+    async def main():
+        return await asyncio.gather(*(store.aquery(q) for q in queries))
+
+    for sync, asynchronous in zip(
+        (store.query(q) for q in queries), asyncio.run(main()), strict=True
+    ):
+        assert sync.ids == asynchronous.ids and sync.ids
 
 
 def test_mmr_spreads_picks_in_the_engine(make_store):

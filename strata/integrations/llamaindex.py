@@ -26,12 +26,18 @@ How LlamaIndex's notions map onto the collection (the store only translates):
   nested MetadataFilters included.
 - A query's node_ids and doc_ids restrict it to those nodes and source documents (an
   empty list restricts nothing, as in LlamaIndex's other stores).
-- Query modes: "default" (vector search), "text_search" (BM25 over text_key, the query's
-  query_str), "hybrid" (both, fused by the engine as alpha * vector + (1 - alpha) * text
+- Query modes: "default" (vector search); "text_search" and "sparse" (BM25 over text_key,
+  the query's query_str, sparse_top_k results when set: the BM25 index is the store's
+  sparse side, where Qdrant's store searches a learned sparse vector); "hybrid" and
+  "semantic_hybrid" (both, fused by the engine as alpha * vector + (1 - alpha) * text
   over min-max normalised scores, LlamaIndex's alpha: 1 is vector search alone, 0 text
-  alone; 0.5 when unset) and "mmr" (Collection.query_mmr, in the engine: mmr_threshold is
-  the weight of relevance, LlamaIndex's meaning; mmr_prefetch_k or mmr_prefetch_factor
-  set how many candidates it chooses from). Other modes raise ValueError.
+  alone; 0.5 when unset; hybrid_top_k results when set. semantic_hybrid is Azure AI
+  Search's hybrid plus its semantic re-ranker; strata has no re-ranker, so it is hybrid)
+  and "mmr" (Collection.query_mmr, in the engine: mmr_threshold is the weight of
+  relevance, LlamaIndex's meaning; mmr_prefetch_k or mmr_prefetch_factor set how many
+  candidates it chooses from). The learner modes (svm, logistic_regression,
+  linear_regression) fit a classifier to every stored embedding in Python, which only an
+  in-memory store can do: they raise ValueError naming the mode, as unknown modes do.
 - Similarities are larger for nearer nodes: 1 - distance for cosine and ip (the cosine
   similarity, the inner product), minus the squared distance for l2; the engine's fused
   or BM25 score for text_search and hybrid.
@@ -77,6 +83,21 @@ _DOC_ID_KEY = "ref_doc_id"
 # Characters RE2 gives a meaning to (Go's regexp.QuoteMeta escapes exactly these).
 _REGEX_SPECIAL = frozenset("\\.+*?()|[]{}^$")
 _DEFAULT_ALPHA = 0.5
+# The store's keyword side is the BM25 text index over text_key: sparse (LlamaIndex's
+# sparse-only retrieval, a learned sparse vector in Qdrant's store) and text_search both
+# search it.
+_TEXT_MODES = frozenset({VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE})
+# semantic_hybrid is hybrid search re-ranked by Azure AI Search's semantic ranker; strata
+# has no re-ranker, so it is the engine's fusion of dense and BM25, as hybrid is.
+_HYBRID_MODES = frozenset({VectorStoreQueryMode.HYBRID, VectorStoreQueryMode.SEMANTIC_HYBRID})
+# Modes that fit a classifier to the stored embeddings (SimpleVectorStore's learners).
+_LEARNER_MODES = frozenset(
+    {
+        VectorStoreQueryMode.SVM,
+        VectorStoreQueryMode.LOGISTIC_REGRESSION,
+        VectorStoreQueryMode.LINEAR_REGRESSION,
+    }
+)
 
 
 def _literal(text: str) -> str:
@@ -411,10 +432,16 @@ class StrataVectorStore(BasePydanticVectorStore):
             else None,
         )
         mode = VectorStoreQueryMode(query.mode)
-        needs_text = mode in (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.HYBRID)
-        if needs_text and not query.query_str:
+        if mode in _LEARNER_MODES:
+            raise ValueError(
+                f"query mode {mode.value!r} is not supported: it trains a classifier over "
+                "every stored embedding in Python (LlamaIndex's SimpleVectorStore does); "
+                "a database store answers default, sparse, text_search, hybrid, "
+                "semantic_hybrid or mmr"
+            )
+        if (mode in _TEXT_MODES or mode in _HYBRID_MODES) and not query.query_str:
             raise ValueError(f"a {mode.value} query needs query_str (the text to search for)")
-        if mode != VectorStoreQueryMode.TEXT_SEARCH and query.query_embedding is None:
+        if mode not in _TEXT_MODES and query.query_embedding is None:
             raise ValueError(f"a {mode.value} query needs query_embedding")
         vector = (
             None
@@ -423,15 +450,15 @@ class StrataVectorStore(BasePydanticVectorStore):
         )
         if mode == VectorStoreQueryMode.DEFAULT:
             return "query", {"queries": vector, "k": k, "where": where}
-        if mode == VectorStoreQueryMode.TEXT_SEARCH:
-            text_k = query.sparse_top_k or k
+        if mode in _TEXT_MODES:
+            # sparse_top_k, as Qdrant's store sizes its sparse-only search.
             return "query", {
                 "text": query.query_str,
-                "k": text_k,
+                "k": query.sparse_top_k or k,
                 "where": where,
                 "text_field": self.text_key,
             }
-        if mode == VectorStoreQueryMode.HYBRID:
+        if mode in _HYBRID_MODES:
             alpha = _DEFAULT_ALPHA if query.alpha is None else query.alpha
             return "query", {
                 "queries": vector,
@@ -455,7 +482,8 @@ class StrataVectorStore(BasePydanticVectorStore):
                 args["fetch_k"] = max(k, int(k * kwargs["mmr_prefetch_factor"]))
             return "query_mmr", args
         raise ValueError(
-            f"query mode {mode.value!r} is not supported: use default, text_search, hybrid or mmr"
+            f"query mode {mode.value!r} is not supported: use default, sparse, text_search, "
+            "hybrid, semantic_hybrid or mmr"
         )
 
     def _similarity(self, distance: float) -> float:
