@@ -76,6 +76,13 @@ def _rest(server):
         return QdrantClient(url=server.qdrant_url, timeout=30)
 
 
+def _rest_of_grpc(server):
+    """qdrant-client over the REST port of the server that serves gRPC."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return QdrantClient(url=server.qdrant_grpc_url, timeout=30)
+
+
 def _grpc(server):
     """qdrant-client over strata-server --qdrant-grpc-addr: the same calls as protobuf."""
     with warnings.catch_warnings():
@@ -89,6 +96,10 @@ def _grpc(server):
 
 
 TARGETS = {"rest": _rest, "grpc": _grpc}
+
+# Calls the gRPC door does not serve yet (docs/qdrant.md, gRPC): on the gRPC server they run
+# over its REST port, so its collection stays the reference's twin for the calls after them.
+REST_ONLY = ("query groups", "batch ", "conditional upsert", "search_matrix")
 
 
 def _vector(rng, name):
@@ -139,8 +150,17 @@ def _compare_scored(got, want, what, by_score_only=False):
     byid = {w.id: w for w in want}
     for g in got:
         w = byid.get(g.id)
-        if w is not None and g.payload != w.payload:
+        if w is not None and not _same_payload(g.payload, w.payload, what):
             raise DifferenceError(f"{what}: payload of {g.id}: {g.payload} vs {w.payload}")
+
+
+def _same_payload(got, want, what):
+    # qdrant-client turns an empty gRPC payload map into None (conversion.py,
+    # convert_scored_point / convert_retrieved_point: "HasField raises on map fields"),
+    # against Qdrant itself too: over gRPC None and {} are the same answer.
+    if what.startswith("[grpc") and not got and not want:
+        return True
+    return got == want
 
 
 def _compare_records(got, want, what):
@@ -150,7 +170,7 @@ def _compare_records(got, want, what):
     if [p.id for p in got] != [p.id for p in want]:
         raise DifferenceError(f"{what}: ids {[p.id for p in got]} vs {[p.id for p in want]}")
     for g, w in zip(got, want, strict=True):
-        if g.payload != w.payload:
+        if not _same_payload(g.payload, w.payload, what):
             raise DifferenceError(f"{what}: payload of {g.id}: {g.payload} vs {w.payload}")
         if not _same_vectors(g.vector, w.vector):
             raise DifferenceError(f"{what}: vectors of {g.id}: {g.vector} vs {w.vector}")
@@ -401,6 +421,7 @@ def _differential(server, seed, calls):
     name = f"diff{seed}"
     reference = QdrantClient(":memory:")
     targets = {t: make(server) for t, make in TARGETS.items()}
+    rest_of = {"rest": targets["rest"], "grpc": _rest_of_grpc(server)}
     clients = {"local": reference, **targets}
     config = {n: params for n, (params, _) in FIELDS.items()}
     try:
@@ -415,6 +436,8 @@ def _differential(server, seed, calls):
             what, fn, kind = _calls(rng, name, ids)
             ok_want, want = _run(reference, fn)
             for tname, client in targets.items():
+                if what.startswith(REST_ONLY):
+                    client = rest_of[tname]
                 ok_got, got = _run(client, fn)
                 label = f"[{tname} seed {seed} call {done}] {what}"
                 if ok_got != ok_want:
