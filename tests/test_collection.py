@@ -467,7 +467,8 @@ def test_open_falls_back_to_the_previous_snapshot(tmp_path):
         col.upsert([2], np.full(DIM, 2.0))
         col.checkpoint()
         live = col.info()["last_checkpoint_seq"]
-    manifest = json.loads((path / "snapshots" / f"{live:016x}" / "MANIFEST").read_text().split("\n")[0])
+    manifest_file = path / "snapshots" / f"{live:016x}" / "MANIFEST"
+    manifest = json.loads(manifest_file.read_text().split("\n")[0])
     index = path / "segments" / manifest["vectors"][0]["segments"][-1]["file"]
     data = bytearray(index.read_bytes())
     data[30] ^= 0x10
