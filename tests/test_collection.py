@@ -458,6 +458,8 @@ def test_lone_surrogates_are_refused_not_replaced(col):
 def test_open_falls_back_to_the_previous_snapshot(tmp_path):
     # One flipped bit in the live snapshot's index made the collection
     # unopenable; the previous snapshot and the log since it hold every point.
+    # The index is in graph segments: the one the live checkpoint wrote
+    # (the last its manifest lists) is the live snapshot's alone.
     path = tmp_path / "fb"
     with strata.Collection.create(path, dim=DIM) as col:
         col.upsert([1], np.ones(DIM))
@@ -465,7 +467,9 @@ def test_open_falls_back_to_the_previous_snapshot(tmp_path):
         col.upsert([2], np.full(DIM, 2.0))
         col.checkpoint()
         live = col.info()["last_checkpoint_seq"]
-    index = path / "snapshots" / f"{live:016x}" / "index.hnsw"
+    manifest_file = path / "snapshots" / f"{live:016x}" / "MANIFEST"
+    manifest = json.loads(manifest_file.read_text().split("\n")[0])
+    index = path / "segments" / manifest["vectors"][0]["segments"][-1]["file"]
     data = bytearray(index.read_bytes())
     data[30] ^= 0x10
     index.write_bytes(bytes(data))

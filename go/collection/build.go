@@ -77,12 +77,12 @@ func (c *Collection) buildStep(f *vectorField) (int, error) {
 		return 0, nil
 	}
 	if len(b.Keys) > 0 {
-		if err := f.index.Add(b.Vectors, b.Keys, nil, c.tuning.Threads); err != nil {
+		if err := f.index.Add(b.Vectors, b.Keys, c.tuning.Threads); err != nil {
 			return 0, err
 		}
 	}
 	if len(b.Removed) > 0 {
-		if _, err := f.index.Remove(b.Removed, true); err != nil {
+		if _, err := f.index.Remove(b.Removed); err != nil {
 			return 0, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/strata-db/strata/go/collection/segment"
 	"github.com/strata-db/strata/go/collection/snapshot"
 )
 
@@ -50,7 +51,7 @@ func (c *Collection) checkpoint() error {
 		c.applyMu.Unlock()
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}
-	set, frozen, err := c.freezeFields()
+	set, frozen, err := c.freezeFields(seq)
 	frozenSp := freezeSparse(set)
 	ids, offsets, data := c.meta.Export()
 	keys, strs, next := c.ids.export()
@@ -66,13 +67,14 @@ func (c *Collection) checkpoint() error {
 	walBytes := c.log.Bytes()
 	err = c.log.Rotate()
 	c.walMu.Unlock()
+	var wrote, segs []string
 	if err == nil {
-		err = c.writeSnapshot(seq, set, frozen, frozenSp, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
+		wrote, segs, err = c.writeSnapshot(seq, set, frozen, frozenSp, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
 			snapshot.IDTable{Keys: keys, Strings: strs, Next: next}, expiries)
 	}
 	if err == nil {
 		// What CURRENT names must load: read it back first (fallback.go).
-		err = c.verifySnapshot(seq)
+		err = c.verifySnapshot(seq, wrote)
 	}
 	if err == nil {
 		err = snapshot.WriteCurrent(c.fs, c.dir, seq)
@@ -82,6 +84,7 @@ func (c *Collection) checkpoint() error {
 	}
 	prev := c.lastCheckpoint.Load() // kept, with the log since it, to fall back on
 	c.lastCheckpoint.Store(seq)
+	c.prevSegs, c.liveSegs = c.liveSegs, segs
 	c.checkpointAt.Store(time.Now().UnixNano())
 	c.walAtSnapshot.Store(walBytes)
 
@@ -111,13 +114,17 @@ func (c *Collection) checkpoint() error {
 	return nil
 }
 
-// freezeFields copies every field's state for a snapshot; the caller
-// holds applyMu (or has not started the loops yet).
-func (c *Collection) freezeFields() (*fieldSet, []frozenField, error) {
+// freezeFields seals every field's active graph and copies what the
+// snapshot of seq writes; the caller holds applyMu (or has not started
+// the loops yet). The new segment files are named seq-N (N counting
+// from 0 across the fields).
+func (c *Collection) freezeFields(seq uint64) (*fieldSet, []frozenField, error) {
 	set := c.fields.Load()
 	frozen := make([]frozenField, len(set.fields))
+	n := 0
+	name := func() string { n++; return fmt.Sprintf("%016x-%04x.hnsw", seq, n-1) }
 	for i, f := range set.fields {
-		ff, err := f.freeze()
+		ff, err := f.freeze(name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -135,48 +142,47 @@ func freezeSparse(set *fieldSet) []frozenSparse {
 	return out
 }
 
-// writeSnapshot writes snapshots/<seq>/ and makes it durable: every file
-// fsynced, then the snapshot directory and its parent. A collection of the
-// one dense field "" writes a format 2 manifest, as before fields existed;
-// any other schema a format 3 one, which lists the fields.
+// writeSnapshot writes snapshots/<seq>/ and the new segment files and
+// makes them durable: every file fsynced, then DIR/segments, the snapshot
+// directory and its parent. It returns the segment files it wrote (paths)
+// and those the manifest names (names). The
+// manifest is format 4 (segments) whatever the schema.
 func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenField, frozenSp []frozenSparse,
-	md snapshot.Metadata, table snapshot.IDTable, expiries snapshot.Expiries) error {
+	md snapshot.Metadata, table snapshot.IDTable, expiries snapshot.Expiries) (wrote, segs []string, err error) {
 	dir := snapshotPath(c.dir, seq)
 	// A directory of this name is the remains of a crashed checkpoint of
 	// the same state (CURRENT never names an incomplete one).
 	if err := c.fs.RemoveAll(dir); err != nil {
-		return fmt.Errorf("snapshot %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 	}
 	if err := c.fs.MkdirAll(dir); err != nil {
-		return fmt.Errorf("snapshot %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 	}
-	files, err := saveFields(c.fs, dir, frozen)
+	segDir := filepath.Join(c.dir, snapshot.SegmentsDir)
+	if err := c.fs.MkdirAll(segDir); err != nil {
+		return nil, nil, fmt.Errorf("segments %s: %w", segDir, err)
+	}
+	files, vectors, wrote, err := saveFields(c.fs, segDir, dir, frozen)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	sparseFiles, err := saveSparse(c.fs, dir, frozenSp)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	files = append(files, sparseFiles...)
 	if err := snapshot.WriteMetadata(c.fs, filepath.Join(dir, metaFileName), md); err != nil {
-		return err
+		return nil, nil, err
 	}
-	m := snapshot.Manifest{Format: 3, WALHead: true, Seq: seq, Fsync: c.opts.Fsync.String(), Count: len(md.IDs),
-		Vectors: manifestFields(set.fields), Sparse: manifestSparse(set.sparse)}
-	if set.legacy() {
-		d := set.def
-		m = snapshot.Manifest{Format: 2, WALHead: true, Seq: seq, Dim: d.Dim, Metric: d.Metric.String(), M: d.M,
-			EfConstruction: d.EfConstruction, Quantization: d.Quantization.String(),
-			Fsync: c.opts.Fsync.String(), Count: len(md.IDs)}
-	}
+	m := snapshot.Manifest{Format: 4, WALHead: true, Seq: seq, Fsync: c.opts.Fsync.String(), Count: len(md.IDs),
+		Vectors: vectors, Sparse: manifestSparse(set.sparse)}
 	m.TextFields, m.TextAnalyzers = c.text.manifest()
 	files = append(files, metaFileName)
 	// A collection that never held a string id writes the snapshot it
 	// always wrote; one that did keeps its table (and counter) from then on.
 	if table.Next != firstStringKey {
 		if err := snapshot.WriteIDTable(c.fs, filepath.Join(dir, snapshot.IDTableName), table); err != nil {
-			return err
+			return nil, nil, err
 		}
 		m.IDs = snapshot.IDTableName
 		files = append(files, snapshot.IDTableName)
@@ -185,7 +191,7 @@ func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenFie
 	// stay readable by the builds before expiring points.
 	if len(expiries.Keys) > 0 {
 		if err := snapshot.WriteExpiries(c.fs, filepath.Join(dir, snapshot.ExpiryName), expiries); err != nil {
-			return err
+			return nil, nil, err
 		}
 		m.Expiry = snapshot.ExpiryName
 		files = append(files, snapshot.ExpiryName)
@@ -193,7 +199,7 @@ func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenFie
 	for _, name := range files {
 		info, err := c.fs.Stat(filepath.Join(dir, name))
 		if err != nil {
-			return fmt.Errorf("snapshot %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 		}
 		m.Files = append(m.Files, snapshot.File{Name: name, Size: info.Size()})
 	}
@@ -201,14 +207,19 @@ func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenFie
 	for _, f := range m.Files {
 		total += f.Size
 	}
+	for _, v := range m.Vectors {
+		for _, s := range v.Segments {
+			total += s.Size
+		}
+	}
 	c.snapshotBytes.Store(total)
 	if err := snapshot.WriteManifest(c.fs, dir, m); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := c.fs.SyncDir(filepath.Dir(dir)); err != nil {
-		return fmt.Errorf("snapshot %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 	}
-	return nil
+	return wrote, segmentsOf(m), nil
 }
 
 // checkpointLoop runs the automatic checkpoints the committer asks for.
@@ -257,25 +268,19 @@ func (c *Collection) look() bool {
 	return false
 }
 
-// vacuum compacts the index when tombstones crowd it (Tuning.VacuumRatio)
-// and reports whether it did; the checkpoint loop then writes a snapshot,
-// so the disk shrinks too. Writes and searches go on meanwhile. Only the
-// checkpoint loop calls it, so one runs at a time.
+// vacuum merges sealed segments (segment.Graphs.Plan: a segment whose
+// tombstones reach Tuning.VacuumRatio is rewritten alone; Factor segments
+// of one size tier, or the smallest once there are more than MaxSegments,
+// are merged into one) and reports whether it did; the checkpoint loop
+// then checkpoints, which writes the merged segments (if the log holds
+// records no checkpoint has; else the next one does). At most
+// maxMergesPerLook merges run per look. Writes and searches go on meanwhile (the build holds no lock).
+// Only the checkpoint loop calls it, so one runs at a time.
 func (c *Collection) vacuum() bool {
 	if c.tuning.VacuumRatio < 0 || c.failed() != nil {
 		return false
 	}
-	var crowded []*vectorField
-	for _, f := range c.fields.Load().fields {
-		dead := f.index.Tombstones()
-		if dead >= vacuumMinTombstones && float64(dead) >= c.tuning.VacuumRatio*float64(dead+f.index.Len()) {
-			crowded = append(crowded, f)
-		}
-	}
-	if len(crowded) == 0 {
-		return false
-	}
-	began := time.Now()
+	policy := mergePolicyOf(c)
 	// A background rebuild leaves half the cores to the requests it runs
 	// beside (the server load test's writes stalled for tens of ms while a
 	// vacuum took both cores).
@@ -283,17 +288,48 @@ func (c *Collection) vacuum() bool {
 	if threads <= 0 {
 		threads = max(1, runtime.NumCPU()/2)
 	}
-	// Compact fails only on a closed index, which Close does after this
-	// loop has stopped, or one whose field was removed meanwhile: there
-	// is nothing to report.
-	for _, f := range crowded {
-		if f.index.Compact(threads) != nil {
-			return false
+	merged := 0
+	for _, f := range c.fields.Load().fields {
+		// The active graph's own overwrites count too: a crowded one is
+		// sealed, for the policy to rewrite.
+		if a := f.index.Active(); crowded(a.Tombstones(), a.Len(), c.tuning.VacuumRatio) {
+			f.buildMu.Lock()
+			err := f.index.SealActive()
+			f.buildMu.Unlock()
+			if err != nil {
+				continue
+			}
+		}
+		for merged < maxMergesPerLook {
+			srcs, _ := f.index.Plan(policy)
+			if srcs == nil {
+				break
+			}
+			began := time.Now()
+			// Merge fails only on a closed index, which Close does after
+			// this loop has stopped, or a field removed meanwhile: there
+			// is nothing to report.
+			if f.index.Merge(srcs, threads) != nil {
+				break
+			}
+			merged++
+			c.stats.Vacuums.Add(1)
+			c.stats.VacuumNanos.Add(int64(time.Since(began)))
 		}
 	}
-	c.stats.Vacuums.Add(1)
-	c.stats.VacuumNanos.Add(int64(time.Since(began)))
-	return true
+	return merged > 0
+}
+
+// mergePolicyOf is the collection's merge policy (package segment).
+func mergePolicyOf(c *Collection) segment.MergePolicy {
+	return segment.MergePolicy{Factor: mergeFactor, MaxSegments: maxSegments,
+		TombstoneRatio: c.tuning.VacuumRatio, MinTombstones: vacuumMinTombstones}
+}
+
+// crowded reports whether dead tombstones among live keys call for a
+// rewrite (Tuning.VacuumRatio, vacuumMinTombstones).
+func crowded(dead, live int, ratio float64) bool {
+	return ratio >= 0 && dead >= vacuumMinTombstones && float64(dead) >= ratio*float64(dead+live)
 }
 
 // renumber puts the index's nodes in breadth-first order

@@ -81,9 +81,12 @@ type Collection struct {
 	// checkpoint loop (reaper.go).
 	reapNow        chan chan struct{}
 	lastCheckpoint atomic.Uint64 // sequence number of the live snapshot
-	checkpointAt   atomic.Int64  // unix nanoseconds of the last checkpoint, or 0
-	walAtSnapshot  atomic.Int64  // log bytes when the last checkpoint started
-	snapshotBytes  atomic.Int64  // size of the live snapshot's files
+	// liveSegs and prevSegs are the segment files the live and the
+	// previous snapshot name (checkpointMu; Open sets them first).
+	liveSegs, prevSegs []string
+	checkpointAt       atomic.Int64 // unix nanoseconds of the last checkpoint, or 0
+	walAtSnapshot      atomic.Int64 // log bytes when the last checkpoint started
+	snapshotBytes      atomic.Int64 // size of the live snapshot's files
 
 	stats    Stats
 	recovery Recovery
@@ -203,7 +206,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fie
 	if Exists(fsys, dir) {
 		return nil, fmt.Errorf("%w: %s already holds a collection", ErrExists, dir)
 	}
-	for _, name := range []string{walDir, snapshotsDir} {
+	for _, name := range []string{walDir, snapshotsDir, snapshot.SegmentsDir} {
 		if err := fsys.RemoveAll(filepath.Join(dir, name)); err != nil {
 			return nil, fmt.Errorf("collection: create %s: %w", dir, err)
 		}
@@ -214,7 +217,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fie
 	}
 	// Snapshot 0 is the empty collection, so CURRENT always names a
 	// snapshot and Open has one code path.
-	set, frozen, err := c.freezeFields()
+	set, frozen, err := c.freezeFields(0)
 	if err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}
@@ -222,7 +225,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fie
 	if err := c.openLog(1); err != nil {
 		return nil, err
 	}
-	err = c.writeSnapshot(0, set, frozen, freezeSparse(set), snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey}, snapshot.Expiries{})
+	_, c.liveSegs, err = c.writeSnapshot(0, set, frozen, freezeSparse(set), snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey}, snapshot.Expiries{})
 	if err == nil {
 		err = snapshot.WriteCurrent(fsys, dir, 0)
 	}
@@ -282,6 +285,11 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	for _, f := range manifest.Files {
 		c.snapshotBytes.Add(f.Size)
 	}
+	for _, v := range manifest.Vectors {
+		for _, s := range v.Segments {
+			c.snapshotBytes.Add(s.Size)
+		}
+	}
 	c.lastCheckpoint.Store(seq)
 	c.applied.Store(seq)
 	if err := c.replay(seq, manifest.WALHead); err != nil {
@@ -289,6 +297,12 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	}
 	c.recovery.Fallback = fallback
 	prev, hasPrev := previousSnapshot(fsys, dir, seq)
+	c.liveSegs = segmentsOf(manifest)
+	if hasPrev {
+		if m, err := snapshot.ReadManifest(fsys, snapshotPath(dir, prev)); err == nil {
+			c.prevSegs = segmentsOf(m)
+		}
+	}
 	if err := c.removeStale(seq, prev, hasPrev); err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func (c *Collection) Describe() map[string]any {
 		vectors[i] = map[string]any{"name": f.Name, "dim": f.Dim, "metric": f.Metric.String(), "M": f.M,
 			"ef_construction": f.EfConstruction, "quantization": f.Quantization.String(),
 			"multivector": f.Multivector.String(), "points": f.count(), "tombstones": f.index.Tombstones(),
-			"tail_rows": f.tail.Len(), "built_rows": f.tail.Built()}
+			"tail_rows": f.tail.Len(), "built_rows": f.tail.Built(), "segments": f.index.Segments()}
 	}
 	sparseFields := make([]map[string]any, len(set.sparse))
 	for i, f := range set.sparse {
@@ -45,7 +45,7 @@ func (c *Collection) Describe() map[string]any {
 		"group_commits": in.Groups, "writes_logged": in.Records, "fsyncs": in.Syncs,
 		"fsync_seconds": in.SyncSeconds, "checkpoints": in.Checkpoints,
 		"checkpoint_seconds": in.CheckpointSecs, "vacuums": in.Vacuums, "vacuum_seconds": in.VacuumSeconds,
-		"renumbers": in.Renumbers, "tail_rows": in.TailRows, "built_rows": in.Built,
+		"renumbers": in.Renumbers, "tail_rows": in.TailRows, "built_rows": in.Built, "segments": in.Segments,
 		"failed": in.Failed, "text_fields": text, "vectors": vectors,
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),

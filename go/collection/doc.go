@@ -155,35 +155,48 @@
 //
 //  0. Drain the tails: wait for the builder, then, under the apply lock,
 //     build what came meanwhile (a snapshot holds graphs, never a tail).
-//  1. Under the apply lock: note the last applied sequence number S, freeze
-//     each field's index (hnsw.Freeze: copies of the links and flags, shared
-//     write-once arrays; sparse.Index.Freeze), copy the multivector maps
-//     and export the documents. Writers queue meanwhile.
+//  1. Under the apply lock: note the last applied sequence number S, seal
+//     each field's active graph (package segment: it becomes an immutable
+//     segment, an empty graph takes the next inserts) and freeze the
+//     segments no file holds yet (hnsw.Freeze), note each segment's
+//     deletions since its file, freeze the sparse indexes, copy the
+//     multivector maps and export the documents. Writers queue meanwhile.
 //  2. Rotate the log, so records after S land in a new segment.
-//  3. Write snapshots/S/ (index.hnsw, or one index file per field and a
-//     map per multivector field; sparse.NN.idx per sparse field; meta.idx,
-//     MANIFEST), fsync each file, the directory and snapshots/.
+//  3. Write the new segment files (DIR/segments/, fsynced, the directory
+//     too), then snapshots/S/ (deletes.NN.idx per field with deletions,
+//     a map per multivector field; sparse.NN.idx per sparse field;
+//     meta.idx, MANIFEST), fsync each file, the directory and snapshots/.
+//     Read the new segment files and the snapshot back (every CRC).
 //  4. Replace CURRENT (temp, fsync, rename, fsync of the collection dir).
-//  5. Remove log segments holding only records <= S and other snapshots.
+//  5. Remove log segments holding only records <= S, other snapshots and
+//     segment files neither the live nor the previous snapshot names.
+//
+// So the vector bytes a checkpoint writes are those built since the
+// previous one (plus the segments merges made since), not the field's
+// whole graph; meta.idx, ids.idx and the sparse and map files are still
+// written whole (package segment, "What is left").
 //
 // A crash before step 4 leaves the old snapshot live and a stray directory
-// that Open removes; after it, stray segments and snapshots that Open (or
-// the next checkpoint) removes. Checkpoints run when asked, at Close if the
-// log holds anything new, and in the background once the log has grown by
-// Tuning.CheckpointBytes.
+// and segment files that Open removes; after it, stray log segments,
+// snapshots and segment files that Open (or the next checkpoint) removes.
+// Checkpoints run when asked, at Close if the log holds anything new, and
+// in the background once the log has grown by Tuning.CheckpointBytes.
 //
-// The same background loop looks once a second at two kinds of upkeep that
-// change only memory: a vacuum (hnsw.Index.Compact, then a checkpoint) when
-// tombstones reach Tuning.VacuumRatio of the nodes, and otherwise a
-// renumbering of the graph for locality (hnsw.Index.Renumber) when the live
-// points have grown 1.5x since the last one. Neither touches the log: a
-// crash during either recovers as from any other state.
+// The same background loop looks once a second at two kinds of upkeep
+// that change only memory: merges of the sealed segments (package
+// segment, "Merging": a segment whose tombstones reach Tuning.VacuumRatio
+// is rewritten, small segments of one size tier are merged), which the
+// checkpoint after writes, and otherwise a renumbering of the active
+// graph for locality (hnsw.Index.Renumber) when its live points have
+// grown 1.5x since the last one. Neither touches the log: a crash during
+// either recovers as from any other state.
 //
 // # Recovery
 //
-// Open reads CURRENT, loads the snapshot it names (checking the manifest's
-// file sizes and every section's CRC), then replays log records after S
-// into the tails (no graph insertion; the builder catches up after Open).
+// Open reads CURRENT, loads the snapshot it names and the segments its
+// manifest lists (checking the manifest's file sizes and every section's
+// CRC), then replays log records after S into the tails (no graph
+// insertion; the builder catches up after Open).
 // If CURRENT or that snapshot is damaged, it falls back to the previous
 // snapshot, which every checkpoint keeps with the log since it until the
 // next one is written and verified, and reports it (Info().Recovery.Fallback;

@@ -257,6 +257,17 @@ func parseSnapshotName(name string) (uint64, bool) {
 	return seq, err == nil
 }
 
+// segmentsOf lists the segment files a manifest names.
+func segmentsOf(m snapshot.Manifest) []string {
+	var out []string
+	for _, v := range m.Vectors {
+		for _, s := range v.Segments {
+			out = append(out, s.File)
+		}
+	}
+	return out
+}
+
 // previousSnapshot is the newest snapshot older than live whose manifest
 // reads, the one a checkpoint kept; 0 and false if there is none.
 func previousSnapshot(fsys vfs.FS, dir string, live uint64) (uint64, bool) {
@@ -275,9 +286,17 @@ func previousSnapshot(fsys vfs.FS, dir string, live uint64) (uint64, bool) {
 	return 0, false
 }
 
-// verifySnapshot reads snapshot seq back, checking every CRC, before
-// CURRENT may name it.
-func (c *Collection) verifySnapshot(seq uint64) error {
+// verifySnapshot reads snapshot seq and the segment files it wrote
+// (wrote) back, checking every CRC, before CURRENT may name it. The
+// segments written by earlier checkpoints were verified then.
+func (c *Collection) verifySnapshot(seq uint64, wrote []string) error {
+	for _, path := range wrote {
+		f, err := indexfile.Read(c.fs, path, indexfile.ReadOptions{})
+		if err != nil {
+			return fmt.Errorf("verifying snapshot: %w", err)
+		}
+		f.Close()
+	}
 	snapDir := snapshotPath(c.dir, seq)
 	m, err := snapshot.ReadManifest(c.fs, snapDir)
 	if err != nil {
@@ -306,7 +325,9 @@ func (c *Collection) verifySnapshot(seq uint64) error {
 
 // removeStale deletes snapshot directories other than live and prev (if
 // keepPrev): the remains of checkpoints that crashed before or after
-// switching CURRENT, and older snapshots. .broken evidence stays.
+// switching CURRENT, and older snapshots. .broken evidence stays. It then
+// deletes the segment files neither kept manifest names (merged away, or
+// written by a checkpoint that crashed).
 func (c *Collection) removeStale(live, prev uint64, keepPrev bool) error {
 	root := filepath.Join(c.dir, snapshotsDir)
 	names, err := c.fs.ReadDir(root)
@@ -328,6 +349,45 @@ func (c *Collection) removeStale(live, prev uint64, keepPrev bool) error {
 	}
 	if removed {
 		if err := c.fs.SyncDir(root); err != nil {
+			return fmt.Errorf("collection: open %s: %w", c.dir, err)
+		}
+	}
+	return c.removeStaleSegments(keepPrev)
+}
+
+// removeStaleSegments deletes the files of DIR/segments that neither the
+// live snapshot nor the previous one (if keepPrev) names (c.liveSegs and
+// c.prevSegs, noted when they were loaded or written).
+func (c *Collection) removeStaleSegments(keepPrev bool) error {
+	segDir := filepath.Join(c.dir, snapshot.SegmentsDir)
+	names, err := c.fs.ReadDir(segDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("collection: open %s: %w", c.dir, err)
+	}
+	keep := map[string]bool{}
+	for _, name := range c.liveSegs {
+		keep[name] = true
+	}
+	if keepPrev {
+		for _, name := range c.prevSegs {
+			keep[name] = true
+		}
+	}
+	removed := false
+	for _, name := range names {
+		if keep[name] {
+			continue
+		}
+		if err := c.fs.RemoveAll(filepath.Join(segDir, name)); err != nil {
+			return fmt.Errorf("collection: open %s: %w", c.dir, err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := c.fs.SyncDir(segDir); err != nil {
 			return fmt.Errorf("collection: open %s: %w", c.dir, err)
 		}
 	}

@@ -30,7 +30,10 @@ import (
 // vectorField is one field of the schema with its index.
 type vectorField struct {
 	VectorField
-	index *hnsw.Index
+	// index is the field's graph segments (package segment): the active
+	// graph the builder inserts into and the sealed segments, searched
+	// together.
+	index *segment.Graphs
 	multi *multiMap // MaxSim fields only
 	// tail holds the values acknowledged and not yet in index (the
 	// mutable tail, package segment): apply appends to it, the builder
@@ -147,11 +150,12 @@ func (s *fieldSet) legacy() bool {
 
 // newField makes an empty field of spec (checked by the caller).
 func newField(spec VectorField, seed uint64) (*vectorField, error) {
-	index, err := hnsw.New(spec.hnswConfig(seed))
+	cfg := spec.hnswConfig(seed)
+	index, err := hnsw.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("collection: vector field %q: %w", spec.Name, err)
 	}
-	f := &vectorField{VectorField: spec, index: index, tail: segment.NewTail(spec.Dim, spec.Metric)}
+	f := &vectorField{VectorField: spec, index: segment.NewGraphs(cfg, index, nil), tail: segment.NewTail(spec.Dim, spec.Metric)}
 	if spec.Multivector != SingleVector {
 		f.multi = newMultiMap()
 	}
@@ -258,35 +262,34 @@ func (f *vectorField) remove(ids []uint64) error {
 	return nil
 }
 
-// frozenField is a field's state copied for a snapshot.
+// frozenField is a field's state copied for a snapshot: what to write of
+// its segments (segment.Graphs.Seal) and, for a multivector field, its map.
 type frozenField struct {
-	field  *vectorField
-	frozen *hnsw.Frozen
-	vmap   snapshot.VectorMap // multivector fields
+	field *vectorField
+	saves []segment.Saving
+	vmap  snapshot.VectorMap // multivector fields
 }
 
-// freeze copies the field's state; the caller holds applyMu.
-func (f *vectorField) freeze() (frozenField, error) {
-	frozen, err := f.index.Freeze()
+// freeze seals the field's active graph and copies what the snapshot
+// writes; the caller holds applyMu and has drained the tail. name names
+// the new segment files.
+func (f *vectorField) freeze(name func() string) (frozenField, error) {
+	f.buildMu.Lock()
+	saves, err := f.index.Seal(name)
+	f.buildMu.Unlock()
 	if err != nil {
 		return frozenField{}, fmt.Errorf("vector field %q: %w", f.Name, err)
 	}
-	ff := frozenField{field: f, frozen: frozen}
+	ff := frozenField{field: f, saves: saves}
 	if f.multi != nil {
 		ff.vmap = f.multi.export()
 	}
 	return ff, nil
 }
 
-// indexFileOf names the snapshot file of the index of the i-th field:
-// index.hnsw for the dense field "" (as before fields existed), else by
-// position, since names may hold any character.
-func indexFileOf(i int, f *vectorField) string {
-	if f.Name == "" && f.multi == nil {
-		return indexFileName
-	}
-	return fmt.Sprintf("vectors.%02d.hnsw", i)
-}
+// deletesFileOf names the snapshot file of the i-th field's segment
+// tombstones.
+func deletesFileOf(i int) string { return fmt.Sprintf("deletes.%02d.idx", i) }
 
 // mapFileOf names the multivector map file of the i-th field ("" for a
 // dense field).
@@ -297,24 +300,152 @@ func mapFileOf(i int, f *vectorField) string {
 	return fmt.Sprintf("vectors.%02d.map", i)
 }
 
-// saveFields writes the fields' files into the snapshot directory dir and
-// returns their names.
-func saveFields(fsys vfs.FS, dir string, frozen []frozenField) ([]string, error) {
-	var names []string
+// saveFields writes the fields' new segment files into DIR/segments
+// (segDir, fsynced after) and their deletes and map files into the
+// snapshot directory dir; it returns the snapshot files' names, the
+// manifest's fields and the paths of the segment files it wrote.
+func saveFields(fsys vfs.FS, segDir, dir string, frozen []frozenField) (names []string, fields []snapshot.VectorField, wrote []string, err error) {
 	for i, ff := range frozen {
-		name := indexFileOf(i, ff.field)
-		if err := ff.frozen.Save(fsys, filepath.Join(dir, name)); err != nil {
-			return nil, fmt.Errorf("vector field %q: %w", ff.field.Name, err)
-		}
-		names = append(names, name)
-		if name := mapFileOf(i, ff.field); name != "" {
-			if err := snapshot.WriteVectorMap(fsys, filepath.Join(dir, name), ff.vmap); err != nil {
-				return nil, fmt.Errorf("vector field %q: %w", ff.field.Name, err)
+		s := specOf(ff.field.VectorField)
+		mf := snapshot.VectorField{Name: s.Name, Dim: s.Dim, Metric: s.Metric, M: s.M,
+			EfConstruction: s.EfConstruction, Quantization: s.Quantization, Multivector: s.Multivector,
+			MapFile: mapFileOf(i, ff.field)}
+		var deleted [][]uint64
+		any := false
+		for _, sv := range ff.saves {
+			path := filepath.Join(segDir, sv.File)
+			if sv.Frozen != nil {
+				if err := sv.Frozen.Save(fsys, path); err != nil {
+					return nil, nil, nil, fmt.Errorf("vector field %q: %w", ff.field.Name, err)
+				}
+				wrote = append(wrote, path)
 			}
-			names = append(names, name)
+			info, err := fsys.Stat(path)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("vector field %q: segment %s: %w", ff.field.Name, sv.File, err)
+			}
+			mf.Segments = append(mf.Segments, snapshot.Segment{File: sv.File, Size: info.Size(), Live: sv.Live, Deleted: len(sv.Deleted)})
+			deleted = append(deleted, sv.Deleted)
+			any = any || len(sv.Deleted) > 0
+		}
+		if any {
+			mf.DeletesFile = deletesFileOf(i)
+			if err := snapshot.WriteDeletes(fsys, filepath.Join(dir, mf.DeletesFile), deleted); err != nil {
+				return nil, nil, nil, fmt.Errorf("vector field %q: %w", ff.field.Name, err)
+			}
+			names = append(names, mf.DeletesFile)
+		}
+		if mf.MapFile != "" {
+			if err := snapshot.WriteVectorMap(fsys, filepath.Join(dir, mf.MapFile), ff.vmap); err != nil {
+				return nil, nil, nil, fmt.Errorf("vector field %q: %w", ff.field.Name, err)
+			}
+			names = append(names, mf.MapFile)
+		}
+		fields = append(fields, mf)
+	}
+	if len(wrote) > 0 {
+		if err := fsys.SyncDir(segDir); err != nil {
+			return nil, nil, nil, fmt.Errorf("segments %s: %w", segDir, err)
 		}
 	}
-	return names, nil
+	return names, fields, wrote, nil
+}
+
+// loadIndexOf reads the field's index of a snapshot: the segments of a
+// format 4 manifest (each file's size checked against the manifest, its
+// tombstones from the deletes file), or the one index file of formats 1-3,
+// which becomes the active graph (the first checkpoint seals it into a
+// segment: old collections are converted then).
+func loadIndexOf(fsys vfs.FS, snapDir string, m snapshot.Manifest, i int, spec VectorField) (*segment.Graphs, error) {
+	check := func(file string, cfg hnsw.Config) error {
+		if cfg.Dim != spec.Dim || cfg.Metric != spec.Metric || cfg.Quantization != spec.Quantization {
+			return fmt.Errorf("%w: vector field %q: %s holds dim %d %s %s, the manifest says dim %d %s %s",
+				ErrCorrupt, spec.Name, file, cfg.Dim, cfg.Metric, cfg.Quantization, spec.Dim, spec.Metric, spec.Quantization)
+		}
+		return nil
+	}
+	if m.Format < 4 {
+		file := indexFileName
+		if m.Format == 3 {
+			file = m.Vectors[i].IndexFile
+		}
+		index, err := hnsw.Load(fsys, filepath.Join(snapDir, file), hnsw.LoadOptions{Keys: true})
+		if err != nil {
+			return nil, err
+		}
+		if err := check(file, index.Config()); err != nil {
+			index.Close()
+			return nil, err
+		}
+		return segment.NewGraphs(index.Config(), index, nil), nil
+	}
+	v := m.Vectors[i]
+	deleted := make([][]uint64, len(v.Segments))
+	if v.DeletesFile != "" {
+		var err error
+		if deleted, err = snapshot.ReadDeletes(fsys, filepath.Join(snapDir, v.DeletesFile), len(v.Segments)); err != nil {
+			return nil, err
+		}
+	}
+	segDir := filepath.Join(filepath.Dir(filepath.Dir(snapDir)), snapshot.SegmentsDir)
+	var sealed []*segment.Graph
+	fail := func(err error) (*segment.Graphs, error) {
+		for _, s := range sealed {
+			s.Index().Close()
+		}
+		return nil, err
+	}
+	for j, s := range v.Segments {
+		path := filepath.Join(segDir, s.File)
+		info, err := fsys.Stat(path)
+		if err != nil {
+			return fail(fmt.Errorf("%w: vector field %q: segment %s: %v", ErrCorrupt, spec.Name, s.File, err))
+		}
+		if info.Size() != s.Size {
+			return fail(fmt.Errorf("%w: vector field %q: segment %s is %d bytes, the manifest says %d", ErrCorrupt, spec.Name, s.File, info.Size(), s.Size))
+		}
+		if len(deleted[j]) != s.Deleted {
+			return fail(fmt.Errorf("%w: vector field %q: segment %s has %d deleted keys, the manifest says %d", ErrCorrupt, spec.Name, s.File, len(deleted[j]), s.Deleted))
+		}
+		index, err := hnsw.Load(fsys, path, hnsw.LoadOptions{Keys: true})
+		if err != nil {
+			return fail(err)
+		}
+		if err := check(s.File, index.Config()); err != nil {
+			index.Close()
+			return fail(err)
+		}
+		g, err := segment.LoadedGraph(index, s.File, deleted[j])
+		if err != nil {
+			index.Close()
+			return fail(fmt.Errorf("%w: vector field %q: %v", ErrCorrupt, spec.Name, err))
+		}
+		sealed = append(sealed, g)
+		if index.Len() != s.Live {
+			return fail(fmt.Errorf("%w: vector field %q: segment %s holds %d live keys, the manifest says %d", ErrCorrupt, spec.Name, s.File, index.Len(), s.Live))
+		}
+	}
+	g, err := segment.Loaded(spec.hnswConfig(0), sealed)
+	if err != nil {
+		return fail(err)
+	}
+	if n := g.Len(); n != uniqueKeys(g) {
+		return fail(fmt.Errorf("%w: vector field %q: a key is live in two segments", ErrCorrupt, spec.Name))
+	}
+	return g, nil
+}
+
+// uniqueKeys counts the distinct live keys of the segments.
+func uniqueKeys(g *segment.Graphs) int {
+	ids, err := g.IDs()
+	if err != nil {
+		return -1
+	}
+	seen := make(map[uint64]struct{}, len(ids))
+	for _, id := range ids {
+		seen[id] = struct{}{}
+	}
+	return len(seen)
 }
 
 // loadFields reads the fields of a snapshot: from the manifest's Vectors
@@ -333,20 +464,15 @@ func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest) (_ *fieldSet, 
 		}
 	}()
 	for i, spec := range schema {
-		file, mapFile := indexFileName, ""
-		if m.Format >= 3 {
-			file, mapFile = m.Vectors[i].IndexFile, m.Vectors[i].MapFile
-		}
-		index, err := hnsw.Load(fsys, filepath.Join(snapDir, file), hnsw.LoadOptions{Keys: true})
+		index, err := loadIndexOf(fsys, snapDir, m, i, spec)
 		if err != nil {
 			return nil, fmt.Errorf("vector field %q: %w", spec.Name, err)
 		}
 		f := &vectorField{VectorField: spec, index: index, tail: segment.NewTail(spec.Dim, spec.Metric)}
 		fields = append(fields, f)
-		cfg := index.Config()
-		if cfg.Dim != spec.Dim || cfg.Metric != spec.Metric || cfg.Quantization != spec.Quantization {
-			return nil, fmt.Errorf("%w: vector field %q: %s holds dim %d %s %s, the manifest says dim %d %s %s",
-				ErrCorrupt, spec.Name, file, cfg.Dim, cfg.Metric, cfg.Quantization, spec.Dim, spec.Metric, spec.Quantization)
+		var mapFile string
+		if m.Format >= 3 {
+			mapFile = m.Vectors[i].MapFile
 		}
 		if spec.Multivector == SingleVector {
 			continue

@@ -97,13 +97,14 @@ type Tuning struct {
 	// record behind the damage, reports the lost sequence numbers in
 	// Info().Recovery and checkpoints (see the package doc).
 	Repair bool
-	// VacuumRatio: the collection compacts its index (hnsw.Index.Compact,
-	// which lets writes go on) and then checkpoints when removed and
-	// overwritten vectors make up at least this fraction of its nodes and
-	// number at least 1,000 (looked at every second and before each
-	// background checkpoint), so an overwrite-heavy collection neither grows
-	// without bound nor slows down searches that wade through tombstones.
-	// Default 0.2 (Qdrant's deleted_threshold); < 0 never.
+	// VacuumRatio: the collection rewrites a graph segment (package
+	// segment, "Merging"; writes and queries go on) and then checkpoints
+	// when removed and overwritten vectors make up at least this fraction
+	// of its nodes and number at least 1,000 (looked at every second and
+	// before each background checkpoint), so an overwrite-heavy collection
+	// neither grows without bound nor slows down searches that wade
+	// through tombstones; the same looks merge small segments. Default 0.2
+	// (Qdrant's deleted_threshold); < 0 never, and no merges either.
 	VacuumRatio float64
 	// Threads bounds the goroutines of index builds; 0 uses every core
 	// (a vacuum, running beside requests, then uses half of them).
@@ -154,6 +155,13 @@ const (
 	// vacuumCheckInterval is how often the checkpoint loop looks at the
 	// tombstones between checkpoints.
 	vacuumCheckInterval = time.Second
+	// mergeFactor and maxSegments are the merge policy's tiers (4 segments
+	// of one tier become one) and bound on a field's sealed segments
+	// (segment.MergePolicy); maxMergesPerLook bounds the merges of one
+	// look of the checkpoint loop, so that a checkpoint follows soon.
+	mergeFactor      = 4
+	maxSegments      = 8
+	maxMergesPerLook = 16
 	// renumberGrowth is how much the graph grows between renumberings:
 	// each copies the whole graph, so the copies of a collection grown
 	// from empty add up to 1/(1-1/1.5) = 3 times its final size.

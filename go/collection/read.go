@@ -490,7 +490,7 @@ type Info struct {
 	SyncSeconds    float64
 	Checkpoints    int64
 	CheckpointSecs float64
-	Vacuums        int64 // index compactions (Tuning.VacuumRatio)
+	Vacuums        int64 // segment merges and rewrites (Tuning.VacuumRatio; package segment)
 	VacuumSeconds  float64
 	Renumbers      int64 // graph renumberings for memory locality
 	// TailRows is how many acknowledged values wait in the vector fields'
@@ -498,15 +498,19 @@ type Info struct {
 	// it has moved into the graphs since Open.
 	TailRows int
 	Built    int64
+	// Segments is how many graph segments holding nodes the vector
+	// fields have, summed (the active graphs with nodes among them).
+	Segments int
 	Failed   string // why writes are refused, if they are
 }
 
 // Info returns the collection's state.
 func (c *Collection) Info() Info {
 	opts := c.Options()
-	tombstones := 0
+	tombstones, segments := 0, 0
 	for _, f := range c.fields.Load().fields {
 		tombstones += f.index.Tombstones()
+		segments += f.index.Segments()
 	}
 	in := Info{Dir: c.dir, Count: c.Len(), Dim: opts.Dim, Metric: opts.Metric.String(), M: opts.M,
 		EfConstruction: opts.EfConstruction, Quantization: opts.Quantization.String(), Vectors: c.VectorFields(),
@@ -518,6 +522,7 @@ func (c *Collection) Info() Info {
 		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9, Vacuums: c.stats.Vacuums.Load(),
 		VacuumSeconds: float64(c.stats.VacuumNanos.Load()) / 1e9, Renumbers: c.stats.Renumbers.Load()}
 	in.TailRows, in.Built = c.tailStats()
+	in.Segments = segments
 	if at := c.checkpointAt.Load(); at != 0 {
 		in.CheckpointTime = time.Unix(0, at)
 	}

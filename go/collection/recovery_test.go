@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/collection/wal"
+	"github.com/strata-db/strata/go/vfs"
 )
 
 // lossyCollection writes 2 points, checkpoints, writes 10 more and stops
@@ -135,12 +137,19 @@ func TestOpenReadsACollectionInFormat1(t *testing.T) {
 	if err != nil || len(found) != 1 || string(docs[0]) != `{"n":6}` || vecs[0] != 6 {
 		t.Fatalf("point 6: %v %s %v %v", found, docs, vecs, err)
 	}
-	if err := c.Close(); err != nil { // checkpoints in format 2
+	if err := c.Close(); err != nil { // checkpoints in format 4: the index becomes a segment
 		t.Fatal(err)
+	}
+	m, err := snapshot.ReadManifest(vfs.Default, snapshotPath(dir, c.lastCheckpoint.Load()))
+	if err != nil || m.Format != 4 || len(m.Vectors) != 1 || len(m.Vectors[0].Segments) != 1 || m.Vectors[0].Segments[0].Live != 6 {
+		t.Fatalf("converted manifest %+v, %v; want format 4, one segment of the 6 points (the old index and the log replayed into it)", m, err)
 	}
 	c = mustOpen(t, dir, Tuning{})
 	if c.Len() != 6 {
 		t.Fatalf("after a checkpoint in the new format: len %d", c.Len())
+	}
+	if n := c.Info().Segments; n != 1 {
+		t.Fatalf("%d segments after the conversion, want 1", n)
 	}
 	c.Close()
 }

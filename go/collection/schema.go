@@ -238,19 +238,6 @@ func decodeSpec(b []byte) (VectorField, error) {
 	return s.field()
 }
 
-// manifestFields lists the schema's fields in a format 3 manifest, with
-// the snapshot files that hold each one's index (and multivector map).
-func manifestFields(fields []*vectorField) []snapshot.VectorField {
-	out := make([]snapshot.VectorField, len(fields))
-	for i, f := range fields {
-		s := specOf(f.VectorField)
-		out[i] = snapshot.VectorField{Name: s.Name, Dim: s.Dim, Metric: s.Metric, M: s.M,
-			EfConstruction: s.EfConstruction, Quantization: s.Quantization, Multivector: s.Multivector,
-			IndexFile: indexFileOf(i, f), MapFile: mapFileOf(i, f)}
-	}
-	return out
-}
-
 // schemaFromManifest reads the vector schema of a manifest: its Vectors
 // (format 3), or the one field "" of its Dim, Metric, ... (formats 1, 2).
 func schemaFromManifest(m snapshot.Manifest) ([]VectorField, error) {

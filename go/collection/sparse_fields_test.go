@@ -553,7 +553,7 @@ func TestSparseMetamorphicSettingsGiveTheSameAnswers(t *testing.T) {
 // TestLegacyCollectionGainsASparseField prevents an old collection (the
 // one dense field "", format 2 snapshots, op 1 records) from failing to
 // take a sparse field, or from losing it: it opens as it always did, gets
-// a sparse field, its next snapshot is format 3 listing it, and both the
+// a sparse field, its next snapshot lists it (format 4 since segments), and both the
 // replayed and the snapshotted state hold the dense and the sparse values.
 func TestLegacyCollectionGainsASparseField(t *testing.T) {
 	dir := t.TempDir()
@@ -566,7 +566,7 @@ func TestLegacyCollectionGainsASparseField(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := snapshot.ReadManifest(c.fs, snapshotPath(dir, c.lastCheckpoint.Load()))
-	if err != nil || m.Format != 2 {
+	if err != nil || m.Format != 4 || len(m.Sparse) != 0 {
 		t.Fatalf("the old collection's snapshot: format %d, %v", m.Format, err)
 	}
 	c = mustOpen(t, dir, Tuning{CheckpointBytes: -1})
@@ -600,7 +600,7 @@ func TestLegacyCollectionGainsASparseField(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err = snapshot.ReadManifest(c.fs, snapshotPath(dir, c.lastCheckpoint.Load()))
-	if err != nil || m.Format != 3 || len(m.Sparse) != 1 || m.Sparse[0].Name != "kw" {
+	if err != nil || m.Format != 4 || len(m.Sparse) != 1 || m.Sparse[0].Name != "kw" {
 		t.Fatalf("the snapshot after: format %d, sparse %+v, %v", m.Format, m.Sparse, err)
 	}
 	c = mustOpen(t, dir, Tuning{CheckpointBytes: -1})

@@ -71,3 +71,28 @@ func (x *Index) trainLocked(sample []float32) error {
 	x.graph.Store(g.regrown(g.count, 0, q))
 	return nil
 }
+
+// SetQuantizer installs q, the quantizer of another index of the same
+// parameters, in place of training: the segments of one collection field
+// share one set of SQ8 ranges, so that their code distances compare. It
+// must come before the first Add, on a quantized index of q's dimension.
+func (x *Index) SetQuantizer(q *sq8.Quantizer) error {
+	if err := x.acquire(); err != nil {
+		return err
+	}
+	defer x.closeMu.RUnlock()
+	switch {
+	case x.cfg.Quantization != QuantSQ8:
+		return fmt.Errorf("%w: set quantizer needs a quantized index", ErrInvalidArgument)
+	case q == nil || len(q.Lo) != x.cfg.Dim:
+		return fmt.Errorf("%w: set quantizer: a quantizer of dim %d is needed", ErrInvalidArgument, x.cfg.Dim)
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if g := x.graph.Load(); g.count > 0 {
+		return fmt.Errorf("%w: set quantizer must come before the first add (index holds %d vectors)", ErrInvalidArgument, g.count)
+	}
+	g := x.graph.Load()
+	x.graph.Store(g.regrown(g.count, 0, q))
+	return nil
+}

@@ -165,18 +165,21 @@ func snapshotState(t *testing.T, ts *testServer) string {
 	t.Helper()
 	var b bytes.Buffer
 	list := ts.must(t, "GET", "/collections", nil)
-	// The builder moves rows from the tails into the graphs in the
-	// background: its progress is no request's doing.
+	// The builder moves rows from the tails into the graphs, and the
+	// checkpoints seal them into segments, in the background: their
+	// progress is no request's doing.
 	if cols, ok := list["collections"].([]any); ok {
 		for _, col := range cols {
 			m, _ := col.(map[string]any)
 			delete(m, "tail_rows")
 			delete(m, "built_rows")
+			delete(m, "segments")
 			vectors, _ := m["vectors"].([]any)
 			for _, v := range vectors {
 				if f, ok := v.(map[string]any); ok {
 					delete(f, "tail_rows")
 					delete(f, "built_rows")
+					delete(f, "segments")
 				}
 			}
 		}

@@ -49,8 +49,11 @@ func (cs Case) String() string {
 
 // Patterns for ModeByte.
 const (
-	PatternWAL      = `\.wal$`
-	PatternSnapshot = `/snapshots/`
+	PatternWAL = `\.wal$`
+	// PatternSnapshot counts the bytes of checkpoints: the snapshot
+	// directories and the segment files (package segment), so that byte
+	// kills land inside seals' segment writes, deletes files and manifests.
+	PatternSnapshot = `/(snapshots|segments)/`
 )
 
 // RandomCase draws a case of the given mode ("" draws one) from seed.

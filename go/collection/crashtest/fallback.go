@@ -11,6 +11,33 @@ import (
 	"github.com/strata-db/strata/go/vfs"
 )
 
+// LiveOnlySegment returns the path of a segment file that snapshot live
+// of dir names and none of the snapshots older does, or "".
+func LiveOnlySegment(fsys vfs.FS, dir string, live uint64, older []string) string {
+	m, err := snapshot.ReadManifest(fsys, filepath.Join(dir, "snapshots", fmt.Sprintf("%016x", live)))
+	if err != nil {
+		return ""
+	}
+	shared := map[string]bool{}
+	for _, name := range older {
+		if o, err := snapshot.ReadManifest(fsys, filepath.Join(dir, "snapshots", name)); err == nil {
+			for _, v := range o.Vectors {
+				for _, s := range v.Segments {
+					shared[s.File] = true
+				}
+			}
+		}
+	}
+	for _, v := range m.Vectors {
+		for _, s := range slices.Backward(v.Segments) {
+			if !shared[s.File] {
+				return filepath.Join(dir, snapshot.SegmentsDir, s.File)
+			}
+		}
+	}
+	return ""
+}
+
 // CheckFallback checks the invariant the previous snapshot exists for: in
 // any state a crash leaves (checkpoint cleanup included), at most two
 // snapshots are left once recovered, and damage to the snapshot CURRENT
@@ -46,7 +73,13 @@ func CheckFallback(dir string, base Model, events []Event, cut Cut) error {
 	if len(older) == 0 {
 		return nil
 	}
-	index := filepath.Join(check, "snapshots", fmt.Sprintf("%016x", live), "index.hnsw")
+	// The damage lands in a file the live snapshot alone has: the newest
+	// segment, which its checkpoint wrote (one both snapshots name has no
+	// fallback, package snapshot), else its meta.idx.
+	index := filepath.Join(check, "snapshots", fmt.Sprintf("%016x", live), "meta.idx")
+	if seg := LiveOnlySegment(vfs.Default, check, live, older); seg != "" {
+		index = seg
+	}
 	data, err := os.ReadFile(index)
 	if err != nil {
 		return err

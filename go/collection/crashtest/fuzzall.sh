@@ -24,6 +24,7 @@ for target in \
 	./go/collection/snapshot:FuzzReadMetadata \
 	./go/collection/snapshot:FuzzReadIDTable \
 	./go/collection/snapshot:FuzzReadExpiries \
+	./go/collection/snapshot:FuzzReadDeletes \
 	./go/indexfile:FuzzRead \
 	./go/hnsw:FuzzLoadValidSections \
 	./go/server:FuzzDecodeRequest \

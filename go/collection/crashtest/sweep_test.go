@@ -140,7 +140,21 @@ func TestBitFlipInWALOrSnapshotNeverYieldsWrongData(t *testing.T) {
 	}
 	walName, _ := lastSegment(t, base)
 	snap := fmt.Sprintf("/col/snapshots/%016x/", seq)
-	files := []string{walName, snap + "index.hnsw", snap + "meta.idx", snap + "MANIFEST", "/col/CURRENT"}
+	var older []string
+	if names, err := base.ReadDir("/col/snapshots"); err == nil {
+		for _, n := range names {
+			if len(n) == 16 && n != fmt.Sprintf("%016x", seq) {
+				older = append(older, n)
+			}
+		}
+	}
+	// The segment the live checkpoint wrote (not one the previous
+	// snapshot shares, which has no fallback: package snapshot).
+	segment := LiveOnlySegment(base, "/col", seq, older)
+	if segment == "" {
+		t.Fatal("the live snapshot wrote no segment of its own")
+	}
+	files := []string{walName, segment, snap + "meta.idx", snap + "MANIFEST", "/col/CURRENT"}
 	stride := tier(37, 1, 1)
 	flips := 0
 	for _, name := range files {

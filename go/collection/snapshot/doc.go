@@ -10,10 +10,14 @@
 //	  CURRENT                     names the live snapshot (format below)
 //	  wal/%016x.wal               write-ahead log segments (package wal)
 //	  wal/HEAD                    names the newest segment (package wal; manifest version 2)
+//	  segments/%016x-%04x.hnsw   format 4: a sealed graph segment (package hnsw's index file),
+//	                              named for the checkpoint that wrote it and a counter; written
+//	                              once, named by the manifests of one or more snapshots
 //	  snapshots/%016x/            one snapshot, named for the last sequence number it contains
 //	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
 //	                              of the one dense field "" (manifest formats 1 and 2)
 //	      vectors.NN.hnsw         format 3: the index of the NN-th vector field (by name; a dense "" is index.hnsw)
+//	      deletes.NN.idx          format 4: the keys deleted from the NN-th vector field's segments (below)
 //	      vectors.NN.map          format 3: the node-to-point map of a multivector field (below)
 //	      sparse.NN.idx           format 3: the inverted index of the NN-th sparse field (by name;
 //	                              package sparse's snapshot file)
@@ -129,4 +133,44 @@
 //
 // Every file of a snapshot is written and fsynced, then the snapshot
 // directory and its parent are fsynced, before CURRENT may name it.
+//
+// # MANIFEST, version 4: segments
+//
+// Format 4 is format 3 (wal_head set, the schema in "vectors") with each
+// vector field's index in graph segments (package segment) instead of an
+// index file: "index_file" is absent and "segments" lists the field's
+// sealed segments, oldest first, each {"file", "size", "live",
+// "deleted"}: a file name of segments/ (16 lowercase hex digits, '-', 4
+// of them, ".hnsw"; each named once in the manifest), its size in bytes,
+// the live keys it holds once its deleted keys are removed, and how many
+// those are. "deletes_file" (deletes.NN.idx, one of "files") is present
+// exactly when some segment has deleted keys. Segment files are not in
+// "files": they live outside the snapshot directory, shared by the
+// snapshots that name them. A field without segments (nothing built yet)
+// lists none. Every collection writes format 4 since segments, the one
+// field "" too (listed in "vectors"); readers accept 1 to 4, and a
+// snapshot of formats 1-3 is converted at the first checkpoint after Open.
+// A build before segments refuses format 4 (unknown format).
+//
+// A checkpoint writes the segments that have no file yet (the graph
+// built since the previous checkpoint, and merged segments), reads them
+// back, and then the snapshot directory; after CURRENT is switched it
+// deletes the segment files that neither the live nor the previous
+// snapshot names, and Open does the same (a crashed checkpoint's files).
+// The previous snapshot shares the segments it has in common with the
+// live one: a damaged segment file that both name cannot be fallen back
+// from (Open fails with ErrCorrupt naming it), where a damaged file of
+// the live snapshot alone (its newest segments, meta.idx, MANIFEST,
+// CURRENT) still is.
+//
+// # deletes.NN.idx
+//
+// An indexfile container with two sections:
+//
+//	"DOFF"  []uint64  len(segments)+1 offsets into DKEY, from 0, non-decreasing, ending at len(DKEY)
+//	"DKEY"  []uint64  the keys deleted from segment i since its file was written:
+//	                  DKEY[DOFF[i]:DOFF[i+1]], strictly ascending
+//
+// Each snapshot writes every segment's deletions since its file, not just
+// the new ones, so one deletes file and the segment files give the field.
 package snapshot

@@ -21,7 +21,7 @@ const manifestLimit = 1 << 16
 // Manifest describes one snapshot: the collection's parameters (fixed at
 // creation) and what the snapshot holds.
 type Manifest struct {
-	Format         int      `json:"format"` // 1, 2 (WALHead may be set) or 3 (Vectors)
+	Format         int      `json:"format"` // 1, 2 (WALHead may be set), 3 (Vectors) or 4 (segments)
 	Seq            uint64   `json:"seq"`    // last WAL sequence number the snapshot contains
 	Dim            int      `json:"dim"`
 	Metric         string   `json:"metric"`
@@ -81,11 +81,43 @@ type VectorField struct {
 	Quantization   string `json:"quantization"`
 	// Multivector is "max_sim" for a multivector field, absent otherwise.
 	Multivector string `json:"multivector,omitempty"`
-	// IndexFile is the field's HNSW index, one of Files.
-	IndexFile string `json:"index_file"`
+	// IndexFile (format 3) is the field's HNSW index, one of Files.
+	IndexFile string `json:"index_file,omitempty"`
+	// Segments (format 4) are the field's sealed graph segments, oldest
+	// first, each a file of SegmentsDir; DeletesFile (one of Files, ""
+	// if no segment has any) holds the keys deleted from each since it
+	// was written.
+	Segments    []Segment `json:"segments,omitempty"`
+	DeletesFile string    `json:"deletes_file,omitempty"`
 	// MapFile, for a multivector field, maps the index's nodes to points
 	// (format below), one of Files.
 	MapFile string `json:"map_file,omitempty"`
+}
+
+// Segment is one sealed graph segment of a format 4 manifest.
+type Segment struct {
+	File    string `json:"file"`    // its name in SegmentsDir
+	Size    int64  `json:"size"`    // its size in bytes
+	Live    int    `json:"live"`    // the live keys it holds once Deleted are removed
+	Deleted int    `json:"deleted"` // its keys in the field's DeletesFile
+}
+
+// SegmentsDir is the directory of the collection that holds every
+// segment file (the package doc).
+const SegmentsDir = "segments"
+
+// ValidSegmentName reports whether name is a segment file name this
+// package writes: 16 lowercase hex digits, '-', 4 of them, ".hnsw".
+func ValidSegmentName(name string) bool {
+	if len(name) != 16+1+4+len(".hnsw") || name[16] != '-' || name[21:] != ".hnsw" {
+		return false
+	}
+	for i, c := range name[:21] {
+		if i != 16 && !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // File is one file of a snapshot.
@@ -133,12 +165,12 @@ func (m *Manifest) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
-	if m.Format == 3 {
+	if m.Format == 3 || m.Format == 4 {
 		return m.validateFields()
 	}
 	switch {
 	case m.Format != 1 && m.Format != 2:
-		return bad("format %d (this build reads 1, 2 and 3)", m.Format)
+		return bad("format %d (this build reads 1 to 4)", m.Format)
 	case m.Format == 1 && m.WALHead:
 		return bad("wal_head in a format 1 manifest")
 	case len(m.Vectors) != 0 || len(m.Sparse) != 0:
@@ -166,9 +198,9 @@ func (m *Manifest) validateFields() error {
 	}
 	switch {
 	case !m.WALHead:
-		return bad("format 3 without wal_head")
+		return bad("format %d without wal_head", m.Format)
 	case m.Dim != 0 || m.Metric != "" || m.M != 0 || m.EfConstruction != 0 || m.Quantization != "":
-		return bad("format 3 with the parameters of a single vector (dim %d)", m.Dim)
+		return bad("format %d with the parameters of a single vector (dim %d)", m.Format, m.Dim)
 	case limits.CheckVectorFields(len(m.Vectors)+len(m.Sparse)) != nil:
 		return bad("%d vector fields", len(m.Vectors)+len(m.Sparse))
 	case m.Count < 0:
@@ -182,6 +214,7 @@ func (m *Manifest) validateFields() error {
 		listed[f.Name] = true
 	}
 	used := map[string]bool{}
+	segs := map[string]bool{}
 	for i, v := range m.Vectors {
 		switch {
 		case limits.CheckFieldName(v.Name) != nil:
@@ -199,7 +232,16 @@ func (m *Manifest) validateFields() error {
 		case (v.Multivector != "") != (v.MapFile != ""):
 			return bad("vector field %q: map_file %q for multivector %q", v.Name, v.MapFile, v.Multivector)
 		}
-		files := []string{v.IndexFile}
+		if err := m.validateSegments(v, segs); err != nil {
+			return err
+		}
+		var files []string
+		if m.Format == 3 {
+			files = append(files, v.IndexFile)
+		}
+		if v.DeletesFile != "" {
+			files = append(files, v.DeletesFile)
+		}
 		if v.MapFile != "" {
 			files = append(files, v.MapFile)
 		}
@@ -228,6 +270,37 @@ func (m *Manifest) validateFields() error {
 			return bad("sparse field %q: file %q not listed, or used twice", v.Name, v.File)
 		}
 		used[v.File] = true
+	}
+	return nil
+}
+
+// validateSegments checks a field's index entries: an index file in
+// format 3, segments in format 4, each a segment file name used once in
+// the manifest (segs), with a deletes file if and only if some segment
+// has deletions.
+func (m *Manifest) validateSegments(v VectorField, segs map[string]bool) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: manifest: vector field %q: %s", ErrCorrupt, v.Name, fmt.Sprintf(format, args...))
+	}
+	if m.Format == 3 {
+		if len(v.Segments) != 0 || v.DeletesFile != "" {
+			return bad("segments in a format 3 manifest")
+		}
+		return nil
+	}
+	if v.IndexFile != "" {
+		return bad("index_file in a format 4 manifest")
+	}
+	deleted := 0
+	for _, s := range v.Segments {
+		if !ValidSegmentName(s.File) || segs[s.File] || s.Size < 0 || s.Live < 0 || s.Deleted < 0 {
+			return bad("segment %+v", s)
+		}
+		segs[s.File] = true
+		deleted += s.Deleted
+	}
+	if (deleted > 0) != (v.DeletesFile != "") {
+		return bad("deletes_file %q for %d deleted keys", v.DeletesFile, deleted)
 	}
 	return nil
 }

@@ -159,6 +159,11 @@ func FuzzDecodeManifest(f *testing.F) {
 	v2.Format, v2.WALHead = 2, true
 	good2, _ := EncodeManifest(v2)
 	f.Add(good2)
+	v4 := Manifest{Format: 4, WALHead: true, Files: []File{{Name: "deletes.00.idx", Size: 40}},
+		Vectors: []VectorField{{Name: "", Dim: 2, Metric: "l2", M: 16, EfConstruction: 200, Quantization: "none",
+			Segments: []Segment{{File: "0000000000000001-0000.hnsw", Size: 9, Live: 1, Deleted: 1}}, DeletesFile: "deletes.00.idx"}}}
+	good4, _ := EncodeManifest(v4)
+	f.Add(good4)
 	f.Add([]byte("{}\ncrc32c:00000000\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := DecodeManifest(data)

@@ -1,0 +1,306 @@
+package collection_test
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// writeBytes is this process's write_bytes of /proc/self/io: the bytes it
+// caused to be sent to storage (page cache writeback included).
+func writeBytes(t *testing.T) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/io")
+	if err != nil {
+		t.Skip("no /proc/self/io")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "write_bytes: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Skip("no write_bytes in /proc/self/io")
+	return 0
+}
+
+// TestSegmentBench measures what segments change (issue 24, step 2) when
+// STRATA_SEGBENCH names a JSON output file: bytes written per checkpoint
+// after small changes, reopen with a 10k-record log tail, query QPS at
+// recall@10 0.95 against one hnsw.Index over the same vectors, single-row
+// upsert p50 and the segment count over an ingest. It uses only the public
+// API (segments read from Describe, absent before), so the same file runs
+// against main for a before/after. STRATA_SEGBENCH_N sets the size
+// (default 100,000 x 128).
+func TestSegmentBench(t *testing.T) {
+	out := os.Getenv("STRATA_SEGBENCH")
+	if out == "" {
+		t.Skip("set STRATA_SEGBENCH=<file.json> to run")
+	}
+	n := 100000
+	if s := os.Getenv("STRATA_SEGBENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	const dim, k, tailRecords = 128, 10, 10000
+	rng := rand.New(rand.NewPCG(1, 1))
+	// Clustered synthetic data: 100 gaussian blobs.
+	centres := make([]float32, 100*dim)
+	for i := range centres {
+		centres[i] = rng.Float32()*2 - 1
+	}
+	vec := func(m int) []float32 {
+		v := make([]float32, m*dim)
+		for r := range m {
+			c := rng.IntN(100)
+			for j := range dim {
+				v[r*dim+j] = centres[c*dim+j] + float32(rng.NormFloat64())*0.25
+			}
+		}
+		return v
+	}
+	ids := func(from, m int) []collection.ID {
+		out := make([]collection.ID, m)
+		for i := range out {
+			out[i] = collection.IntID(uint64(from + i))
+		}
+		return out
+	}
+	segments := func(c *collection.Collection) any { return c.Describe()["segments"] }
+	res := map[string]any{"n": n, "dim": dim}
+	dir := filepath.Join(t.TempDir(), "c")
+	opts := collection.Options{Dim: dim, Metric: metric.L2, Seed: 1, Fsync: collection.FsyncAlways}
+	c, err := collection.Create(dir, opts, collection.Tuning{CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := vec(n)
+	// Ingest in batches of 1000 with a checkpoint every 10% (as the
+	// automatic ones every 64 MiB of log would at 1M x 128).
+	var segCounts []any
+	w0 := writeBytes(t)
+	began := time.Now()
+	for at := 0; at < n; at += 1000 {
+		if err := c.Upsert(ids(at, 1000), data[at*dim:(at+1000)*dim], nil); err != nil {
+			t.Fatal(err)
+		}
+		if (at+1000)%(n/10) == 0 {
+			if err := c.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+			segCounts = append(segCounts, segments(c))
+		}
+	}
+	res["ingest_incl_checkpoints_seconds"] = time.Since(began).Seconds()
+	res["ingest_write_bytes"] = writeBytes(t) - w0
+	res["ingest_write_over_raw"] = float64(writeBytes(t)-w0) / float64(n*dim*4)
+	res["segments_over_ingest"] = segCounts
+
+	// Bytes per checkpoint after a small change: 100 upserts (50 new, 50
+	// overwrites) and 10 deletions, then a checkpoint, five times.
+	var perCheckpoint []float64
+	for round := range 5 {
+		newIDs := ids(n+round*50, 50)
+		old := make([]collection.ID, 50)
+		for i := range old {
+			old[i] = collection.IntID(uint64(rng.IntN(n)))
+		}
+		slices.SortFunc(old, func(a, b collection.ID) int { return cmp.Compare(a.Int(), b.Int()) })
+		old = slices.Compact(old)
+		if err := c.Upsert(append(newIDs, old...), vec(50+len(old)), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Delete(ids(round*10, 10)); err != nil {
+			t.Fatal(err)
+		}
+		before := writeBytes(t)
+		if err := c.Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+		perCheckpoint = append(perCheckpoint, float64(writeBytes(t)-before))
+	}
+	slices.Sort(perCheckpoint)
+	res["small_change_upserted_bytes"] = 100 * dim * 4
+	res["checkpoint_bytes_after_small_change"] = perCheckpoint
+	res["checkpoint_bytes_median"] = perCheckpoint[2]
+	res["segments_after_small_changes"] = segments(c)
+
+	// Single-row upsert p50.
+	lat := make([]float64, 0, 1000)
+	rows := vec(1000)
+	for i := range 1000 {
+		t0 := time.Now()
+		if err := c.Upsert(ids(2*n+i, 1), rows[i*dim:(i+1)*dim], nil); err != nil {
+			t.Fatal(err)
+		}
+		lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+	}
+	slices.Sort(lat)
+	res["single_upsert_p50_ms"] = lat[len(lat)/2]
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Queries at steady state against one hnsw.Index of the same points.
+	for c.Info().TailRows > 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Steady state: the merges the checkpoints started are done (the
+	// count unchanged for 3 s, at most 3 minutes; main has no count).
+	for waited, same, last := 0, 0, segments(c); last != nil && same < 6 && waited < 360; waited++ {
+		time.Sleep(500 * time.Millisecond)
+		if now := segments(c); now == last {
+			same++
+		} else {
+			same, last = 0, now
+		}
+	}
+	res["segments_at_query"] = segments(c)
+	var keys []uint64
+	var all []float32
+	for _, r := range [][2]int{{0, n + 250}, {2 * n, 2*n + 1000}} {
+		for at := r[0]; at < r[1]; at += 1000 {
+			found, _, vs, err := c.Get(ids(at, min(1000, r[1]-at)), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range found {
+				keys = append(keys, id.Int())
+			}
+			all = append(all, vs...)
+		}
+	}
+	ref, err := hnsw.New(hnsw.Config{Dim: dim, Metric: metric.L2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Add(all, keys, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	const nq = 200
+	qs := vec(nq)
+	truth := make([][]uint64, nq)
+	type hit struct {
+		key uint64
+		d   float32
+	}
+	for q := range nq {
+		hits := make([]hit, len(keys))
+		for i, key := range keys {
+			hits[i] = hit{key, metric.L2.Distance(qs[q*dim:(q+1)*dim], all[i*dim:(i+1)*dim])}
+		}
+		slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.d, b.d) })
+		for _, h := range hits[:k] {
+			truth[q] = append(truth[q], h.key)
+		}
+	}
+	// recallAt is the recall@k of one pass over the queries; qpsAt runs
+	// passes for at least 300 ms (the machine is shared: short runs are
+	// noise).
+	recallAt := func(search func(q []float32, ef int, out []int64) error, ef int) float64 {
+		out := make([]int64, k)
+		hits := 0
+		for q := range nq {
+			if err := search(qs[q*dim:(q+1)*dim], ef, out); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range out {
+				if slices.Contains(truth[q], uint64(id)) {
+					hits++
+				}
+			}
+		}
+		return float64(hits) / float64(nq*k)
+	}
+	qpsAt := func(search func(q []float32, ef int, out []int64) error, ef int) float64 {
+		out := make([]int64, k)
+		done := 0
+		start := time.Now()
+		for time.Since(start) < 300*time.Millisecond {
+			for q := range nq {
+				if err := search(qs[q*dim:(q+1)*dim], ef, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done += nq
+		}
+		return float64(done) / time.Since(start).Seconds()
+	}
+	outIDs, outD := make([]collection.ID, k), make([]float32, k)
+	colSearch := func(q []float32, ef int, out []int64) error {
+		if _, err := c.Query(q, k, ef, nil, 1, outIDs, outD); err != nil {
+			return err
+		}
+		for i, id := range outIDs {
+			out[i] = int64(id.Int())
+		}
+		return nil
+	}
+	refD := make([]float32, k)
+	refSearch := func(q []float32, ef int, out []int64) error { return ref.Search(q, k, ef, 1, out, refD) }
+	efAt95 := func(search func([]float32, int, []int64) error) (int, float64) {
+		for _, ef := range []int{10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512} {
+			if r := recallAt(search, ef); r >= 0.95 || ef == 512 {
+				return ef, r
+			}
+		}
+		return 0, 0
+	}
+	colEf, colRecall := efAt95(colSearch)
+	oneEf, oneRecall := efAt95(refSearch)
+	// Alternate the two, five times each, and take medians.
+	var colQPS, oneQPS []float64
+	for range 5 {
+		colQPS = append(colQPS, qpsAt(colSearch, colEf))
+		oneQPS = append(oneQPS, qpsAt(refSearch, oneEf))
+	}
+	slices.Sort(colQPS)
+	slices.Sort(oneQPS)
+	res["query_collection"] = map[string]float64{"ef": float64(colEf), "recall": colRecall, "qps_median": colQPS[2]}
+	res["query_one_index"] = map[string]float64{"ef": float64(oneEf), "recall": oneRecall, "qps_median": oneQPS[2]}
+	res["qps_ratio_at_95"] = colQPS[2] / oneQPS[2]
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopen with a log tail of 10k single-row records after the snapshot.
+	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1, Fsync: collection.FsyncNever, HasFsync: true, TailRows: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tv := vec(tailRecords)
+	for i := range tailRecords {
+		if err := c.Upsert(ids(3*n+i, 1), tv[i*dim:(i+1)*dim], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+	began = time.Now()
+	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res["reopen_10k_tail_seconds"] = time.Since(began).Seconds()
+	res["reopen_points"] = c.Len()
+	c.CloseForDrop()
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", b)
+}

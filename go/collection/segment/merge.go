@@ -1,0 +1,164 @@
+package segment
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/strata-db/strata/go/hnsw"
+)
+
+// MergePolicy says when sealed segments are merged (the package doc,
+// "Merging").
+type MergePolicy struct {
+	// Factor is how many segments of one size tier are merged into one
+	// (tiers are powers of Factor of the live keys), and MaxSegments the
+	// count past which the Factor smallest are merged whatever their
+	// sizes.
+	Factor, MaxSegments int
+	// A segment whose tombstones are at least TombstoneRatio of its
+	// nodes, and at least MinTombstones, is rewritten alone; a ratio
+	// below 0 never.
+	TombstoneRatio float64
+	MinTombstones  int
+}
+
+// Plan returns the sealed segments the policy merges next (nil: none)
+// and whether it is a rewrite for tombstones.
+func (g *Graphs) Plan(p MergePolicy) (srcs []*Graph, rewrite bool) {
+	sealed := g.state.Load().sealed
+	if p.TombstoneRatio >= 0 {
+		for _, s := range sealed {
+			if s.index.Len() == 0 { // nothing live: the merge drops it
+				return []*Graph{s}, true
+			}
+			dead, live := s.index.Tombstones(), s.index.Len()
+			if dead >= p.MinTombstones && float64(dead) >= p.TombstoneRatio*float64(dead+live) {
+				return []*Graph{s}, true
+			}
+		}
+	}
+	if p.Factor < 2 {
+		return nil, false
+	}
+	tier := func(s *Graph) int {
+		return int(math.Log(float64(s.index.Len()+1)) / math.Log(float64(p.Factor)))
+	}
+	tiers := map[int][]*Graph{}
+	low := math.MaxInt
+	for _, s := range sealed {
+		t := tier(s)
+		tiers[t] = append(tiers[t], s)
+		if len(tiers[t]) >= p.Factor {
+			low = min(low, t)
+		}
+	}
+	if low != math.MaxInt {
+		return tiers[low], false
+	}
+	if p.MaxSegments > 0 && len(sealed) > p.MaxSegments {
+		bySize := slices.SortedFunc(slices.Values(sealed), func(a, b *Graph) int {
+			return cmp.Compare(a.index.Len(), b.index.Len())
+		})
+		return bySize[:min(p.Factor, len(bySize))], false
+	}
+	return nil, false
+}
+
+// Merge builds one graph of the live keys of srcs (sealed segments of g)
+// and puts it in their place. The build holds no lock, so writers and
+// readers go on: keys the builder removes from srcs meanwhile are
+// removed from the new graph before the swap, under mu. The new segment
+// has no file until the next checkpoint writes it; the old ones' files
+// stay until no kept manifest names them.
+func (g *Graphs) Merge(srcs []*Graph, threads int) error {
+	if len(srcs) == 0 {
+		return nil
+	}
+	dim := g.cfg.Dim
+	var keys []uint64
+	var vectors []float32
+	for _, s := range srcs {
+		ids, err := s.index.IDs()
+		if err != nil {
+			return err
+		}
+		buf := make([]float32, len(ids)*dim)
+		// A key removed after IDs is skipped: it is gone from srcs, and
+		// the swap would drop it anyway.
+		for i, id := range ids {
+			if err := s.index.GetVectors(ids[i:i+1], buf[i*dim:(i+1)*dim]); err != nil {
+				continue
+			}
+			keys = append(keys, id)
+			vectors = append(vectors, buf[i*dim:(i+1)*dim]...)
+		}
+	}
+	merged, err := g.empty(srcs[0].index)
+	if err != nil {
+		return err
+	}
+	if len(keys) > 0 {
+		if err := merged.Add(vectors, keys, nil, threads); err != nil {
+			return fmt.Errorf("segment: merge: %w", err)
+		}
+	}
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.state.Load()
+	in := map[*Graph]bool{}
+	for _, s := range srcs {
+		if !slices.Contains(st.sealed, s) {
+			return fmt.Errorf("segment: merge: a source segment is gone (two merges at once)")
+		}
+		in[s] = true
+	}
+	var gone []uint64
+	for _, k := range keys {
+		if !slices.ContainsFunc(srcs, func(s *Graph) bool { return s.index.Contains(k) }) {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) > 0 {
+		if _, err := merged.Remove(gone, false); err != nil {
+			return fmt.Errorf("segment: merge: %w", err)
+		}
+	}
+	next := make([]*Graph, 0, len(st.sealed))
+	placed := false
+	for _, s := range st.sealed {
+		if !in[s] {
+			next = append(next, s)
+		} else if !placed {
+			placed = true
+			if merged.Len() > 0 {
+				next = append(next, &Graph{index: merged})
+			}
+		}
+	}
+	g.state.Store(&graphState{active: st.active, sealed: next})
+	return nil
+}
+
+// Loaded returns the segments of a field read from disk: sealed, oldest
+// first, and an empty active graph with their quantizer.
+func Loaded(cfg hnsw.Config, sealed []*Graph) (*Graphs, error) {
+	g := &Graphs{cfg: cfg}
+	like, err := hnsw.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sealed {
+		if s.index.Quantizer() != nil {
+			like = s.index
+		}
+	}
+	active, err := g.empty(like)
+	if err != nil {
+		return nil, err
+	}
+	g.state.Store(&graphState{active: active, sealed: sealed})
+	return g, nil
+}
