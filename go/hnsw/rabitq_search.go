@@ -183,7 +183,11 @@ func (sc *rabitqScratch) rescore(g *graph, dk distance, q []float32, k int) []ca
 func (x *Index) searchOneRaBitQ(rq *rabitqCodes, g *graph, s *searcher, q []float32, k, ef int, adm *admission) []candidate {
 	sc := rq.pool.Get().(*rabitqScratch)
 	sc.estimate, sc.refine, sc.exact, sc.bytes = 0, 0, 0, 0
-	s.results = append(s.results[:0], x.searchRaBitQ(rq, g, sc, q, k, ef, adm)...)
+	if rq.expanded && rq.blocks != nil && g.floats && !rq.codesOnly {
+		s.results = append(s.results[:0], x.searchRaBitQExpanded(rq, g, sc, q, k, ef, adm)...)
+	} else {
+		s.results = append(s.results[:0], x.searchRaBitQ(rq, g, sc, q, k, ef, adm)...)
+	}
 	if s.testing.rabitqBytes != nil {
 		s.testing.rabitqBytes.Add(sc.bytes)
 	}
