@@ -1,6 +1,8 @@
 package hnsw
 
 import (
+	"cmp"
+	"slices"
 	"unsafe"
 
 	"github.com/strata-db/strata/go/kernels"
@@ -20,7 +22,12 @@ import (
 // need its exact distance to be estimated at all, the codes here are
 // residuals of centroids: a candidate whose lower bound (estimate − ε₀·
 // error) cannot beat the k-th exact distance is expanded without being
-// measured. A neighbour is marked visited when it is first estimated (its
+// measured. After the traversal, the admitted neighbours it found whose
+// lower bound can still enter the top k and that the beam dropped unmeasured
+// (an estimate's error put them too far) are measured, nearest bound
+// first: on clustered data of 256 dimensions that lifted recall at ef 64
+// from 0.85-0.89 to 0.96-0.97, on pypi-use512 only at small ef (ef 24:
+// 0.900 to 0.908). A neighbour is marked visited when it is first estimated (its
 // estimate does not depend on the node it is found from, so a second
 // finding would give the same estimate; SymphonyQG marks at expansion and
 // keeps duplicates in its buffer). Non-admitted nodes route the search but
@@ -57,6 +64,22 @@ func (x *Index) searchRaBitQExpanded(rq *rabitqCodes, g *graph, sc *rabitqScratc
 	sc.buffer = append(sc.buffer[:0], bufferEntry{dist: cur.dist, node: cur.node, lower: -inf})
 	best := sc.best[:0]
 	worst := inf // k-th best exact distance, once there are k
+	measure := func(node uint32) float32 {
+		sc.refine++ // a float distance in place of a 1-bit estimate, as searchRaBitQ counts it
+		sc.bytes += int64(vectorBytes)
+		d := g.floatDist(x.dk, q, node)
+		if len(best) < k {
+			best.push(candidate{d, node})
+		} else if d < best[0].dist {
+			best.replaceTop(candidate{d, node})
+		}
+		if len(best) == k {
+			worst = best[0].dist
+		}
+		return d
+	}
+	measured := sc.pending[:0]
+	sc.refined = sc.refined[:0] // every admitted node found while its lower bound could enter the top k
 	for next := 0; next < len(sc.buffer); {
 		c := &sc.buffer[next]
 		c.expanded = true
@@ -70,17 +93,8 @@ func (x *Index) searchRaBitQExpanded(rq *rabitqCodes, g *graph, sc *rabitqScratc
 			}
 		}
 		if lower < worst && (!adm.filtering() || adm.admits(g, node)) {
-			sc.refine++ // a float distance in place of a 1-bit estimate, as searchRaBitQ counts it
-			sc.bytes += int64(vectorBytes)
-			d := g.floatDist(x.dk, q, node)
-			if len(best) < k {
-				best.push(candidate{d, node})
-			} else if d < best[0].dist {
-				best.replaceTop(candidate{d, node})
-			}
-			if len(best) == k {
-				worst = best[0].dist
-			}
+			d := measure(node)
+			measured = append(measured, node)
 			{
 				// Move it to where its exact distance belongs, so that
 				// estimates too optimistic stop holding the beam open.
@@ -106,11 +120,15 @@ func (x *Index) searchRaBitQExpanded(rq *rabitqCodes, g *graph, sc *rabitqScratc
 				}
 				sc.estimate++
 				est, bound := sc.query.EstimateFast(sc.fast[j], ff[blockAdd+j], ff[blockRescale+j], ff[blockErr+j], ff[blockSum+j], f[blockCluster+j])
-				if len(sc.buffer) == ef && est >= sc.buffer[ef-1].dist {
+				promising := est-bound < worst
+				if !promising && len(sc.buffer) == ef && est >= sc.buffer[ef-1].dist {
 					continue // it cannot enter; nor can it later, the buffer only tightens
 				}
 				if sc.visited.visit(id) {
 					continue
+				}
+				if promising && (!adm.filtering() || adm.admits(g, id)) {
+					sc.refined = append(sc.refined, candidate{est - bound, id})
 				}
 				if pos := sc.insert(bufferEntry{dist: est, node: id, lower: est - bound}, ef); pos < lowest {
 					lowest = pos
@@ -122,6 +140,30 @@ func (x *Index) searchRaBitQExpanded(rq *rabitqCodes, g *graph, sc *rabitqScratc
 			next++
 		}
 	}
+	// The beam, ordered by estimates, drops some neighbours an error of
+	// the estimate put too far; measure those whose lower bound can still
+	// enter the top k (nearest first, so that the bound tightens), as
+	// searchRaBitQ would have where it found them.
+	slices.Sort(measured)
+	slices.SortFunc(sc.refined, func(a, b candidate) int { return cmp.Compare(a.dist, b.dist) })
+	late, lateNodes := sc.late[:0], sc.lateNodes[:0]
+	for _, c := range sc.refined {
+		if c.dist >= worst {
+			break
+		}
+		if _, done := slices.BinarySearch(measured, c.node); !done {
+			late, lateNodes = append(late, c), append(lateNodes, c.node)
+		}
+	}
+	if len(late) > 0 {
+		kernels.PrefetchRows(vectors, vectorBytes, lateNodes, vectorLines)
+		for _, c := range late {
+			if c.dist < worst {
+				measure(c.node)
+			}
+		}
+	}
+	sc.pending, sc.late, sc.lateNodes = measured, late, lateNodes
 	sc.best = best
 	sortAscending(best)
 	return best

@@ -19,15 +19,17 @@ type rabitqScratch struct {
 	refined   []candidate   // every refined admitted node by its lower bound (rescore)
 	pending   []uint32
 	sums      []uint32
-	est       []float32  // 1-bit estimates of pending
-	bound     []float32  // and their error bounds
-	fast      [32]uint32 // kernels.FastScan32 sums of one block
-	next      [1]uint32  // the candidate whose links are being prefetched
-	lastLower float32    // lower bound of the last extended estimate
-	estimate  int64      // 1-bit estimates since the scratch was taken
-	refine    int64      // refinements (extended code or float) since then
-	exact     int64      // float distances since then
-	bytes     int64      // bytes of codes, links and vectors read since then (rows touched × their size)
+	est       []float32   // 1-bit estimates of pending
+	bound     []float32   // and their error bounds
+	fast      [32]uint32  // kernels.FastScan32 sums of one block
+	next      [1]uint32   // the candidate whose links are being prefetched
+	late      []candidate // searchRaBitQExpanded: neighbours measured after the traversal
+	lateNodes []uint32    // and their nodes
+	lastLower float32     // lower bound of the last extended estimate
+	estimate  int64       // 1-bit estimates since the scratch was taken
+	refine    int64       // refinements (extended code or float) since then
+	exact     int64       // float distances since then
+	bytes     int64       // bytes of codes, links and vectors read since then (rows touched × their size)
 }
 
 // bufferEntry is a candidate of the traversal buffer.
