@@ -187,6 +187,7 @@ func (rq *rabitqCodes) loadBlocks(f *indexfile.File, g *graph) error {
 		return err
 	}
 	nb.words = words
+	adviseHugePages(nb.words)
 	for node := 0; node < rq.n; node++ {
 		links := g.links(uint32(node), 0)
 		count := int(links[0])
