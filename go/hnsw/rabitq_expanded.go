@@ -145,7 +145,14 @@ func (x *Index) searchRaBitQExpanded(rq *rabitqCodes, g *graph, sc *rabitqScratc
 	// enter the top k (nearest first, so that the bound tightens), as
 	// searchRaBitQ would have where it found them.
 	slices.Sort(measured)
-	slices.SortFunc(sc.refined, func(a, b candidate) int { return cmp.Compare(a.dist, b.dist) })
+	promising := sc.refined[:0]
+	for _, c := range sc.refined {
+		if c.dist < worst { // most are not by now: sort only the rest
+			promising = append(promising, c)
+		}
+	}
+	sc.refined = promising
+	slices.SortFunc(promising, func(a, b candidate) int { return cmp.Compare(a.dist, b.dist) })
 	late, lateNodes := sc.late[:0], sc.lateNodes[:0]
 	for _, c := range sc.refined {
 		if c.dist >= worst {
