@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -14,17 +15,27 @@ import (
 // searchRaBitQExpanded on the neighbour blocks.
 func newExpandedFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture {
 	t.Helper()
-	f := newRaBitQFixture(t, m, n, dim) // for its data and truth
+	f := &rabitqFixture{dim: dim, k: 10}
+	f.data = synth.Clustered(n, dim, 50, 0.4, 21)
+	f.queries = synth.Clustered(100, dim, 50, 0.4, 22)
 	x := mustNew(t, Config{Dim: dim, Metric: m, Seed: 3, RaBitQBits: 1})
 	ids := make([]uint64, n)
 	for i := range ids {
 		ids[i] = uint64(i)
 	}
-	if err := x.Add(f.data, ids, nil, 1); err != nil {
+	if err := x.Add(f.data, ids, nil, 1); err != nil { // one thread: the same graph every run
 		t.Fatal(err)
 	}
 	x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph
 	f.x = x
+	name := map[metric.Metric]string{metric.L2: "l2", metric.Cosine: "cosine"}[m]
+	for _, row := range synth.KNN(name, f.data, f.queries, dim, f.k) {
+		ids := make([]uint64, len(row))
+		for i, p := range row {
+			ids[i] = uint64(p)
+		}
+		f.truth = append(f.truth, ids)
+	}
 	return f
 }
 
@@ -41,7 +52,7 @@ func newExpandedFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixtur
 // index keeps searchRaBitQ.
 func TestRaBitQ1BitSearchMeasuresOnlyExpandedNodes(t *testing.T) {
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
-		const n = 4000 / raceHalve
+		const n = 4000 / raceShrink
 		f := newExpandedFixture(t, m, n, 256)
 		rq := f.x.rabitq.Load()
 		if rq == nil || rq.blocks == nil || !rq.expanded {
