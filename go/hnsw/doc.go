@@ -57,7 +57,12 @@
 // neighbour (extended code, or float vector) only when its lower bound can
 // still beat the k-th refined distance, and finally measure with the float
 // vectors only the refined candidates whose lower bound can still enter
-// the top k (rabitq_search.go). Any Add, Compact or Renumber drops codes
+// the top k (rabitq_search.go). An index of Config.RaBitQBits = 1 with
+// at least 256 coded dimensions searches its blocks as SymphonyQG does
+// instead (rabitq_expanded.go): the traversal is ordered by 1-bit
+// estimates, and only the node it expands is measured, with its float
+// vector prefetched a hop ahead, about one float read per hop instead of
+// one per promising neighbour. Any Add, Compact or Renumber drops codes
 // built by hand from use (Remove does not: tombstones keep their links); an
 // index created with Config.RaBitQBits keeps them current itself, coding
 // each Add's new nodes and rebuilding the records (rabitq_keep.go). Save writes

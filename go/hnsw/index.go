@@ -66,8 +66,9 @@ type Index struct {
 	// rabitq holds the RaBitQ codes of the graph (rabitq_codes.go), or nil.
 	rabitq atomic.Pointer[rabitqCodes]
 	// rabitqBlocks says the codes also carry the SymphonyQG neighbour
-	// blocks (BuildRaBitQBlocks, or a file holding them). Guarded by
-	// writeMu.
+	// blocks (BuildRaBitQBlocks, a file holding them, or Config.RaBitQBits
+	// = 1 with enough dimensions, whose searches run on them:
+	// expandsExactly). Guarded by writeMu.
 	rabitqBlocks bool
 }
 
@@ -96,6 +97,7 @@ func newIndex(cfg Config) *Index {
 		pcg:     rand.NewPCG(cfg.Seed, 0x5eed5eed),
 	}
 	x.rng = rand.New(x.pcg)
+	x.rabitqBlocks = cfg.RaBitQBits == 1 && rabitqPadded(cfg.Dim) >= expandedMinDims
 	x.graph.Store(newGraph(cfg.Dim, cfg.M, nil, cfg.storesFloats()))
 	x.pool.New = func() any { return new(searcher) }
 	return x

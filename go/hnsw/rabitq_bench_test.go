@@ -40,7 +40,9 @@ import (
 //
 // Modes: float; rabitq1+float and rabitq8 on the neighbour blocks
 // (FastScan), and the same on the code rows one neighbour at a time
-// ("-rows", the layout before the blocks); rabitq8-codes (no float read)
+// ("-rows", the layout before the blocks); rabitq1-expanded, the blocks
+// searched as a Config.RaBitQBits = 1 index searches them
+// (searchRaBitQExpanded); rabitq8-codes (no float read)
 // and rabitq8-expand (refinement on expansion), both on the blocks; the
 // "-hybrid" modes (blockScanMin). STRATA_RABITQ_MODES (a comma-separated
 // list) runs only those modes.
@@ -89,6 +91,9 @@ func BenchmarkRaBitQSweep(b *testing.B) {
 		padded: c.padded, rows: c.rows, ex: c.ex, fx: c.fx, blocks: c.blocks, refineOnExpand: true}
 	expand.pool.New = c.pool.New
 	codes["rabitq8-expand"] = expand
+	expanded := codes["rabitq1+float"].withBlocks()
+	expanded.expanded = true
+	codes["rabitq1-expanded"] = expanded
 	// The hybrids estimate a block's new neighbours from their rows when
 	// there are fewer than $STRATA_RABITQ_SCANMIN (12) of them.
 	scanMin := envInt("STRATA_RABITQ_SCANMIN", 12)
@@ -97,7 +102,7 @@ func BenchmarkRaBitQSweep(b *testing.B) {
 		h.blockScanMin = scanMin
 		codes[name+"-hybrid"] = h
 	}
-	modes := []string{"float", "rabitq1+float", "rabitq1+float-rows", "rabitq8", "rabitq8-rows", "rabitq8-codes",
+	modes := []string{"float", "rabitq1+float", "rabitq1+float-rows", "rabitq1-expanded", "rabitq8", "rabitq8-rows", "rabitq8-codes",
 		"rabitq8-expand", "rabitq8-hybrid", "rabitq8-expand-hybrid"}
 	if only := os.Getenv("STRATA_RABITQ_MODES"); only != "" {
 		modes = strings.Split(only, ",")

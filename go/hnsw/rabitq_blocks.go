@@ -80,6 +80,7 @@ func newNeighbourBlocks(g *graph, padded, n int, extended bool) *neighbourBlocks
 	nb.blockWords = nb.codeWords + blockFactorWords
 	nb.nodeWords = nb.headWords + nb.blocks*nb.blockWords
 	nb.words = make([]uint32, n*nb.nodeWords)
+	adviseHugePages(nb.words) // each expansion reads one record, anywhere in the array
 	return nb
 }
 

@@ -23,7 +23,10 @@ import (
 //	RBQN  []uint32   count·nodeWords: the neighbour blocks (neighbourBlocks, whose
 //	                 geometry follows from M and the padded dimension); a file
 //	                 with RBQR but no RBQN (written before the blocks existed)
-//	                 loads with the blocks rebuilt from the rows and the links
+//	                 loads without blocks, except for an index of
+//	                 Config.RaBitQBits = 1 whose searches run on them
+//	                 (expandsExactly): its blocks are rebuilt from the rows
+//	                 and the links
 //
 // Loading checks every factor is finite and names an existing centroid,
 // and that a block's ids and factors are those of the node's links and
@@ -143,12 +146,17 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 			}
 		}
 	}
-	_, x.rabitqBlocks = f.Section(tagRaBitQBlocks)
-	if x.rabitqBlocks {
+	_, stored := f.Section(tagRaBitQBlocks)
+	x.rabitqBlocks = stored || x.cfg.RaBitQBits == 1 && rq.padded >= expandedMinDims
+	switch {
+	case stored:
 		if err := rq.loadBlocks(f, g); err != nil {
 			return err
 		}
+	case x.rabitqBlocks:
+		rq.buildBlocks(g) // a file written before 1-bit indexes searched the blocks
 	}
+	rq.expanded = x.expandsExactly(rq)
 	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
 	x.rabitq.Store(rq)
 	return nil
@@ -179,6 +187,7 @@ func (rq *rabitqCodes) loadBlocks(f *indexfile.File, g *graph) error {
 		return err
 	}
 	nb.words = words
+	adviseHugePages(nb.words)
 	for node := 0; node < rq.n; node++ {
 		links := g.links(uint32(node), 0)
 		count := int(links[0])

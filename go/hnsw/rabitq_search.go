@@ -19,15 +19,17 @@ type rabitqScratch struct {
 	refined   []candidate   // every refined admitted node by its lower bound (rescore)
 	pending   []uint32
 	sums      []uint32
-	est       []float32  // 1-bit estimates of pending
-	bound     []float32  // and their error bounds
-	fast      [32]uint32 // kernels.FastScan32 sums of one block
-	next      [1]uint32  // the candidate whose links are being prefetched
-	lastLower float32    // lower bound of the last extended estimate
-	estimate  int64      // 1-bit estimates since the scratch was taken
-	refine    int64      // refinements (extended code or float) since then
-	exact     int64      // float distances since then
-	bytes     int64      // bytes of codes, links and vectors read since then (rows touched × their size)
+	est       []float32   // 1-bit estimates of pending
+	bound     []float32   // and their error bounds
+	fast      [32]uint32  // kernels.FastScan32 sums of one block
+	next      [1]uint32   // the candidate whose links are being prefetched
+	late      []candidate // searchRaBitQExpanded: neighbours measured after the traversal
+	lateNodes []uint32    // and their nodes
+	lastLower float32     // lower bound of the last extended estimate
+	estimate  int64       // 1-bit estimates since the scratch was taken
+	refine    int64       // refinements (extended code or float) since then
+	exact     int64       // float distances since then
+	bytes     int64       // bytes of codes, links and vectors read since then (rows touched × their size)
 }
 
 // bufferEntry is a candidate of the traversal buffer.
@@ -183,7 +185,11 @@ func (sc *rabitqScratch) rescore(g *graph, dk distance, q []float32, k int) []ca
 func (x *Index) searchOneRaBitQ(rq *rabitqCodes, g *graph, s *searcher, q []float32, k, ef int, adm *admission) []candidate {
 	sc := rq.pool.Get().(*rabitqScratch)
 	sc.estimate, sc.refine, sc.exact, sc.bytes = 0, 0, 0, 0
-	s.results = append(s.results[:0], x.searchRaBitQ(rq, g, sc, q, k, ef, adm)...)
+	if rq.expanded && rq.blocks != nil && g.floats && !rq.codesOnly {
+		s.results = append(s.results[:0], x.searchRaBitQExpanded(rq, g, sc, q, k, ef, adm)...)
+	} else {
+		s.results = append(s.results[:0], x.searchRaBitQ(rq, g, sc, q, k, ef, adm)...)
+	}
 	if s.testing.rabitqBytes != nil {
 		s.testing.rabitqBytes.Add(sc.bytes)
 	}
