@@ -144,8 +144,8 @@ func Exists(fsys vfs.FS, dir string) bool {
 
 // IsLeftover reports whether dir, which holds no collection (no CURRENT),
 // holds nothing but what Create writes before CURRENT and what Drop leaves
-// after removing it (LOCK, the log and snapshot directories, CURRENT's
-// temporary file): the remains of a create or a drop that did not finish,
+// after removing it (LOCK, the log, snapshot and segment directories,
+// CURRENT's temporary file): the remains of a create or a drop that did not finish,
 // which hold no acknowledged write and can be removed.
 func IsLeftover(fsys vfs.FS, dir string) bool {
 	if fsys == nil {
@@ -160,7 +160,7 @@ func IsLeftover(fsys vfs.FS, dir string) bool {
 	}
 	for _, name := range names {
 		switch name {
-		case lockName, walDir, snapshotsDir, snapshot.CurrentName + ".tmp":
+		case lockName, walDir, snapshotsDir, snapshot.SegmentsDir, snapshot.CurrentName + ".tmp":
 		default:
 			return false
 		}

@@ -27,7 +27,8 @@
 // interrupted: it removes every .creating- directory (undoing the create,
 // which was never acknowledged) and every .dropped- one (finishing the
 // drop). It also removes a <name> directory with no CURRENT file that holds
-// nothing but what package collection writes (LOCK, wal/, snapshots/): the
+// nothing but what package collection writes (LOCK, wal/, snapshots/,
+// segments/): the
 // leftover of a create or drop made by an older version, which named the
 // final directory from the start. Anything else that is not a collection is
 // left alone and logged; Create then refuses the name (ErrExists).
