@@ -366,14 +366,13 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client, serve
         "formula": lambda: client.query_points(
             "refuse", query=m.FormulaQuery(formula=m.SumExpression(sum=["$score"]))
         ),
-    }
-    if server.door == "rest":  # gRPC serves no update_collection yet (UNIMPLEMENTED)
-        cases["does not rebuild"] = lambda: client.update_collection(
+        "does not rebuild": lambda: client.update_collection(
             "refuse", hnsw_config=m.HnswConfigDiff(m=48)
-        )
-        cases["strict_mode_config"] = lambda: client.update_collection(
+        ),
+        "strict_mode_config": lambda: client.update_collection(
             "refuse", strict_mode_config=m.StrictModeConfig(enabled=True)
-        )
+        ),
+    }
     if server.door == "rest":  # gRPC has no prefix match: qdrant-client cannot send it
         cases['match "prefix"'] = lambda: client.count(
             "refuse",

@@ -175,8 +175,17 @@ func (s grpcCollections) CollectionExists(ctx context.Context, r *pb.CollectionE
 	return &pb.CollectionExistsResponse{Result: &pb.CollectionExists{Exists: exists}, Time: elapsed(start)}, nil
 }
 
-func (s grpcCollections) Update(context.Context, *pb.UpdateCollection) (*pb.CollectionOperationResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "update_collection: strata's Qdrant API does not change a collection's parameters")
+func (s grpcCollections) Update(ctx context.Context, r *pb.UpdateCollection) (*pb.CollectionOperationResponse, error) {
+	start := time.Now()
+	req, err := updateCollectionRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.h.updateCollection(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CollectionOperationResponse{Result: ok, Time: elapsed(start)}, nil
 }
 
 func (s grpcCollections) UpdateAliases(context.Context, *pb.ChangeAliases) (*pb.CollectionOperationResponse, error) {

@@ -118,10 +118,11 @@ func TestGRPCErrorsCarryQdrantsCodes(t *testing.T) {
 	_, err = d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: []*pb.PointStruct{{Id: num(1), Vectors: &pb.Vectors{
 		VectorsOptions: &pb.Vectors_Vector{Vector: &pb.Vector{Vector: &pb.Vector_Document{Document: &pb.Document{Text: "hi"}}}}}}}})
 	wantCode(t, err, codes.InvalidArgument, "inference")
-	_, err = d.collections.Update(ctx, &pb.UpdateCollection{CollectionName: "c"})
-	wantCode(t, err, codes.Unimplemented, "update_collection")
-	_, err = d.points.SearchGroups(ctx, &pb.SearchPointGroups{CollectionName: "c"})
-	wantCode(t, err, codes.Unimplemented, "search_groups")
+	m48 := uint64(48)
+	_, err = d.collections.Update(ctx, &pb.UpdateCollection{CollectionName: "c", HnswConfig: &pb.HnswConfigDiff{M: &m48}})
+	wantCode(t, err, codes.InvalidArgument, "does not rebuild")
+	_, err = d.collections.Update(ctx, &pb.UpdateCollection{CollectionName: "nope"})
+	wantCode(t, err, codes.NotFound, "nope")
 	_, err = d.points.Get(ctx, &pb.GetPoints{CollectionName: "c", Ids: []*pb.PointId{{PointIdOptions: &pb.PointId_Uuid{Uuid: "not-a-uuid"}}}})
 	wantCode(t, err, codes.InvalidArgument, "not-a-uuid")
 }

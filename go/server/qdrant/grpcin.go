@@ -1069,3 +1069,129 @@ func pointsJSON(points []*pb.PointStruct) ([]pointStruct, error) {
 	}
 	return out, nil
 }
+
+// updateCollectionRequestOf translates UpdateCollection into PATCH's
+// diff; updateCollection checks it (what is fixed at creation is refused
+// there, with the REST door's message).
+func updateCollectionRequestOf(u *pb.UpdateCollection) (*updateCollectionRequest, error) {
+	req := &updateCollectionRequest{}
+	if o := u.GetOptimizersConfig(); o != nil {
+		d := &optimizersDiff{
+			DeletedThreshold: o.DeletedThreshold, VacuumMinVectorNumber: intPtr(o.VacuumMinVectorNumber),
+			DefaultSegmentNumber: intPtr(o.DefaultSegmentNumber), MaxSegmentSize: intPtr(o.MaxSegmentSize),
+			MemmapThreshold: intPtr(o.MemmapThreshold), IndexingThreshold: intPtr(o.IndexingThreshold),
+			FlushIntervalSec: intPtr(o.FlushIntervalSec), PreventUnoptimized: o.PreventUnoptimized,
+		}
+		switch t := o.GetMaxOptimizationThreads().GetVariant().(type) {
+		case *pb.MaxOptimizationThreads_Value:
+			d.MaxOptimizationThreads = mustJSON(t.Value)
+		case *pb.MaxOptimizationThreads_Setting_:
+			d.MaxOptimizationThreads = mustJSON("auto")
+		case nil:
+			if o.DeprecatedMaxOptimizationThreads != nil {
+				d.MaxOptimizationThreads = mustJSON(o.GetDeprecatedMaxOptimizationThreads())
+			}
+		}
+		req.OptimizersConfig = d
+	}
+	if p := u.GetParams(); p != nil {
+		u32 := func(v *uint32) *int {
+			if v == nil {
+				return nil
+			}
+			n := int(*v)
+			return &n
+		}
+		req.Params = &paramsDiff{
+			ReplicationFactor: u32(p.ReplicationFactor), WriteConsistencyFactor: u32(p.WriteConsistencyFactor),
+			ReadFanOutFactor: u32(p.ReadFanOutFactor), ReadFanOutDelayMs: intPtr(p.ReadFanOutDelayMs), OnDiskPayload: p.OnDiskPayload,
+		}
+	}
+	if h := u.GetHnswConfig(); h != nil {
+		req.HNSW = hnswDiffJSON(h)
+	}
+	if q := u.GetQuantizationConfig(); q != nil {
+		req.QuantizationConfig = quantizationDiffJSON(q)
+	}
+	vectorDiffOf := func(p *pb.VectorParamsDiff) vectorDiff {
+		d := vectorDiff{OnDisk: p.OnDisk}
+		if h := p.GetHnswConfig(); h != nil {
+			d.HNSW = hnswDiffJSON(h)
+		}
+		if q := p.GetQuantizationConfig(); q != nil {
+			d.QuantizationConfig = quantizationDiffJSON(q)
+		}
+		return d
+	}
+	switch k := u.GetVectorsConfig().GetConfig().(type) {
+	case *pb.VectorsConfigDiff_Params:
+		req.Vectors = map[string]vectorDiff{"": vectorDiffOf(k.Params)}
+	case *pb.VectorsConfigDiff_ParamsMap:
+		req.Vectors = map[string]vectorDiff{}
+		for name, p := range k.ParamsMap.GetMap() {
+			req.Vectors[name] = vectorDiffOf(p)
+		}
+	}
+	if sp := u.GetSparseVectorsConfig(); sp != nil {
+		req.SparseVectors = map[string]json.RawMessage{}
+		for name, p := range sp.GetMap() {
+			params := map[string]any{}
+			if p.Modifier != nil {
+				switch p.GetModifier() {
+				case pb.Modifier_None:
+					params["modifier"] = "none"
+				case pb.Modifier_Idf:
+					params["modifier"] = "idf"
+				default:
+					return nil, badRequestf("sparse_vectors_config.%s: unknown modifier %v", name, p.GetModifier())
+				}
+			}
+			req.SparseVectors[name] = mustJSON(params)
+		}
+	}
+	if u.StrictModeConfig != nil {
+		req.StrictModeConfig = mustJSON(map[string]any{"enabled": u.GetStrictModeConfig().Enabled})
+	}
+	if len(u.GetMetadata()) > 0 {
+		raw, err := payloadJSON(u.GetMetadata())
+		if err != nil {
+			return nil, fmt.Errorf("metadata: %w", err)
+		}
+		req.Metadata = raw
+	}
+	return req, nil
+}
+
+// hnswDiffJSON is an HnswConfigDiff as PATCH reads it (all its fields).
+func hnswDiffJSON(h *pb.HnswConfigDiff) *hnswDiff {
+	return &hnswDiff{
+		M: intPtr(h.M), EfConstruct: intPtr(h.EfConstruct), FullScanThreshold: intPtr(h.FullScanThreshold),
+		MaxIndexingThreads: intPtr(h.MaxIndexingThreads), OnDisk: h.OnDisk, PayloadM: intPtr(h.PayloadM), InlineStorage: h.InlineStorage,
+	}
+}
+
+// quantizationDiffJSON is a QuantizationConfigDiff in REST's spelling:
+// "Disabled", {"scalar": ...}, or the other methods by name (which
+// updateCollection refuses, as strata fixes quantization at creation).
+func quantizationDiffJSON(q *pb.QuantizationConfigDiff) json.RawMessage {
+	switch k := q.GetQuantization().(type) {
+	case *pb.QuantizationConfigDiff_Disabled:
+		return mustJSON("Disabled")
+	case *pb.QuantizationConfigDiff_Scalar:
+		s := map[string]any{"type": strings.ToLower(k.Scalar.GetType().String())}
+		if x := k.Scalar.Quantile; x != nil && !math.IsNaN(float64(*x)) && !math.IsInf(float64(*x), 0) {
+			s["quantile"] = *x // a quantile JSON cannot hold is left out (strata keeps none)
+		}
+		if k.Scalar.AlwaysRam != nil {
+			s["always_ram"] = k.Scalar.GetAlwaysRam()
+		}
+		return mustJSON(map[string]any{"scalar": s})
+	case *pb.QuantizationConfigDiff_Product:
+		return mustJSON(map[string]any{"product": map[string]any{}})
+	case *pb.QuantizationConfigDiff_Binary:
+		return mustJSON(map[string]any{"binary": map[string]any{}})
+	case *pb.QuantizationConfigDiff_Turboquant:
+		return mustJSON(map[string]any{"turboquant": map[string]any{}})
+	}
+	return nil
+}
