@@ -650,16 +650,55 @@ func (s grpcPoints) DeleteVectorName(context.Context, *pb.DeleteVectorNameReques
 	return nil, unimplemented("removing a vector from a collection")
 }
 
-func (s grpcPoints) SearchGroups(context.Context, *pb.SearchPointGroups) (*pb.SearchGroupsResponse, error) {
-	return nil, unimplemented("search_groups")
+func (s grpcPoints) SearchGroups(ctx context.Context, r *pb.SearchPointGroups) (*pb.SearchGroupsResponse, error) {
+	start := time.Now()
+	res, err := groupsCall(ctx, s.h.searchGroups, r, searchGroupsRequestOf)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.SearchGroupsResponse{Result: res, Time: elapsed(start)}, nil
 }
 
-func (s grpcPoints) RecommendGroups(context.Context, *pb.RecommendPointGroups) (*pb.RecommendGroupsResponse, error) {
-	return nil, unimplemented("recommend_groups")
+func (s grpcPoints) RecommendGroups(ctx context.Context, r *pb.RecommendPointGroups) (*pb.RecommendGroupsResponse, error) {
+	start := time.Now()
+	res, err := groupsCall(ctx, s.h.recommendGroups, r, recommendGroupsRequestOf)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RecommendGroupsResponse{Result: res, Time: elapsed(start)}, nil
 }
 
-func (s grpcPoints) QueryGroups(context.Context, *pb.QueryPointGroups) (*pb.QueryGroupsResponse, error) {
-	return nil, unimplemented("query_points_groups")
+func (s grpcPoints) QueryGroups(ctx context.Context, r *pb.QueryPointGroups) (*pb.QueryGroupsResponse, error) {
+	start := time.Now()
+	res, err := groupsCall(ctx, s.h.queryGroups, r, queryGroupsRequestOf)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.QueryGroupsResponse{Result: res, Time: elapsed(start)}, nil
+}
+
+// groupsRequest is a groups call's message.
+type groupsRequest interface {
+	sharded
+	GetCollectionName() string
+}
+
+// groupsCall answers a groups call: translate, the shared call, the
+// groups as protobuf.
+func groupsCall[M groupsRequest, Req any](ctx context.Context, fn qdrantCall[Req, groupsResult], r M,
+	translate func(M) (*Req, error)) (*pb.GroupsResult, error) {
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	req, err := translate(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := fn(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return pbGroups(res)
 }
 
 func (s grpcPoints) UpdateBatch(context.Context, *pb.UpdateBatchPoints) (*pb.UpdateBatchResponse, error) {

@@ -171,6 +171,42 @@ func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
 		q.Result[0].Payload["k"].GetStringValue() != "a" {
 		t.Fatalf("payload: %v", q.Result[0].Payload)
 	}
+	// The groups calls: by k, one hit each, the best group first.
+	one, two := uint64(1), uint64(2)
+	qg, err := d.points.QueryGroups(ctx, &pb.QueryPointGroups{CollectionName: "c", GroupBy: "k", GroupSize: &one, Limit: &two,
+		Query: &pb.Query{Variant: &pb.Query_Nearest{Nearest: &pb.VectorInput{Variant: &pb.VectorInput_Dense{Dense: &pb.DenseVector{Data: []float32{1, -0.5}}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err := d.points.SearchGroups(ctx, &pb.SearchPointGroups{CollectionName: "c", GroupBy: "k", GroupSize: 1, Limit: 2, Vector: []float32{1, -0.5},
+		WithLookup: &pb.WithLookup{Collection: "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range [][]*pb.PointGroup{qg.Result.Groups, sg.Result.Groups} {
+		if len(g) != 2 || g[0].Id.GetStringValue() != "a" || g[0].Hits[0].Id.GetNum() != 1 || g[1].Id.GetStringValue() != "b" ||
+			g[1].Hits[0].Id.GetNum() != 2 {
+			t.Fatalf("groups: %v", g)
+		}
+	}
+	if sg.Result.Groups[0].Lookup != nil { // no point has the id "a"
+		t.Fatalf("lookup: %v", sg.Result.Groups[0].Lookup)
+	}
+	rg, err := d.points.RecommendGroups(ctx, &pb.RecommendPointGroups{CollectionName: "c", GroupBy: "k", GroupSize: 2, Limit: 2,
+		Positive: []*pb.PointId{num(3)}})
+	if err != nil || len(rg.Result.Groups) != 2 {
+		t.Fatalf("recommend groups: %v %v", rg, err)
+	}
+	for _, g := range rg.Result.Groups {
+		for _, hit := range g.Hits {
+			if hit.Id.GetNum() == 3 {
+				t.Fatalf("recommend groups answered its example: %v", rg.Result.Groups)
+			}
+		}
+	}
+	_, err = d.points.QueryGroups(ctx, &pb.QueryPointGroups{CollectionName: "c", GroupBy: "k",
+		ShardKeySelector: &pb.ShardKeySelector{}})
+	wantCode(t, err, codes.InvalidArgument, "shard_key_selector")
 	limit := uint32(2)
 	page, err := d.points.Scroll(ctx, &pb.ScrollPoints{CollectionName: "c", Limit: &limit})
 	if err != nil || len(page.Result) != 2 || page.NextPageOffset.GetNum() != 3 {

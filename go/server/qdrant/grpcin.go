@@ -1195,3 +1195,91 @@ func quantizationDiffJSON(q *pb.QuantizationConfigDiff) json.RawMessage {
 	}
 	return nil
 }
+
+// groupSpecOf is what the three groups calls share; with_lookup keeps
+// its defaults (with_payload true, with_vectors false) when unset.
+func groupSpecOf(groupBy string, groupSize, limit *int, l *pb.WithLookup) groupSpec {
+	spec := groupSpec{GroupBy: groupBy, GroupSize: groupSize, Limit: limit}
+	if l != nil {
+		spec.WithLookup = mustJSON(map[string]any{"collection": l.GetCollection(),
+			"with_payload": withPayloadJSON(l.GetWithPayload()), "with_vectors": withVectorsJSON(l.GetWithVectors())})
+	}
+	return spec
+}
+
+func u32Ptr(v uint32) *int {
+	n := int(v)
+	return &n
+}
+
+// queryGroupsRequestOf translates QueryPointGroups through QueryPoints'
+// translation (the same query, prefetch and selectors).
+func queryGroupsRequestOf(g *pb.QueryPointGroups) (*queryGroupsRequest, error) {
+	q, err := queryPointsRequest(&pb.QueryPoints{Prefetch: g.GetPrefetch(), Query: g.Query, Using: g.Using, Filter: g.Filter,
+		Params: g.Params, ScoreThreshold: g.ScoreThreshold, WithPayload: g.WithPayload, WithVectors: g.WithVectors, LookupFrom: g.LookupFrom})
+	if err != nil {
+		return nil, err
+	}
+	return &queryGroupsRequest{Prefetch: q.Prefetch, Query: q.Query, Using: q.Using, Filter: q.Filter, Params: q.Params,
+		ScoreThreshold: q.ScoreThreshold, WithVector: q.WithVector, WithPayload: q.WithPayload, LookupFrom: q.LookupFrom,
+		groupSpec: groupSpecOf(g.GetGroupBy(), intPtr(g.GroupSize), intPtr(g.Limit), g.GetWithLookup())}, nil
+}
+
+// searchGroupsRequestOf translates SearchPointGroups through
+// SearchPoints' translation.
+func searchGroupsRequestOf(g *pb.SearchPointGroups) (*searchGroupsRequest, error) {
+	q, err := searchPointsRequest(&pb.SearchPoints{Vector: g.GetVector(), Filter: g.Filter, Params: g.Params,
+		ScoreThreshold: g.ScoreThreshold, VectorName: g.VectorName, WithPayload: g.WithPayload, WithVectors: g.WithVectors,
+		SparseIndices: g.SparseIndices})
+	if err != nil {
+		return nil, err
+	}
+	return &searchGroupsRequest{Vector: q.Vector, Filter: q.Filter, Params: q.Params, WithPayload: q.WithPayload,
+		WithVector: q.WithVector, ScoreThreshold: q.ScoreThreshold,
+		groupSpec: groupSpecOf(g.GetGroupBy(), u32Ptr(g.GetGroupSize()), u32Ptr(g.GetLimit()), g.GetWithLookup())}, nil
+}
+
+// examplesJSON is a recommend request's ids then vectors, as REST's
+// positive or negative list.
+func examplesJSON(ids []*pb.PointId, vectors []*pb.Vector) ([]json.RawMessage, error) {
+	out, err := idsJSON(ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, vec := range vectors {
+		v, err := vectorJSON(vec)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := rawJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, raw)
+	}
+	return out, nil
+}
+
+// recommendGroupsRequestOf translates RecommendPointGroups.
+func recommendGroupsRequestOf(g *pb.RecommendPointGroups) (*recommendGroupsRequest, error) {
+	pos, err := examplesJSON(g.GetPositive(), g.GetPositiveVectors())
+	if err != nil {
+		return nil, err
+	}
+	neg, err := examplesJSON(g.GetNegative(), g.GetNegativeVectors())
+	if err != nil {
+		return nil, err
+	}
+	strategy, err := strategyJSON(g.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	req := &recommendGroupsRequest{Positive: pos, Negative: neg, Strategy: strategy, Params: paramsJSON(g.GetParams()),
+		WithPayload: withPayloadJSON(g.GetWithPayload()), WithVector: withVectorsJSON(g.GetWithVectors()),
+		ScoreThreshold: scoreThreshold(g.ScoreThreshold), Using: g.Using, LookupFrom: lookupJSON(g.GetLookupFrom()),
+		groupSpec: groupSpecOf(g.GetGroupBy(), u32Ptr(g.GetGroupSize()), u32Ptr(g.GetLimit()), g.GetWithLookup())}
+	if req.Filter, err = rawFilter(g.GetFilter()); err != nil {
+		return nil, err
+	}
+	return req, nil
+}

@@ -287,3 +287,37 @@ func pbIndexParams(ix payloadIndex) *pb.PayloadIndexParams {
 	}
 	return &pb.PayloadIndexParams{IndexParams: &pb.PayloadIndexParams_TextIndexParams{TextIndexParams: t}}
 }
+
+// pbGroups is a groups answer: each group's value, its hits and its
+// looked-up point.
+func pbGroups(res groupsResult) (*pb.GroupsResult, error) {
+	out := &pb.GroupsResult{Groups: make([]*pb.PointGroup, len(res.Groups))}
+	for i, g := range res.Groups {
+		hits, err := pbScored(g.Hits)
+		if err != nil {
+			return nil, err
+		}
+		pg := &pb.PointGroup{Hits: hits}
+		switch v := g.ID.(type) {
+		case int64: // Qdrant answers a non-negative integer as unsigned
+			if v >= 0 {
+				pg.Id = &pb.GroupId{Kind: &pb.GroupId_UnsignedValue{UnsignedValue: uint64(v)}}
+			} else {
+				pg.Id = &pb.GroupId{Kind: &pb.GroupId_IntegerValue{IntegerValue: v}}
+			}
+		case string:
+			pg.Id = &pb.GroupId{Kind: &pb.GroupId_StringValue{StringValue: v}}
+		default:
+			return nil, fmt.Errorf("qdrant: group value %v (%T) is neither a string nor an integer", v, v)
+		}
+		if g.Lookup != nil {
+			lookup, err := pbRetrieved([]record{*g.Lookup})
+			if err != nil {
+				return nil, err
+			}
+			pg.Lookup = lookup[0]
+		}
+		out.Groups[i] = pg
+	}
+	return out, nil
+}
