@@ -239,17 +239,11 @@ func (s grpcPoints) Upsert(ctx context.Context, r *pb.UpsertPoints) (*pb.PointsO
 	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
 		return nil, err
 	}
-	if r.UpdateFilter != nil {
-		return nil, unsupportedf("update_filter")
-	}
-	points, err := pointsJSON(r.GetPoints())
+	req, err := upsertRequestOf(r.GetPoints(), r.UpdateFilter, r.UpdateMode)
 	if err != nil {
 		return nil, err
 	}
-	if points == nil {
-		points = []pointStruct{}
-	}
-	res, err := s.h.upsert(ctx, r.GetCollectionName(), &upsertRequest{Points: points})
+	res, err := s.h.upsert(ctx, r.GetCollectionName(), req)
 	if err != nil {
 		return nil, err
 	}
@@ -301,24 +295,9 @@ func (s grpcPoints) UpdateVectors(ctx context.Context, r *pb.UpdatePointVectors)
 	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
 		return nil, err
 	}
-	if r.UpdateFilter != nil {
-		return nil, unsupportedf("update_filter")
-	}
-	req := &updateVectorsRequest{}
-	for _, p := range r.GetPoints() {
-		id, err := idJSON(p.GetId())
-		if err != nil {
-			return nil, err
-		}
-		v, err := vectorsJSON(p.GetVectors())
-		if err != nil {
-			return nil, err
-		}
-		raw, err := rawJSON(v)
-		if err != nil {
-			return nil, err
-		}
-		req.Points = append(req.Points, pointVectors{ID: mustJSON(id), Vector: raw})
+	req, err := updateVectorsRequestOf(r.GetPoints(), r.UpdateFilter)
+	if err != nil {
+		return nil, err
 	}
 	res, err := s.h.updateVectors(ctx, r.GetCollectionName(), req)
 	if err != nil {
@@ -701,8 +680,120 @@ func groupsCall[M groupsRequest, Req any](ctx context.Context, fn qdrantCall[Req
 	return pbGroups(res)
 }
 
-func (s grpcPoints) UpdateBatch(context.Context, *pb.UpdateBatchPoints) (*pb.UpdateBatchResponse, error) {
-	return nil, unimplemented("batch_update_points")
+func (s grpcPoints) UpdateBatch(ctx context.Context, r *pb.UpdateBatchPoints) (*pb.UpdateBatchResponse, error) {
+	start := time.Now()
+	ops := make([]batchOperation, len(r.GetOperations()))
+	for i, op := range r.GetOperations() {
+		var err error
+		if ops[i], err = s.batchOperationOf(op); err != nil {
+			return nil, fmt.Errorf("operations[%d]: %w", i, err)
+		}
+	}
+	results, err := s.h.runBatch(ctx, r.GetCollectionName(), ops)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.UpdateBatchResponse{Result: make([]*pb.UpdateResult, len(results))}
+	for i, res := range results {
+		out.Result[i] = pbUpdate(res, start).Result
+	}
+	out.Time = elapsed(start)
+	return out, nil
+}
+
+// batchOperationOf translates one operation of UpdateBatch into the
+// request of the call it names, bound to that call (as the REST batch
+// decodes its JSON bodies); all are translated before any runs.
+func (s grpcPoints) batchOperationOf(op *pb.PointsUpdateOperation) (batchOperation, error) {
+	type shardedSel interface {
+		GetShardKeySelector() *pb.ShardKeySelector
+		GetPointsSelector() *pb.PointsSelector
+	}
+	payloadOp := func(o shardedSel, req *payloadRequest, call qdrantCall[payloadRequest, updateResult]) (batchOperation, error) {
+		if err := refuseShardKey(o.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		var err error
+		if req.selectorRequest, err = selectorJSON(o.GetPointsSelector()); err != nil {
+			return nil, err
+		}
+		return bound(req, call), nil
+	}
+	switch k := op.GetOperation().(type) {
+	case *pb.PointsUpdateOperation_Upsert:
+		if err := refuseShardKey(k.Upsert.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		req, err := upsertRequestOf(k.Upsert.GetPoints(), k.Upsert.UpdateFilter, k.Upsert.UpdateMode)
+		if err != nil {
+			return nil, err
+		}
+		return bound(req, s.h.upsert), nil
+	case *pb.PointsUpdateOperation_DeletePoints_:
+		if err := refuseShardKey(k.DeletePoints.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		sel, err := selectorJSON(k.DeletePoints.GetPoints())
+		if err != nil {
+			return nil, err
+		}
+		return bound(&sel, s.h.deletePoints), nil
+	case *pb.PointsUpdateOperation_DeleteDeprecated:
+		sel, err := selectorJSON(k.DeleteDeprecated)
+		if err != nil {
+			return nil, err
+		}
+		return bound(&sel, s.h.deletePoints), nil
+	case *pb.PointsUpdateOperation_SetPayload_:
+		payload, err := payloadJSON(k.SetPayload.GetPayload())
+		if err != nil {
+			return nil, err
+		}
+		return payloadOp(k.SetPayload, &payloadRequest{Payload: payload, Key: k.SetPayload.Key}, s.h.setPayload)
+	case *pb.PointsUpdateOperation_OverwritePayload_:
+		payload, err := payloadJSON(k.OverwritePayload.GetPayload())
+		if err != nil {
+			return nil, err
+		}
+		return payloadOp(k.OverwritePayload, &payloadRequest{Payload: payload, Key: k.OverwritePayload.Key}, s.h.overwritePayload)
+	case *pb.PointsUpdateOperation_DeletePayload_:
+		return payloadOp(k.DeletePayload, &payloadRequest{Keys: nonNil(k.DeletePayload.GetKeys())}, s.h.deletePayload)
+	case *pb.PointsUpdateOperation_ClearPayload_:
+		if err := refuseShardKey(k.ClearPayload.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		sel, err := selectorJSON(k.ClearPayload.GetPoints())
+		if err != nil {
+			return nil, err
+		}
+		return bound(&payloadRequest{selectorRequest: sel}, s.h.clearPayload), nil
+	case *pb.PointsUpdateOperation_ClearPayloadDeprecated:
+		sel, err := selectorJSON(k.ClearPayloadDeprecated)
+		if err != nil {
+			return nil, err
+		}
+		return bound(&payloadRequest{selectorRequest: sel}, s.h.clearPayload), nil
+	case *pb.PointsUpdateOperation_UpdateVectors_:
+		if err := refuseShardKey(k.UpdateVectors.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		req, err := updateVectorsRequestOf(k.UpdateVectors.GetPoints(), k.UpdateVectors.UpdateFilter)
+		if err != nil {
+			return nil, err
+		}
+		return bound(req, s.h.updateVectors), nil
+	case *pb.PointsUpdateOperation_DeleteVectors_:
+		if err := refuseShardKey(k.DeleteVectors.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		sel, err := selectorJSON(k.DeleteVectors.GetPointsSelector())
+		if err != nil {
+			return nil, err
+		}
+		return bound(&deleteVectorsRequest{selectorRequest: sel, Vector: k.DeleteVectors.GetVectors().GetNames()}, s.h.deleteVectors), nil
+	}
+	return nil, badRequestf("one of upsert, delete_points, set_payload, overwrite_payload, delete_payload, clear_payload, " +
+		"update_vectors, delete_vectors")
 }
 
 func (s grpcPoints) SearchMatrixPairs(context.Context, *pb.SearchMatrixPoints) (*pb.SearchMatrixPairsResponse, error) {

@@ -207,6 +207,29 @@ func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
 	_, err = d.points.QueryGroups(ctx, &pb.QueryPointGroups{CollectionName: "c", GroupBy: "k",
 		ShardKeySelector: &pb.ShardKeySelector{}})
 	wantCode(t, err, codes.InvalidArgument, "shard_key_selector")
+	// UpdateBatch: every operation is translated before any runs.
+	up := &pb.PointsUpdateOperation{Operation: &pb.PointsUpdateOperation_Upsert{Upsert: &pb.PointsUpdateOperation_PointStructList{
+		Points: []*pb.PointStruct{{Id: num(4), Vectors: dense(2, 2)}}}}}
+	set := &pb.PointsUpdateOperation{Operation: &pb.PointsUpdateOperation_SetPayload_{SetPayload: &pb.PointsUpdateOperation_SetPayload{
+		Payload: map[string]*pb.Value{"k": kind("c")}, PointsSelector: &pb.PointsSelector{PointsSelectorOneOf: &pb.PointsSelector_Points{
+			Points: &pb.PointsIdsList{Ids: []*pb.PointId{num(4)}}}}}}}
+	_, err = d.points.UpdateBatch(ctx, &pb.UpdateBatchPoints{CollectionName: "c", Operations: []*pb.PointsUpdateOperation{up, {}}})
+	wantCode(t, err, codes.InvalidArgument, "operations[1]")
+	if got, err := d.points.Get(ctx, &pb.GetPoints{CollectionName: "c", Ids: []*pb.PointId{num(4)}}); err != nil || len(got.Result) != 0 {
+		t.Fatalf("a refused batch wrote: %v %v", got, err)
+	}
+	batch, err := d.points.UpdateBatch(ctx, &pb.UpdateBatchPoints{CollectionName: "c", Operations: []*pb.PointsUpdateOperation{up, set}})
+	if err != nil || len(batch.Result) != 2 || batch.Result[1].Status != pb.UpdateStatus_Completed {
+		t.Fatalf("batch: %v %v", batch, err)
+	}
+	if got, err := d.points.Get(ctx, &pb.GetPoints{CollectionName: "c", Ids: []*pb.PointId{num(4)}, WithPayload: yes}); err != nil ||
+		len(got.Result) != 1 || got.Result[0].Payload["k"].GetStringValue() != "c" {
+		t.Fatalf("after the batch: %v %v", got, err)
+	}
+	del4 := &pb.PointsSelector{PointsSelectorOneOf: &pb.PointsSelector_Points{Points: &pb.PointsIdsList{Ids: []*pb.PointId{num(4)}}}}
+	if _, err := d.points.Delete(ctx, &pb.DeletePoints{CollectionName: "c", Points: del4}); err != nil {
+		t.Fatal(err)
+	}
 	limit := uint32(2)
 	page, err := d.points.Scroll(ctx, &pb.ScrollPoints{CollectionName: "c", Limit: &limit})
 	if err != nil || len(page.Result) != 2 || page.NextPageOffset.GetNum() != 3 {

@@ -1283,3 +1283,47 @@ func recommendGroupsRequestOf(g *pb.RecommendPointGroups) (*recommendGroupsReque
 	}
 	return req, nil
 }
+
+// upsertRequestOf translates the points of an upsert (UpsertPoints or an
+// UpdateBatch operation).
+func upsertRequestOf(list []*pb.PointStruct, updateFilter *pb.Filter, mode *pb.UpdateMode) (*upsertRequest, error) {
+	if updateFilter != nil {
+		return nil, unsupportedf("update_filter")
+	}
+	if mode != nil {
+		return nil, unsupportedf("update_mode")
+	}
+	points, err := pointsJSON(list)
+	if err != nil {
+		return nil, err
+	}
+	if points == nil {
+		points = []pointStruct{}
+	}
+	return &upsertRequest{Points: points}, nil
+}
+
+// updateVectorsRequestOf translates the points of an update_vectors
+// (UpdatePointVectors or an UpdateBatch operation).
+func updateVectorsRequestOf(list []*pb.PointVectors, updateFilter *pb.Filter) (*updateVectorsRequest, error) {
+	if updateFilter != nil {
+		return nil, unsupportedf("update_filter")
+	}
+	req := &updateVectorsRequest{}
+	for _, p := range list {
+		id, err := idJSON(p.GetId())
+		if err != nil {
+			return nil, err
+		}
+		v, err := vectorsJSON(p.GetVectors())
+		if err != nil {
+			return nil, err
+		}
+		raw, err := rawJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		req.Points = append(req.Points, pointVectors{ID: mustJSON(id), Vector: raw})
+	}
+	return req, nil
+}
