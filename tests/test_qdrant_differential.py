@@ -99,7 +99,7 @@ TARGETS = {"rest": _rest, "grpc": _grpc}
 
 # Calls the gRPC door does not serve yet (docs/qdrant.md, gRPC): on the gRPC server they run
 # over its REST port, so its collection stays the reference's twin for the calls after them.
-REST_ONLY = ("conditional upsert", "search_matrix")
+REST_ONLY = ("search_matrix",)
 
 
 def _vector(rng, name):

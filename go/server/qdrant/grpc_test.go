@@ -207,6 +207,30 @@ func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
 	_, err = d.points.QueryGroups(ctx, &pb.QueryPointGroups{CollectionName: "c", GroupBy: "k",
 		ShardKeySelector: &pb.ShardKeySelector{}})
 	wantCode(t, err, codes.InvalidArgument, "shard_key_selector")
+	// update_filter and update_mode: point 1 (k "a") is left alone.
+	isB := &pb.Filter{Must: []*pb.Condition{{ConditionOneOf: &pb.Condition_Field{Field: &pb.FieldCondition{
+		Key: "k", Match: &pb.Match{MatchValue: &pb.Match_Keyword{Keyword: "b"}}}}}}}
+	insertOnly := pb.UpdateMode_InsertOnly
+	changed := []*pb.PointStruct{{Id: num(1), Vectors: dense(5, 5), Payload: map[string]*pb.Value{"k": kind("z")}}}
+	for _, u := range []*pb.UpsertPoints{{CollectionName: "c", Points: changed, UpdateFilter: isB},
+		{CollectionName: "c", Points: changed, UpdateMode: &insertOnly}} {
+		if _, err := d.points.Upsert(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.points.UpdateVectors(ctx, &pb.UpdatePointVectors{CollectionName: "c", UpdateFilter: isB,
+		Points: []*pb.PointVectors{{Id: num(1), Vectors: dense(7, 7)}}}); err != nil {
+		t.Fatal(err)
+	}
+	vecs := &pb.WithVectorsSelector{SelectorOptions: &pb.WithVectorsSelector_Enable{Enable: true}}
+	if got, err := d.points.Get(ctx, &pb.GetPoints{CollectionName: "c", Ids: []*pb.PointId{num(1)}, WithPayload: yes, WithVectors: vecs}); err != nil ||
+		len(got.Result) != 1 || got.Result[0].Payload["k"].GetStringValue() != "a" ||
+		got.Result[0].Vectors.GetVector().GetDense().GetData()[0] != 1 {
+		t.Fatalf("a conditional update wrote: %v %v", got, err)
+	}
+	badMode := pb.UpdateMode(9)
+	_, err = d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: changed, UpdateMode: &badMode})
+	wantCode(t, err, codes.InvalidArgument, "update_mode")
 	// UpdateBatch: every operation is translated before any runs.
 	up := &pb.PointsUpdateOperation{Operation: &pb.PointsUpdateOperation_Upsert{Upsert: &pb.PointsUpdateOperation_PointStructList{
 		Points: []*pb.PointStruct{{Id: num(4), Vectors: dense(2, 2)}}}}}

@@ -1287,12 +1287,6 @@ func recommendGroupsRequestOf(g *pb.RecommendPointGroups) (*recommendGroupsReque
 // upsertRequestOf translates the points of an upsert (UpsertPoints or an
 // UpdateBatch operation).
 func upsertRequestOf(list []*pb.PointStruct, updateFilter *pb.Filter, mode *pb.UpdateMode) (*upsertRequest, error) {
-	if updateFilter != nil {
-		return nil, unsupportedf("update_filter")
-	}
-	if mode != nil {
-		return nil, unsupportedf("update_mode")
-	}
 	points, err := pointsJSON(list)
 	if err != nil {
 		return nil, err
@@ -1300,16 +1294,47 @@ func upsertRequestOf(list []*pb.PointStruct, updateFilter *pb.Filter, mode *pb.U
 	if points == nil {
 		points = []pointStruct{}
 	}
-	return &upsertRequest{Points: points}, nil
+	req := &upsertRequest{Points: points}
+	if req.UpdateFilter, err = updateFilterJSON(updateFilter); err != nil {
+		return nil, err
+	}
+	if mode != nil {
+		name, ok := updateModeNames[*mode]
+		if !ok {
+			return nil, badRequestf("update_mode %v: one of Upsert, InsertOnly, UpdateOnly", *mode)
+		}
+		req.UpdateMode = &name
+	}
+	return req, nil
+}
+
+var updateModeNames = map[pb.UpdateMode]string{pb.UpdateMode_Upsert: "upsert", pb.UpdateMode_InsertOnly: "insert_only",
+	pb.UpdateMode_UpdateOnly: "update_only"}
+
+// updateFilterJSON is an update_filter as REST reads it: a set but empty
+// filter is one that every point matches, as over REST.
+func updateFilterJSON(f *pb.Filter) (json.RawMessage, error) {
+	if f == nil {
+		return nil, nil
+	}
+	m, err := filterJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("update_filter: %w", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return mustJSON(m), nil
 }
 
 // updateVectorsRequestOf translates the points of an update_vectors
 // (UpdatePointVectors or an UpdateBatch operation).
 func updateVectorsRequestOf(list []*pb.PointVectors, updateFilter *pb.Filter) (*updateVectorsRequest, error) {
-	if updateFilter != nil {
-		return nil, unsupportedf("update_filter")
+	filter, err := updateFilterJSON(updateFilter)
+	if err != nil {
+		return nil, err
 	}
-	req := &updateVectorsRequest{}
+	req := &updateVectorsRequest{UpdateFilter: filter}
 	for _, p := range list {
 		id, err := idJSON(p.GetId())
 		if err != nil {
