@@ -390,6 +390,28 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client, serve
     assert client.count("refuse").count == 1
 
 
+def test_aliases_over_both_doors(client):
+    """An alias names its collection in every call; rename and delete; listed per collection."""
+    client.create_collection("aliased", vectors_config=m.VectorParams(size=2, distance="Dot"))
+    client.upsert("aliased", points=[m.PointStruct(id=1, vector=[1, 0])])
+    create = m.CreateAliasOperation(
+        create_alias=m.CreateAlias(collection_name="aliased", alias_name="nick")
+    )
+    assert client.update_collection_aliases(change_aliases_operations=[create])
+    assert client.count("nick").count == 1
+    rename = m.RenameAliasOperation(
+        rename_alias=m.RenameAlias(old_alias_name="nick", new_alias_name="nick2")
+    )
+    assert client.update_collection_aliases(change_aliases_operations=[rename])
+    listed = [(a.alias_name, a.collection_name) for a in client.get_aliases().aliases]
+    assert ("nick2", "aliased") in listed and not any(a == "nick" for a, _ in listed)
+    assert [a.alias_name for a in client.get_collection_aliases("aliased").aliases] == ["nick2"]
+    delete = m.DeleteAliasOperation(delete_alias=m.DeleteAlias(alias_name="nick2"))
+    assert client.update_collection_aliases(change_aliases_operations=[delete])
+    assert client.get_collection_aliases("aliased").aliases == []
+    client.delete_collection("aliased")
+
+
 def test_version_route_and_api_key(tmp_path):
     port = free_port()
     key_env = {"STRATA_API_KEY": "s3cret"}

@@ -188,16 +188,51 @@ func (s grpcCollections) Update(ctx context.Context, r *pb.UpdateCollection) (*p
 	return &pb.CollectionOperationResponse{Result: ok, Time: elapsed(start)}, nil
 }
 
-func (s grpcCollections) UpdateAliases(context.Context, *pb.ChangeAliases) (*pb.CollectionOperationResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+func (s grpcCollections) UpdateAliases(ctx context.Context, r *pb.ChangeAliases) (*pb.CollectionOperationResponse, error) {
+	start := time.Now()
+	req := &changeAliasesRequest{Actions: make([]aliasAction, len(r.GetActions()))}
+	for i, a := range r.GetActions() {
+		switch k := a.GetAction().(type) {
+		case *pb.AliasOperations_CreateAlias:
+			req.Actions[i].CreateAlias = &createAlias{CollectionName: k.CreateAlias.GetCollectionName(), AliasName: k.CreateAlias.GetAliasName()}
+		case *pb.AliasOperations_DeleteAlias:
+			req.Actions[i].DeleteAlias = &deleteAlias{AliasName: k.DeleteAlias.GetAliasName()}
+		case *pb.AliasOperations_RenameAlias:
+			req.Actions[i].RenameAlias = &renameAlias{OldAliasName: k.RenameAlias.GetOldAliasName(), NewAliasName: k.RenameAlias.GetNewAliasName()}
+		} // none set: updateAliases refuses it by its index
+	}
+	ok, err := s.h.updateAliases(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CollectionOperationResponse{Result: ok, Time: elapsed(start)}, nil
 }
 
-func (s grpcCollections) ListCollectionAliases(context.Context, *pb.ListCollectionAliasesRequest) (*pb.ListAliasesResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+func pbAliases(res aliasesResponse, start time.Time) *pb.ListAliasesResponse {
+	out := &pb.ListAliasesResponse{Aliases: make([]*pb.AliasDescription, len(res.Aliases))}
+	for i, a := range res.Aliases {
+		out.Aliases[i] = &pb.AliasDescription{AliasName: a.AliasName, CollectionName: a.CollectionName}
+	}
+	out.Time = elapsed(start)
+	return out
 }
 
-func (s grpcCollections) ListAliases(context.Context, *pb.ListAliasesRequest) (*pb.ListAliasesResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+func (s grpcCollections) ListCollectionAliases(ctx context.Context, r *pb.ListCollectionAliasesRequest) (*pb.ListAliasesResponse, error) {
+	start := time.Now()
+	res, err := s.h.collectionAliases(ctx, r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	return pbAliases(res, start), nil
+}
+
+func (s grpcCollections) ListAliases(ctx context.Context, _ *pb.ListAliasesRequest) (*pb.ListAliasesResponse, error) {
+	start := time.Now()
+	res, err := s.h.listAliases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pbAliases(res, start), nil
 }
 
 func (s grpcCollections) CollectionClusterInfo(context.Context, *pb.CollectionClusterInfoRequest) (*pb.CollectionClusterInfoResponse, error) {

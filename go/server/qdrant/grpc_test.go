@@ -231,6 +231,41 @@ func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
 	badMode := pb.UpdateMode(9)
 	_, err = d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: changed, UpdateMode: &badMode})
 	wantCode(t, err, codes.InvalidArgument, "update_mode")
+	// Aliases: a collection call resolves one; a change is all or none.
+	alias := func(a *pb.AliasOperations) []*pb.AliasOperations { return []*pb.AliasOperations{a} }
+	if _, err := d.collections.UpdateAliases(ctx, &pb.ChangeAliases{Actions: alias(&pb.AliasOperations{Action: &pb.AliasOperations_CreateAlias{
+		CreateAlias: &pb.CreateAlias{CollectionName: "c", AliasName: "al"}}})}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.points.Count(ctx, &pb.CountPoints{CollectionName: "al"}); err != nil || n.Result.Count != 3 {
+		t.Fatalf("count through the alias: %v %v", n, err)
+	}
+	_, err = d.collections.UpdateAliases(ctx, &pb.ChangeAliases{Actions: []*pb.AliasOperations{
+		{Action: &pb.AliasOperations_RenameAlias{RenameAlias: &pb.RenameAlias{OldAliasName: "al", NewAliasName: "al2"}}}, {}}})
+	wantCode(t, err, codes.InvalidArgument, "actions[1]")
+	if _, err := d.collections.UpdateAliases(ctx, &pb.ChangeAliases{Actions: alias(&pb.AliasOperations{Action: &pb.AliasOperations_RenameAlias{
+		RenameAlias: &pb.RenameAlias{OldAliasName: "al", NewAliasName: "al2"}}})}); err != nil {
+		t.Fatal(err)
+	}
+	for _, list := range []func() (*pb.ListAliasesResponse, error){
+		func() (*pb.ListAliasesResponse, error) { return d.collections.ListAliases(ctx, &pb.ListAliasesRequest{}) },
+		func() (*pb.ListAliasesResponse, error) {
+			return d.collections.ListCollectionAliases(ctx, &pb.ListCollectionAliasesRequest{CollectionName: "c"})
+		},
+	} {
+		if got, err := list(); err != nil || len(got.Aliases) != 1 || got.Aliases[0].AliasName != "al2" || got.Aliases[0].CollectionName != "c" {
+			t.Fatalf("aliases: %v %v", got, err)
+		}
+	}
+	_, err = d.collections.ListCollectionAliases(ctx, &pb.ListCollectionAliasesRequest{CollectionName: "nope"})
+	wantCode(t, err, codes.NotFound, "nope")
+	if _, err := d.collections.UpdateAliases(ctx, &pb.ChangeAliases{Actions: alias(&pb.AliasOperations{Action: &pb.AliasOperations_DeleteAlias{
+		DeleteAlias: &pb.DeleteAlias{AliasName: "al2"}}})}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.collections.ListAliases(ctx, &pb.ListAliasesRequest{}); err != nil || len(got.Aliases) != 0 {
+		t.Fatalf("aliases after the delete: %v %v", got, err)
+	}
 	// UpdateBatch: every operation is translated before any runs.
 	up := &pb.PointsUpdateOperation{Operation: &pb.PointsUpdateOperation_Upsert{Upsert: &pb.PointsUpdateOperation_PointStructList{
 		Points: []*pb.PointStruct{{Id: num(4), Vectors: dense(2, 2)}}}}}
