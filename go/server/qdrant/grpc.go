@@ -831,12 +831,60 @@ func (s grpcPoints) batchOperationOf(op *pb.PointsUpdateOperation) (batchOperati
 		"update_vectors, delete_vectors")
 }
 
-func (s grpcPoints) SearchMatrixPairs(context.Context, *pb.SearchMatrixPoints) (*pb.SearchMatrixPairsResponse, error) {
-	return nil, unimplemented("search_matrix_pairs")
+// matrixRequestOf translates SearchMatrixPoints.
+func matrixRequestOf(r *pb.SearchMatrixPoints) (*matrixRequest, error) {
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	filter, err := rawFilter(r.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	return &matrixRequest{Filter: filter, Sample: intPtr(r.Sample), Limit: intPtr(r.Limit), Using: r.Using}, nil
 }
 
-func (s grpcPoints) SearchMatrixOffsets(context.Context, *pb.SearchMatrixPoints) (*pb.SearchMatrixOffsetsResponse, error) {
-	return nil, unimplemented("search_matrix_offsets")
+func (s grpcPoints) SearchMatrixPairs(ctx context.Context, r *pb.SearchMatrixPoints) (*pb.SearchMatrixPairsResponse, error) {
+	start := time.Now()
+	req, err := matrixRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.searchMatrixPairs(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.SearchMatrixPairs{Pairs: make([]*pb.SearchMatrixPair, len(res.Pairs))}
+	for i, p := range res.Pairs {
+		out.Pairs[i] = &pb.SearchMatrixPair{A: pbID(p.A.ID), B: pbID(p.B.ID), Score: float32(p.Score)}
+	}
+	return &pb.SearchMatrixPairsResponse{Result: out, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) SearchMatrixOffsets(ctx context.Context, r *pb.SearchMatrixPoints) (*pb.SearchMatrixOffsetsResponse, error) {
+	start := time.Now()
+	req, err := matrixRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.searchMatrixOffsets(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.SearchMatrixOffsets{OffsetsRow: make([]uint64, len(res.OffsetsRow)), OffsetsCol: make([]uint64, len(res.OffsetsCol)),
+		Scores: make([]float32, len(res.Scores)), Ids: make([]*pb.PointId, len(res.IDs))}
+	for i, v := range res.OffsetsRow {
+		out.OffsetsRow[i] = uint64(v)
+	}
+	for i, v := range res.OffsetsCol {
+		out.OffsetsCol[i] = uint64(v)
+	}
+	for i, v := range res.Scores {
+		out.Scores[i] = float32(v)
+	}
+	for i, id := range res.IDs {
+		out.Ids[i] = pbID(id.ID)
+	}
+	return &pb.SearchMatrixOffsetsResponse{Result: out, Time: elapsed(start)}, nil
 }
 
 var (

@@ -231,6 +231,24 @@ func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
 	badMode := pb.UpdateMode(9)
 	_, err = d.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "c", Points: changed, UpdateMode: &badMode})
 	wantCode(t, err, codes.InvalidArgument, "update_mode")
+	// The distance matrix: each of the 3 points' nearest other point.
+	pairs, err := d.points.SearchMatrixPairs(ctx, &pb.SearchMatrixPoints{CollectionName: "c", Limit: &one})
+	if err != nil || len(pairs.Result.Pairs) != 3 || pairs.Result.Pairs[0].A.GetNum() != 1 {
+		t.Fatalf("matrix pairs: %v %v", pairs, err)
+	}
+	offsets, err := d.points.SearchMatrixOffsets(ctx, &pb.SearchMatrixPoints{CollectionName: "c", Limit: &one})
+	if err != nil || len(offsets.Result.Ids) != 3 || len(offsets.Result.Scores) != 3 || len(offsets.Result.OffsetsCol) != 3 {
+		t.Fatalf("matrix offsets: %v %v", offsets, err)
+	}
+	for i, p := range pairs.Result.Pairs {
+		col := offsets.Result.OffsetsCol[i]
+		if offsets.Result.Ids[col].GetNum() != p.B.GetNum() || offsets.Result.Scores[i] != p.Score {
+			t.Fatalf("pairs %v and offsets %v disagree", pairs.Result, offsets.Result)
+		}
+	}
+	nope := "nope"
+	_, err = d.points.SearchMatrixPairs(ctx, &pb.SearchMatrixPoints{CollectionName: "c", Using: &nope})
+	wantCode(t, err, codes.InvalidArgument, "nope")
 	// Aliases: a collection call resolves one; a change is all or none.
 	alias := func(a *pb.AliasOperations) []*pb.AliasOperations { return []*pb.AliasOperations{a} }
 	if _, err := d.collections.UpdateAliases(ctx, &pb.ChangeAliases{Actions: alias(&pb.AliasOperations{Action: &pb.AliasOperations_CreateAlias{
@@ -248,7 +266,9 @@ func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, list := range []func() (*pb.ListAliasesResponse, error){
-		func() (*pb.ListAliasesResponse, error) { return d.collections.ListAliases(ctx, &pb.ListAliasesRequest{}) },
+		func() (*pb.ListAliasesResponse, error) {
+			return d.collections.ListAliases(ctx, &pb.ListAliasesRequest{})
+		},
 		func() (*pb.ListAliasesResponse, error) {
 			return d.collections.ListCollectionAliases(ctx, &pb.ListCollectionAliasesRequest{CollectionName: "c"})
 		},
