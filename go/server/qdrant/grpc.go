@@ -774,6 +774,7 @@ func (s grpcPoints) batchOperationOf(op *pb.PointsUpdateOperation) (batchOperati
 		}
 		return bound(&sel, s.h.deletePoints), nil
 	case *pb.PointsUpdateOperation_DeleteDeprecated:
+		//lint:ignore SA1019 older clients send it
 		sel, err := selectorJSON(k.DeleteDeprecated)
 		if err != nil {
 			return nil, err
@@ -803,6 +804,7 @@ func (s grpcPoints) batchOperationOf(op *pb.PointsUpdateOperation) (batchOperati
 		}
 		return bound(&payloadRequest{selectorRequest: sel}, s.h.clearPayload), nil
 	case *pb.PointsUpdateOperation_ClearPayloadDeprecated:
+		//lint:ignore SA1019 older clients send it
 		sel, err := selectorJSON(k.ClearPayloadDeprecated)
 		if err != nil {
 			return nil, err
