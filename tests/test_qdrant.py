@@ -390,6 +390,25 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client, serve
     assert client.count("refuse").count == 1
 
 
+def test_update_collection_is_reported_by_get_collection_over_both_doors(client):
+    """What update_collection accepts, get_collection reports back, over either door."""
+    client.create_collection("patched", vectors_config=m.VectorParams(size=2, distance="Dot"))
+    assert client.update_collection(
+        "patched",
+        hnsw_config=m.HnswConfigDiff(full_scan_threshold=1234),
+        optimizers_config=m.OptimizersConfigDiff(indexing_threshold=777),
+        collection_params=m.CollectionParamsDiff(replication_factor=2),
+        vectors_config={"": m.VectorParamsDiff(on_disk=True)},
+        metadata={"team": "x"},
+    )
+    config = client.get_collection("patched").config
+    assert config.hnsw_config.full_scan_threshold == 1234
+    assert config.optimizer_config.indexing_threshold == 777
+    assert config.params.replication_factor == 2 and config.params.vectors.on_disk is True
+    assert config.metadata == {"team": "x"}
+    client.delete_collection("patched")
+
+
 def test_aliases_over_both_doors(client):
     """An alias names its collection in every call; rename and delete; listed per collection."""
     client.create_collection("aliased", vectors_config=m.VectorParams(size=2, distance="Dot"))

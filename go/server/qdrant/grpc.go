@@ -127,7 +127,11 @@ func (s grpcCollections) Get(ctx context.Context, r *pb.GetCollectionInfoRequest
 	if err != nil {
 		return nil, err
 	}
-	return &pb.GetCollectionInfoResponse{Result: pbCollectionInfo(ci), Time: elapsed(start)}, nil
+	info, err := pbCollectionInfo(ci)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetCollectionInfoResponse{Result: info, Time: elapsed(start)}, nil
 }
 
 func (s grpcCollections) List(ctx context.Context, _ *pb.ListCollectionsRequest) (*pb.ListCollectionsResponse, error) {

@@ -322,9 +322,17 @@ func TestGRPCCallsAnswerAsTheRESTCalls(t *testing.T) {
 	if err != nil || len(got.Result) != 1 || got.Result[0].Id.GetNum() != 2 {
 		t.Fatalf("get after delete: %v %v", got, err)
 	}
+	threshold := uint64(1234)
+	if _, err := d.collections.Update(ctx, &pb.UpdateCollection{CollectionName: "c", HnswConfig: &pb.HnswConfigDiff{FullScanThreshold: &threshold},
+		Metadata: map[string]*pb.Value{"team": kind("x")}}); err != nil {
+		t.Fatal(err)
+	}
 	info, err := d.collections.Get(ctx, &pb.GetCollectionInfoRequest{CollectionName: "c"})
 	if err != nil || info.Result.GetPointsCount() != 1 || info.Result.Config.Params.VectorsConfig.GetParams().GetSize() != 2 {
 		t.Fatalf("info: %v %v", info, err)
+	}
+	if c := info.Result.Config; c.HnswConfig.GetFullScanThreshold() != 1234 || c.Metadata["team"].GetStringValue() != "x" {
+		t.Fatalf("info does not report the update: %v", c)
 	}
 }
 
