@@ -366,14 +366,13 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client, serve
         "formula": lambda: client.query_points(
             "refuse", query=m.FormulaQuery(formula=m.SumExpression(sum=["$score"]))
         ),
-    }
-    if server.door == "rest":  # gRPC serves no update_collection yet (UNIMPLEMENTED)
-        cases["does not rebuild"] = lambda: client.update_collection(
+        "does not rebuild": lambda: client.update_collection(
             "refuse", hnsw_config=m.HnswConfigDiff(m=48)
-        )
-        cases["strict_mode_config"] = lambda: client.update_collection(
+        ),
+        "strict_mode_config": lambda: client.update_collection(
             "refuse", strict_mode_config=m.StrictModeConfig(enabled=True)
-        )
+        ),
+    }
     if server.door == "rest":  # gRPC has no prefix match: qdrant-client cannot send it
         cases['match "prefix"'] = lambda: client.count(
             "refuse",
@@ -389,6 +388,47 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client, serve
     code, _ = _refused(server, lambda: client.get_collection("nope"))
     assert code == (404 if server.door == "rest" else grpc.StatusCode.NOT_FOUND)
     assert client.count("refuse").count == 1
+
+
+def test_update_collection_is_reported_by_get_collection_over_both_doors(client):
+    """What update_collection accepts, get_collection reports back, over either door."""
+    client.create_collection("patched", vectors_config=m.VectorParams(size=2, distance="Dot"))
+    assert client.update_collection(
+        "patched",
+        hnsw_config=m.HnswConfigDiff(full_scan_threshold=1234),
+        optimizers_config=m.OptimizersConfigDiff(indexing_threshold=777),
+        collection_params=m.CollectionParamsDiff(replication_factor=2),
+        vectors_config={"": m.VectorParamsDiff(on_disk=True)},
+        metadata={"team": "x"},
+    )
+    config = client.get_collection("patched").config
+    assert config.hnsw_config.full_scan_threshold == 1234
+    assert config.optimizer_config.indexing_threshold == 777
+    assert config.params.replication_factor == 2 and config.params.vectors.on_disk is True
+    assert config.metadata == {"team": "x"}
+    client.delete_collection("patched")
+
+
+def test_aliases_over_both_doors(client):
+    """An alias names its collection in every call; rename and delete; listed per collection."""
+    client.create_collection("aliased", vectors_config=m.VectorParams(size=2, distance="Dot"))
+    client.upsert("aliased", points=[m.PointStruct(id=1, vector=[1, 0])])
+    create = m.CreateAliasOperation(
+        create_alias=m.CreateAlias(collection_name="aliased", alias_name="nick")
+    )
+    assert client.update_collection_aliases(change_aliases_operations=[create])
+    assert client.count("nick").count == 1
+    rename = m.RenameAliasOperation(
+        rename_alias=m.RenameAlias(old_alias_name="nick", new_alias_name="nick2")
+    )
+    assert client.update_collection_aliases(change_aliases_operations=[rename])
+    listed = [(a.alias_name, a.collection_name) for a in client.get_aliases().aliases]
+    assert ("nick2", "aliased") in listed and not any(a == "nick" for a, _ in listed)
+    assert [a.alias_name for a in client.get_collection_aliases("aliased").aliases] == ["nick2"]
+    delete = m.DeleteAliasOperation(delete_alias=m.DeleteAlias(alias_name="nick2"))
+    assert client.update_collection_aliases(change_aliases_operations=[delete])
+    assert client.get_collection_aliases("aliased").aliases == []
+    client.delete_collection("aliased")
 
 
 def test_version_route_and_api_key(tmp_path):

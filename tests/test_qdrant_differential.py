@@ -76,13 +76,6 @@ def _rest(server):
         return QdrantClient(url=server.qdrant_url, timeout=30)
 
 
-def _rest_of_grpc(server):
-    """qdrant-client over the REST port of the server that serves gRPC."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        return QdrantClient(url=server.qdrant_grpc_url, timeout=30)
-
-
 def _grpc(server):
     """qdrant-client over strata-server --qdrant-grpc-addr: the same calls as protobuf."""
     with warnings.catch_warnings():
@@ -96,10 +89,6 @@ def _grpc(server):
 
 
 TARGETS = {"rest": _rest, "grpc": _grpc}
-
-# Calls the gRPC door does not serve yet (docs/qdrant.md, gRPC): on the gRPC server they run
-# over its REST port, so its collection stays the reference's twin for the calls after them.
-REST_ONLY = ("query groups", "batch ", "conditional upsert", "search_matrix")
 
 
 def _vector(rng, name):
@@ -421,7 +410,6 @@ def _differential(server, seed, calls):
     name = f"diff{seed}"
     reference = QdrantClient(":memory:")
     targets = {t: make(server) for t, make in TARGETS.items()}
-    rest_of = {"rest": targets["rest"], "grpc": _rest_of_grpc(server)}
     clients = {"local": reference, **targets}
     config = {n: params for n, (params, _) in FIELDS.items()}
     try:
@@ -436,8 +424,6 @@ def _differential(server, seed, calls):
             what, fn, kind = _calls(rng, name, ids)
             ok_want, want = _run(reference, fn)
             for tname, client in targets.items():
-                if what.startswith(REST_ONLY):
-                    client = rest_of[tname]
                 ok_got, got = _run(client, fn)
                 label = f"[{tname} seed {seed} call {done}] {what}"
                 if ok_got != ok_want:

@@ -143,17 +143,23 @@ type aliasesResponse struct {
 
 // aliasAction is one of Qdrant's AliasOperations.
 type aliasAction struct {
-	CreateAlias *struct {
-		CollectionName string `json:"collection_name"`
-		AliasName      string `json:"alias_name"`
-	} `json:"create_alias"`
-	DeleteAlias *struct {
-		AliasName string `json:"alias_name"`
-	} `json:"delete_alias"`
-	RenameAlias *struct {
-		OldAliasName string `json:"old_alias_name"`
-		NewAliasName string `json:"new_alias_name"`
-	} `json:"rename_alias"`
+	CreateAlias *createAlias `json:"create_alias"`
+	DeleteAlias *deleteAlias `json:"delete_alias"`
+	RenameAlias *renameAlias `json:"rename_alias"`
+}
+
+type createAlias struct {
+	CollectionName string `json:"collection_name"`
+	AliasName      string `json:"alias_name"`
+}
+
+type deleteAlias struct {
+	AliasName string `json:"alias_name"`
+}
+
+type renameAlias struct {
+	OldAliasName string `json:"old_alias_name"`
+	NewAliasName string `json:"new_alias_name"`
 }
 
 // changeAliasesRequest is Qdrant's ChangeAliasesOperation.

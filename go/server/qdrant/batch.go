@@ -28,7 +28,7 @@ func decodeAs[Req any](raw json.RawMessage, at string, call qdrantCall[Req, upda
 	if err := strictUnmarshal(raw, req); err != nil {
 		return nil, badRequestf("Format error in JSON body: %s: %v", at, err)
 	}
-	return func(ctx context.Context, name string) (updateResult, error) { return call(ctx, name, req) }, nil
+	return bound(req, call), nil
 }
 
 // updateBatch is batch_update_points.
@@ -70,6 +70,21 @@ func (h *Handler) updateBatch(ctx context.Context, name string, req *updateBatch
 				return nil, err
 			}
 		}
+	}
+	return h.runBatch(ctx, name, ops)
+}
+
+// bound is req bound to call: an operation of a batch the gRPC door
+// translated (its operations come typed, not as JSON bodies).
+func bound[Req any](req *Req, call qdrantCall[Req, updateResult]) batchOperation {
+	return func(ctx context.Context, name string) (updateResult, error) { return call(ctx, name, req) }
+}
+
+// runBatch runs the decoded operations of a batch in order and stops at
+// the first that fails (the ones before it stay written).
+func (h *Handler) runBatch(ctx context.Context, name string, ops []batchOperation) ([]updateResult, error) {
+	if _, err := h.named(name); err != nil {
+		return nil, err
 	}
 	out := make([]updateResult, 0, len(ops))
 	for _, op := range ops {

@@ -207,14 +207,20 @@
 // CreateFieldIndex, DeleteFieldIndex, Search, SearchBatch, Query,
 // QueryBatch (prefetch, fusion, nearest by vector or id, recommend,
 // discover, context, sample), Recommend[Batch] and Discover[Batch] (as
-// recommend, discover and context queries), Scroll, Count, Facet.
+// recommend, discover and context queries), Scroll, Count, Facet; and
+// the calls REST gained since, each through its REST function: Update of
+// a collection (PATCH's updateCollection; Get reports what it accepted),
+// QueryGroups, SearchGroups, RecommendGroups, UpdateBatch (each
+// operation translated into its call's request and bound to it, all
+// before runBatch runs any), update_filter and update_mode of Upsert and
+// update_filter of UpdateVectors, UpdateAliases, ListAliases,
+// ListCollectionAliases, SearchMatrixPairs, SearchMatrixOffsets.
 // Refused with InvalidArgument naming the construct: inference objects
 // (document, image, object), formula, MMR, relevance feedback, order_by
-// as a query, rrf weights, shard_key_selector, update_filter, lookup_from
-// inside a prefetch. Payload index parameters are reported back for text
-// indexes only.
-// Unimplemented: Update of a collection, aliases, shard keys, cluster
-// calls, groups, UpdateBatch, search matrices, vector names, snapshots.
+// as a query, rrf weights, shard_key_selector, lookup_from inside a
+// prefetch. Payload index parameters are reported back for text indexes
+// only.
+// Unimplemented: shard keys, cluster calls, vector names, snapshots.
 //
 // Every call but HealthCheck needs the guard's API key, read from the
 // "api-key" metadata (as qdrant-client sends it) or "authorization:

@@ -127,7 +127,11 @@ func (s grpcCollections) Get(ctx context.Context, r *pb.GetCollectionInfoRequest
 	if err != nil {
 		return nil, err
 	}
-	return &pb.GetCollectionInfoResponse{Result: pbCollectionInfo(ci), Time: elapsed(start)}, nil
+	info, err := pbCollectionInfo(ci)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetCollectionInfoResponse{Result: info, Time: elapsed(start)}, nil
 }
 
 func (s grpcCollections) List(ctx context.Context, _ *pb.ListCollectionsRequest) (*pb.ListCollectionsResponse, error) {
@@ -175,20 +179,64 @@ func (s grpcCollections) CollectionExists(ctx context.Context, r *pb.CollectionE
 	return &pb.CollectionExistsResponse{Result: &pb.CollectionExists{Exists: exists}, Time: elapsed(start)}, nil
 }
 
-func (s grpcCollections) Update(context.Context, *pb.UpdateCollection) (*pb.CollectionOperationResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "update_collection: strata's Qdrant API does not change a collection's parameters")
+func (s grpcCollections) Update(ctx context.Context, r *pb.UpdateCollection) (*pb.CollectionOperationResponse, error) {
+	start := time.Now()
+	req, err := updateCollectionRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.h.updateCollection(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CollectionOperationResponse{Result: ok, Time: elapsed(start)}, nil
 }
 
-func (s grpcCollections) UpdateAliases(context.Context, *pb.ChangeAliases) (*pb.CollectionOperationResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+func (s grpcCollections) UpdateAliases(ctx context.Context, r *pb.ChangeAliases) (*pb.CollectionOperationResponse, error) {
+	start := time.Now()
+	req := &changeAliasesRequest{Actions: make([]aliasAction, len(r.GetActions()))}
+	for i, a := range r.GetActions() {
+		switch k := a.GetAction().(type) {
+		case *pb.AliasOperations_CreateAlias:
+			req.Actions[i].CreateAlias = &createAlias{CollectionName: k.CreateAlias.GetCollectionName(), AliasName: k.CreateAlias.GetAliasName()}
+		case *pb.AliasOperations_DeleteAlias:
+			req.Actions[i].DeleteAlias = &deleteAlias{AliasName: k.DeleteAlias.GetAliasName()}
+		case *pb.AliasOperations_RenameAlias:
+			req.Actions[i].RenameAlias = &renameAlias{OldAliasName: k.RenameAlias.GetOldAliasName(), NewAliasName: k.RenameAlias.GetNewAliasName()}
+		} // none set: updateAliases refuses it by its index
+	}
+	ok, err := s.h.updateAliases(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CollectionOperationResponse{Result: ok, Time: elapsed(start)}, nil
 }
 
-func (s grpcCollections) ListCollectionAliases(context.Context, *pb.ListCollectionAliasesRequest) (*pb.ListAliasesResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+func pbAliases(res aliasesResponse, start time.Time) *pb.ListAliasesResponse {
+	out := &pb.ListAliasesResponse{Aliases: make([]*pb.AliasDescription, len(res.Aliases))}
+	for i, a := range res.Aliases {
+		out.Aliases[i] = &pb.AliasDescription{AliasName: a.AliasName, CollectionName: a.CollectionName}
+	}
+	out.Time = elapsed(start)
+	return out
 }
 
-func (s grpcCollections) ListAliases(context.Context, *pb.ListAliasesRequest) (*pb.ListAliasesResponse, error) {
-	return nil, grpcstatus.Error(codes.Unimplemented, "collection aliases are not supported by strata's Qdrant API")
+func (s grpcCollections) ListCollectionAliases(ctx context.Context, r *pb.ListCollectionAliasesRequest) (*pb.ListAliasesResponse, error) {
+	start := time.Now()
+	res, err := s.h.collectionAliases(ctx, r.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	return pbAliases(res, start), nil
+}
+
+func (s grpcCollections) ListAliases(ctx context.Context, _ *pb.ListAliasesRequest) (*pb.ListAliasesResponse, error) {
+	start := time.Now()
+	res, err := s.h.listAliases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pbAliases(res, start), nil
 }
 
 func (s grpcCollections) CollectionClusterInfo(context.Context, *pb.CollectionClusterInfoRequest) (*pb.CollectionClusterInfoResponse, error) {
@@ -230,17 +278,11 @@ func (s grpcPoints) Upsert(ctx context.Context, r *pb.UpsertPoints) (*pb.PointsO
 	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
 		return nil, err
 	}
-	if r.UpdateFilter != nil {
-		return nil, unsupportedf("update_filter")
-	}
-	points, err := pointsJSON(r.GetPoints())
+	req, err := upsertRequestOf(r.GetPoints(), r.UpdateFilter, r.UpdateMode)
 	if err != nil {
 		return nil, err
 	}
-	if points == nil {
-		points = []pointStruct{}
-	}
-	res, err := s.h.upsert(ctx, r.GetCollectionName(), &upsertRequest{Points: points})
+	res, err := s.h.upsert(ctx, r.GetCollectionName(), req)
 	if err != nil {
 		return nil, err
 	}
@@ -292,24 +334,9 @@ func (s grpcPoints) UpdateVectors(ctx context.Context, r *pb.UpdatePointVectors)
 	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
 		return nil, err
 	}
-	if r.UpdateFilter != nil {
-		return nil, unsupportedf("update_filter")
-	}
-	req := &updateVectorsRequest{}
-	for _, p := range r.GetPoints() {
-		id, err := idJSON(p.GetId())
-		if err != nil {
-			return nil, err
-		}
-		v, err := vectorsJSON(p.GetVectors())
-		if err != nil {
-			return nil, err
-		}
-		raw, err := rawJSON(v)
-		if err != nil {
-			return nil, err
-		}
-		req.Points = append(req.Points, pointVectors{ID: mustJSON(id), Vector: raw})
+	req, err := updateVectorsRequestOf(r.GetPoints(), r.UpdateFilter)
+	if err != nil {
+		return nil, err
 	}
 	res, err := s.h.updateVectors(ctx, r.GetCollectionName(), req)
 	if err != nil {
@@ -641,28 +668,229 @@ func (s grpcPoints) DeleteVectorName(context.Context, *pb.DeleteVectorNameReques
 	return nil, unimplemented("removing a vector from a collection")
 }
 
-func (s grpcPoints) SearchGroups(context.Context, *pb.SearchPointGroups) (*pb.SearchGroupsResponse, error) {
-	return nil, unimplemented("search_groups")
+func (s grpcPoints) SearchGroups(ctx context.Context, r *pb.SearchPointGroups) (*pb.SearchGroupsResponse, error) {
+	start := time.Now()
+	res, err := groupsCall(ctx, s.h.searchGroups, r, searchGroupsRequestOf)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.SearchGroupsResponse{Result: res, Time: elapsed(start)}, nil
 }
 
-func (s grpcPoints) RecommendGroups(context.Context, *pb.RecommendPointGroups) (*pb.RecommendGroupsResponse, error) {
-	return nil, unimplemented("recommend_groups")
+func (s grpcPoints) RecommendGroups(ctx context.Context, r *pb.RecommendPointGroups) (*pb.RecommendGroupsResponse, error) {
+	start := time.Now()
+	res, err := groupsCall(ctx, s.h.recommendGroups, r, recommendGroupsRequestOf)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RecommendGroupsResponse{Result: res, Time: elapsed(start)}, nil
 }
 
-func (s grpcPoints) QueryGroups(context.Context, *pb.QueryPointGroups) (*pb.QueryGroupsResponse, error) {
-	return nil, unimplemented("query_points_groups")
+func (s grpcPoints) QueryGroups(ctx context.Context, r *pb.QueryPointGroups) (*pb.QueryGroupsResponse, error) {
+	start := time.Now()
+	res, err := groupsCall(ctx, s.h.queryGroups, r, queryGroupsRequestOf)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.QueryGroupsResponse{Result: res, Time: elapsed(start)}, nil
 }
 
-func (s grpcPoints) UpdateBatch(context.Context, *pb.UpdateBatchPoints) (*pb.UpdateBatchResponse, error) {
-	return nil, unimplemented("batch_update_points")
+// groupsRequest is a groups call's message.
+type groupsRequest interface {
+	sharded
+	GetCollectionName() string
 }
 
-func (s grpcPoints) SearchMatrixPairs(context.Context, *pb.SearchMatrixPoints) (*pb.SearchMatrixPairsResponse, error) {
-	return nil, unimplemented("search_matrix_pairs")
+// groupsCall answers a groups call: translate, the shared call, the
+// groups as protobuf.
+func groupsCall[M groupsRequest, Req any](ctx context.Context, fn qdrantCall[Req, groupsResult], r M,
+	translate func(M) (*Req, error)) (*pb.GroupsResult, error) {
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	req, err := translate(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := fn(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	return pbGroups(res)
 }
 
-func (s grpcPoints) SearchMatrixOffsets(context.Context, *pb.SearchMatrixPoints) (*pb.SearchMatrixOffsetsResponse, error) {
-	return nil, unimplemented("search_matrix_offsets")
+func (s grpcPoints) UpdateBatch(ctx context.Context, r *pb.UpdateBatchPoints) (*pb.UpdateBatchResponse, error) {
+	start := time.Now()
+	ops := make([]batchOperation, len(r.GetOperations()))
+	for i, op := range r.GetOperations() {
+		var err error
+		if ops[i], err = s.batchOperationOf(op); err != nil {
+			return nil, fmt.Errorf("operations[%d]: %w", i, err)
+		}
+	}
+	results, err := s.h.runBatch(ctx, r.GetCollectionName(), ops)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.UpdateBatchResponse{Result: make([]*pb.UpdateResult, len(results))}
+	for i, res := range results {
+		out.Result[i] = pbUpdate(res, start).Result
+	}
+	out.Time = elapsed(start)
+	return out, nil
+}
+
+// batchOperationOf translates one operation of UpdateBatch into the
+// request of the call it names, bound to that call (as the REST batch
+// decodes its JSON bodies); all are translated before any runs.
+func (s grpcPoints) batchOperationOf(op *pb.PointsUpdateOperation) (batchOperation, error) {
+	type shardedSel interface {
+		GetShardKeySelector() *pb.ShardKeySelector
+		GetPointsSelector() *pb.PointsSelector
+	}
+	payloadOp := func(o shardedSel, req *payloadRequest, call qdrantCall[payloadRequest, updateResult]) (batchOperation, error) {
+		if err := refuseShardKey(o.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		var err error
+		if req.selectorRequest, err = selectorJSON(o.GetPointsSelector()); err != nil {
+			return nil, err
+		}
+		return bound(req, call), nil
+	}
+	switch k := op.GetOperation().(type) {
+	case *pb.PointsUpdateOperation_Upsert:
+		if err := refuseShardKey(k.Upsert.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		req, err := upsertRequestOf(k.Upsert.GetPoints(), k.Upsert.UpdateFilter, k.Upsert.UpdateMode)
+		if err != nil {
+			return nil, err
+		}
+		return bound(req, s.h.upsert), nil
+	case *pb.PointsUpdateOperation_DeletePoints_:
+		if err := refuseShardKey(k.DeletePoints.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		sel, err := selectorJSON(k.DeletePoints.GetPoints())
+		if err != nil {
+			return nil, err
+		}
+		return bound(&sel, s.h.deletePoints), nil
+	case *pb.PointsUpdateOperation_DeleteDeprecated:
+		//lint:ignore SA1019 older clients send it
+		sel, err := selectorJSON(k.DeleteDeprecated)
+		if err != nil {
+			return nil, err
+		}
+		return bound(&sel, s.h.deletePoints), nil
+	case *pb.PointsUpdateOperation_SetPayload_:
+		payload, err := payloadJSON(k.SetPayload.GetPayload())
+		if err != nil {
+			return nil, err
+		}
+		return payloadOp(k.SetPayload, &payloadRequest{Payload: payload, Key: k.SetPayload.Key}, s.h.setPayload)
+	case *pb.PointsUpdateOperation_OverwritePayload_:
+		payload, err := payloadJSON(k.OverwritePayload.GetPayload())
+		if err != nil {
+			return nil, err
+		}
+		return payloadOp(k.OverwritePayload, &payloadRequest{Payload: payload, Key: k.OverwritePayload.Key}, s.h.overwritePayload)
+	case *pb.PointsUpdateOperation_DeletePayload_:
+		return payloadOp(k.DeletePayload, &payloadRequest{Keys: nonNil(k.DeletePayload.GetKeys())}, s.h.deletePayload)
+	case *pb.PointsUpdateOperation_ClearPayload_:
+		if err := refuseShardKey(k.ClearPayload.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		sel, err := selectorJSON(k.ClearPayload.GetPoints())
+		if err != nil {
+			return nil, err
+		}
+		return bound(&payloadRequest{selectorRequest: sel}, s.h.clearPayload), nil
+	case *pb.PointsUpdateOperation_ClearPayloadDeprecated:
+		//lint:ignore SA1019 older clients send it
+		sel, err := selectorJSON(k.ClearPayloadDeprecated)
+		if err != nil {
+			return nil, err
+		}
+		return bound(&payloadRequest{selectorRequest: sel}, s.h.clearPayload), nil
+	case *pb.PointsUpdateOperation_UpdateVectors_:
+		if err := refuseShardKey(k.UpdateVectors.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		req, err := updateVectorsRequestOf(k.UpdateVectors.GetPoints(), k.UpdateVectors.UpdateFilter)
+		if err != nil {
+			return nil, err
+		}
+		return bound(req, s.h.updateVectors), nil
+	case *pb.PointsUpdateOperation_DeleteVectors_:
+		if err := refuseShardKey(k.DeleteVectors.GetShardKeySelector()); err != nil {
+			return nil, err
+		}
+		sel, err := selectorJSON(k.DeleteVectors.GetPointsSelector())
+		if err != nil {
+			return nil, err
+		}
+		return bound(&deleteVectorsRequest{selectorRequest: sel, Vector: k.DeleteVectors.GetVectors().GetNames()}, s.h.deleteVectors), nil
+	}
+	return nil, badRequestf("one of upsert, delete_points, set_payload, overwrite_payload, delete_payload, clear_payload, " +
+		"update_vectors, delete_vectors")
+}
+
+// matrixRequestOf translates SearchMatrixPoints.
+func matrixRequestOf(r *pb.SearchMatrixPoints) (*matrixRequest, error) {
+	if err := refuseShardKey(r.GetShardKeySelector()); err != nil {
+		return nil, err
+	}
+	filter, err := rawFilter(r.GetFilter())
+	if err != nil {
+		return nil, err
+	}
+	return &matrixRequest{Filter: filter, Sample: intPtr(r.Sample), Limit: intPtr(r.Limit), Using: r.Using}, nil
+}
+
+func (s grpcPoints) SearchMatrixPairs(ctx context.Context, r *pb.SearchMatrixPoints) (*pb.SearchMatrixPairsResponse, error) {
+	start := time.Now()
+	req, err := matrixRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.searchMatrixPairs(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.SearchMatrixPairs{Pairs: make([]*pb.SearchMatrixPair, len(res.Pairs))}
+	for i, p := range res.Pairs {
+		out.Pairs[i] = &pb.SearchMatrixPair{A: pbID(p.A.ID), B: pbID(p.B.ID), Score: float32(p.Score)}
+	}
+	return &pb.SearchMatrixPairsResponse{Result: out, Time: elapsed(start)}, nil
+}
+
+func (s grpcPoints) SearchMatrixOffsets(ctx context.Context, r *pb.SearchMatrixPoints) (*pb.SearchMatrixOffsetsResponse, error) {
+	start := time.Now()
+	req, err := matrixRequestOf(r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.h.searchMatrixOffsets(ctx, r.GetCollectionName(), req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.SearchMatrixOffsets{OffsetsRow: make([]uint64, len(res.OffsetsRow)), OffsetsCol: make([]uint64, len(res.OffsetsCol)),
+		Scores: make([]float32, len(res.Scores)), Ids: make([]*pb.PointId, len(res.IDs))}
+	for i, v := range res.OffsetsRow {
+		out.OffsetsRow[i] = uint64(v)
+	}
+	for i, v := range res.OffsetsCol {
+		out.OffsetsCol[i] = uint64(v)
+	}
+	for i, v := range res.Scores {
+		out.Scores[i] = float32(v)
+	}
+	for i, id := range res.IDs {
+		out.Ids[i] = pbID(id.ID)
+	}
+	return &pb.SearchMatrixOffsetsResponse{Result: out, Time: elapsed(start)}, nil
 }
 
 var (

@@ -1069,3 +1069,286 @@ func pointsJSON(points []*pb.PointStruct) ([]pointStruct, error) {
 	}
 	return out, nil
 }
+
+// updateCollectionRequestOf translates UpdateCollection into PATCH's
+// diff; updateCollection checks it (what is fixed at creation is refused
+// there, with the REST door's message).
+func updateCollectionRequestOf(u *pb.UpdateCollection) (*updateCollectionRequest, error) {
+	req := &updateCollectionRequest{}
+	if o := u.GetOptimizersConfig(); o != nil {
+		d := &optimizersDiff{
+			DeletedThreshold: o.DeletedThreshold, VacuumMinVectorNumber: intPtr(o.VacuumMinVectorNumber),
+			DefaultSegmentNumber: intPtr(o.DefaultSegmentNumber), MaxSegmentSize: intPtr(o.MaxSegmentSize),
+			MemmapThreshold: intPtr(o.MemmapThreshold), IndexingThreshold: intPtr(o.IndexingThreshold),
+			FlushIntervalSec: intPtr(o.FlushIntervalSec), PreventUnoptimized: o.PreventUnoptimized,
+		}
+		switch t := o.GetMaxOptimizationThreads().GetVariant().(type) {
+		case *pb.MaxOptimizationThreads_Value:
+			d.MaxOptimizationThreads = mustJSON(t.Value)
+		case *pb.MaxOptimizationThreads_Setting_:
+			d.MaxOptimizationThreads = mustJSON("auto")
+		case nil:
+			if o.DeprecatedMaxOptimizationThreads != nil {
+				d.MaxOptimizationThreads = mustJSON(o.GetDeprecatedMaxOptimizationThreads())
+			}
+		}
+		req.OptimizersConfig = d
+	}
+	if p := u.GetParams(); p != nil {
+		u32 := func(v *uint32) *int {
+			if v == nil {
+				return nil
+			}
+			n := int(*v)
+			return &n
+		}
+		req.Params = &paramsDiff{
+			ReplicationFactor: u32(p.ReplicationFactor), WriteConsistencyFactor: u32(p.WriteConsistencyFactor),
+			ReadFanOutFactor: u32(p.ReadFanOutFactor), ReadFanOutDelayMs: intPtr(p.ReadFanOutDelayMs), OnDiskPayload: p.OnDiskPayload,
+		}
+	}
+	if h := u.GetHnswConfig(); h != nil {
+		req.HNSW = hnswDiffJSON(h)
+	}
+	if q := u.GetQuantizationConfig(); q != nil {
+		req.QuantizationConfig = quantizationDiffJSON(q)
+	}
+	vectorDiffOf := func(p *pb.VectorParamsDiff) vectorDiff {
+		d := vectorDiff{OnDisk: p.OnDisk}
+		if h := p.GetHnswConfig(); h != nil {
+			d.HNSW = hnswDiffJSON(h)
+		}
+		if q := p.GetQuantizationConfig(); q != nil {
+			d.QuantizationConfig = quantizationDiffJSON(q)
+		}
+		return d
+	}
+	switch k := u.GetVectorsConfig().GetConfig().(type) {
+	case *pb.VectorsConfigDiff_Params:
+		req.Vectors = map[string]vectorDiff{"": vectorDiffOf(k.Params)}
+	case *pb.VectorsConfigDiff_ParamsMap:
+		req.Vectors = map[string]vectorDiff{}
+		for name, p := range k.ParamsMap.GetMap() {
+			req.Vectors[name] = vectorDiffOf(p)
+		}
+	}
+	if sp := u.GetSparseVectorsConfig(); sp != nil {
+		req.SparseVectors = map[string]json.RawMessage{}
+		for name, p := range sp.GetMap() {
+			params := map[string]any{}
+			if p.Modifier != nil {
+				switch p.GetModifier() {
+				case pb.Modifier_None:
+					params["modifier"] = "none"
+				case pb.Modifier_Idf:
+					params["modifier"] = "idf"
+				default:
+					return nil, badRequestf("sparse_vectors_config.%s: unknown modifier %v", name, p.GetModifier())
+				}
+			}
+			req.SparseVectors[name] = mustJSON(params)
+		}
+	}
+	if u.StrictModeConfig != nil {
+		req.StrictModeConfig = mustJSON(map[string]any{"enabled": u.GetStrictModeConfig().Enabled})
+	}
+	if len(u.GetMetadata()) > 0 {
+		raw, err := payloadJSON(u.GetMetadata())
+		if err != nil {
+			return nil, fmt.Errorf("metadata: %w", err)
+		}
+		req.Metadata = raw
+	}
+	return req, nil
+}
+
+// hnswDiffJSON is an HnswConfigDiff as PATCH reads it (all its fields).
+func hnswDiffJSON(h *pb.HnswConfigDiff) *hnswDiff {
+	return &hnswDiff{
+		M: intPtr(h.M), EfConstruct: intPtr(h.EfConstruct), FullScanThreshold: intPtr(h.FullScanThreshold),
+		MaxIndexingThreads: intPtr(h.MaxIndexingThreads), OnDisk: h.OnDisk, PayloadM: intPtr(h.PayloadM), InlineStorage: h.InlineStorage,
+	}
+}
+
+// quantizationDiffJSON is a QuantizationConfigDiff in REST's spelling:
+// "Disabled", {"scalar": ...}, or the other methods by name (which
+// updateCollection refuses, as strata fixes quantization at creation).
+func quantizationDiffJSON(q *pb.QuantizationConfigDiff) json.RawMessage {
+	switch k := q.GetQuantization().(type) {
+	case *pb.QuantizationConfigDiff_Disabled:
+		return mustJSON("Disabled")
+	case *pb.QuantizationConfigDiff_Scalar:
+		s := map[string]any{"type": strings.ToLower(k.Scalar.GetType().String())}
+		if x := k.Scalar.Quantile; x != nil && !math.IsNaN(float64(*x)) && !math.IsInf(float64(*x), 0) {
+			s["quantile"] = *x // a quantile JSON cannot hold is left out (strata keeps none)
+		}
+		if k.Scalar.AlwaysRam != nil {
+			s["always_ram"] = k.Scalar.GetAlwaysRam()
+		}
+		return mustJSON(map[string]any{"scalar": s})
+	case *pb.QuantizationConfigDiff_Product:
+		return mustJSON(map[string]any{"product": map[string]any{}})
+	case *pb.QuantizationConfigDiff_Binary:
+		return mustJSON(map[string]any{"binary": map[string]any{}})
+	case *pb.QuantizationConfigDiff_Turboquant:
+		return mustJSON(map[string]any{"turboquant": map[string]any{}})
+	}
+	return nil
+}
+
+// groupSpecOf is what the three groups calls share; with_lookup keeps
+// its defaults (with_payload true, with_vectors false) when unset.
+func groupSpecOf(groupBy string, groupSize, limit *int, l *pb.WithLookup) groupSpec {
+	spec := groupSpec{GroupBy: groupBy, GroupSize: groupSize, Limit: limit}
+	if l != nil {
+		spec.WithLookup = mustJSON(map[string]any{"collection": l.GetCollection(),
+			"with_payload": withPayloadJSON(l.GetWithPayload()), "with_vectors": withVectorsJSON(l.GetWithVectors())})
+	}
+	return spec
+}
+
+func u32Ptr(v uint32) *int {
+	n := int(v)
+	return &n
+}
+
+// queryGroupsRequestOf translates QueryPointGroups through QueryPoints'
+// translation (the same query, prefetch and selectors).
+func queryGroupsRequestOf(g *pb.QueryPointGroups) (*queryGroupsRequest, error) {
+	q, err := queryPointsRequest(&pb.QueryPoints{Prefetch: g.GetPrefetch(), Query: g.Query, Using: g.Using, Filter: g.Filter,
+		Params: g.Params, ScoreThreshold: g.ScoreThreshold, WithPayload: g.WithPayload, WithVectors: g.WithVectors, LookupFrom: g.LookupFrom})
+	if err != nil {
+		return nil, err
+	}
+	return &queryGroupsRequest{Prefetch: q.Prefetch, Query: q.Query, Using: q.Using, Filter: q.Filter, Params: q.Params,
+		ScoreThreshold: q.ScoreThreshold, WithVector: q.WithVector, WithPayload: q.WithPayload, LookupFrom: q.LookupFrom,
+		groupSpec: groupSpecOf(g.GetGroupBy(), intPtr(g.GroupSize), intPtr(g.Limit), g.GetWithLookup())}, nil
+}
+
+// searchGroupsRequestOf translates SearchPointGroups through
+// SearchPoints' translation.
+func searchGroupsRequestOf(g *pb.SearchPointGroups) (*searchGroupsRequest, error) {
+	q, err := searchPointsRequest(&pb.SearchPoints{Vector: g.GetVector(), Filter: g.Filter, Params: g.Params,
+		ScoreThreshold: g.ScoreThreshold, VectorName: g.VectorName, WithPayload: g.WithPayload, WithVectors: g.WithVectors,
+		SparseIndices: g.SparseIndices})
+	if err != nil {
+		return nil, err
+	}
+	return &searchGroupsRequest{Vector: q.Vector, Filter: q.Filter, Params: q.Params, WithPayload: q.WithPayload,
+		WithVector: q.WithVector, ScoreThreshold: q.ScoreThreshold,
+		groupSpec: groupSpecOf(g.GetGroupBy(), u32Ptr(g.GetGroupSize()), u32Ptr(g.GetLimit()), g.GetWithLookup())}, nil
+}
+
+// examplesJSON is a recommend request's ids then vectors, as REST's
+// positive or negative list.
+func examplesJSON(ids []*pb.PointId, vectors []*pb.Vector) ([]json.RawMessage, error) {
+	out, err := idsJSON(ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, vec := range vectors {
+		v, err := vectorJSON(vec)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := rawJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, raw)
+	}
+	return out, nil
+}
+
+// recommendGroupsRequestOf translates RecommendPointGroups.
+func recommendGroupsRequestOf(g *pb.RecommendPointGroups) (*recommendGroupsRequest, error) {
+	pos, err := examplesJSON(g.GetPositive(), g.GetPositiveVectors())
+	if err != nil {
+		return nil, err
+	}
+	neg, err := examplesJSON(g.GetNegative(), g.GetNegativeVectors())
+	if err != nil {
+		return nil, err
+	}
+	strategy, err := strategyJSON(g.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	req := &recommendGroupsRequest{Positive: pos, Negative: neg, Strategy: strategy, Params: paramsJSON(g.GetParams()),
+		WithPayload: withPayloadJSON(g.GetWithPayload()), WithVector: withVectorsJSON(g.GetWithVectors()),
+		ScoreThreshold: scoreThreshold(g.ScoreThreshold), Using: g.Using, LookupFrom: lookupJSON(g.GetLookupFrom()),
+		groupSpec: groupSpecOf(g.GetGroupBy(), u32Ptr(g.GetGroupSize()), u32Ptr(g.GetLimit()), g.GetWithLookup())}
+	if req.Filter, err = rawFilter(g.GetFilter()); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// upsertRequestOf translates the points of an upsert (UpsertPoints or an
+// UpdateBatch operation).
+func upsertRequestOf(list []*pb.PointStruct, updateFilter *pb.Filter, mode *pb.UpdateMode) (*upsertRequest, error) {
+	points, err := pointsJSON(list)
+	if err != nil {
+		return nil, err
+	}
+	if points == nil {
+		points = []pointStruct{}
+	}
+	req := &upsertRequest{Points: points}
+	if req.UpdateFilter, err = updateFilterJSON(updateFilter); err != nil {
+		return nil, err
+	}
+	if mode != nil {
+		name, ok := updateModeNames[*mode]
+		if !ok {
+			return nil, badRequestf("update_mode %v: one of Upsert, InsertOnly, UpdateOnly", *mode)
+		}
+		req.UpdateMode = &name
+	}
+	return req, nil
+}
+
+var updateModeNames = map[pb.UpdateMode]string{pb.UpdateMode_Upsert: "upsert", pb.UpdateMode_InsertOnly: "insert_only",
+	pb.UpdateMode_UpdateOnly: "update_only"}
+
+// updateFilterJSON is an update_filter as REST reads it: a set but empty
+// filter is one that every point matches, as over REST.
+func updateFilterJSON(f *pb.Filter) (json.RawMessage, error) {
+	if f == nil {
+		return nil, nil
+	}
+	m, err := filterJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("update_filter: %w", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return mustJSON(m), nil
+}
+
+// updateVectorsRequestOf translates the points of an update_vectors
+// (UpdatePointVectors or an UpdateBatch operation).
+func updateVectorsRequestOf(list []*pb.PointVectors, updateFilter *pb.Filter) (*updateVectorsRequest, error) {
+	filter, err := updateFilterJSON(updateFilter)
+	if err != nil {
+		return nil, err
+	}
+	req := &updateVectorsRequest{UpdateFilter: filter}
+	for _, p := range list {
+		id, err := idJSON(p.GetId())
+		if err != nil {
+			return nil, err
+		}
+		v, err := vectorsJSON(p.GetVectors())
+		if err != nil {
+			return nil, err
+		}
+		raw, err := rawJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		req.Points = append(req.Points, pointVectors{ID: mustJSON(id), Vector: raw})
+	}
+	return req, nil
+}

@@ -194,7 +194,7 @@ func pbVectorParams(f collection.VectorField) *pb.VectorParams {
 
 // pbCollectionInfo is get_collection's answer as REST's restGetCollection
 // shapes it, in protobuf.
-func pbCollectionInfo(ci *collectionInfo) *pb.CollectionInfo {
+func pbCollectionInfo(ci *collectionInfo) (*pb.CollectionInfo, error) {
 	in, opts := ci.Info, ci.Options
 	state := pb.CollectionStatus_Green
 	if !ci.green() {
@@ -233,7 +233,7 @@ func pbCollectionInfo(ci *collectionInfo) *pb.CollectionInfo {
 			Params: pbIndexParams(e.index)}
 	}
 	deleted, vacuum, segments, flush := 0.2, uint64(1000), uint64(1), uint64(0)
-	return &pb.CollectionInfo{
+	info := &pb.CollectionInfo{
 		Status: state, OptimizerStatus: &pb.OptimizerStatus{Ok: true}, SegmentsCount: 1,
 		PointsCount: u64(in.Count), IndexedVectorsCount: u64(in.Count), PayloadSchema: schema,
 		Config: &pb.CollectionConfig{
@@ -244,6 +244,97 @@ func pbCollectionInfo(ci *collectionInfo) *pb.CollectionInfo {
 			QuantizationConfig: quantization,
 		},
 	}
+	return info, pbOverlay(info.Config, &ci.Settings)
+}
+
+// pbOverlay writes what PATCH accepted into get_collection's config, as
+// settings.overlay does over REST.
+func pbOverlay(cfg *pb.CollectionConfig, s *settings) error {
+	u64 := func(dst **uint64, v *int) {
+		if v != nil {
+			x := uint64(*v)
+			*dst = &x
+		}
+	}
+	u32 := func(dst **uint32, v *int) {
+		if v != nil {
+			x := uint32(*v)
+			*dst = &x
+		}
+	}
+	hnsw := func(dst *pb.HnswConfigDiff, d *hnswDiff) {
+		u64(&dst.M, d.M)
+		u64(&dst.EfConstruct, d.EfConstruct)
+		u64(&dst.FullScanThreshold, d.FullScanThreshold)
+		u64(&dst.MaxIndexingThreads, d.MaxIndexingThreads)
+		u64(&dst.PayloadM, d.PayloadM)
+		if d.OnDisk != nil {
+			dst.OnDisk = d.OnDisk
+		}
+		if d.InlineStorage != nil {
+			dst.InlineStorage = d.InlineStorage
+		}
+	}
+	hnsw(cfg.HnswConfig, &s.HNSW)
+	o, d := cfg.OptimizerConfig, &s.Optimizer
+	if d.DeletedThreshold != nil {
+		o.DeletedThreshold = d.DeletedThreshold
+	}
+	u64(&o.VacuumMinVectorNumber, d.VacuumMinVectorNumber)
+	u64(&o.DefaultSegmentNumber, d.DefaultSegmentNumber)
+	u64(&o.MaxSegmentSize, d.MaxSegmentSize)
+	u64(&o.MemmapThreshold, d.MemmapThreshold)
+	u64(&o.IndexingThreshold, d.IndexingThreshold)
+	u64(&o.FlushIntervalSec, d.FlushIntervalSec)
+	if d.PreventUnoptimized != nil {
+		o.PreventUnoptimized = d.PreventUnoptimized
+	}
+	var threads int
+	if json.Unmarshal(d.MaxOptimizationThreads, &threads) == nil && len(d.MaxOptimizationThreads) > 0 {
+		o.MaxOptimizationThreads = &pb.MaxOptimizationThreads{Variant: &pb.MaxOptimizationThreads_Value{Value: uint64(threads)}}
+	} else if len(d.MaxOptimizationThreads) > 0 {
+		o.MaxOptimizationThreads = &pb.MaxOptimizationThreads{Variant: &pb.MaxOptimizationThreads_Setting_{
+			Setting: pb.MaxOptimizationThreads_Auto}}
+	}
+	p := cfg.Params
+	u32(&p.ReplicationFactor, s.Params.ReplicationFactor)
+	u32(&p.WriteConsistencyFactor, s.Params.WriteConsistencyFactor)
+	u32(&p.ReadFanOutFactor, s.Params.ReadFanOutFactor)
+	u64(&p.ReadFanOutDelayMs, s.Params.ReadFanOutDelayMs)
+	if s.Params.OnDiskPayload != nil {
+		p.OnDiskPayload = *s.Params.OnDiskPayload
+	}
+	for vname, vd := range s.Vectors {
+		var v *pb.VectorParams
+		switch k := p.GetVectorsConfig().GetConfig().(type) {
+		case *pb.VectorsConfig_Params:
+			if vname == "" {
+				v = k.Params
+			}
+		case *pb.VectorsConfig_ParamsMap:
+			v = k.ParamsMap.GetMap()[vname]
+		}
+		if v == nil {
+			continue
+		}
+		if vd.HNSW != nil {
+			if v.HnswConfig == nil {
+				v.HnswConfig = &pb.HnswConfigDiff{}
+			}
+			hnsw(v.HnswConfig, vd.HNSW)
+		}
+		if vd.OnDisk != nil {
+			v.OnDisk = vd.OnDisk
+		}
+	}
+	if len(s.Metadata) > 0 {
+		meta, err := pbPayload(mustJSON(s.Metadata))
+		if err != nil {
+			return fmt.Errorf("qdrant: collection metadata: %w", err)
+		}
+		cfg.Metadata = meta
+	}
+	return nil
 }
 
 func pbFacetHits(hits []facetHit) []*pb.FacetHit {
@@ -286,4 +377,38 @@ func pbIndexParams(ix payloadIndex) *pb.PayloadIndexParams {
 		}
 	}
 	return &pb.PayloadIndexParams{IndexParams: &pb.PayloadIndexParams_TextIndexParams{TextIndexParams: t}}
+}
+
+// pbGroups is a groups answer: each group's value, its hits and its
+// looked-up point.
+func pbGroups(res groupsResult) (*pb.GroupsResult, error) {
+	out := &pb.GroupsResult{Groups: make([]*pb.PointGroup, len(res.Groups))}
+	for i, g := range res.Groups {
+		hits, err := pbScored(g.Hits)
+		if err != nil {
+			return nil, err
+		}
+		pg := &pb.PointGroup{Hits: hits}
+		switch v := g.ID.(type) {
+		case int64: // Qdrant answers a non-negative integer as unsigned
+			if v >= 0 {
+				pg.Id = &pb.GroupId{Kind: &pb.GroupId_UnsignedValue{UnsignedValue: uint64(v)}}
+			} else {
+				pg.Id = &pb.GroupId{Kind: &pb.GroupId_IntegerValue{IntegerValue: v}}
+			}
+		case string:
+			pg.Id = &pb.GroupId{Kind: &pb.GroupId_StringValue{StringValue: v}}
+		default:
+			return nil, fmt.Errorf("qdrant: group value %v (%T) is neither a string nor an integer", v, v)
+		}
+		if g.Lookup != nil {
+			lookup, err := pbRetrieved([]record{*g.Lookup})
+			if err != nil {
+				return nil, err
+			}
+			pg.Lookup = lookup[0]
+		}
+		out.Groups[i] = pg
+	}
+	return out, nil
 }
