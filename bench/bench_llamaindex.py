@@ -34,7 +34,6 @@ import argparse
 import importlib.metadata
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -45,6 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import datasets
+import latency
 import runinfo
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryResult
@@ -70,11 +70,6 @@ def load(n: int) -> tuple[list[TextNode], np.ndarray]:
                                   embedding=rows[len(nodes)]))
     return nodes, vectors
 
-
-def percentiles(ns: list[int]) -> dict:
-    us = np.asarray(ns, dtype=np.float64) / 1e3
-    return {"p50_us": float(np.percentile(us, 50)), "p99_us": float(np.percentile(us, 99)),
-            "mean_us": float(us.mean()), "calls": len(ns)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,17 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             own[name] += bool(ids) and ids[0] == f"pkg-{picks[i]}"
     result["first_hit_is_own_doc"] = {name: c / len(picks) for name, c in own.items()}
 
-    times: dict[str, list[int]] = {name: [] for name in methods}
-    names = list(methods)
-    for r in range(args.rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in order:
-            fn, out = methods[name], times[name]
-            for i in range(len(picks)):
-                t = time.perf_counter_ns()
-                fn(i)
-                out.append(time.perf_counter_ns() - t)
-    result["methods"] = {name: percentiles(ns) for name, ns in times.items()}
+    times = latency.time_rotating(methods, len(picks), args.rounds)
+    result["methods"] = {name: latency.percentiles(ns) for name, ns in times.items()}
     m = result["methods"]
     ratios = {"strata_over_collection_p50": m["strata"]["p50_us"] / m["collection"]["p50_us"],
               "strata_over_collection_p99": m["strata"]["p99_us"] / m["collection"]["p99_us"]}
@@ -176,11 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         ratios["chroma_mmr_over_strata_mmr_p50"] = (m["chroma_mmr"]["p50_us"]
                                                     / m["strata_mmr"]["p50_us"])
     result["ratios"] = ratios
-    result["median_of_round_p50_us"] = {
-        name: statistics.median(
-            float(np.percentile(np.asarray(ns[r * len(picks):(r + 1) * len(picks)]) / 1e3, 50))
-            for r in range(args.rounds))
-        for name, ns in times.items()}
+    result["median_of_round_p50_us"] = latency.median_of_round_p50_us(
+        times, len(picks), args.rounds)
     store.close()
     versions = result["versions"]
     for pkg in ("llama-index-core", "llama-index-vector-stores-chroma", "chromadb"):
