@@ -274,6 +274,30 @@ def tail_section(runs: list) -> str:
         table(["time", "commits (before / after)", "measure", "before", "after", "file"], rows)])
 
 
+def ab_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        base = next(iter(r["builds"]))
+        for label, by_ef in r["summary"].items():
+            if label == base:
+                continue
+            for ef, s in by_ef.items():
+                b = r["summary"][base][ef]
+                rows.append([when(name), f"{base} → {label}", f"{r['n']:,}", ef,
+                             f"{b['qps_cpu_median']:,.0f} → {s['qps_cpu_median']:,.0f}",
+                             f"{s['cpu_ratio_vs_' + base]:.2f}x",
+                             f"{s['wall_ratio_vs_' + base]:.2f}x",
+                             f"{b['recall']:.3f} → {s['recall']:.3f}", f"`{path.name}`"])
+    return "\n".join([
+        "## One build against another (`ab_collection.py`)", "",
+        "A single-field `Collection` (pypi-use512, cosine, M 16, ef_construction 200) queried one "
+        "call at a time (k=10, held-out queries) by two builds of strata in one run, alternating "
+        "them round by round; medians of the rounds. QPS per CPU second of the querying process, "
+        "and the wall-clock ratio beside it.", "",
+        table(["time", "builds", "n", "ef", "QPS per CPU s", "CPU ratio", "wall ratio",
+               "recall@10", "file"], rows)])
+
+
 def vectordbbench_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -583,6 +607,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("ray", ray_section), ("langchain", langchain_section),
     ("llamaindex", llamaindex_section), ("tail", tail_section),
     ("segments", segments_section),
+    ("ab", ab_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",
