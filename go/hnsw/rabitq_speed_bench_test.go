@@ -19,14 +19,23 @@ import (
 // codes (and package knobs) before a round of that arm, unset undoes it.
 type expandedVariant struct {
 	name       string
-	set, unset func(rq *rabitqCodes)
+	set, unset func(x *Index, rq *rabitqCodes)
 }
 
 // expandedVariants are the arms BenchmarkRaBitQExpandedAB can run, by name.
 var expandedVariants = map[string]expandedVariant{
-	"base": {name: "base", set: func(*rabitqCodes) {}, unset: func(*rabitqCodes) {}},
-	// The prefetch of the next candidate's record capped at 12 lines (before
-	// the whole record was prefetched).
+	"base": {name: "base", set: func(*Index, *rabitqCodes) {}, unset: func(*Index, *rabitqCodes) {}},
+	// The codes without the neighbour records: the 1-bit rows searched one
+	// neighbour at a time with refinement where found (searchRaBitQ), the
+	// layout of a 1-bit index below expandedMinDims.
+	"rows": {name: "rows", set: func(x *Index, rq *rabitqCodes) {
+		rows := rq.withoutBlocks()
+		rows.expanded = false
+		x.rabitq.Store(rows)
+	}, unset: func(x *Index, rq *rabitqCodes) { x.rabitq.Store(rq) }},
+	// The float graph (no codes).
+	"float": {name: "float", set: func(x *Index, _ *rabitqCodes) { x.rabitq.Store(nil) },
+		unset: func(x *Index, rq *rabitqCodes) { x.rabitq.Store(rq) }},
 }
 
 // BenchmarkRaBitQExpandedAB is a quiet A/B of the expanded 1-bit search
@@ -110,7 +119,7 @@ func BenchmarkRaBitQExpandedAB(b *testing.B) {
 			for i := range arms {
 				a := arms[(i+r)%len(arms)] // the order rotates so no arm always runs first
 				ai := (i + r) % len(arms)
-				a.set(rq)
+				a.set(x, rq)
 				var nd, nr int64
 				w0, c0 := time.Now(), threadCPU()
 				for qi := 0; qi < nq; qi++ {
@@ -122,7 +131,7 @@ func BenchmarkRaBitQExpandedAB(b *testing.B) {
 					nr += st.Refinements
 				}
 				c1, w1 := threadCPU(), time.Since(w0)
-				a.unset(rq)
+				a.unset(x, rq)
 				cpu[ai] = append(cpu[ai], (c1-c0)*1e9/float64(nq))
 				wall[ai] = append(wall[ai], float64(w1.Nanoseconds())/float64(nq))
 				dist[ai], refine[ai] = float64(nd)/float64(nq), float64(nr)/float64(nq)
