@@ -50,7 +50,9 @@ var expandedVariants = map[string]expandedVariant{
 //
 // Env: STRATA_RABITQ_SET, STRATA_RABITQ_N, STRATA_RABITQ_Q as for
 // BenchmarkRaBitQSweep; STRATA_AB the arms (default base); STRATA_AB_ROUNDS
-// (7); STRATA_AB_EFS (48); STRATA_AB_JSON a file for the results.
+// (7); STRATA_AB_EFS (48); STRATA_AB_JSON a file for the results (rows as
+// BenchmarkRaBitQSweep writes them, the arm as the mode: bench/report.py
+// shows them under bench/results/rabitq-go/).
 func BenchmarkRaBitQExpandedAB(b *testing.B) {
 	set := os.Getenv("STRATA_RABITQ_SET")
 	if set == "" {
@@ -95,12 +97,14 @@ func BenchmarkRaBitQExpandedAB(b *testing.B) {
 	rounds := envInt("STRATA_AB_ROUNDS", 7)
 	ids := make([]int64, nq*k)
 	dists := make([]float32, nq*k)
+	// A row as BenchmarkRaBitQSweep writes it (bench/report.py's rabitq-go
+	// section reads both), the arm as its mode, with the rounds beside.
 	type result struct {
-		Arm        string    `json:"arm"`
+		Mode       string    `json:"mode"`
 		Ef         int       `json:"ef"`
 		Recall     float64   `json:"recall"`
-		CPUNsPerQ  float64   `json:"cpu_ns_per_query_median"`
-		WallNsPerQ float64   `json:"wall_ns_per_query_median"`
+		QPSCPU     float64   `json:"qps_cpu"`
+		QPSWall    float64   `json:"qps_wall"`
 		CPURounds  []float64 `json:"cpu_ns_per_query_rounds"`
 		DistPerQ   float64   `json:"dist_per_query"`
 		RefinePerQ float64   `json:"refinements_per_query"`
@@ -139,18 +143,18 @@ func BenchmarkRaBitQExpandedAB(b *testing.B) {
 			}
 		}
 		for i, a := range arms {
-			res := result{Arm: a.name, Ef: ef, Recall: recall[i], CPUNsPerQ: median(cpu[i]), WallNsPerQ: median(wall[i]),
+			res := result{Mode: a.name, Ef: ef, Recall: recall[i], QPSCPU: 1e9 / median(cpu[i]), QPSWall: 1e9 / median(wall[i]),
 				CPURounds: cpu[i], DistPerQ: dist[i], RefinePerQ: refine[i]}
 			results = append(results, res)
 			b.Logf("ef %d %-14s recall %.4f  cpu %8.0f ns/q (median of %d)  wall %8.0f ns/q  ratio to %s %.3f  dist %.0f refine %.1f",
-				ef, a.name, res.Recall, res.CPUNsPerQ, rounds, res.WallNsPerQ, arms[0].name, res.CPUNsPerQ/median(cpu[0]), res.DistPerQ, res.RefinePerQ)
+				ef, a.name, res.Recall, median(cpu[i]), rounds, median(wall[i]), arms[0].name, median(cpu[i])/median(cpu[0]), res.DistPerQ, res.RefinePerQ)
 		}
 	}
 	if path := os.Getenv("STRATA_AB_JSON"); path != "" {
 		load, _ := os.ReadFile("/proc/loadavg")
 		commit, _ := exec.Command("git", "rev-parse", "HEAD").Output()
 		out := map[string]any{"benchmark": "go/hnsw BenchmarkRaBitQExpandedAB", "set": set, "n": len(data.Train) / dim,
-			"queries": nq, "k": k, "rounds": rounds, "loadavg": strings.TrimSpace(string(load)), "commit": strings.TrimSpace(string(commit)), "results": results}
+			"dim": dim, "queries": nq, "k": k, "rounds": rounds, "loadavg": strings.TrimSpace(string(load)), "commit": strings.TrimSpace(string(commit)), "rows": results}
 		buf, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
 			b.Fatal(err)
