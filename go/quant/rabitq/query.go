@@ -19,13 +19,6 @@ type Query struct {
 	norm  []float32 // per centroid: ‖q − cⱼ‖
 	eps   float32   // ε₀
 
-	// The centroids' terms in one pass of kernels.DotRows: ⟨P·q, P·cⱼ⟩ of
-	// every centroid (dots), with ‖P·cⱼ‖² (rcNorm2) and the rows 0..K−1
-	// (rows) fixed when the scratch is made.
-	rows    []uint32
-	rcNorm2 []float32
-	dots    []float32
-
 	// FastScan operand (EnableFastScan): the same rotation quantized to 6
 	// bits, q'ᵢ ≈ lo + delta6·q6ᵢ with q6ᵢ in [0, 63], and its tables.
 	fast   bool
@@ -38,16 +31,8 @@ type Query struct {
 
 // NewQuery returns scratch for preparing queries of q.
 func (q *Quantizer) NewQuery() *Query {
-	K, D := q.Clusters(), q.Padded()
-	qq := &Query{q: q, buf: make([]float32, D), Code: make([]uint8, D), eps: Epsilon0,
-		add: make([]float32, K), norm: make([]float32, K),
-		rows: make([]uint32, K), rcNorm2: make([]float32, K), dots: make([]float32, K)}
-	for j := range K {
-		qq.rows[j] = uint32(j)
-		rc := q.rc[j*D : (j+1)*D]
-		qq.rcNorm2[j] = kernels.Dot(rc, rc)
-	}
-	return qq
+	return &Query{q: q, buf: make([]float32, q.Padded()), Code: make([]uint8, q.Padded()), eps: Epsilon0,
+		add: make([]float32, q.Clusters()), norm: make([]float32, q.Clusters())}
 }
 
 // SetEpsilon sets ε₀ of the bounds Estimate1 and EstimateEx return (by
@@ -72,18 +57,15 @@ func (qq *Query) Prepare(v []float32) {
 	q := qq.q
 	r := qq.buf
 	q.rot.Apply(v, r)
-	// ‖r − cⱼ‖² = ‖r‖² + ‖cⱼ‖² − 2⟨r, cⱼ⟩: one dot per centroid serves
-	// both terms (at 64 centroids of 512 dimensions an L2 and a dot each
-	// were a fifth of a 1-bit search's CPU time).
-	kernels.DotRows(r, q.rc, qq.rows, qq.dots)
-	r2 := kernels.Dot(r, r)
-	for j, dot := range qq.dots {
-		norm2 := max(r2+qq.rcNorm2[j]-2*dot, 0)
+	D := len(r)
+	for j := range qq.add {
+		rc := q.rc[j*D : (j+1)*D]
+		norm2 := kernels.L2Squared(r, rc)
 		qq.norm[j] = float32(math.Sqrt(float64(norm2)))
 		if q.metric == L2 {
 			qq.add[j] = norm2
 		} else {
-			qq.add[j] = 1 - dot
+			qq.add[j] = 1 - kernels.Dot(r, rc)
 		}
 	}
 	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
