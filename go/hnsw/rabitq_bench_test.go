@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -371,15 +372,26 @@ func BenchmarkRaBitQSearchOne(b *testing.B) {
 	nq := len(data.Queries) / dim
 	ids := make([]int64, k)
 	dists := make([]float32, k)
-	for _, bits := range []int{0, 1, 8, 9} {
+	for _, bits := range []int{0, 1, 2, 8, 9} {
 		x.DropRaBitQ()
-		if bits > 0 {
+		switch bits {
+		case 0:
+		case 2: // 1 bit, the neighbour blocks searched as a RaBitQBits = 1 index does
+			if err := x.BuildRaBitQBlocks(1); err != nil {
+				b.Fatal(err)
+			}
+			x.rabitq.Load().expanded = true
+		default:
 			if err := x.BuildRaBitQ(min(bits, 8)); err != nil {
 				b.Fatal(err)
 			}
 			x.rabitq.Load().refineOnExpand = bits == 9
 		}
-		b.Run(map[int]string{0: "float", 1: "rabitq1+float", 8: "rabitq8", 9: "rabitq8-expand"}[bits], func(b *testing.B) {
+		name := map[int]string{0: "float", 1: "rabitq1+float", 2: "rabitq1-expanded", 8: "rabitq8", 9: "rabitq8-expand"}[bits]
+		if only := os.Getenv("STRATA_RABITQ_MODES"); only != "" && !slices.Contains(strings.Split(only, ","), name) {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
 			runtime.LockOSThread() // threadCPU reads this thread's clock
 			defer runtime.UnlockOSThread()
 			var nref int64

@@ -8,6 +8,49 @@ import (
 	"github.com/strata-db/strata/go/kernels"
 )
 
+// expandRecord estimates node's neighbours from its record (32 at a time
+// by kernels.FastScan32) and puts into the buffer those that can enter it,
+// marking them visited; promising admitted ones (lower bound below worst)
+// also go to sc.refined. It returns the lowest buffer position an entry
+// went to (len(sc.buffer) when none did).
+func (rq *rabitqCodes) expandRecord(sc *rabitqScratch, g *graph, adm *admission, node uint32, ef int, worst float32) int {
+	nb := rq.blocks
+	lowest := len(sc.buffer)
+	rec := nb.record(node)
+	for b := 0; b < nb.blocks; b++ {
+		blk := nb.block(rec, b)
+		f := blk[nb.codeWords:]
+		ids := f[blockIDs : blockIDs+32]
+		if ids[0] == emptySlot {
+			break // slots fill in order: this block and the next are empty
+		}
+		sc.bytes += 4 * int64(nb.blockWords)
+		kernels.FastScan32(sc.query.LUT, wordBytes(blk[:nb.codeWords]), &sc.fast)
+		ff := wordFloats(f[:blockCluster])
+		for j, id := range ids {
+			if id == emptySlot {
+				break
+			}
+			sc.estimate++
+			est, bound := sc.query.EstimateFast(sc.fast[j], ff[blockAdd+j], ff[blockRescale+j], ff[blockErr+j], ff[blockSum+j], f[blockCluster+j])
+			promising := est-bound < worst
+			if !promising && len(sc.buffer) == ef && est >= sc.buffer[ef-1].dist {
+				continue // it cannot enter; nor can it later, the buffer only tightens
+			}
+			if sc.visited.visit(id) {
+				continue
+			}
+			if promising && (!adm.filtering() || adm.admits(g, id)) {
+				sc.refined = append(sc.refined, candidate{est - bound, id})
+			}
+			if pos := sc.insert(bufferEntry{dist: est, node: id, lower: est - bound}, ef); pos < lowest {
+				lowest = pos
+			}
+		}
+	}
+	return lowest
+}
+
 // searchRaBitQExpanded answers one query on the neighbour blocks the way
 // SymphonyQG's search loop does (RaBitQ-Library, symqg/qg.hpp): the
 // traversal keeps ef candidates ordered by their 1-bit estimates alone;
@@ -95,46 +138,12 @@ func (x *Index) searchRaBitQExpanded(rq *rabitqCodes, g *graph, sc *rabitqScratc
 		if lower < worst && (!adm.filtering() || adm.admits(g, node)) {
 			d := measure(node)
 			measured = append(measured, node)
-			{
-				// Move it to where its exact distance belongs, so that
-				// estimates too optimistic stop holding the beam open.
-				sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
-				sc.insert(bufferEntry{dist: d, node: node, lower: d, expanded: true}, ef)
-			}
+			// Move it to where its exact distance belongs, so that
+			// estimates too optimistic stop holding the beam open.
+			sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
+			sc.insert(bufferEntry{dist: d, node: node, lower: d, expanded: true}, ef)
 		}
-		lowest := len(sc.buffer)
-		rec := nb.record(node)
-		for b := 0; b < nb.blocks; b++ {
-			blk := nb.block(rec, b)
-			f := blk[nb.codeWords:]
-			ids := f[blockIDs : blockIDs+32]
-			if ids[0] == emptySlot {
-				break // slots fill in order: this block and the next are empty
-			}
-			sc.bytes += 4 * int64(nb.blockWords)
-			kernels.FastScan32(sc.query.LUT, wordBytes(blk[:nb.codeWords]), &sc.fast)
-			ff := wordFloats(f[:blockCluster])
-			for j, id := range ids {
-				if id == emptySlot {
-					break
-				}
-				sc.estimate++
-				est, bound := sc.query.EstimateFast(sc.fast[j], ff[blockAdd+j], ff[blockRescale+j], ff[blockErr+j], ff[blockSum+j], f[blockCluster+j])
-				promising := est-bound < worst
-				if !promising && len(sc.buffer) == ef && est >= sc.buffer[ef-1].dist {
-					continue // it cannot enter; nor can it later, the buffer only tightens
-				}
-				if sc.visited.visit(id) {
-					continue
-				}
-				if promising && (!adm.filtering() || adm.admits(g, id)) {
-					sc.refined = append(sc.refined, candidate{est - bound, id})
-				}
-				if pos := sc.insert(bufferEntry{dist: est, node: id, lower: est - bound}, ef); pos < lowest {
-					lowest = pos
-				}
-			}
-		}
+		lowest := rq.expandRecord(sc, g, adm, node, ef, worst)
 		next = min(next, lowest) // entries before next are expanded
 		for next < len(sc.buffer) && sc.buffer[next].expanded {
 			next++
