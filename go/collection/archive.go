@@ -164,9 +164,10 @@ func copyArchiveEntry(tw *tar.Writer, fsys vfs.FS, name, path string, size int64
 
 // ExportFile writes the archive to path, durably: a temporary file
 // (path + ".tmp") fsynced and renamed over path, then its directory
-// fsynced; a failed export leaves no file at path. It returns the
-// archive's snapshot sequence number.
-func (c *Collection) ExportFile(path string) (uint64, error) {
+// fsynced; a failed export leaves no file at path. tee, if not nil, is
+// given every byte written (a checksum). It returns the archive's
+// snapshot sequence number.
+func (c *Collection) ExportFile(path string, tee io.Writer) (uint64, error) {
 	tmp := path + ".tmp"
 	if err := c.fs.Remove(tmp); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return 0, fmt.Errorf("collection: export to %s: %w", path, err)
@@ -175,7 +176,11 @@ func (c *Collection) ExportFile(path string) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("collection: export to %s: %w", path, err)
 	}
-	seq, err := c.Export(f)
+	var w io.Writer = f
+	if tee != nil {
+		w = io.MultiWriter(f, tee)
+	}
+	seq, err := c.Export(w)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -30,6 +30,7 @@ func (h *Handler) GRPCServer() *grpc.Server {
 	pb.RegisterCollectionsServer(s, grpcCollections{h: h})
 	pb.RegisterPointsServer(s, grpcPoints{h: h})
 	pb.RegisterQdrantServer(s, grpcQdrant{})
+	pb.RegisterSnapshotsServer(s, grpcSnapshots{h: h})
 	return s
 }
 
