@@ -573,9 +573,7 @@ class Collection(_lib.NativeObject):
             check(rc, err)
 
     @classmethod
-    def restore(
-        cls, archive: str | os.PathLike[str], path: str | os.PathLike[str]
-    ) -> Collection:
+    def restore(cls, archive: str | os.PathLike[str], path: str | os.PathLike[str]) -> Collection:
         """Makes a new collection at path from an archive written by snapshot() and opens
         it. path must not exist (FileExistsError). Every file of the archive is checked
         (its place, size and CRCs) before the collection appears at path: a damaged,
