@@ -155,11 +155,6 @@ func readArchive(src io.Reader, fsys vfs.FS, dir string) (uint64, error) {
 	if m.Seq != seq {
 		return 0, bad("the header names snapshot %d, the manifest %d", seq, m.Seq)
 	}
-	if m.Format < 4 {
-		// Restore writes no graph: only segment snapshots (what every
-		// checkpoint since segments writes) carry their graphs as files.
-		return 0, bad("manifest format %d (archives hold format 4)", m.Format)
-	}
 
 	snapDir := snapshotPath(dir, seq)
 	segDir := filepath.Join(dir, snapshot.SegmentsDir)

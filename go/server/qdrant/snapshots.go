@@ -208,6 +208,7 @@ func (h *Handler) recoverFrom(name, path, checksum string) error {
 	if !ok {
 		return unsupportedf("recovering a snapshot (this server's collections cannot be restored)")
 	}
+	name = h.aliases.resolve(name) // an alias recovers the collection it names
 	if err := registry.CheckName(name); err != nil {
 		return err
 	}
