@@ -89,28 +89,28 @@ func (s *snapshotStore) path(name, file string) (string, error) {
 // createSnapshot is create_snapshot: the collection's state now, written
 // whole before it answers (wait is always met).
 func (h *Handler) createSnapshot(_ context.Context, name string, _ *struct{}) (snapshotDescription, error) {
-	real := h.aliases.resolve(name)
-	c, err := h.cfg.Collections.Collection(real)
+	coll := h.aliases.resolve(name)
+	c, err := h.cfg.Collections.Collection(coll)
 	if err != nil {
 		return snapshotDescription{}, err
 	}
 	s := h.snapshots
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := vfs.MkdirAllDurable(s.fs, s.dir(real)); err != nil {
+	if err := vfs.MkdirAllDurable(s.fs, s.dir(coll)); err != nil {
 		return snapshotDescription{}, fmt.Errorf("qdrant: snapshot directory: %w", err)
 	}
 	sum := sha256.New()
 	// The sequence number in the name is the one the archive will hold:
 	// the export checkpoints first, and no checkpoint runs between.
-	tmp := filepath.Join(s.dir(real), ".creating-"+randomHex()+snapshotSuffix)
+	tmp := filepath.Join(s.dir(coll), ".creating-"+randomHex()+snapshotSuffix)
 	seq, err := c.ExportFile(tmp, sum)
 	if err != nil {
 		return snapshotDescription{}, err
 	}
 	now := time.Now().UTC()
-	file := fmt.Sprintf("%s-%d-%s%s", real, seq, now.Format("2006-01-02-15-04-05"), snapshotSuffix)
-	path := filepath.Join(s.dir(real), file)
+	file := fmt.Sprintf("%s-%d-%s%s", coll, seq, now.Format("2006-01-02-15-04-05"), snapshotSuffix)
+	path := filepath.Join(s.dir(coll), file)
 	if err := s.fs.Rename(tmp, path); err != nil {
 		_ = s.fs.Remove(tmp)
 		return snapshotDescription{}, fmt.Errorf("qdrant: snapshot %s: %w", file, err)
@@ -119,7 +119,7 @@ func (h *Handler) createSnapshot(_ context.Context, name string, _ *struct{}) (s
 	if err := vfs.ReplaceFile(s.fs, path+checksumSuffix, []byte(checksum+"\n")); err != nil {
 		return snapshotDescription{}, fmt.Errorf("qdrant: snapshot %s: %w", file, err)
 	}
-	return s.describe(real, file)
+	return s.describe(coll, file)
 }
 
 // describe is the description of one snapshot file.
@@ -144,24 +144,24 @@ func (s *snapshotStore) describe(name, file string) (snapshotDescription, error)
 
 // listSnapshots is list_snapshots: the collection's snapshots by name.
 func (h *Handler) listSnapshots(_ context.Context, name string, _ *struct{}) ([]snapshotDescription, error) {
-	real := h.aliases.resolve(name)
-	if _, err := h.cfg.Collections.Collection(real); err != nil && !errors.Is(err, registry.ErrUnavailable) {
+	coll := h.aliases.resolve(name)
+	if _, err := h.cfg.Collections.Collection(coll); err != nil && !errors.Is(err, registry.ErrUnavailable) {
 		return nil, err
 	}
 	s := h.snapshots
-	names, err := s.fs.ReadDir(s.dir(real))
+	names, err := s.fs.ReadDir(s.dir(coll))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return []snapshotDescription{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("qdrant: snapshots of %q: %w", real, err)
+		return nil, fmt.Errorf("qdrant: snapshots of %q: %w", coll, err)
 	}
 	out := []snapshotDescription{}
 	for _, file := range names {
 		if !validSnapshotName.MatchString(file) || strings.HasPrefix(file, ".") {
 			continue
 		}
-		d, err := s.describe(real, file)
+		d, err := s.describe(coll, file)
 		if errors.Is(err, ErrNotFound) {
 			continue // deleted meanwhile
 		}
@@ -180,21 +180,21 @@ type snapshotRef struct {
 
 // deleteSnapshot is delete_snapshot.
 func (h *Handler) deleteSnapshot(_ context.Context, name string, req *snapshotRef) (bool, error) {
-	real := h.aliases.resolve(name)
+	coll := h.aliases.resolve(name)
 	s := h.snapshots
-	path, err := s.path(real, req.Name)
+	path, err := s.path(coll, req.Name)
 	if err != nil {
 		return false, err
 	}
 	if err := s.fs.Remove(path); errors.Is(err, iofs.ErrNotExist) {
-		return false, fmt.Errorf("%w: snapshot %q of collection %q", ErrNotFound, req.Name, real)
+		return false, fmt.Errorf("%w: snapshot %q of collection %q", ErrNotFound, req.Name, coll)
 	} else if err != nil {
 		return false, fmt.Errorf("qdrant: delete snapshot %s: %w", req.Name, err)
 	}
 	if err := s.fs.Remove(path + checksumSuffix); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return false, fmt.Errorf("qdrant: delete snapshot %s: %w", req.Name, err)
 	}
-	if err := s.fs.SyncDir(s.dir(real)); err != nil {
+	if err := s.fs.SyncDir(s.dir(coll)); err != nil {
 		return false, fmt.Errorf("qdrant: delete snapshot %s: %w", req.Name, err)
 	}
 	return true, nil

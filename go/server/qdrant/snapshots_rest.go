@@ -65,13 +65,13 @@ func (h *Handler) restDeleteSnapshot(r *http.Request) (any, error) {
 // and conditional requests too), or an error in Qdrant's shape.
 func (h *Handler) downloadSnapshot(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) { route(func(*http.Request) (any, error) { return nil, err }).ServeHTTP(w, r) }
-	real := h.aliases.resolve(r.PathValue("name"))
-	path, err := h.snapshots.path(real, r.PathValue("file"))
+	coll := h.aliases.resolve(r.PathValue("name"))
+	path, err := h.snapshots.path(coll, r.PathValue("file"))
 	if err != nil {
 		fail(err)
 		return
 	}
-	d, err := h.snapshots.describe(real, r.PathValue("file"))
+	d, err := h.snapshots.describe(coll, r.PathValue("file"))
 	if err != nil {
 		fail(err)
 		return
