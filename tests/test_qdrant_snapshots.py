@@ -132,7 +132,7 @@ def _download(server, name, file):
 
 def _upload(server, name, data):
     """POST /collections/{name}/snapshots/upload as qdrant-client's REST API sends it."""
-    rest = QdrantClient(url=server.qdrant_url, timeout=60)
+    rest = QdrantClient(url=server.qdrant_url, timeout=60, check_compatibility=False)
     try:
         return rest.http.snapshots_api.recover_from_uploaded_snapshot(
             collection_name=name, wait=True, snapshot=("x.snapshot", data)
