@@ -374,6 +374,16 @@ int strata_col_scan_ids(strata_handle h, char *where, size_t where_len, uint64_t
                         char *err, size_t errlen);
 
 int strata_col_checkpoint(strata_handle h, char *err, size_t errlen);
+
+/* strata_col_export checkpoints and writes the collection as one snapshot
+ * archive (a tar stream; package collection, archive.go) to path, durably
+ * (temporary file, fsync, rename). Writes go on meanwhile. *seq (if not NULL)
+ * is the archive's snapshot sequence number. */
+int strata_col_export(strata_handle h, char *path, uint64_t *seq, char *err, size_t errlen);
+/* strata_col_restore makes a new collection at path (which must not exist:
+ * STRATA_ERR_EXISTS) from the archive file; a bad archive fails with
+ * STRATA_ERR_INVALID and leaves nothing at path. Open it with strata_col_open. */
+int strata_col_restore(char *archive, char *path, uint64_t *seq, char *err, size_t errlen);
 int strata_col_check_integrity(strata_handle h, char *err, size_t errlen);
 
 /* strata_col_info returns the collection's state as a JSON object. */

@@ -572,6 +572,18 @@ class Collection(_lib.NativeObject):
         if rc:
             check(rc, err)
 
+    @classmethod
+    def restore(cls, archive: str | os.PathLike[str], path: str | os.PathLike[str]) -> Collection:
+        """Makes a new collection at path from an archive written by snapshot() and opens
+        it. path must not exist (FileExistsError). Every file of the archive is checked
+        (its place, size and CRCs) before the collection appears at path: a damaged,
+        truncated or foreign archive raises ValueError and leaves nothing behind."""
+        err = _lib.errbuf()
+        rc = _engine().strata_col_restore(_path(archive), _path(path), ffi.NULL, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return cls.open(path)
+
     # --- lifecycle ----------------------------------------------------------
     # close(), the context manager, dim and metric: strata._lib.NativeObject.
 
@@ -1414,6 +1426,18 @@ class Collection(_lib.NativeObject):
         rc = _native.strata_col_checkpoint(handle, err, ERRLEN)
         if rc:
             check(rc, err)
+
+    def snapshot(self, path: str | os.PathLike[str]) -> int:
+        """Checkpoints and writes the collection as one archive file at path (replaced
+        durably if it exists), which Collection.restore turns into a new collection.
+        Writes and queries go on meanwhile; the archive holds every write acknowledged
+        before the call. Returns the archive's snapshot sequence number."""
+        handle = self._live()
+        seq, err = ffi.new("uint64_t *"), _lib.errbuf()
+        rc = _native.strata_col_export(handle, _path(path), seq, err, ERRLEN)
+        if rc:
+            check(rc, err)
+        return int(seq[0])
 
     def check_integrity(self) -> None:
         """Raises strata.IntegrityError if the index or the metadata are inconsistent."""

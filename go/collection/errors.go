@@ -29,6 +29,12 @@ var (
 	// Dir and Options. Its kind is errkind.Closed, not Invalid: the call
 	// was well formed, the collection is gone.
 	ErrClosed = errkind.New(errkind.Closed, "collection: the collection is closed")
+	// ErrArchive marks a snapshot archive that Restore refuses (archive.go):
+	// not an archive of this format, a version this build does not read,
+	// an entry out of place, a size or CRC that does not match. Its kind
+	// is Invalid: the archive is the caller's input, and nothing was
+	// written. A damaged file inside it matches ErrCorrupt too.
+	ErrArchive = errkind.New(errkind.Invalid, "collection: not a valid snapshot archive")
 	// ErrLocked marks a collection already open in this or another process.
 	ErrLocked = errkind.New(errkind.Locked, "collection: locked")
 )

@@ -100,6 +100,12 @@ const (
 	// Hybrid retrieval sends two or three; 64 is the number of fields a
 	// collection can have.
 	MaxFusedQueries = 64
+	// MaxArchiveFileBytes bounds one file of a snapshot archive (package
+	// collection, archive.go), as its tar header and the manifest state
+	// it. A segment holds at most 2^32 nodes, but the largest a machine
+	// of strata's kind builds is a few GiB; 1 TiB keeps every offset far
+	// inside int64 and refuses a forged size before any byte is written.
+	MaxArchiveFileBytes = 1 << 40
 )
 
 func outside(name string, low, high, got int) error {
@@ -216,6 +222,14 @@ func CheckMultivectors(n int) error {
 func CheckFusedQueries(n int) error {
 	if n < 1 || n > MaxFusedQueries {
 		return outside("sub-queries of a fused query", 1, MaxFusedQueries, n)
+	}
+	return nil
+}
+
+// CheckArchiveFileBytes checks the size of one file of a snapshot archive.
+func CheckArchiveFileBytes(name string, size int64) error {
+	if size < 0 || size > MaxArchiveFileBytes {
+		return errkind.New(errkind.Invalid, fmt.Sprintf("the size of %s must be in [0, %d], got %d", name, int64(MaxArchiveFileBytes), size))
 	}
 	return nil
 }

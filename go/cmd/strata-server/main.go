@@ -95,6 +95,7 @@ func run() error {
 	writeTimeout := fl.Duration("write-timeout", 60*time.Second, "longest time to handle a request and write its answer")
 	qdrantAddr := fl.String("qdrant-addr", "", "also serve the Qdrant REST API on this address (off when empty)")
 	qdrantGRPCAddr := fl.String("qdrant-grpc-addr", "", "also serve the Qdrant gRPC API on this address, as qdrant-client's prefer_grpc=True speaks it (off when empty)")
+	snapshotsDir := fl.String("snapshots-dir", "", "directory of the Qdrant door's collection snapshots (default <data-dir>/qdrant.snapshots)")
 	debugAddr := fl.String("debug-addr", "", "serve net/http/pprof on this address, unauthenticated (off when empty)")
 	shutdownTimeout := fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	gomaxprocs := fl.Int("gomaxprocs", 0, "threads running Go code at once (GOMAXPROCS); 0: one more than the CPUs, or the runtime's choice under $GOMAXPROCS or a cgroup CPU limit")
@@ -170,7 +171,8 @@ func run() error {
 	var qln, gln net.Listener
 	var gs *grpc.Server
 	if *qdrantAddr != "" || *qdrantGRPCAddr != "" {
-		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log, Metrics: srv.MetricsHandler()})
+		qh, err := qdrant.New(qdrant.Config{Collections: srv, Guard: srv.Guard(), Logger: log, Metrics: srv.MetricsHandler(),
+			SnapshotsDir: *snapshotsDir})
 		if err == nil && *qdrantAddr != "" {
 			if qln, err = net.Listen("tcp", *qdrantAddr); err != nil {
 				err = fmt.Errorf("--qdrant-addr: %w", err)

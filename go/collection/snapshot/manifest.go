@@ -18,6 +18,9 @@ const ManifestName = "MANIFEST"
 // manifestLimit bounds the manifest a reader accepts.
 const manifestLimit = 1 << 16
 
+// MaxManifestBytes is the largest manifest a reader accepts.
+const MaxManifestBytes = manifestLimit
+
 // Manifest describes one snapshot: the collection's parameters (fixed at
 // creation) and what the snapshot holds.
 type Manifest struct {

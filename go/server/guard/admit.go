@@ -21,7 +21,7 @@ func (g *Guard) Admit(w http.ResponseWriter, r *http.Request, public bool) error
 		return err
 	}
 	if hasBody(r) {
-		if ct := r.Header["Content-Type"]; len(ct) > 0 && !isJSON(ct[0]) {
+		if ct := r.Header["Content-Type"]; len(ct) > 0 && !isJSON(ct[0]) && !isUpload(r, ct[0]) {
 			return refuse(http.StatusUnsupportedMediaType, CodeMediaType,
 				"the body's Content-Type is %q: send JSON with \"Content-Type: application/json\" "+
 					"(curl -d sends application/x-www-form-urlencoded unless given -H)", truncate(ct[0]))
@@ -178,6 +178,18 @@ func isJSON(ct string) bool {
 		return false
 	}
 	return strings.EqualFold(sub, "json") || (len(sub) > 5 && strings.EqualFold(sub[len(sub)-5:], "+json"))
+}
+
+// isUpload: a multipart/form-data body to the one route that takes a
+// file, Qdrant's POST /collections/{name}/snapshots/upload, as
+// qdrant-client sends it. A browser page of another origin cannot send
+// it: it is a write, refused by the origin check.
+func isUpload(r *http.Request, ct string) bool {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return r.Method == http.MethodPost && strings.EqualFold(strings.TrimSpace(ct), "multipart/form-data") &&
+		strings.HasSuffix(r.URL.Path, "/snapshots/upload")
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

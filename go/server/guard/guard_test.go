@@ -132,6 +132,32 @@ func TestNonJSONBodyIsRefused(t *testing.T) {
 	}
 }
 
+// TestOnlyTheUploadRouteTakesAForm: a multipart body is admitted on
+// Qdrant's snapshot upload route alone, and a browser page of another
+// origin still cannot send it.
+func TestOnlyTheUploadRouteTakesAForm(t *testing.T) {
+	g, _ := New(Config{})
+	for _, tc := range []struct {
+		method, path, origin string
+		want                 int
+	}{
+		{"POST", "/collections/c/snapshots/upload", "", 200},
+		{"PUT", "/collections/c/snapshots/upload", "", 415},
+		{"POST", "/collections/c/points", "", 415},
+		{"POST", "/collections/c/snapshots/upload", "http://evil.example", 403},
+	} {
+		r := request(tc.method, "127.0.0.1:8080", "--x--")
+		r.URL.Path = tc.path
+		r.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		if got := status(g.Admit(httptest.NewRecorder(), r, false)); got != tc.want {
+			t.Errorf("%s %s from %q: %d, want %d", tc.method, tc.path, tc.origin, got, tc.want)
+		}
+	}
+}
+
 // TestRebindingHostIsRefusedOnLoopback guards against DNS rebinding: a
 // page of evil.example whose name now resolves to 127.0.0.1 is
 // same-origin to the browser, so only its Host gives it away.

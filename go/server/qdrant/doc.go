@@ -40,6 +40,10 @@
 //	POST   /collections/{name}/points/recommend[/batch], /discover[/batch]  the older APIs (recommend.go)
 //	POST   /collections/{name}/points/{query,search,recommend}/groups  groups (groups.go)
 //	POST   /collections/{name}/points/search/matrix/{pairs,offsets}    the distance matrix (matrix.go)
+//	POST   /collections/{name}/snapshots   create_snapshot (snapshots.go; wait is always met)
+//	GET    /collections/{name}/snapshots   list_snapshots;  GET, DELETE .../snapshots/{file}: download, delete_snapshot
+//	PUT    /collections/{name}/snapshots/recover   recover_snapshot (a file:// of the snapshot dir, or this server's URL)
+//	POST   /collections/{name}/snapshots/upload    recover from a multipart upload (up to MaxBodyBytes)
 //	PUT    /collections/{name}/points/vectors  update_vectors (some named vectors of existing points)
 //	POST   /collections/{name}/points/vectors/delete  delete_vectors (named vectors of the selected points)
 //
@@ -187,8 +191,8 @@
 //
 // # gRPC
 //
-// Handler.GRPCServer serves Qdrant's Collections, Points and Qdrant
-// (HealthCheck) services from Qdrant's published .proto files (package
+// Handler.GRPCServer serves Qdrant's Collections, Points, Snapshots
+// (Create, List, Delete) and Qdrant (HealthCheck) services from Qdrant's published .proto files (package
 // qdrantpb, generated code committed). Each call is one function of the
 // Handler shared with REST (func (h *Handler) call(ctx, name, *request)
 // (answer, error), the REST routes being decode JSON → call → encode): a

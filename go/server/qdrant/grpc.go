@@ -13,8 +13,8 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 )
 
-// GRPCServer returns a gRPC server of Qdrant's Collections, Points and
-// Qdrant (HealthCheck) services over h's calls: what qdrant-client speaks
+// GRPCServer returns a gRPC server of Qdrant's Collections, Points,
+// Snapshots and Qdrant (HealthCheck) services over h's calls: what qdrant-client speaks
 // with prefer_grpc=True (strata-server --qdrant-grpc-addr). Every call
 // passes h's guard's API key ("api-key" metadata, or "authorization:
 // Bearer <key>") and its limits: a message is at most MaxBodyBytes in,
@@ -30,6 +30,7 @@ func (h *Handler) GRPCServer() *grpc.Server {
 	pb.RegisterCollectionsServer(s, grpcCollections{h: h})
 	pb.RegisterPointsServer(s, grpcPoints{h: h})
 	pb.RegisterQdrantServer(s, grpcQdrant{})
+	pb.RegisterSnapshotsServer(s, grpcSnapshots{h: h})
 	return s
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -50,6 +51,9 @@ type Config struct {
 	// requests are counted (by Guard) under door="qdrant". Unset, the
 	// route is a 404.
 	Metrics http.Handler
+	// SnapshotsDir holds the collections' snapshots (snapshots.go), one
+	// directory per collection; default <data>/qdrant.snapshots.
+	SnapshotsDir string
 }
 
 // Version is what GET / reports: the Qdrant REST API level this door was
@@ -59,16 +63,17 @@ const Version = "1.20.0"
 
 // Handler serves Qdrant's REST API over Config.Collections.
 type Handler struct {
-	cfg      Config
-	log      *slog.Logger
-	guard    *guard.Guard
-	limits   *guard.Limits
-	mux      *http.ServeMux
-	guarded  http.Handler
-	indexes  *payloadIndexes
-	settings *collectionStates[settings]
-	aliases  *aliasTable
-	started  time.Time
+	cfg       Config
+	log       *slog.Logger
+	guard     *guard.Guard
+	limits    *guard.Limits
+	mux       *http.ServeMux
+	guarded   http.Handler
+	indexes   *payloadIndexes
+	settings  *collectionStates[settings]
+	aliases   *aliasTable
+	snapshots *snapshotStore
+	started   time.Time
 }
 
 // New returns a Handler.
@@ -88,6 +93,10 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{cfg: cfg, log: cfg.Logger, guard: cfg.Guard, limits: cfg.Guard.Limits(), mux: http.NewServeMux(), started: time.Now().UTC()}
 	fsys, dir := cfg.Collections.Files()
 	h.indexes, h.settings = newPayloadIndexes(fsys), newSettings(fsys)
+	if cfg.SnapshotsDir == "" {
+		cfg.SnapshotsDir = filepath.Join(dir, "qdrant.snapshots")
+	}
+	h.snapshots = &snapshotStore{fs: fsys, root: cfg.SnapshotsDir}
 	var err error
 	if h.aliases, err = openAliases(fsys, dir); err != nil {
 		return nil, err
@@ -134,6 +143,7 @@ func New(cfg Config) (*Handler, error) {
 	} {
 		h.mux.Handle(pattern, fn)
 	}
+	h.registerSnapshots()
 	h.mux.HandleFunc("GET /{$}", root)
 	if cfg.Metrics != nil {
 		h.mux.Handle("GET /metrics", cfg.Metrics)

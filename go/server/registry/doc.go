@@ -11,6 +11,8 @@
 //	<data>/.probe-<hex>             a write probe (see Failed collections)
 //	<data>/<door>.<what>            a door's state file (qdrant.aliases: package qdrant)
 //	<data>/<name>/<door>.<what>     a door's state of one collection (qdrant.payload-schema)
+//	<data>/<door>.<what>/           a door's state directory (qdrant.snapshots: package qdrant)
+//	<data>/.creating-<name>-<hex>.restoring-<hex>/   a restore's archive being unpacked (Restore)
 //
 // Names are ^[A-Za-z0-9_-]{1,64}$, so no collection name holds a dot and
 // the other kinds can never be mistaken for collections; Open leaves the
@@ -32,6 +34,17 @@
 // leftover of a create or drop made by an older version, which named the
 // final directory from the start. Anything else that is not a collection is
 // left alone and logged; Create then refuses the name (ErrExists).
+//
+// # Restore
+//
+// Restore unpacks a snapshot archive (collection.Restore: into a
+// temporary directory, every file checked) into a .creating- directory,
+// and only then, if the name is taken and replace is set, drops the
+// collection there and renames the new one into place as Create does: a
+// bad archive leaves the old collection as it was. Between the drop and
+// the rename a crash leaves the name free and the restored directory a
+// .creating- one, which Open removes: the old collection was dropped,
+// the new one never acknowledged.
 //
 // # Failed collections
 //

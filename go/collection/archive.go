@@ -1,0 +1,201 @@
+package collection
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// Snapshot archives.
+//
+// Export writes a collection's live snapshot as one archive that Restore
+// turns into a new collection directory: a backup, or a collection moved
+// to another machine (the Qdrant door's snapshots). The archive is a tar
+// stream (POSIX ustar, PAX records only for a file of 8 GiB or more) of
+// regular files, in exactly this order:
+//
+//	"strata-snapshot"   the header: "strata-snapshot 1 " seq(16 lowercase hex) "\n", 35 bytes
+//	"MANIFEST"          the snapshot's MANIFEST as written (package snapshot; CRC'd)
+//	"snapshot/<name>"   each file of the manifest's "files", in the manifest's order
+//	"segments/<name>"   each segment of each vector field, fields and segments in the manifest's order
+//
+// and nothing after the last segment. seq is the snapshot's (and the
+// manifest's) sequence number; 1 is the archive format's version (do not
+// change: a new layout is a new version, which a build that does not know
+// it refuses). Each file is byte for byte the one in the collection
+// directory, so each keeps the CRCs its own format has; the sizes are the
+// manifest's. The log is not in the archive: the snapshot is the state
+// through seq, taken by a checkpoint at the start of the export.
+//
+// Restore reads the entries in that order and refuses (ErrArchive) any
+// other entry, type, name or size, a second copy, a missing file, bytes
+// after the last file, a header of another version and a manifest that
+// fails its checks, before writing the entry's bytes; then it loads the
+// snapshot it wrote as Open does (every section's CRC). It writes into a
+// temporary directory beside the target (<dir>.restoring-<hex>), fsyncs
+// every file and directory, and renames it into place only when all of
+// that passed: a bad archive, or a crash, never leaves a half collection
+// at dir (a crash leaves the temporary directory, no CURRENT in it).
+
+// Archive entry names and the header (do not change).
+const (
+	archiveHeaderName  = "strata-snapshot"
+	archiveManifest    = "MANIFEST"
+	archiveSnapshotDir = "snapshot/"
+	archiveSegmentsDir = "segments/"
+	archiveVersion     = 1
+	archiveHeaderLen   = len("strata-snapshot 1 ") + 16 + 1
+)
+
+// encodeArchiveHeader is the header entry's content.
+func encodeArchiveHeader(seq uint64) []byte {
+	return fmt.Appendf(nil, "strata-snapshot %d %016x\n", archiveVersion, seq)
+}
+
+// Export writes the collection's state as an archive (the format above)
+// to w. It checkpoints first, so the archive holds every write
+// acknowledged before Export was called; writes and queries go on while
+// it copies (checkpoints wait: they would delete the files being copied).
+// It returns the archive's snapshot sequence number.
+func (c *Collection) Export(w io.Writer) (uint64, error) {
+	c.closeMu.RLock()
+	defer c.closeMu.RUnlock()
+	if c.closed {
+		return 0, ErrClosed
+	}
+	if err := c.checkpoint(); err != nil {
+		return 0, fmt.Errorf("collection: export: %w", err)
+	}
+	c.checkpointMu.Lock()
+	defer c.checkpointMu.Unlock()
+	seq := c.lastCheckpoint.Load()
+	if err := c.exportSnapshot(w, seq); err != nil {
+		return 0, fmt.Errorf("collection: export of %s at snapshot %d: %w", c.dir, seq, err)
+	}
+	return seq, nil
+}
+
+// exportSnapshot writes snapshot seq as an archive; the caller holds
+// checkpointMu, so that its files stay.
+func (c *Collection) exportSnapshot(w io.Writer, seq uint64) error {
+	snapDir := snapshotPath(c.dir, seq)
+	rawManifest, err := vfs.ReadFile(c.fs, filepath.Join(snapDir, snapshot.ManifestName))
+	if err != nil {
+		return err
+	}
+	m, err := snapshot.DecodeManifest(rawManifest)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(w)
+	if err := writeArchiveEntry(tw, archiveHeaderName, encodeArchiveHeader(seq)); err != nil {
+		return err
+	}
+	if err := writeArchiveEntry(tw, archiveManifest, rawManifest); err != nil {
+		return err
+	}
+	for _, f := range m.Files {
+		if err := copyArchiveEntry(tw, c.fs, archiveSnapshotDir+f.Name, filepath.Join(snapDir, f.Name), f.Size); err != nil {
+			return err
+		}
+	}
+	segDir := filepath.Join(c.dir, snapshot.SegmentsDir)
+	for _, s := range archiveSegments(m) {
+		if err := copyArchiveEntry(tw, c.fs, archiveSegmentsDir+s.File, filepath.Join(segDir, s.File), s.Size); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// archiveSegments lists the manifest's segments in archive order.
+func archiveSegments(m snapshot.Manifest) []snapshot.Segment {
+	var out []snapshot.Segment
+	for _, v := range m.Vectors {
+		out = append(out, v.Segments...)
+	}
+	return out
+}
+
+// archiveTime is every entry's modification time: an archive of one
+// snapshot is the same bytes whenever it is exported.
+var archiveTime = time.Unix(0, 0)
+
+func entryHeader(name string, size int64) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: 0o644, ModTime: archiveTime}
+}
+
+func writeArchiveEntry(tw *tar.Writer, name string, data []byte) error {
+	if err := tw.WriteHeader(entryHeader(name, int64(len(data)))); err != nil {
+		return err
+	}
+	_, err := tw.Write(data)
+	return err
+}
+
+// copyArchiveEntry copies the file at path, which the manifest says is
+// size bytes, into the archive as name.
+func copyArchiveEntry(tw *tar.Writer, fsys vfs.FS, name, path string, size int64) error {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Size() != size {
+		return fmt.Errorf("%w: %s is %d bytes, the manifest says %d", ErrCorrupt, path, info.Size(), size)
+	}
+	if err := tw.WriteHeader(entryHeader(name, size)); err != nil {
+		return err
+	}
+	_, err = io.Copy(tw, io.NewSectionReader(f, 0, size))
+	return err
+}
+
+// ExportFile writes the archive to path, durably: a temporary file
+// (path + ".tmp") fsynced and renamed over path, then its directory
+// fsynced; a failed export leaves no file at path. tee, if not nil, is
+// given every byte written (a checksum). It returns the archive's
+// snapshot sequence number.
+func (c *Collection) ExportFile(path string, tee io.Writer) (uint64, error) {
+	tmp := path + ".tmp"
+	if err := c.fs.Remove(tmp); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return 0, fmt.Errorf("collection: export to %s: %w", path, err)
+	}
+	f, err := c.fs.Create(tmp)
+	if err != nil {
+		return 0, fmt.Errorf("collection: export to %s: %w", path, err)
+	}
+	var w io.Writer = f
+	if tee != nil {
+		w = io.MultiWriter(f, tee)
+	}
+	seq, err := c.Export(w)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = c.fs.Rename(tmp, path)
+	}
+	if err == nil {
+		err = c.fs.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		_ = c.fs.Remove(tmp)
+		return 0, fmt.Errorf("collection: export to %s: %w", path, err)
+	}
+	return seq, nil
+}

@@ -1,0 +1,141 @@
+package qdrant
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func upload(t *testing.T, hs interface {
+	Client() *http.Client
+}, base, name string, archive []byte) (int, map[string]any) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	part, err := mw.CreateFormFile("snapshot", "x.snapshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	part.Write(archive)
+	mw.Close()
+	req, _ := http.NewRequest("POST", base+"/collections/"+name+"/snapshots/upload?wait=true", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestSnapshotsRoundTripAndRefuseBadInput creates, lists, downloads,
+// recovers (file, own URL, upload) and deletes a snapshot, and checks that
+// bad locations and bad archives are 4xx that change nothing.
+func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
+	hs := newTestDoor(t, "")
+	mustOK := func(method, path, body string) map[string]any {
+		t.Helper()
+		code, out := call(t, hs, method, path, body)
+		if code != http.StatusOK {
+			t.Fatalf("%s %s: %d %v", method, path, code, out)
+		}
+		return out
+	}
+	mustOK("PUT", "/collections/c", `{"vectors": {"size": 3, "distance": "Dot"}}`)
+	mustOK("PUT", "/collections/c/points", `{"points": [
+		{"id": 1, "vector": [0.1, 0.2, 0.3], "payload": {"a": "x"}},
+		{"id": "5c56c793-69f3-4fbf-87e6-c4bf54c28c26", "vector": [1, 2, 3.25], "payload": {"n": [1, 2]}}]}`)
+	scroll := func(name string) string {
+		out := mustOK("POST", "/collections/"+name+"/points/scroll", `{"with_vector": true, "with_payload": true}`)
+		b, _ := json.Marshal(out["result"])
+		return string(b)
+	}
+	want := scroll("c")
+
+	desc := mustOK("POST", "/collections/c/snapshots?wait=true", "")["result"].(map[string]any)
+	name := desc["name"].(string)
+	if !strings.HasPrefix(name, "c-") || !strings.HasSuffix(name, ".snapshot") || desc["checksum"] == nil {
+		t.Fatalf("snapshot description %v", desc)
+	}
+	list := mustOK("GET", "/collections/c/snapshots", "")["result"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["name"] != name {
+		t.Fatalf("list %v", list)
+	}
+	resp, err := hs.Client().Get(hs.URL + "/collections/c/snapshots/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sum := sha256.Sum256(archive)
+	if resp.StatusCode != 200 || hex.EncodeToString(sum[:]) != desc["checksum"] || int(desc["size"].(float64)) != len(archive) {
+		t.Fatalf("download: %d, %d bytes, checksum %v", resp.StatusCode, len(archive), desc["checksum"])
+	}
+
+	// Writes after the snapshot are gone once it is recovered over c.
+	mustOK("PUT", "/collections/c/points", `{"points": [{"id": 9, "vector": [1, 1, 1]}]}`)
+	own := hs.URL + "/collections/c/snapshots/" + name
+	mustOK("PUT", "/collections/c/snapshots/recover", `{"location": "`+own+`"}`)
+	if got := scroll("c"); got != want {
+		t.Fatalf("recovered from its own URL:\n got %s\nwant %s", got, want)
+	}
+	if code, out := upload(t, hs, hs.URL, "up", archive); code != 200 || out["result"] != true {
+		t.Fatalf("upload: %d %v", code, out)
+	}
+	if got := scroll("up"); got != want {
+		t.Fatalf("recovered from an upload:\n got %s\nwant %s", got, want)
+	}
+
+	refused := map[string]string{
+		"another server":          `{"location": "http://example.com/collections/c/snapshots/` + name + `"}`,
+		"outside the directory":   `{"location": "file:///etc/passwd"}`,
+		"traversal":               `{"location": "file://` + filepath.Join(t.TempDir(), "..", "x.snapshot") + `"}`,
+		"another scheme":          `{"location": "s3://bucket/x.snapshot"}`,
+		"wrong checksum":          `{"location": "` + own + `", "checksum": "00"}`,
+		"bad snapshot name":       `{"location": "` + hs.URL + `/collections/c/snapshots/..%2f..%2fCURRENT"}`,
+		"unknown field":           `{"location": "` + own + `", "fetch": true}`,
+		"unknown priority":        `{"location": "` + own + `", "priority": "first"}`,
+		"missing snapshot's file": `{"location": "` + hs.URL + `/collections/c/snapshots/c-1-x.snapshot"}`,
+	}
+	for why, body := range refused {
+		code, out := call(t, hs, "PUT", "/collections/c/snapshots/recover", body)
+		if code != 400 && code != 404 {
+			t.Errorf("%s: %d %v", why, code, out)
+		}
+	}
+	for why, bad := range map[string][]byte{
+		"garbage":   []byte("not an archive"),
+		"truncated": archive[:len(archive)/2],
+		"flipped":   append(append([]byte{}, archive[:len(archive)-2000]...), append([]byte{archive[len(archive)-2000] ^ 1}, archive[len(archive)-1999:]...)...),
+	} {
+		if code, out := upload(t, hs, hs.URL, "c", bad); code != 400 {
+			t.Errorf("upload of a %s archive: %d %v", why, code, out)
+		}
+	}
+	if got := scroll("c"); got != want {
+		t.Fatalf("after refused recoveries the collection changed:\n got %s\nwant %s", got, want)
+	}
+
+	mustOK("DELETE", "/collections/c/snapshots/"+name, "")
+	if code, _ := call(t, hs, "DELETE", "/collections/c/snapshots/"+name, ""); code != 404 {
+		t.Fatalf("deleting a deleted snapshot: %d", code)
+	}
+	if list := mustOK("GET", "/collections/c/snapshots", "")["result"].([]any); len(list) != 0 {
+		t.Fatalf("list after delete: %v", list)
+	}
+	if code, _ := call(t, hs, "GET", "/collections/c/snapshots/"+url.PathEscape(name), ""); code != 404 {
+		t.Fatalf("download of a deleted snapshot: %d", code)
+	}
+}
