@@ -199,7 +199,8 @@
 // writes), its state at the snapshot that wrote it. The state is the
 // runs folded oldest to newest, the newest entry of a key winning
 // (MergeStateRuns); a deleted entry removes the key. An indexfile
-// container with eight sections:
+// container with eight sections, SSOF and SSTR absent when no entry has
+// a string id, SEXP when none expires:
 //
 //	"SKEY"  []uint64  keys (as MIDS), strictly ascending
 //	"SDEL"  []byte    per key: 0 live, 1 deleted (then no document, string or expiry)

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/limits"
@@ -48,22 +49,30 @@ func WriteStateRun(fs vfs.FS, path string, r StateRun) error {
 		return fmt.Errorf("snapshot: write %s: a state run of %d keys with %d flags, %d offsets, %d strings, %d expiries",
 			path, n, len(r.Deleted), len(r.Offsets), len(r.Strings), len(r.Expires))
 	}
-	strOffs := make([]uint64, 1, n+1)
-	var strData []byte
-	for _, s := range r.Strings {
-		strData = append(strData, s...)
-		strOffs = append(strOffs, uint64(len(strData)))
-	}
-	err := indexfile.Write(fs, path, []indexfile.Section{
+	sections := []indexfile.Section{
 		{Tag: tagStateKeys, Data: indexfile.BytesOf(r.Keys)},
 		{Tag: tagStateDeleted, Data: r.Deleted},
 		{Tag: tagStateOffsets, Data: indexfile.BytesOf(r.Offsets)},
 		{Tag: tagStateData, Data: r.Data},
-		{Tag: tagStateStrOffs, Data: indexfile.BytesOf(strOffs)},
-		{Tag: tagStateStrData, Data: strData},
-		{Tag: tagStateExpiries, Data: indexfile.BytesOf(r.Expires)},
 		{Tag: tagStateNext, Data: indexfile.BytesOf([]uint64{r.Next})},
-	})
+	}
+	// The string and expiry sections are left out when no entry has
+	// one: most runs, and at a few hundred entries they were a third of
+	// the file.
+	if slices.ContainsFunc(r.Strings, func(s string) bool { return s != "" }) {
+		strOffs := make([]uint64, 1, n+1)
+		var strData []byte
+		for _, s := range r.Strings {
+			strData = append(strData, s...)
+			strOffs = append(strOffs, uint64(len(strData)))
+		}
+		sections = append(sections, indexfile.Section{Tag: tagStateStrOffs, Data: indexfile.BytesOf(strOffs)},
+			indexfile.Section{Tag: tagStateStrData, Data: strData})
+	}
+	if slices.ContainsFunc(r.Expires, func(e int64) bool { return e != 0 }) {
+		sections = append(sections, indexfile.Section{Tag: tagStateExpiries, Data: indexfile.BytesOf(r.Expires)})
+	}
+	err := indexfile.Write(fs, path, sections)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
@@ -86,12 +95,15 @@ func ReadStateRun(fs vfs.FS, path string) (StateRun, error) {
 	}
 	tags := []uint32{tagStateKeys, tagStateDeleted, tagStateOffsets, tagStateData, tagStateStrOffs, tagStateStrData, tagStateExpiries, tagStateNext}
 	sections := make([][]byte, len(tags))
+	present := make([]bool, len(tags))
 	for i, tag := range tags {
-		b, ok := f.Section(tag)
-		if !ok {
+		sections[i], present[i] = f.Section(tag)
+		if !present[i] && tag != tagStateStrOffs && tag != tagStateStrData && tag != tagStateExpiries {
 			return bad("missing section %q", indexfile.TagName(tag))
 		}
-		sections[i] = b
+	}
+	if present[4] != present[5] {
+		return bad("one of the string sections without the other")
 	}
 	keys, err1 := indexfile.ViewAs[uint64](sections[0])
 	offsets, err2 := indexfile.ViewAs[uint64](sections[2])
@@ -103,6 +115,12 @@ func ReadStateRun(fs vfs.FS, path string) (StateRun, error) {
 		return bad("misaligned section")
 	}
 	n := len(keys)
+	if !present[4] {
+		strOffs = make([]uint64, n+1) // no entry has a string id
+	}
+	if !present[6] {
+		expires = make([]int64, n) // none expires
+	}
 	switch {
 	case len(next) != 1 || next[0] < FirstStringKey:
 		return bad("next key section %v", next)

@@ -40,6 +40,21 @@ func TestStateRunRoundTrip(t *testing.T) {
 	}
 }
 
+// TestStateRunWithoutStringsOrExpiries prevents the sections a run
+// leaves out (no string id, no expiry) from reading back as anything but
+// none.
+func TestStateRunWithoutStringsOrExpiries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), StateRunName(3))
+	want := stateRunOf(FirstStringKey, []uint64{1, 2}, []string{"{}", ""}, []string{"", ""}, []int64{0, 0})
+	if err := WriteStateRun(vfs.Default, path, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadStateRun(vfs.Default, path)
+	if err != nil || got.Len() != 2 || len(got.Expires) != 2 || got.Expires[0] != 0 || got.Strings[0] != "" || got.Deleted[1] != 1 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+}
+
 // TestMergeStateRunsNewestWins prevents an older run's entry from
 // surviving a newer one's: an overwrite, a delete, a string id moving to
 // a new key after its point was deleted.
