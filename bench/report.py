@@ -360,9 +360,10 @@ def segments_section(runs: list) -> str:
         "",
         table(["time", "commits (before / after)", "measure", "before", "after", "file"], rows),
         "",
-        "What a checkpoint still writes whole: meta.idx (16 bytes of id and offset per point "
-        "even without documents, 1.6 MB at 100k), ids.idx and the sparse and multivector-map "
-        "files; the vector graphs are written once per segment. The segment count follows the "
+        "What a checkpoint still wrote whole at that commit: meta.idx (16 bytes of id and "
+        "offset per point even without documents, 1.6 MB at 100k), ids.idx and the sparse and "
+        "multivector-map files (state runs replaced the first two: the table below); the vector "
+        "graphs are written once per segment. The segment count follows the "
         "merges, which run in the background at half the cores and lagged behind the "
         "checkpoints on the loaded machine: queries search every segment, so QPS falls with "
         "the count.", "", segment_sizes_table(by_size, show)])
@@ -373,6 +374,7 @@ def segment_sizes_table(runs: list, show: Callable) -> str:
     if not runs:
         return ""
     rows = []
+    sizes = runs[-1][2]["sizes"]
     measures = [
         ("ingest_write_over_raw",
          "ingest with a checkpoint every 10%: bytes written / raw vector bytes"),
@@ -391,10 +393,9 @@ def segment_sizes_table(runs: list, show: Callable) -> str:
         ("segments_at_query", "segments at the query measurement")]
     for name, path, r in runs:
         for key, label in measures:
-            rows.append([when(name), f"`{r['commit']}`", label]
-                        + [show(r["runs"].get(size, {}).get(key)) for size in r["sizes"]]
-                        + [f"`{path.name}`"])
-    sizes = runs[-1]["sizes"]
+            rows.append([when(name), f"`{r['commit']}`", label,
+                         *[show(r["runs"].get(size, {}).get(key)) for size in sizes],
+                         f"`{path.name}`"])
     return "\n".join([
         "### State runs: documents, ids and expiry per checkpoint (issue 24, step 3)", "",
         "One commit at several sizes, same benchmark; each size's figures come from its own "
