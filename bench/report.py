@@ -331,7 +331,10 @@ def segments_section(runs: list) -> str:
             return f"{v['qps_median']:,.0f} (ef {v['ef']:.0f}, recall {v['recall']:.3f})"
         return f"{v:,.3g}"
 
+    by_size = [(name, path, r) for name, path, r in runs if "sizes" in r and "runs" in r]
     for name, path, r in runs:
+        if "main" not in r:
+            continue
         m, s = r["main"], r["segments"]
         for key, label in [
                 ("checkpoint_bytes_median", "bytes written by a checkpoint after 100 upserts "
@@ -357,12 +360,47 @@ def segments_section(runs: list) -> str:
         "",
         table(["time", "commits (before / after)", "measure", "before", "after", "file"], rows),
         "",
-        "What a checkpoint still writes whole: meta.idx (16 bytes of id and offset per point "
-        "even without documents, 1.6 MB at 100k), ids.idx and the sparse and multivector-map "
-        "files; the vector graphs are written once per segment. The segment count follows the "
+        "What a checkpoint still wrote whole at that commit: meta.idx (16 bytes of id and "
+        "offset per point even without documents, 1.6 MB at 100k), ids.idx and the sparse and "
+        "multivector-map files (state runs replaced the first two: the table below); the vector "
+        "graphs are written once per segment. The segment count follows the "
         "merges, which run in the background at half the cores and lagged behind the "
         "checkpoints on the loaded machine: queries search every segment, so QPS falls with "
-        "the count."])
+        "the count.", "", segment_sizes_table(by_size, show)])
+
+
+def segment_sizes_table(runs: list, show: Callable) -> str:
+    """The files of one commit at several sizes (state runs, issue 24 step 3)."""
+    if not runs:
+        return ""
+    rows = []
+    sizes = runs[-1][2]["sizes"]
+    measures = [
+        ("ingest_write_over_raw",
+         "ingest with a checkpoint every 10%: bytes written / raw vector bytes"),
+        ("ingest_checkpoint_bytes",
+         "each ingest checkpoint's write_bytes (n/10 rows upserted before each)"),
+        ("ingest_upserted_bytes_per_checkpoint",
+         "vector bytes upserted before each ingest checkpoint"),
+        ("checkpoint_bytes_median",
+         "bytes written by a checkpoint after 100 upserts (51,200 B) + 10 deletes, median of 5"),
+        ("ingest_incl_checkpoints_seconds", "ingest incl. checkpoints, s"),
+        ("single_upsert_p50_ms", "single-row upsert p50, ms"),
+        ("query_collection", "collection QPS at recall@10 >= 0.95, 1 thread"),
+        ("qps_ratio_at_95", "collection / one index, QPS at recall@10 0.95"),
+        ("reopen_10k_tail_seconds", "reopen with a 10k-record log tail, s"),
+        ("rss_after_reopen_mib", "RSS after that reopen, MiB"),
+        ("segments_at_query", "segments at the query measurement")]
+    for name, path, r in runs:
+        for key, label in measures:
+            rows.append([when(name), f"`{r['commit']}`", label,
+                         *[show(r["runs"].get(size, {}).get(key)) for size in sizes],
+                         f"`{path.name}`"])
+    return "\n".join([
+        "### State runs: documents, ids and expiry per checkpoint (issue 24, step 3)", "",
+        "One commit at several sizes, same benchmark; each size's figures come from its own "
+        "run (the file's note says which sizes ran the queries).", "",
+        table(["time", "commit", "measure", *sizes, "file"], rows)])
 
 
 def server_section(runs: list) -> str:

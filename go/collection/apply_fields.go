@@ -112,6 +112,7 @@ func (c *Collection) applyFieldOp(w *pendingWrite) (int, error) {
 			}
 		}
 		c.meta.PutBatch(keys, w.docs)
+		c.noteChanged(keys)
 		c.putText(keys, w.docs)
 		c.expiry.put(keys, rec.expires)
 		return len(keys), nil

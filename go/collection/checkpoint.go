@@ -53,9 +53,7 @@ func (c *Collection) checkpoint() error {
 	}
 	set, frozen, err := c.freezeFields(seq)
 	frozenSp := freezeSparse(set)
-	ids, offsets, data := c.meta.Export()
-	keys, strs, next := c.ids.export()
-	expiries := c.expiry.export()
+	state := c.freezeState()
 	c.applyMu.Unlock()
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
@@ -68,9 +66,9 @@ func (c *Collection) checkpoint() error {
 	err = c.log.Rotate()
 	c.walMu.Unlock()
 	var wrote, segs []string
+	var runs []snapshot.StateFile
 	if err == nil {
-		wrote, segs, err = c.writeSnapshot(seq, set, frozen, frozenSp, snapshot.Metadata{IDs: ids, Offsets: offsets, Data: data},
-			snapshot.IDTable{Keys: keys, Strings: strs, Next: next}, expiries)
+		wrote, segs, runs, err = c.writeSnapshot(seq, set, frozen, frozenSp, &state)
 	}
 	if err == nil {
 		// What CURRENT names must load: read it back first (fallback.go).
@@ -85,6 +83,7 @@ func (c *Collection) checkpoint() error {
 	prev := c.lastCheckpoint.Load() // kept, with the log since it, to fall back on
 	c.lastCheckpoint.Store(seq)
 	c.prevSegs, c.liveSegs = c.liveSegs, segs
+	c.noteState(&state, runs)
 	c.checkpointAt.Store(time.Now().UnixNano())
 	c.walAtSnapshot.Store(walBytes)
 
@@ -142,64 +141,46 @@ func freezeSparse(set *fieldSet) []frozenSparse {
 	return out
 }
 
-// writeSnapshot writes snapshots/<seq>/ and the new segment files and
-// makes them durable: every file fsynced, then DIR/segments, the snapshot
-// directory and its parent. It returns the segment files it wrote (paths)
-// and those the manifest names (names). The
-// manifest is format 4 (segments) whatever the schema.
+// writeSnapshot writes snapshots/<seq>/, the new segment files and the
+// new state run, and makes them durable: every file fsynced, then
+// DIR/segments, the snapshot directory and its parent. It returns the
+// segment files it wrote (paths), the files of DIR/segments the manifest
+// names (names) and its state runs. The manifest is format 5 (segments
+// and state runs) whatever the schema.
 func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenField, frozenSp []frozenSparse,
-	md snapshot.Metadata, table snapshot.IDTable, expiries snapshot.Expiries) (wrote, segs []string, err error) {
+	state *pendingState) (wrote, segs []string, runs []snapshot.StateFile, err error) {
 	dir := snapshotPath(c.dir, seq)
 	// A directory of this name is the remains of a crashed checkpoint of
 	// the same state (CURRENT never names an incomplete one).
 	if err := c.fs.RemoveAll(dir); err != nil {
-		return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
+		return nil, nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 	}
 	if err := c.fs.MkdirAll(dir); err != nil {
-		return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
+		return nil, nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 	}
 	segDir := filepath.Join(c.dir, snapshot.SegmentsDir)
 	if err := c.fs.MkdirAll(segDir); err != nil {
-		return nil, nil, fmt.Errorf("segments %s: %w", segDir, err)
+		return nil, nil, nil, fmt.Errorf("segments %s: %w", segDir, err)
 	}
 	files, vectors, wrote, err := saveFields(c.fs, segDir, dir, frozen)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if runs, err = c.writeState(segDir, seq, state); err != nil {
+		return nil, nil, nil, err
 	}
 	sparseFiles, err := saveSparse(c.fs, dir, frozenSp)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	files = append(files, sparseFiles...)
-	if err := snapshot.WriteMetadata(c.fs, filepath.Join(dir, metaFileName), md); err != nil {
-		return nil, nil, err
-	}
-	m := snapshot.Manifest{Format: 4, WALHead: true, Seq: seq, Fsync: c.opts.Fsync.String(), Count: len(md.IDs),
-		Vectors: vectors, Sparse: manifestSparse(set.sparse)}
+	m := snapshot.Manifest{Format: 5, WALHead: true, Seq: seq, Fsync: c.opts.Fsync.String(), Count: state.count,
+		Vectors: vectors, Sparse: manifestSparse(set.sparse), State: runs}
 	m.TextFields, m.TextAnalyzers = c.text.manifest()
-	files = append(files, metaFileName)
-	// A collection that never held a string id writes the snapshot it
-	// always wrote; one that did keeps its table (and counter) from then on.
-	if table.Next != firstStringKey {
-		if err := snapshot.WriteIDTable(c.fs, filepath.Join(dir, snapshot.IDTableName), table); err != nil {
-			return nil, nil, err
-		}
-		m.IDs = snapshot.IDTableName
-		files = append(files, snapshot.IDTableName)
-	}
-	// Only a snapshot holding an expiring point has the table: the others
-	// stay readable by the builds before expiring points.
-	if len(expiries.Keys) > 0 {
-		if err := snapshot.WriteExpiries(c.fs, filepath.Join(dir, snapshot.ExpiryName), expiries); err != nil {
-			return nil, nil, err
-		}
-		m.Expiry = snapshot.ExpiryName
-		files = append(files, snapshot.ExpiryName)
-	}
 	for _, name := range files {
 		info, err := c.fs.Stat(filepath.Join(dir, name))
 		if err != nil {
-			return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
+			return nil, nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 		}
 		m.Files = append(m.Files, snapshot.File{Name: name, Size: info.Size()})
 	}
@@ -212,14 +193,17 @@ func (c *Collection) writeSnapshot(seq uint64, set *fieldSet, frozen []frozenFie
 			total += s.Size
 		}
 	}
+	for _, r := range runs {
+		total += r.Size
+	}
 	c.snapshotBytes.Store(total)
 	if err := snapshot.WriteManifest(c.fs, dir, m); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := c.fs.SyncDir(filepath.Dir(dir)); err != nil {
-		return nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
+		return nil, nil, nil, fmt.Errorf("snapshot %s: %w", dir, err)
 	}
-	return wrote, segmentsOf(m), nil
+	return wrote, segmentsOf(m), runs, nil
 }
 
 // checkpointLoop runs the automatic checkpoints the committer asks for.

@@ -84,9 +84,17 @@ type Collection struct {
 	// liveSegs and prevSegs are the segment files the live and the
 	// previous snapshot name (checkpointMu; Open sets them first).
 	liveSegs, prevSegs []string
-	checkpointAt       atomic.Int64 // unix nanoseconds of the last checkpoint, or 0
-	walAtSnapshot      atomic.Int64 // log bytes when the last checkpoint started
-	snapshotBytes      atomic.Int64 // size of the live snapshot's files
+	// changed lists the keys whose document, string id or expiry the
+	// applier changed since the last checkpoint froze its state
+	// (applyMu); runs are the live snapshot's state runs, and stateWhole
+	// says it holds its state in the files of before runs (a snapshot of
+	// format 1-4), which the next checkpoint writes whole (state.go).
+	changed       []uint64
+	runs          []stateRun
+	stateWhole    bool
+	checkpointAt  atomic.Int64 // unix nanoseconds of the last checkpoint, or 0
+	walAtSnapshot atomic.Int64 // log bytes when the last checkpoint started
+	snapshotBytes atomic.Int64 // size of the live snapshot's files
 
 	stats    Stats
 	recovery Recovery
@@ -225,7 +233,7 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fie
 	if err := c.openLog(1); err != nil {
 		return nil, err
 	}
-	_, c.liveSegs, err = c.writeSnapshot(0, set, frozen, freezeSparse(set), snapshot.Metadata{Offsets: []uint64{0}}, snapshot.IDTable{Next: firstStringKey}, snapshot.Expiries{})
+	_, c.liveSegs, _, err = c.writeSnapshot(0, set, frozen, freezeSparse(set), &pendingState{})
 	if err == nil {
 		err = snapshot.WriteCurrent(fsys, dir, 0)
 	}
@@ -279,6 +287,7 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 		tuning.Fsync = opts.Fsync
 	}
 	c := newCollection(dir, opts, tuning, lock, fields, docs, snap.ids, snap.expiry)
+	c.runs, c.stateWhole = snap.runs, manifest.Format < 5
 	if err := c.rebuildText(manifest, stored); err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
@@ -289,6 +298,9 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 		for _, s := range v.Segments {
 			c.snapshotBytes.Add(s.Size)
 		}
+	}
+	for _, r := range manifest.State {
+		c.snapshotBytes.Add(r.Size)
 	}
 	c.lastCheckpoint.Store(seq)
 	c.applied.Store(seq)

@@ -271,6 +271,7 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 			}
 		}
 		c.meta.PutBatch(keys, docs)
+		c.noteChanged(keys)
 		c.putText(keys, docs)
 		n = len(keys)
 	case opTextIndex:
@@ -292,6 +293,7 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 // deleteKeys removes the points of keys and returns how many existed.
 func (c *Collection) deleteKeys(keys []uint64) (int, error) {
 	n := c.meta.Delete(keys)
+	c.noteChanged(keys)
 	c.deleteText(keys)
 	if err := c.fields.Load().dropPoints(keys, nil); err != nil {
 		return 0, err
@@ -342,6 +344,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 			return err
 		}
 		c.meta.PutBatch(keys, w.docs)
+		c.noteChanged(keys)
 		c.putText(keys, w.docs)
 		c.expiry.put(keys, w.rec.expires)
 		if w.req != nil {
@@ -393,6 +396,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 		return err
 	}
 	c.meta.PutBatch(ids, docs)
+	c.noteChanged(ids)
 	c.putText(ids, docs)
 	c.expiry.put(ids, expires)
 	return nil

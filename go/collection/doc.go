@@ -162,19 +162,22 @@
 //     deletions since its file, freeze the sparse indexes, copy the
 //     multivector maps and export the documents. Writers queue meanwhile.
 //  2. Rotate the log, so records after S land in a new segment.
-//  3. Write the new segment files (DIR/segments/, fsynced, the directory
-//     too), then snapshots/S/ (deletes.NN.idx per field with deletions,
-//     a map per multivector field; sparse.NN.idx per sparse field;
-//     meta.idx, MANIFEST), fsync each file, the directory and snapshots/.
-//     Read the new segment files and the snapshot back (every CRC).
+//  3. Write the new segment files and the state run of the keys whose
+//     document, string id or expiry changed since the previous
+//     checkpoint (DIR/segments/, fsynced, the directory too; state.go),
+//     then snapshots/S/ (deletes.NN.idx per field with deletions, a map
+//     per multivector field; sparse.NN.idx per sparse field; MANIFEST),
+//     fsync each file, the directory and snapshots/. Read the new
+//     segment files, the new state run and the snapshot back (every CRC).
 //  4. Replace CURRENT (temp, fsync, rename, fsync of the collection dir).
 //  5. Remove log segments holding only records <= S, other snapshots and
-//     segment files neither the live nor the previous snapshot names.
+//     segment and state run files neither the live nor the previous
+//     snapshot names.
 //
-// So the vector bytes a checkpoint writes are those built since the
-// previous one (plus the segments merges made since), not the field's
-// whole graph; meta.idx, ids.idx and the sparse and map files are still
-// written whole (package segment, "What is left").
+// So the bytes a checkpoint writes are those of the vectors built and
+// the points changed since the previous one (plus the segments and state
+// runs merges made since), not the collection's; the sparse and map
+// files are still written whole (package segment, "What is left").
 //
 // A crash before step 4 leaves the old snapshot live and a stray directory
 // and segment files that Open removes; after it, stray log segments,

@@ -49,6 +49,7 @@ type loaded struct {
 	stored   snapshot.Metadata
 	ids      *idTable
 	expiry   *expiryTable
+	runs     []stateRun // format 5 (state.go)
 }
 
 // loadIDTable reads the snapshot's id table, or makes the empty one for a
@@ -73,17 +74,12 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 	if _, err := optionsFromSnapshot(manifest); err != nil {
 		return nil, err
 	}
-	table, err := loadIDTable(fsys, snapDir, manifest)
+	stored, table, expiries, runs, err := loadState(fsys, dir, snapDir, manifest)
 	if err != nil {
 		return nil, err
 	}
 	fields, err := loadFields(fsys, snapDir, manifest)
 	if err != nil {
-		return nil, err
-	}
-	stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
-	if err != nil {
-		closeFields(fields.fields)
 		return nil, err
 	}
 	docs, err := meta.Import(stored.IDs, stored.Offsets, stored.Data)
@@ -115,23 +111,15 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 			ErrCorrupt, snapDir, len(stored.IDs)-first, len(table.Keys))
 	}
 	ids := importTable(table.Keys, table.Strings, table.Next)
-	expiry := newExpiryTable()
-	if manifest.Expiry != "" {
-		e, err := snapshot.ReadExpiries(fsys, filepath.Join(snapDir, manifest.Expiry))
-		if err != nil {
+	for i, k := range expiries.Keys {
+		if !docs.Contains(k) {
 			closeFields(fields.fields)
-			return nil, err
+			return nil, fmt.Errorf("%w: snapshot %s: the expiry table's entry %d names key %d, which holds no point",
+				ErrCorrupt, snapDir, i, k)
 		}
-		for i, k := range e.Keys {
-			if !docs.Contains(k) {
-				closeFields(fields.fields)
-				return nil, fmt.Errorf("%w: snapshot %s: the expiry table's entry %d names key %d, which holds no point",
-					ErrCorrupt, snapDir, i, k)
-			}
-		}
-		expiry = importExpiries(e)
 	}
-	return &loaded{seq: seq, manifest: manifest, fields: fields, docs: docs, stored: stored, ids: ids, expiry: expiry}, nil
+	expiry := importExpiries(expiries)
+	return &loaded{seq: seq, manifest: manifest, fields: fields, docs: docs, stored: stored, ids: ids, expiry: expiry, runs: runs}, nil
 }
 
 // damagedSnapshot reports whether err says a snapshot's files are damaged
@@ -257,13 +245,17 @@ func parseSnapshotName(name string) (uint64, bool) {
 	return seq, err == nil
 }
 
-// segmentsOf lists the segment files a manifest names.
+// segmentsOf lists the files of DIR/segments a manifest names: segments
+// and state runs.
 func segmentsOf(m snapshot.Manifest) []string {
 	var out []string
 	for _, v := range m.Vectors {
 		for _, s := range v.Segments {
 			out = append(out, s.File)
 		}
+	}
+	for _, r := range m.State {
+		out = append(out, r.File)
 	}
 	return out
 }
@@ -303,20 +295,21 @@ func (c *Collection) verifySnapshot(seq uint64, wrote []string) error {
 		return fmt.Errorf("verifying snapshot: %w", err)
 	}
 	for _, file := range m.Files {
-		if file.Name == metaFileName {
-			continue
-		}
 		f, err := indexfile.Read(c.fs, filepath.Join(snapDir, file.Name), indexfile.ReadOptions{})
 		if err != nil {
 			return fmt.Errorf("verifying snapshot: %w", err)
 		}
 		f.Close()
 	}
-	if _, err := snapshot.ReadMetadata(c.fs, filepath.Join(snapDir, metaFileName)); err != nil {
-		return fmt.Errorf("verifying snapshot: %w", err)
-	}
-	if m, err := snapshot.ReadManifest(c.fs, snapDir); err == nil && m.IDs != "" {
-		if _, err := snapshot.ReadIDTable(c.fs, filepath.Join(snapDir, m.IDs)); err != nil {
+	// The state run this checkpoint wrote, if any, is the newest; the
+	// older ones were verified by the checkpoints that wrote them.
+	if n := len(m.State); n > 0 && m.State[n-1].File == snapshot.StateRunName(seq) {
+		path := filepath.Join(c.dir, snapshot.SegmentsDir, m.State[n-1].File)
+		r, err := snapshot.ReadStateRun(c.fs, path)
+		if err == nil && r.Len() != m.State[n-1].Entries {
+			err = fmt.Errorf("%w: %s holds %d entries, the manifest says %d", ErrCorrupt, path, r.Len(), m.State[n-1].Entries)
+		}
+		if err != nil {
 			return fmt.Errorf("verifying snapshot: %w", err)
 		}
 	}

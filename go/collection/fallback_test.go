@@ -54,6 +54,19 @@ func newestSegment(t *testing.T, dir string, seq uint64) string {
 	return filepath.Join(dir, snapshot.SegmentsDir, segs[len(segs)-1].File)
 }
 
+// newestStateRun is the state run the checkpoint of seq wrote.
+func newestStateRun(t *testing.T, dir string, seq uint64) string {
+	t.Helper()
+	m, err := snapshot.ReadManifest(vfs.Default, snapshotPath(dir, seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.State); n == 0 || m.State[n-1].File != snapshot.StateRunName(seq) {
+		t.Fatalf("snapshot %d wrote no state run: %v", seq, m.State)
+	}
+	return filepath.Join(dir, snapshot.SegmentsDir, snapshot.StateRunName(seq))
+}
+
 func flipByte(t *testing.T, path string, off int) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -67,12 +80,12 @@ func flipByte(t *testing.T, path string, off int) {
 }
 
 // TestOpenFallsBackToThePreviousSnapshot: one flipped bit in the segment
-// the live checkpoint wrote (index.hnsw before segments), meta.idx,
-// MANIFEST or CURRENT made the collection unopenable, and repair could
+// the live checkpoint wrote (index.hnsw before segments), the state run
+// it wrote (meta.idx before state runs), MANIFEST or CURRENT made the collection unopenable, and repair could
 // not help. The previous snapshot and the log since it hold every point.
 // (A segment both snapshots name has no fallback: see package snapshot.)
 func TestOpenFallsBackToThePreviousSnapshot(t *testing.T) {
-	for _, damaged := range []string{"segment", metaFileName, snapshot.ManifestName, snapshot.CurrentName} {
+	for _, damaged := range []string{"segment", "state", snapshot.ManifestName, snapshot.CurrentName} {
 		t.Run(damaged, func(t *testing.T) {
 			dir, m, live := twoCheckpoints(t)
 			path := filepath.Join(snapshotPath(dir, live), damaged)
@@ -81,6 +94,8 @@ func TestOpenFallsBackToThePreviousSnapshot(t *testing.T) {
 				path = filepath.Join(dir, damaged)
 			case "segment":
 				path = newestSegment(t, dir, live)
+			case "state":
+				path = newestStateRun(t, dir, live)
 			}
 			flipByte(t, path, 30)
 			c := mustOpen(t, dir, Tuning{})

@@ -577,11 +577,11 @@ func TestSingleFieldCollectionKeepsTodaysFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Segments changed the format of every schema (format 4); the field
-	// "" is listed as any other, and the collection still reports the
-	// options it was created with.
-	if m.Format != 4 || len(m.Vectors) != 1 || m.Vectors[0].Name != "" || m.Vectors[0].Dim != 2 {
-		t.Errorf("manifest of a single-field collection: format %d, vectors %v, dim %d; want format 4 listing the field \"\"", m.Format, m.Vectors, m.Dim)
+	// Segments changed the format of every schema (format 4, then 5 with
+	// state runs); the field "" is listed as any other, and the
+	// collection still reports the options it was created with.
+	if m.Format != 5 || len(m.Vectors) != 1 || m.Vectors[0].Name != "" || m.Vectors[0].Dim != 2 {
+		t.Errorf("manifest of a single-field collection: format %d, vectors %v, dim %d; want format 5 listing the field \"\"", m.Format, m.Vectors, m.Dim)
 	}
 	c = mustOpen(t, dir, Tuning{})
 	defer c.Close()

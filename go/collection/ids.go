@@ -191,6 +191,13 @@ func (t *idTable) name(key uint64) (string, bool) {
 	return s, ok
 }
 
+// nextKey is the key the next new string id gets.
+func (t *idTable) nextKey() uint64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.next
+}
+
 // len is the number of string ids present.
 func (t *idTable) len() int {
 	t.mu.RLock()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -265,10 +264,11 @@ func TestBadIDsAreRefusedWholeWithInvalid(t *testing.T) {
 	}
 }
 
-// TestIntegerCollectionsWriteNoIDTable prevents string ids from changing
-// the snapshot of a collection that never had one (older builds must keep
-// opening it), and checks that one that had them names its table.
-func TestIntegerCollectionsWriteNoIDTable(t *testing.T) {
+// TestStringKeyCounterSurvivesItsStrings prevents a key handed out to a
+// string id from being handed out again after its point is gone: the
+// state run a checkpoint writes keeps the counter (package snapshot,
+// "State runs"), and a collection that never had a string id writes none.
+func TestStringKeyCounterSurvivesItsStrings(t *testing.T) {
 	dir := t.TempDir()
 	c := mustCreate(t, dir, Tuning{})
 	rng := rand.New(rand.NewPCG(2, 3))
@@ -278,12 +278,20 @@ func TestIntegerCollectionsWriteNoIDTable(t *testing.T) {
 	if err := c.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	snapDir := snapshotPath(dir, c.lastCheckpoint.Load())
-	if m, err := snapshot.ReadManifest(c.fs, snapDir); err != nil || m.IDs != "" {
-		t.Fatalf("integer-only manifest: ids %q, %v", m.IDs, err)
+	newestRun := func() snapshot.StateRun {
+		t.Helper()
+		m, err := snapshot.ReadManifest(c.fs, snapshotPath(dir, c.lastCheckpoint.Load()))
+		if err != nil || m.IDs != "" || len(m.State) == 0 {
+			t.Fatalf("manifest: ids %q, state %v, %v", m.IDs, m.State, err)
+		}
+		r, err := snapshot.ReadStateRun(c.fs, filepath.Join(dir, snapshot.SegmentsDir, m.State[len(m.State)-1].File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
-	if _, err := os.Stat(filepath.Join(snapDir, snapshot.IDTableName)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("integer-only snapshot has %s: %v", snapshot.IDTableName, err)
+	if r := newestRun(); r.Next != firstStringKey || slices.ContainsFunc(r.Strings, func(s string) bool { return s != "" }) {
+		t.Fatalf("integer-only state run: next %d, strings %q", r.Next, r.Strings)
 	}
 	if err := c.Upsert([]ID{StringID("s")}, randomVectors(rng, 1), nil); err != nil {
 		t.Fatal(err)
@@ -295,13 +303,8 @@ func TestIntegerCollectionsWriteNoIDTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The string is gone, but its key was handed out: the counter is kept.
-	snapDir = snapshotPath(dir, c.lastCheckpoint.Load())
-	if m, err := snapshot.ReadManifest(c.fs, snapDir); err != nil || m.IDs != snapshot.IDTableName {
-		t.Fatalf("manifest after a string id: ids %q, %v", m.IDs, err)
-	}
-	table, err := snapshot.ReadIDTable(c.fs, filepath.Join(snapDir, snapshot.IDTableName))
-	if err != nil || len(table.Keys) != 0 || table.Next != firstStringKey+1 {
-		t.Fatalf("id table %+v, %v", table, err)
+	if r := newestRun(); r.Next != firstStringKey+1 || r.Len() != 1 || r.Deleted[0] != 1 {
+		t.Fatalf("state run after a deleted string id: %+v", r)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)

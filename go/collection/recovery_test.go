@@ -137,12 +137,13 @@ func TestOpenReadsACollectionInFormat1(t *testing.T) {
 	if err != nil || len(found) != 1 || string(docs[0]) != `{"n":6}` || vecs[0] != 6 {
 		t.Fatalf("point 6: %v %s %v %v", found, docs, vecs, err)
 	}
-	if err := c.Close(); err != nil { // checkpoints in format 4: the index becomes a segment
+	if err := c.Close(); err != nil { // checkpoints in format 5: the index becomes a segment, meta.idx a state run
 		t.Fatal(err)
 	}
 	m, err := snapshot.ReadManifest(vfs.Default, snapshotPath(dir, c.lastCheckpoint.Load()))
-	if err != nil || m.Format != 4 || len(m.Vectors) != 1 || len(m.Vectors[0].Segments) != 1 || m.Vectors[0].Segments[0].Live != 6 {
-		t.Fatalf("converted manifest %+v, %v; want format 4, one segment of the 6 points (the old index and the log replayed into it)", m, err)
+	if err != nil || m.Format != 5 || len(m.Vectors) != 1 || len(m.Vectors[0].Segments) != 1 || m.Vectors[0].Segments[0].Live != 6 ||
+		len(m.State) != 1 || m.State[0].Entries != 6 {
+		t.Fatalf("converted manifest %+v, %v; want format 5, one segment and one state run of the 6 points (the old snapshot and the log replayed into it)", m, err)
 	}
 	c = mustOpen(t, dir, Tuning{})
 	if c.Len() != 6 {

@@ -566,7 +566,7 @@ func TestLegacyCollectionGainsASparseField(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := snapshot.ReadManifest(c.fs, snapshotPath(dir, c.lastCheckpoint.Load()))
-	if err != nil || m.Format != 4 || len(m.Sparse) != 0 {
+	if err != nil || m.Format != 5 || len(m.Sparse) != 0 {
 		t.Fatalf("the old collection's snapshot: format %d, %v", m.Format, err)
 	}
 	c = mustOpen(t, dir, Tuning{CheckpointBytes: -1})
@@ -600,7 +600,7 @@ func TestLegacyCollectionGainsASparseField(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err = snapshot.ReadManifest(c.fs, snapshotPath(dir, c.lastCheckpoint.Load()))
-	if err != nil || m.Format != 4 || len(m.Sparse) != 1 || m.Sparse[0].Name != "kw" {
+	if err != nil || m.Format != 5 || len(m.Sparse) != 1 || m.Sparse[0].Name != "kw" {
 		t.Fatalf("the snapshot after: format %d, sparse %+v, %v", m.Format, m.Sparse, err)
 	}
 	c = mustOpen(t, dir, Tuning{CheckpointBytes: -1})

@@ -75,8 +75,11 @@ func CheckFallback(dir string, base Model, events []Event, cut Cut) error {
 	}
 	// The damage lands in a file the live snapshot alone has: the newest
 	// segment, which its checkpoint wrote (one both snapshots name has no
-	// fallback, package snapshot), else its meta.idx.
-	index := filepath.Join(check, "snapshots", fmt.Sprintf("%016x", live), "meta.idx")
+	// fallback, package snapshot), else its state run, else its MANIFEST.
+	index := filepath.Join(check, "snapshots", fmt.Sprintf("%016x", live), snapshot.ManifestName)
+	if run := filepath.Join(check, snapshot.SegmentsDir, snapshot.StateRunName(live)); fileExists(run) {
+		index = run
+	}
 	if seg := LiveOnlySegment(vfs.Default, check, live, older); seg != "" {
 		index = seg
 	}
@@ -109,4 +112,9 @@ func CheckFallback(dir string, base Model, events []Event, cut Cut) error {
 		return fmt.Errorf("after falling back from snapshot %d: %w", live, err)
 	}
 	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -23,6 +23,7 @@ for target in \
 	./go/collection/snapshot:FuzzDecodeManifest \
 	./go/collection/snapshot:FuzzReadMetadata \
 	./go/collection/snapshot:FuzzReadIDTable \
+	./go/collection/snapshot:FuzzReadStateRun \
 	./go/collection/snapshot:FuzzReadExpiries \
 	./go/collection/snapshot:FuzzReadDeletes \
 	./go/indexfile:FuzzRead \

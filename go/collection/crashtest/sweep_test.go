@@ -154,7 +154,7 @@ func TestBitFlipInWALOrSnapshotNeverYieldsWrongData(t *testing.T) {
 	if segment == "" {
 		t.Fatal("the live snapshot wrote no segment of its own")
 	}
-	files := []string{walName, segment, snap + "meta.idx", snap + "MANIFEST", "/col/CURRENT"}
+	files := []string{walName, segment, "/col/segments/" + snapshot.StateRunName(seq), snap + "MANIFEST", "/col/CURRENT"}
 	stride := tier(37, 1, 1)
 	flips := 0
 	for _, name := range files {

@@ -125,10 +125,11 @@
 //
 // # What is left (the end of issue 24)
 //
-//   - meta.idx (documents), ids.idx, expiry.idx, the sparse and
-//     multivector-map files are still rewritten whole at every checkpoint;
-//     only the vector graphs are per segment (at 100k points without
-//     documents meta.idx alone is 1.6 MB a checkpoint: TestSegmentBench).
+//   - The sparse and multivector-map files, and each field's deletes
+//     file, are still rewritten whole at every checkpoint; the graphs are
+//     per segment and the documents, string ids and expiry times in state
+//     runs (package snapshot, "State runs"; meta.idx, 1.6 MB a checkpoint
+//     at 100k points without documents, before them).
 //   - Merges run in the checkpoint loop at half the cores: under load they
 //     lag behind frequent checkpoints, and queries pay for every segment
 //     (0.62x one index's QPS with 9 segments at 100k, TestSegmentBench).

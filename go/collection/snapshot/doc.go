@@ -13,6 +13,8 @@
 //	  segments/%016x-%04x.hnsw   format 4: a sealed graph segment (package hnsw's index file),
 //	                              named for the checkpoint that wrote it and a counter; written
 //	                              once, named by the manifests of one or more snapshots
+//	  segments/%016x.state        format 5: a state run (documents, string ids, expiry times of
+//	                              the points changed in one interval), named for its checkpoint
 //	  snapshots/%016x/            one snapshot, named for the last sequence number it contains
 //	      index.hnsw              the HNSW index (package hnsw, container of package indexfile)
 //	                              of the one dense field "" (manifest formats 1 and 2)
@@ -21,9 +23,9 @@
 //	      vectors.NN.map          format 3: the node-to-point map of a multivector field (below)
 //	      sparse.NN.idx           format 3: the inverted index of the NN-th sparse field (by name;
 //	                              package sparse's snapshot file)
-//	      meta.idx                ids and metadata documents (indexfile container, sections below)
-//	      ids.idx                 string ids and their keys, once the collection has had one (below)
-//	      expiry.idx              expiry times of the points that expire, when one does (below)
+//	      meta.idx                formats 1-4: ids and metadata documents (indexfile container, below)
+//	      ids.idx                 formats 1-4: string ids and their keys, once the collection has had one
+//	      expiry.idx              formats 1-4: expiry times of the points that expire, when one does
 //	      MANIFEST                parameters and file sizes (format below)
 //	  snapshots/%016x/            the previous snapshot, kept to fall back on
 //	  snapshots/%016x.broken/     a snapshot that failed to load, kept as evidence (never read)
@@ -173,4 +175,46 @@
 //
 // Each snapshot writes every segment's deletions since its file, not just
 // the new ones, so one deletes file and the segment files give the field.
+//
+// # MANIFEST, version 5: state runs
+//
+// Format 5 is format 4 with the documents, string ids and expiry times in
+// state runs instead of meta.idx, ids.idx and expiry.idx (absent, as are
+// "ids" and "expiry"): "state" lists the runs, oldest first, each
+// {"file", "size", "entries"}: a file name of segments/ (16 lowercase hex
+// digits and ".state", each named once), its size in bytes and its
+// entries. No runs: no point was ever written. Every collection writes
+// format 5 since state runs; readers accept 1 to 5, and the first
+// checkpoint after opening a snapshot of formats 1-4 writes its state as
+// one run. A build before state runs refuses format 5 (unknown format).
+// Like segments, runs live outside the snapshot directory, are written
+// once and read back before CURRENT names a manifest listing them, are
+// shared by the snapshots that name them and are deleted once neither
+// kept snapshot does.
+//
+// # State runs
+//
+// A run holds, for each key whose document, string id or expiry changed
+// in the interval it covers (the collection notes them as it applies
+// writes), its state at the snapshot that wrote it. The state is the
+// runs folded oldest to newest, the newest entry of a key winning
+// (MergeStateRuns); a deleted entry removes the key. An indexfile
+// container with eight sections, SSOF and SSTR absent when no entry has
+// a string id, SEXP when none expires:
+//
+//	"SKEY"  []uint64  keys (as MIDS), strictly ascending
+//	"SDEL"  []byte    per key: 0 live, 1 deleted (then no document, string or expiry)
+//	"SOFF"  []uint64  len(keys)+1 offsets into SDAT, from 0, non-decreasing, ending at len(SDAT)
+//	"SDAT"  []byte    the live keys' documents, canonical JSON, concatenated
+//	"SSOF"  []uint64  len(keys)+1 offsets into SSTR, as SOFF
+//	"SSTR"  []byte    per key its string id (1-512 bytes of UTF-8) if it is live and 2^63 or
+//	                  more, else nothing
+//	"SEXP"  []int64   per key its expiry time, Unix nanoseconds, 0 for none
+//	"SNXT"  []uint64  one value: the key handed out next to a new string id (>= 2^63,
+//	                  above every string key of the run, never less than the previous run's)
+//
+// The runs merge in size tiers (package collection, state.go), so a
+// snapshot lists about three runs per tier of floor(log4(entries+1)); a
+// merge that reaches the oldest run writes the whole state, without
+// deleted entries.
 package snapshot

@@ -24,7 +24,7 @@ const MaxManifestBytes = manifestLimit
 // Manifest describes one snapshot: the collection's parameters (fixed at
 // creation) and what the snapshot holds.
 type Manifest struct {
-	Format         int      `json:"format"` // 1, 2 (WALHead may be set), 3 (Vectors) or 4 (segments)
+	Format         int      `json:"format"` // 1, 2 (WALHead may be set), 3 (Vectors), 4 (segments) or 5 (state runs)
 	Seq            uint64   `json:"seq"`    // last WAL sequence number the snapshot contains
 	Dim            int      `json:"dim"`
 	Metric         string   `json:"metric"`
@@ -63,6 +63,36 @@ type Manifest struct {
 	// every snapshot written before them; a build that predates the field
 	// refuses the manifest (unknown field) rather than lose the fields.
 	Sparse []SparseField `json:"sparse,omitempty"`
+	// State (format 5) lists the state runs, oldest first, that hold the
+	// documents, string ids and expiry times instead of meta.idx, ids.idx
+	// and expiry.idx (IDs and Expiry are then absent). None: no point
+	// was ever written.
+	State []StateFile `json:"state,omitempty"`
+}
+
+// StateFile is one state run of a format 5 manifest.
+type StateFile struct {
+	File    string `json:"file"`    // its name in SegmentsDir
+	Size    int64  `json:"size"`    // its size in bytes
+	Entries int    `json:"entries"` // the keys it holds, deleted ones included
+}
+
+// StateRunName is the file name, in SegmentsDir, of the state run the
+// checkpoint of seq writes.
+func StateRunName(seq uint64) string { return fmt.Sprintf("%016x.state", seq) }
+
+// ValidStateRunName reports whether name is a state run file name this
+// package writes: 16 lowercase hex digits and ".state".
+func ValidStateRunName(name string) bool {
+	if len(name) != 16+len(".state") || name[16:] != ".state" {
+		return false
+	}
+	for _, c := range name[:16] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // SparseField is one sparse vector field of a format 3 manifest.
@@ -168,12 +198,12 @@ func (m *Manifest) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
-	if m.Format == 3 || m.Format == 4 {
+	if m.Format == 3 || m.Format == 4 || m.Format == 5 {
 		return m.validateFields()
 	}
 	switch {
 	case m.Format != 1 && m.Format != 2:
-		return bad("format %d (this build reads 1 to 4)", m.Format)
+		return bad("format %d (this build reads 1 to 5)", m.Format)
 	case m.Format == 1 && m.WALHead:
 		return bad("wal_head in a format 1 manifest")
 	case len(m.Vectors) != 0 || len(m.Sparse) != 0:
@@ -210,6 +240,9 @@ func (m *Manifest) validateFields() error {
 		return bad("count %d", m.Count)
 	}
 	if err := m.validateFiles(); err != nil {
+		return err
+	}
+	if err := m.validateState(); err != nil {
 		return err
 	}
 	listed := map[string]bool{}
@@ -273,6 +306,31 @@ func (m *Manifest) validateFields() error {
 			return bad("sparse field %q: file %q not listed, or used twice", v.Name, v.File)
 		}
 		used[v.File] = true
+	}
+	return nil
+}
+
+// validateState checks a manifest's state runs: only in format 5, which
+// has no id or expiry table file, each a state run file name used once.
+func (m *Manifest) validateState() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: manifest: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	if m.Format != 5 {
+		if len(m.State) != 0 {
+			return bad("state runs in a format %d manifest", m.Format)
+		}
+		return nil
+	}
+	if m.IDs != "" || m.Expiry != "" {
+		return bad("format 5 with an id table %q or expiry table %q", m.IDs, m.Expiry)
+	}
+	seen := map[string]bool{}
+	for _, s := range m.State {
+		if !ValidStateRunName(s.File) || seen[s.File] || s.Size < 0 || s.Entries < 0 {
+			return bad("state run %+v", s)
+		}
+		seen[s.File] = true
 	}
 	return nil
 }

@@ -1,0 +1,67 @@
+package snapshot
+
+import "fmt"
+
+// MergeStateRuns folds a snapshot's state runs, oldest first, into the
+// whole state they describe: for each key its entry in the newest run
+// that has it (a deleted entry: the key holds no point). It checks what
+// no single run can: the counters (Next) never go back, and no string
+// id belongs to two live keys. With no runs the state is empty.
+func MergeStateRuns(runs []StateRun) (Metadata, IDTable, Expiries, error) {
+	md := Metadata{Offsets: []uint64{0}}
+	table := IDTable{Next: FirstStringKey}
+	var exp Expiries
+	total := 0
+	for i := range runs {
+		if i > 0 && runs[i].Next < runs[i-1].Next {
+			return md, table, exp, fmt.Errorf("%w: state run %d: next key %d below the previous run's %d",
+				ErrCorrupt, i, runs[i].Next, runs[i-1].Next)
+		}
+		table.Next = runs[i].Next
+		total += runs[i].Len()
+	}
+	md.IDs = make([]uint64, 0, total)
+	md.Offsets = make([]uint64, 1, total+1)
+	heads := make([]int, len(runs))
+	seen := map[string]struct{}{}
+	for {
+		// The smallest key at the heads; the newest run holding it wins.
+		win := -1
+		var key uint64
+		for r := range runs {
+			if heads[r] < runs[r].Len() {
+				if k := runs[r].Keys[heads[r]]; win < 0 || k <= key {
+					win, key = r, k
+				}
+			}
+		}
+		if win < 0 {
+			break
+		}
+		run, at := &runs[win], heads[win]
+		for r := range runs {
+			if heads[r] < runs[r].Len() && runs[r].Keys[heads[r]] == key {
+				heads[r]++
+			}
+		}
+		if run.Deleted[at] != 0 {
+			continue
+		}
+		md.IDs = append(md.IDs, key)
+		md.Data = append(md.Data, run.Data[run.Offsets[at]:run.Offsets[at+1]]...)
+		md.Offsets = append(md.Offsets, uint64(len(md.Data)))
+		if s := run.Strings[at]; s != "" {
+			if _, dup := seen[s]; dup {
+				return md, table, exp, fmt.Errorf("%w: state run %d: string id %q held by two keys", ErrCorrupt, win, s)
+			}
+			seen[s] = struct{}{}
+			table.Keys = append(table.Keys, key)
+			table.Strings = append(table.Strings, s)
+		}
+		if e := run.Expires[at]; e > 0 {
+			exp.Keys = append(exp.Keys, key)
+			exp.At = append(exp.At, e)
+		}
+	}
+	return md, table, exp, nil
+}

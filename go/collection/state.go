@@ -1,0 +1,257 @@
+package collection
+
+import (
+	"fmt"
+	"math/bits"
+	"path/filepath"
+	"slices"
+
+	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/vfs"
+)
+
+// State runs: the documents, string ids and expiry times on disk.
+//
+// The applier notes the keys whose document, string id or expiry it
+// changes (noteChanged: every upsert, delete and set-metadata); a
+// checkpoint writes the current state of those keys, and of the keys of
+// the runs it merges, as one new state run (package snapshot, "State
+// runs"), and the manifest lists the runs. So a checkpoint writes in
+// proportion to what changed since the previous one, not to the
+// collection. The runs merge in size tiers as the graph segments do
+// (planStateMerge): stateMergeFactor runs of one tier (floor(log4(entries
+// + 1))) become one of the next, so a key is rewritten about
+// log4(N/changed) times over its life and a snapshot lists about 3 runs
+// per tier. A merge that reaches the oldest run writes the whole state
+// from memory, without deleted entries.
+
+// stateMergeFactor is how many runs of one size tier are merged into one.
+const stateMergeFactor = 4
+
+// stateRun is one run the live snapshot names. keys (the run's keys,
+// deleted ones included) is kept for every run but the oldest, which a
+// merge reaching it rewrites whole from memory.
+type stateRun struct {
+	file snapshot.StateFile
+	keys []uint64
+}
+
+// pendingState is what a checkpoint writes of the state: run replaces
+// runs[from:] (nothing is written when write is false: no key changed
+// and nothing to merge).
+type pendingState struct {
+	write bool
+	run   snapshot.StateRun
+	from  int
+	count int // live documents
+}
+
+// noteChanged records keys whose state the applier changed; the caller
+// holds applyMu (or is Open's replay).
+func (c *Collection) noteChanged(keys []uint64) {
+	c.changed = append(c.changed, keys...)
+}
+
+// freezeState takes the changed keys and copies the state the checkpoint
+// writes; the caller holds applyMu.
+func (c *Collection) freezeState() pendingState {
+	slices.Sort(c.changed)
+	changed := slices.Clone(slices.Compact(c.changed))
+	c.changed = c.changed[:0]
+	st := pendingState{count: c.meta.Len(), from: planStateMerge(c.runs, len(changed))}
+	if c.stateWhole {
+		st.from = 0 // the loaded snapshot's state is in files of before runs
+	}
+	if st.from == 0 && (len(c.runs) > 0 || len(changed) > 0 || c.stateWhole) {
+		st.write, st.run = true, c.wholeState()
+		return st
+	}
+	if len(changed) == 0 && st.from == len(c.runs) {
+		return st
+	}
+	keys := changed
+	for _, r := range c.runs[st.from:] {
+		keys = mergeKeys(keys, r.keys)
+	}
+	st.write, st.run = true, c.stateOf(keys)
+	return st
+}
+
+// wholeState is every live point's state, ascending by key.
+func (c *Collection) wholeState() snapshot.StateRun {
+	ids, offsets, data := c.meta.Export()
+	strKeys, strs, next := c.ids.export()
+	exp := c.expiry.export()
+	r := snapshot.StateRun{Keys: ids, Deleted: make([]byte, len(ids)), Offsets: offsets, Data: data,
+		Strings: make([]string, len(ids)), Expires: make([]int64, len(ids)), Next: next}
+	s, e := 0, 0
+	for i, k := range ids {
+		if s < len(strKeys) && strKeys[s] == k {
+			r.Strings[i] = strs[s]
+			s++
+		}
+		if e < len(exp.Keys) && exp.Keys[e] == k {
+			r.Expires[i] = exp.At[e]
+			e++
+		}
+	}
+	return r
+}
+
+// stateOf is the state of keys (ascending): a deleted entry for a key
+// that holds no point.
+func (c *Collection) stateOf(keys []uint64) snapshot.StateRun {
+	r := snapshot.StateRun{Keys: keys, Deleted: make([]byte, len(keys)), Offsets: make([]uint64, 1, len(keys)+1),
+		Strings: make([]string, len(keys)), Expires: make([]int64, len(keys)), Next: c.ids.nextKey()}
+	for i, k := range keys {
+		doc, ok := c.meta.Get(k)
+		if !ok {
+			r.Deleted[i] = 1
+		} else {
+			r.Data = append(r.Data, doc...)
+			if k >= firstStringKey {
+				r.Strings[i], _ = c.ids.name(k)
+			}
+			r.Expires[i] = c.expiry.get(k)
+		}
+		r.Offsets = append(r.Offsets, uint64(len(r.Data)))
+	}
+	return r
+}
+
+// writeState writes the pending run into segDir (fsynced; the caller
+// fsyncs the directory) and returns the manifest's list of runs.
+func (c *Collection) writeState(segDir string, seq uint64, st *pendingState) ([]snapshot.StateFile, error) {
+	var files []snapshot.StateFile
+	for _, r := range c.runs[:st.from] {
+		files = append(files, r.file)
+	}
+	if !st.write {
+		for _, r := range c.runs[st.from:] {
+			files = append(files, r.file)
+		}
+		return files, nil
+	}
+	name := snapshot.StateRunName(seq)
+	path := filepath.Join(segDir, name)
+	if err := snapshot.WriteStateRun(c.fs, path, st.run); err != nil {
+		return nil, err
+	}
+	info, err := c.fs.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("state run %s: %w", path, err)
+	}
+	return append(files, snapshot.StateFile{File: name, Size: info.Size(), Entries: st.run.Len()}), nil
+}
+
+// noteState records, once CURRENT names the snapshot, the runs it lists.
+func (c *Collection) noteState(st *pendingState, files []snapshot.StateFile) {
+	if !st.write {
+		return
+	}
+	runs := slices.Clone(c.runs[:st.from])
+	var keys []uint64
+	if st.from > 0 {
+		keys = st.run.Keys
+	}
+	c.runs = append(runs, stateRun{file: files[len(files)-1], keys: keys})
+	c.stateWhole = false
+}
+
+// planStateMerge returns from: a checkpoint with changed keys replaces
+// runs[from:] and them by one run. It merges while the new run and the
+// newest runs of its tier or below are stateMergeFactor or more.
+func planStateMerge(runs []stateRun, changed int) int {
+	from, merged := len(runs), changed
+	for from > 0 {
+		tier := stateTier(merged)
+		j := from
+		for j > 0 && stateTier(runs[j-1].file.Entries) <= tier {
+			j--
+		}
+		if from-j+1 < stateMergeFactor {
+			break
+		}
+		for ; from > j; from-- {
+			merged += runs[from-1].file.Entries
+		}
+	}
+	return from
+}
+
+// stateTier is floor(log4(n+1)).
+func stateTier(n int) int { return (bits.Len(uint(n+1)) - 1) / 2 }
+
+// mergeKeys is the ascending union of two ascending key lists.
+func mergeKeys(a, b []uint64) []uint64 {
+	out := make([]uint64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// loadState reads the state a snapshot holds: its state runs (format 5),
+// merged, or meta.idx, ids.idx and expiry.idx of the formats before. It
+// returns the runs too, with the keys of all but the oldest.
+func loadState(fsys vfs.FS, dir, snapDir string, m snapshot.Manifest) (snapshot.Metadata, snapshot.IDTable, snapshot.Expiries, []stateRun, error) {
+	var none snapshot.Expiries
+	if m.Format < 5 {
+		table, err := loadIDTable(fsys, snapDir, m)
+		if err != nil {
+			return snapshot.Metadata{}, table, none, nil, err
+		}
+		stored, err := snapshot.ReadMetadata(fsys, filepath.Join(snapDir, metaFileName))
+		if err != nil {
+			return stored, table, none, nil, err
+		}
+		if m.Expiry != "" {
+			e, err := snapshot.ReadExpiries(fsys, filepath.Join(snapDir, m.Expiry))
+			return stored, table, e, nil, err
+		}
+		return stored, table, none, nil, nil
+	}
+	runs := make([]stateRun, len(m.State))
+	contents := make([]snapshot.StateRun, len(m.State))
+	for i, f := range m.State {
+		path := filepath.Join(dir, snapshot.SegmentsDir, f.File)
+		info, err := fsys.Stat(path)
+		if err != nil {
+			return snapshot.Metadata{}, snapshot.IDTable{}, none, nil, fmt.Errorf("%w: %s: state run %s: %v", ErrCorrupt, snapDir, f.File, err)
+		}
+		if info.Size() != f.Size {
+			return snapshot.Metadata{}, snapshot.IDTable{}, none, nil, fmt.Errorf("%w: %s: state run %s is %d bytes, manifest says %d",
+				ErrCorrupt, snapDir, f.File, info.Size(), f.Size)
+		}
+		r, err := snapshot.ReadStateRun(fsys, path)
+		if err != nil {
+			return snapshot.Metadata{}, snapshot.IDTable{}, none, nil, err
+		}
+		if r.Len() != f.Entries {
+			return snapshot.Metadata{}, snapshot.IDTable{}, none, nil, fmt.Errorf("%w: %s: state run %s holds %d entries, manifest says %d",
+				ErrCorrupt, snapDir, f.File, r.Len(), f.Entries)
+		}
+		contents[i] = r
+		runs[i].file = f
+		if i > 0 {
+			runs[i].keys = r.Keys
+		}
+	}
+	stored, table, exp, err := snapshot.MergeStateRuns(contents)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", snapDir, err)
+	}
+	return stored, table, exp, runs, err
+}
