@@ -24,9 +24,10 @@ import (
 //	"strata-snapshot"   the header: "strata-snapshot 1 " seq(16 lowercase hex) "\n", 35 bytes
 //	"MANIFEST"          the snapshot's MANIFEST as written (package snapshot; CRC'd)
 //	"snapshot/<name>"   each file of the manifest's "files", in the manifest's order
-//	"segments/<name>"   each segment of each vector field, fields and segments in the manifest's order
+//	"segments/<name>"   each segment of each vector field, fields and segments in the manifest's order,
+//	                    then each state run (manifest format 5), in the manifest's order
 //
-// and nothing after the last segment. seq is the snapshot's (and the
+// and nothing after the last of them. seq is the snapshot's (and the
 // manifest's) sequence number; 1 is the archive format's version (do not
 // change: a new layout is a new version, which a build that does not know
 // it refuses). Each file is byte for byte the one in the collection
@@ -115,11 +116,24 @@ func (c *Collection) exportSnapshot(w io.Writer, seq uint64) error {
 	return tw.Close()
 }
 
-// archiveSegments lists the manifest's segments in archive order.
-func archiveSegments(m snapshot.Manifest) []snapshot.Segment {
-	var out []snapshot.Segment
+// archiveFile is one file of the segments directory in an archive.
+type archiveFile struct {
+	File string
+	Size int64
+}
+
+// archiveSegments lists the files of the segments directory that the
+// manifest names, in archive order: each vector field's segments, then
+// the state runs (format 5), oldest first.
+func archiveSegments(m snapshot.Manifest) []archiveFile {
+	var out []archiveFile
 	for _, v := range m.Vectors {
-		out = append(out, v.Segments...)
+		for _, s := range v.Segments {
+			out = append(out, archiveFile{s.File, s.Size})
+		}
+	}
+	for _, s := range m.State {
+		out = append(out, archiveFile{s.File, s.Size})
 	}
 	return out
 }

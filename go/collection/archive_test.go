@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/strata-db/strata/go/collection/meta"
@@ -249,7 +250,16 @@ func TestRestoreOfABadArchiveLeavesNothing(t *testing.T) {
 		}
 		return writeEntries(t, fn(es))
 	}
-	seg, meta := find("segments/"), find("snapshot/meta.idx")
+	findSuffix := func(suffix string) int {
+		for i, e := range entries {
+			if strings.HasSuffix(e.hdr.Name, suffix) {
+				return i
+			}
+		}
+		t.Fatalf("no entry *%q", suffix)
+		return -1
+	}
+	seg, state, meta := find("segments/"), findSuffix(".state"), find("snapshot/")
 	cases := map[string][]byte{
 		"empty":            nil,
 		"not a tar stream": []byte("hello, this is not an archive at all"),
@@ -265,7 +275,11 @@ func TestRestoreOfABadArchiveLeavesNothing(t *testing.T) {
 			es[seg].data[len(es[seg].data)/2] ^= 0x10
 			return es
 		}),
-		"flipped bit in meta.idx": edit(func(es []archiveEntry) []archiveEntry {
+		"flipped bit in a state run": edit(func(es []archiveEntry) []archiveEntry {
+			es[state].data[len(es[state].data)-3] ^= 0x01
+			return es
+		}),
+		"flipped bit in a snapshot file": edit(func(es []archiveEntry) []archiveEntry {
 			es[meta].data[len(es[meta].data)-3] ^= 0x01
 			return es
 		}),
