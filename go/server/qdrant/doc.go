@@ -129,7 +129,9 @@
 // and answered so (lowercase, hyphenated): see ids.go. Other strings are
 // a 400, integers from 2^63 up too. has_id takes both kinds. Collections
 // are created with one unnamed vector, spelled {size, distance} or
-// {"": {size, distance}}; sparse_vectors may be {} (none). Payloads are
+// {"": {size, distance}} (get_collection answers the form it was given,
+// as Qdrant does: the map form is kept in the collection's settings
+// statefile); sparse_vectors may be {} (none). Payloads are
 // strata documents, any JSON object: keys with '.' or a leading '$' are
 // refused with a 400.
 //
