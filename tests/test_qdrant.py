@@ -360,10 +360,10 @@ def test_unsupported_calls_answer_qdrants_400_naming_the_construct(client, serve
         ),
         "rrf weights": lambda: client.query_points(
             "refuse",
-            query=m.RrfQuery(rrf=m.Rrf(weights=[1.0, 2.0])),
+            query=m.RrfQuery(rrf=m.Rrf(weights=[1.0])),  # one weight for two lists
             prefetch=[m.Prefetch(query=[1, 2, 3]), m.Prefetch(query=[3, 2, 1])],
         ),
-        "formula": lambda: client.query_points(
+        "formula query needs prefetch": lambda: client.query_points(
             "refuse", query=m.FormulaQuery(formula=m.SumExpression(sum=["$score"]))
         ),
         "does not rebuild": lambda: client.update_collection(

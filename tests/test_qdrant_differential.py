@@ -97,7 +97,94 @@ def _vector(rng, name):
 
 def _point(rng, i):
     vector = {n: _vector(rng, n) for n in FIELDS if rng.integers(5)}
-    return m.PointStruct(id=i, vector=vector, payload=_random_payload(rng))
+    payload = _random_payload(rng)
+    # keys a formula or an order_by reads: a number, a datetime, a geo point (each mostly there)
+    if rng.integers(4):
+        # a float is never integral: strata stores 4.0 as 4, as JSON does (docs/qdrant.md)
+        x = float(np.round(rng.normal() * 3, 2))
+        x = x if x != int(x) else x + 0.5
+        payload["n"] = x if rng.integers(2) else int(rng.integers(-3, 9))
+    if rng.integers(4):
+        month, day, hour = (int(rng.integers(lo, hi)) for lo, hi in ((1, 4), (10, 28), (10, 24)))
+        payload["when"] = f"2024-0{month}-{day}T{hour}:00:00Z"
+    if rng.integers(4):
+        payload["geo"] = {"lon": float(rng.uniform(-20, 20)), "lat": float(rng.uniform(-20, 20))}
+    return m.PointStruct(id=i, vector=vector, payload=payload)
+
+
+def _expression(rng, depth=0):
+    """A random formula expression (the kinds Qdrant's gRPC Expression also has)."""
+    leaves = 6
+    kind = int(rng.integers(leaves if depth >= 3 else 20))
+    sub = lambda: _expression(rng, depth + 1)  # noqa: E731
+    if kind == 0:
+        return float(rng.choice([0, 1, 2, -1, 0.5, 3.25]))
+    if kind == 1:
+        return str(rng.choice(["$score", "$score", "$score[0]", "$score[1]"]))
+    if kind == 2:
+        return str(rng.choice(["n", "n", "a", "o.x", "missing"]))
+    if kind == 3:
+        return _random_filter(rng, 2)  # a condition: 1 or 0
+    if kind == 4:
+        v = rng.choice([0, 1, 2, -1, True, "a"])
+        key = str(rng.choice(["a", "b", "c"]))
+        return m.FieldCondition(key=key, match=m.MatchValue(value=v.item()))
+    if kind == 5:
+        return m.DatetimeKeyExpression(datetime_key="when") if rng.integers(2) else "n"
+    if kind in (6, 7):
+        return m.SumExpression(sum=[sub() for _ in range(rng.integers(1, 4))])
+    if kind == 8:
+        return m.MultExpression(mult=[sub() for _ in range(rng.integers(1, 4))])
+    if kind == 9:
+        return m.NegExpression(neg=sub()) if rng.integers(2) else m.AbsExpression(abs=sub())
+    if kind == 10:
+        by_zero = float(rng.choice([0, 5])) if rng.integers(2) else None
+        return m.DivExpression(div=m.DivParams(left=sub(), right=sub(), by_zero_default=by_zero))
+    if kind == 11:
+        return m.SqrtExpression(sqrt=sub())
+    if kind == 12:
+        exponent = float(rng.choice([2, 0.5, -1, 3]))
+        return m.PowExpression(pow=m.PowParams(base=sub(), exponent=exponent))
+    if kind == 13:
+        return m.ExpExpression(exp=sub()) if rng.integers(2) else m.LnExpression(ln=sub())
+    if kind == 14:
+        return m.Log10Expression(log10=sub())
+    if kind in (15, 16, 17):
+        x, target, scale = sub(), None, None
+        if rng.integers(3) == 0:
+            x = m.DatetimeKeyExpression(datetime_key="when")
+            target = m.DatetimeExpression(datetime="2024-02-15T00:00:00Z")
+            scale = 86400.0 * 20
+        elif rng.integers(2) == 0:
+            origin = m.GeoPoint(lon=float(rng.uniform(-10, 10)), lat=float(rng.uniform(-10, 10)))
+            x = m.GeoDistance(geo_distance=m.GeoDistanceParams(origin=origin, to="geo"))
+            scale = 1e6
+        elif rng.integers(2):
+            target = float(rng.choice([0, 1, 2.5]))
+            scale = float(rng.choice([0.5, 1, 4]))
+        midpoint = float(rng.choice([0.1, 0.5, 0.9])) if rng.integers(2) else None
+        params = m.DecayParamsExpression(x=x, target=target, scale=scale, midpoint=midpoint)
+        return [
+            m.LinDecayExpression(lin_decay=params),
+            m.ExpDecayExpression(exp_decay=params),
+            m.GaussDecayExpression(gauss_decay=params),
+        ][kind - 15]
+    return m.SumExpression(sum=["$score", sub()])
+
+
+def _formula_defaults(rng):
+    defaults = {}
+    if rng.integers(2):
+        defaults["n"] = float(rng.choice([0, 1, 2.5]))
+    if rng.integers(3) == 0:
+        defaults["missing"] = 4
+    if rng.integers(3) == 0:
+        defaults[str(rng.choice(["$score[1]", "$score"]))] = 0.25
+    if rng.integers(3) == 0:
+        defaults["when"] = "2024-02-01T00:00:00Z"
+    if rng.integers(3) == 0:
+        defaults["geo"] = {"lon": 1.0, "lat": 2.0}
+    return defaults
 
 
 class DifferenceError(AssertionError):
@@ -165,6 +252,27 @@ def _compare_records(got, want, what):
             raise DifferenceError(f"{what}: vectors of {g.id}: {g.vector} vs {w.vector}")
 
 
+def _compare_ordered(got, want, what):
+    """An order_by answer: the same order values; points of one value in any order (local
+    mode keeps insertion order among them, strata id order), except where the limit cuts."""
+    values = [p.order_value for p in got], [p.order_value for p in want]
+    if values[0] != values[1]:
+        raise DifferenceError(f"{what}: order values {values[0]} vs {values[1]}")
+    runs_g, runs_w = {}, {}
+    for g, w in zip(got, want, strict=True):
+        runs_g.setdefault(w.order_value, set()).add(g.id)
+        runs_w.setdefault(w.order_value, set()).add(w.id)
+    cut = want[-1].order_value if want else None
+    for value, ids in runs_w.items():
+        if value != cut and runs_g[value] != ids:
+            raise DifferenceError(f"{what}: ids {runs_g[value]} vs {ids} at order value {value}")
+    byid = {w.id: w for w in want}
+    for g in got:
+        w = byid.get(g.id)
+        if w is not None and not _same_payload(g.payload, w.payload, what):
+            raise DifferenceError(f"{what}: payload of {g.id}: {g.payload} vs {w.payload}")
+
+
 def _compare_groups(got, want, what):
     if [g for g, _ in got] != [g for g, _ in want]:
         raise DifferenceError(f"{what}: groups {[g for g, _ in got]} vs {[g for g, _ in want]}")
@@ -213,7 +321,7 @@ def _calls(rng, name, ids):
             return int(rng.choice(known))
         return _vector(rng, field)
 
-    kind = int(rng.integers(19))
+    kind = int(rng.integers(23))
     if kind == 0:
         points = [_point(rng, int(i)) for i in rng.integers(0, 80, size=rng.integers(1, 6))]
         ids.update(p.id for p in points)
@@ -393,6 +501,72 @@ def _calls(rng, name, ids):
             ),
             "matrix",
         )
+    dense = [f for f in FIELDS if f not in MULTI]
+
+    def prefetch():
+        using = str(rng.choice(list(FIELDS)))
+        vec = _vector(rng, using)
+        return m.Prefetch(query=vec, using=using, limit=int(rng.integers(1, 15)), params=exact)
+
+    if kind == 19:
+        prefetches = [prefetch() for _ in range(rng.integers(1, 3))]
+        q = m.FormulaQuery(formula=_expression(rng), defaults=_formula_defaults(rng))
+        threshold = float(rng.choice([0.0, 1.0])) if rng.integers(4) == 0 else None
+        return (
+            f"formula {q} over {prefetches} threshold {threshold} {flt}",
+            lambda c: (
+                c.query_points(
+                    name,
+                    prefetch=prefetches,
+                    query=q,
+                    query_filter=flt,
+                    limit=limit,
+                    score_threshold=threshold,
+                ).points
+            ),
+            "scored",
+        )
+    if kind == 20:
+        key = str(rng.choice(["n", "when", "a", "o.x"]))
+        direction = m.Direction.DESC if rng.integers(2) else m.Direction.ASC
+        start = None
+        if rng.integers(3) == 0:
+            start = float(rng.choice([0, 2])) if key != "when" else "2024-02-10T00:00:00Z"
+        q = m.OrderByQuery(order_by=m.OrderBy(key=key, direction=direction, start_from=start))
+        offset = int(rng.integers(0, 3))
+        return (
+            f"order_by query {q} offset {offset} {flt}",
+            lambda c: (
+                c.query_points(name, query=q, query_filter=flt, limit=limit, offset=offset).points
+            ),
+            "ordered",  # scores differ: strata answers 0, local mode 1.0 (docs/qdrant.md)
+        )
+    if kind == 21:
+        prefetches = [prefetch() for _ in range(rng.integers(1, 4))]
+        n = len(prefetches) if rng.integers(5) else len(prefetches) + 1  # a wrong count: an error
+        weights = [float(rng.choice([0.5, 1, 2, 0])) for _ in range(n)] if rng.integers(4) else None
+        q = m.RrfQuery(rrf=m.Rrf(k=int(rng.integers(1, 6)), weights=weights))
+        return (
+            f"rrf {q} over {prefetches}",
+            lambda c: c.query_points(name, prefetch=prefetches, query=q, limit=limit).points,
+            "scored",
+        )
+    if kind == 22:
+        using = str(rng.choice(dense))
+        mmr = m.Mmr(
+            diversity=float(rng.choice([0, 0.25, 0.5, 1])),
+            candidates_limit=int(rng.integers(limit, limit + 10)) if rng.integers(2) else None,
+        )
+        q = m.NearestQuery(nearest=_vector(rng, using), mmr=mmr)
+        return (
+            f"mmr {using} {q} {flt}",
+            lambda c: (
+                c.query_points(
+                    name, query=q, using=using, query_filter=flt, limit=limit, search_params=exact
+                ).points
+            ),
+            "scored",
+        )
     # a point id that does not exist (an error in both)
     return (
         "query by a missing id",
@@ -438,6 +612,8 @@ def _differential(server, seed, calls):
                     _compare_scored(got, want, label, by_score_only=True)
                 elif kind == "records":
                     _compare_records(got, want, label)
+                elif kind == "ordered":
+                    _compare_ordered(got, want, label)
                 elif kind == "equal" and got != want:
                     raise DifferenceError(f"{label}: {got} vs {want}")
                 elif kind == "groups":

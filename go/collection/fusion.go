@@ -27,6 +27,7 @@ import (
 // Fusion of lists L_1..L_n, each best first (ranks from 0):
 //
 //	rrf:   score(p) = Σ_{i: p ∈ L_i} 1 / (k + rank_i(p))            k = RRFK, default 2 (Qdrant's)
+//	       weighted (Weights, one w_i per list): Σ 1 / ((rank_i(p) + 1)/w_i + k − 1), 0 where w_i ≤ 0
 //	dbsf:  score(p) = Σ_{i: p ∈ L_i} (s_i(p) − (μ_i − 3σ_i)) / (6σ_i)
 //
 // where μ_i and σ_i are the mean and the sample standard deviation (n − 1)
@@ -77,6 +78,9 @@ type Fusion struct {
 	Method FusionMethod
 	// RRFK is rrf's constant k (0 picks DefaultRRFK); dbsf has none.
 	RRFK float64
+	// Weights, if not nil, weigh rrf's lists (one per list, Fuse's
+	// order); dbsf takes none.
+	Weights []float64
 }
 
 // DefaultRRFK is Qdrant's constant of reciprocal rank fusion.
@@ -85,6 +89,14 @@ const DefaultRRFK = 2
 func (f Fusion) check() error {
 	if f.Method != RRF && f.Method != DBSF {
 		return fmt.Errorf("%w: unknown fusion method %d", ErrInvalid, f.Method)
+	}
+	if f.Weights != nil && f.Method != RRF {
+		return fmt.Errorf("%w: weights are rrf's, not %v's", ErrInvalid, f.Method)
+	}
+	for _, w := range f.Weights {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return fmt.Errorf("%w: rrf weights must be finite, got %v", ErrInvalid, w)
+		}
 	}
 	if !(f.RRFK >= 0 && f.RRFK <= limits.MaxRRFK) {
 		return fmt.Errorf("%w: rrf k must be in [0, %g], got %v", ErrInvalid, float64(limits.MaxRRFK), f.RRFK)
@@ -267,6 +279,9 @@ func Fuse(lists [][]Scored, fusion Fusion, limit int) ([]Scored, error) {
 	if rrfK == 0 {
 		rrfK = DefaultRRFK
 	}
+	if fusion.Weights != nil && len(fusion.Weights) != len(lists) {
+		return nil, fmt.Errorf("%w: %d rrf weights for %d lists: one weight per list", ErrInvalid, len(fusion.Weights), len(lists))
+	}
 	at := map[ID]int{}
 	var out []Scored
 	add := func(id ID, score float64) {
@@ -278,9 +293,18 @@ func Fuse(lists [][]Scored, fusion Fusion, limit int) ([]Scored, error) {
 		}
 		out[i].Score += score
 	}
-	for _, list := range lists {
+	for i, list := range lists {
 		switch {
 		case len(list) == 0:
+		case fusion.Method == RRF && fusion.Weights != nil:
+			w := fusion.Weights[i]
+			for rank, s := range list {
+				if w <= 0 {
+					add(s.ID, 0)
+				} else {
+					add(s.ID, 1/((float64(rank)+1)/w+rrfK-1))
+				}
+			}
 		case fusion.Method == RRF:
 			for rank, s := range list {
 				add(s.ID, 1/(rrfK+float64(rank)))

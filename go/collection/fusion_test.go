@@ -73,6 +73,34 @@ func TestFuseMatchesAHandComputation(t *testing.T) {
 	}
 }
 
+// TestWeightedRRFMatchesAHandComputation prevents rrf weights from
+// being ignored or applied to the wrong list: qdrant-client's local
+// mode scores rank r of a list of weight w as 1/((r+1)/w + k - 1), and 0
+// for w <= 0; one weight per list.
+func TestWeightedRRFMatchesAHandComputation(t *testing.T) {
+	dense := scored(1, 0.9, 2, 0.8)
+	sparse := scored(2, 12.0, 3, 6.0)
+	// k = 2, weights 2 and 0.5: 1 → 1/(1/2+1) = 2/3; 2 → 1/(2/2+1) + 1/(1/0.5+1) = 1/2 + 1/3;
+	// 3 → 1/(2/0.5+1) = 1/5.
+	got, err := Fuse([][]Scored{dense, sparse}, Fusion{Method: RRF, Weights: []float64{2, 0.5}}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameScored(t, "weighted rrf", got, scored(2, 0.5+1.0/3, 1, 2.0/3, 3, 0.2), 1e-15)
+	// Weight 1 everywhere is plain rrf; weight 0 adds nothing but keeps the point.
+	plain, _ := Fuse([][]Scored{dense, sparse}, Fusion{Method: RRF, RRFK: 5}, 10)
+	ones, _ := Fuse([][]Scored{dense, sparse}, Fusion{Method: RRF, RRFK: 5, Weights: []float64{1, 1}}, 10)
+	sameScored(t, "weights of 1", ones, plain, 1e-15)
+	got, _ = Fuse([][]Scored{dense, sparse}, Fusion{Method: RRF, Weights: []float64{0, 1}}, 10)
+	sameScored(t, "weight 0", got, scored(2, 0.5, 3, 1.0/3, 1, 0.0), 1e-15)
+	for _, bad := range []Fusion{{Method: RRF, Weights: []float64{1}}, {Method: DBSF, Weights: []float64{1, 1}},
+		{Method: RRF, Weights: []float64{math.Inf(1), 1}}} {
+		if _, err := Fuse([][]Scored{dense, sparse}, bad, 10); err == nil {
+			t.Errorf("fusion %+v: no error", bad)
+		}
+	}
+}
+
 // TestFuseEqualsQdrantClientLocalMode prevents the fusion from drifting
 // from Qdrant's reference: 40 random cases of 1-4 lists (empty ones, one
 // point, equal scores among them) fused by qdrant-client 1.20's local

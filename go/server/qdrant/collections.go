@@ -251,8 +251,14 @@ func (h *Handler) createCollection(ctx context.Context, name string, req *create
 	if h.aliases.isAlias(name) {
 		return false, badRequestf("Wrong input: Alias `%s` already exists!", name)
 	}
-	if _, err := h.cfg.Collections.CreateCollection(name, opts); err != nil {
+	c, err := h.cfg.Collections.CreateCollection(name, opts)
+	if err != nil {
 		return false, err
+	}
+	if isNamedVectors(req.Vectors) && oneUnnamedVector(c.Options()) {
+		if err := h.settings.change(c, func(s *settings) error { s.VectorsMap = true; return nil }); err != nil {
+			return false, err
+		}
 	}
 	if present(req.Metadata) { // kept as PATCH keeps it, and reported by get_collection
 		if _, err := h.updateCollection(ctx, name, &updateCollectionRequest{Metadata: req.Metadata}); err != nil {
@@ -380,7 +386,7 @@ func (h *Handler) restGetCollection(r *http.Request) (any, error) {
 		quantization = map[string]any{"scalar": map[string]any{"type": "int8"}}
 	}
 	params := map[string]any{
-		"vectors":      vectorsInfo(opts),
+		"vectors":      vectorsInfo(opts, ci.Settings.VectorsMap),
 		"shard_number": 1, "replication_factor": 1, "write_consistency_factor": 1, "on_disk_payload": false,
 	}
 	if len(opts.Sparse) > 0 {
@@ -405,11 +411,30 @@ func (h *Handler) restGetCollection(r *http.Request) (any, error) {
 	}, nil
 }
 
-// vectorsInfo is the "vectors" of a collection's config: one unnamed
-// vector's parameters, or a map of names to them.
-func vectorsInfo(opts collection.Options) any {
-	if opts.Vectors == nil || (len(opts.Vectors) == 1 && opts.Vectors[0].Name == "" &&
-		opts.Vectors[0].Multivector == collection.SingleVector) {
+// oneUnnamedVector reports whether a collection holds one unnamed dense
+// vector (sparse fields beside it or not).
+func oneUnnamedVector(opts collection.Options) bool {
+	return opts.Vectors == nil || (len(opts.Vectors) == 1 && opts.Vectors[0].Name == "" &&
+		opts.Vectors[0].Multivector == collection.SingleVector)
+}
+
+// fieldsOf is a collection's dense fields, the one unnamed vector of a
+// collection created without fields included.
+func fieldsOf(opts collection.Options) []collection.VectorField {
+	if opts.Vectors != nil {
+		return opts.Vectors
+	}
+	return []collection.VectorField{{Dim: opts.Dim, Metric: opts.Metric, M: opts.M,
+		EfConstruction: opts.EfConstruction, Quantization: opts.Quantization}}
+}
+
+// vectorsInfo is the "vectors" of a collection's config in the form it
+// was created with, as Qdrant keeps it: one unnamed vector's parameters
+// for {size, distance}, else a map of names to them ({"": {...}} stays
+// a map: asMap).
+func vectorsInfo(opts collection.Options, asMap bool) any {
+	opts.Vectors = fieldsOf(opts)
+	if !asMap && oneUnnamedVector(opts) {
 		// One unnamed dense vector (sparse fields beside it or not).
 		return map[string]any{"size": opts.Dim, "distance": distanceName(opts.Metric)}
 	}

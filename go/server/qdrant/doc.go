@@ -33,8 +33,9 @@
 //	POST   /collections/{name}/points/scroll   scroll (offset, limit, filter, order_by on numbers and datetimes)
 //	POST   /collections/{name}/points/count    count
 //	POST   /collections/{name}/points/query    query_points (a vector, a sparse vector or a point id; nearest, recommend,
-//	                                           discover, context, sample: random, nearest with mmr (examples.go); prefetch with
-//	                                           {fusion: rrf|dbsf}, {rrf: {k}} or a re-scoring vector; no query: in id order)
+//	                                           discover, context, sample: random, nearest with mmr (examples.go), order_by
+//	                                           (queryorder.go); prefetch with {fusion: rrf|dbsf}, {rrf: {k, weights}},
+//	                                           a re-scoring vector, a formula (formula.go) or order_by; no query: in id order)
 //	POST   /collections/{name}/points/query/batch   query_batch_points
 //	POST   /collections/{name}/points/search[/batch]  the older search API
 //	POST   /collections/{name}/points/recommend[/batch], /discover[/batch]  the older APIs (recommend.go)
@@ -115,9 +116,10 @@
 // computes it). "prefetch" (one Prefetch or a list, nested to any depth up
 // to 8) runs sub-queries, each with its own using, query, filter, limit
 // (default 10), params and score_threshold; the level above fuses their
-// lists ({"fusion": "rrf" | "dbsf"}, {"rrf": {"k": n}}: the engine's
-// collection.Fuse, Qdrant's formulas) or re-scores their candidates with a
-// vector query. Each level's filter applies to every level below it, and
+// lists ({"fusion": "rrf" | "dbsf"}, {"rrf": {"k": n, "weights": [...]}}: the engine's
+// collection.Fuse, Qdrant's formulas), re-scores their candidates with a
+// vector query or a formula (score boosting: formula.go, evaluated as
+// qdrant-client's local mode does) or orders them (order_by). Each level's filter applies to every level below it, and
 // offset to the main query only. Lists are fused in Qdrant's scores (an
 // Euclid list by its distances), as qdrant-client's local mode fuses
 // them; tests/test_langchain_qdrant.py runs langchain-qdrant's SPARSE and
@@ -131,7 +133,9 @@
 // and answered so (lowercase, hyphenated): see ids.go. Other strings are
 // a 400, integers from 2^63 up too. has_id takes both kinds. Collections
 // are created with one unnamed vector, spelled {size, distance} or
-// {"": {size, distance}}; sparse_vectors may be {} (none). Payloads are
+// {"": {size, distance}} (get_collection answers the form it was given,
+// as Qdrant does: the map form is kept in the collection's settings
+// statefile); sparse_vectors may be {} (none). Payloads are
 // strata documents, any JSON object: keys with '.' or a leading '$' are
 // refused with a 400.
 //
@@ -219,10 +223,10 @@
 // before runBatch runs any), update_filter and update_mode of Upsert and
 // update_filter of UpdateVectors, UpdateAliases, ListAliases,
 // ListCollectionAliases, SearchMatrixPairs, SearchMatrixOffsets.
-// Refused with InvalidArgument naming the construct: inference objects
-// (document, image, object), formula, MMR, relevance feedback, order_by
-// as a query, rrf weights, shard_key_selector, lookup_from inside a
-// prefetch. Payload index parameters are reported back for text indexes
+// Formula (grpcformula.go), order_by, MMR, rrf weights and lookup_from
+// in a prefetch are translated like the rest. Refused with
+// InvalidArgument naming the construct: inference objects (document,
+// image, object), relevance feedback, shard_key_selector. Payload index parameters are reported back for text indexes
 // only.
 // Unimplemented: shard keys, cluster calls, vector names, snapshots.
 //

@@ -582,8 +582,8 @@ func queryJSON(q *pb.Query) (any, error) {
 		if k.Rrf.K != nil {
 			rrf["k"] = k.Rrf.GetK()
 		}
-		if len(k.Rrf.GetWeights()) > 0 {
-			return nil, unsupportedf("rrf weights")
+		if w := k.Rrf.GetWeights(); len(w) > 0 {
+			rrf["weights"] = w
 		}
 		return map[string]any{"rrf": rrf}, nil
 	case *pb.Query_Sample:
@@ -592,11 +592,28 @@ func queryJSON(q *pb.Query) (any, error) {
 		}
 		return map[string]any{"sample": "random"}, nil
 	case *pb.Query_OrderBy:
-		return nil, unsupportedf("query order_by (scroll with order_by instead)")
+		ob, err := orderByJSON(k.OrderBy)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"order_by": ob}, nil
 	case *pb.Query_Formula:
-		return nil, unsupportedf("query formula")
+		return formulaJSON(k.Formula)
 	case *pb.Query_NearestWithMmr:
-		return nil, unsupportedf("query nearest with mmr")
+		v, err := vectorInputJSON(k.NearestWithMmr.GetNearest())
+		if err != nil {
+			return nil, err
+		}
+		mmr := map[string]any{}
+		if m := k.NearestWithMmr.GetMmr(); m != nil {
+			if m.Diversity != nil {
+				mmr["diversity"] = m.GetDiversity()
+			}
+			if m.CandidatesLimit != nil {
+				mmr["candidates_limit"] = m.GetCandidatesLimit()
+			}
+		}
+		return map[string]any{"nearest": v, "mmr": mmr}, nil
 	case *pb.Query_RelevanceFeedback:
 		return nil, unsupportedf("query relevance_feedback")
 	}
@@ -644,7 +661,7 @@ func prefetchJSON(p *pb.PrefetchQuery) (any, error) {
 		out["limit"] = p.GetLimit()
 	}
 	if p.LookupFrom != nil {
-		return nil, unsupportedf("lookup_from in a prefetch")
+		out["lookup_from"] = lookupJSON(p.GetLookupFrom())
 	}
 	return out, nil
 }

@@ -201,11 +201,11 @@ func pbCollectionInfo(ci *collectionInfo) (*pb.CollectionInfo, error) {
 		state = pb.CollectionStatus_Red
 	}
 	vectors := &pb.VectorsConfig{}
-	if opts.Vectors == nil || (len(opts.Vectors) == 1 && opts.Vectors[0].Name == "" && opts.Vectors[0].Multivector == collection.SingleVector) {
+	if !ci.Settings.VectorsMap && oneUnnamedVector(opts) { // the form of creation, as vectorsInfo
 		vectors.Config = &pb.VectorsConfig_Params{Params: &pb.VectorParams{Size: uint64(opts.Dim), Distance: pbDistances[distanceName(opts.Metric)]}}
 	} else {
 		m := &pb.VectorParamsMap{Map: map[string]*pb.VectorParams{}}
-		for _, f := range opts.Vectors {
+		for _, f := range fieldsOf(opts) {
 			m.Map[f.Name] = pbVectorParams(f)
 		}
 		vectors.Config = &pb.VectorsConfig_ParamsMap{ParamsMap: m}

@@ -14,8 +14,9 @@ import (
 // Qdrant's query API beyond one dense search: a sparse field's query
 // (using a sparse field, query a SparseVector) and prefetch, the
 // sub-queries whose lists the main query fuses ({"fusion": "rrf"|"dbsf"},
-// {"rrf": {"k": n}}) or re-scores (a vector query over the prefetched
-// candidates), nested. Decode (queryNode) → the engine's calls
+// {"rrf": {"k": n, "weights": [...]}}), re-scores (a vector query over the
+// prefetched candidates, a formula: formula.go) or orders (queryorder.go),
+// nested. Decode (queryNode) → the engine's calls
 // (Collection.Search, QuerySparse, collection.Fuse) → encode (the
 // caller's scoredRecords).
 //
@@ -47,6 +48,9 @@ func needsHybrid(c *collection.Collection, req *queryRequest) bool {
 		return true
 	}
 	if _, isFusion, err := parseFusion(req.Query); isFusion || err != nil {
+		return true
+	}
+	if _, isFormula, err := formulaOf(req.Query); isFormula || err != nil {
 		return true
 	}
 	if req.Using == nil {
@@ -101,9 +105,6 @@ func (h *Handler) runNode(c *collection.Collection, n *queryNode, parent *meta.F
 	if depth > maxPrefetchDepth {
 		return nil, badRequestf("prefetch nested deeper than %d levels", maxPrefetchDepth)
 	}
-	if present(n.LookupFrom) {
-		return nil, unsupportedf("lookup_from")
-	}
 	own, err := compileFilter(n.Filter)
 	if err != nil {
 		return nil, err
@@ -127,12 +128,19 @@ func (h *Handler) runNode(c *collection.Collection, n *queryNode, parent *meta.F
 	if err != nil {
 		return nil, err
 	}
+	form, isFormula, err := formulaOf(n.Query)
+	if err != nil {
+		return nil, err
+	}
 	if limit <= 0 {
 		return []collection.Scored{}, nil
 	}
 	if len(inner) == 0 {
 		if isFusion {
 			return nil, badRequestf("a fusion query needs prefetch: the lists it fuses")
+		}
+		if isFormula {
+			return nil, badRequestf("a formula query needs prefetch: the candidates it scores")
 		}
 		return h.searchLevel(c, n, f, nil, limit)
 	}
@@ -148,6 +156,16 @@ func (h *Handler) runNode(c *collection.Collection, n *queryNode, parent *meta.F
 		if lists[i], err = h.runNode(c, &inner[i], f, innerLimit, depth+1); err != nil {
 			return nil, err
 		}
+	}
+	if isFormula {
+		scored, err := form.rescore(c, lists, limit)
+		if err != nil {
+			return nil, err
+		}
+		if t := n.ScoreThreshold; t != nil {
+			scored = slices.DeleteFunc(scored, func(s collection.Scored) bool { return s.Score < *t })
+		}
+		return scored, nil
 	}
 	if !isFusion {
 		// Re-score the prefetched candidates with this level's query.
@@ -197,16 +215,13 @@ func parseFusion(raw json.RawMessage) (f collection.Fusion, isFusion bool, err e
 	}
 	if params, ok := q["rrf"]; ok {
 		var p struct {
-			K       *float64        `json:"k"`
-			Weights json.RawMessage `json:"weights"`
+			K       *float64  `json:"k"`
+			Weights []float64 `json:"weights"`
 		}
 		if len(q) != 1 || strictUnmarshal(params, &p) != nil {
-			return f, false, badRequestf("query: {\"rrf\": {\"k\": n}}, got %s", truncate(string(raw)))
+			return f, false, badRequestf("query: {\"rrf\": {\"k\": n, \"weights\": [w, ...]}}, got %s", truncate(string(raw)))
 		}
-		if present(p.Weights) {
-			return f, false, unsupportedf("rrf weights")
-		}
-		f = collection.Fusion{Method: collection.RRF}
+		f = collection.Fusion{Method: collection.RRF, Weights: p.Weights}
 		if p.K != nil {
 			if *p.K < 1 {
 				return f, false, badRequestf("rrf k must be at least 1, got %v", *p.K)
@@ -225,10 +240,19 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Fi
 	if n.Using != nil {
 		using = *n.Using
 	}
+	if ob, isOrder, err := orderByOf(n.Query); isOrder || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return orderedLevel(c, ob, f, among, limit)
+	}
 	schema := schemaOf(c)
 	sub := collection.SubQuery{Field: using, Limit: limit}
 	euclid := false
 	if _, ok := schema.sparse[using]; ok {
+		if present(n.LookupFrom) {
+			return nil, unsupportedf("lookup_from with the sparse vector %q (strata looks up dense vectors)", using)
+		}
 		q, err := sparseQuery(n.Query, using)
 		if err != nil {
 			return nil, err
@@ -245,7 +269,7 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Fi
 		if !present(n.Query) {
 			return nil, badRequestf("query: a prefetch without a query (strata answers a query without one only at the top level)")
 		}
-		q, err := h.planQuery(c, field, n.Query, nil)
+		q, err := h.planQuery(c, field, n.Query, n.LookupFrom)
 		if err != nil {
 			return nil, err
 		}

@@ -57,6 +57,22 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if err != nil {
 		return nil, err
 	}
+	if ob, isOrder, err := orderByOf(req.Query); !searchAPI && !present(req.Prefetch) && (isOrder || err != nil) {
+		if err != nil {
+			return nil, err
+		}
+		if req.ScoreThreshold != nil {
+			return nil, badRequestf("score_threshold cannot be used with an order_by query")
+		}
+		if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
+			return nil, err
+		}
+		p, err := compileFilter(req.Filter)
+		if err != nil {
+			return nil, err
+		}
+		return orderedQuery(c, ob, p, limit, offset, sel, withVector)
+	}
 	using := ""
 	if req.Using != nil {
 		using = *req.Using

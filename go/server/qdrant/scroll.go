@@ -66,15 +66,9 @@ func (h *Handler) scroll(_ context.Context, name string, req *scrollRequest) (sc
 		if present(req.Offset) {
 			return scrollResponse{}, badRequestf("offset cannot be used with order_by (use order_by.start_from)")
 		}
-		var ob orderBy
-		raw := bytes.TrimSpace(req.OrderBy)
-		if raw[0] == '"' {
-			err = json.Unmarshal(raw, &ob.Key)
-		} else {
-			err = strictUnmarshal(raw, &ob)
-		}
+		ob, err := parseOrderBy(req.OrderBy, "order_by")
 		if err != nil {
-			return scrollResponse{}, badRequestf("order_by: a key or {key, direction, start_from}: %v", err)
+			return scrollResponse{}, err
 		}
 		points, err := ordered(c, p, ob, limit, sel, withVector)
 		if err != nil {
@@ -157,11 +151,51 @@ func (ob orderBy) startFrom() (*meta.OrderValue, error) {
 	return &meta.OrderValue{Number: x}, nil
 }
 
+// parseOrderBy reads an order_by: a key, or {key, direction, start_from}.
+func parseOrderBy(raw json.RawMessage, at string) (orderBy, error) {
+	var ob orderBy
+	var err error
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		err = json.Unmarshal(raw, &ob.Key)
+	} else {
+		err = strictUnmarshal(raw, &ob)
+	}
+	if err != nil {
+		return ob, badRequestf("%s: a key or {key, direction, start_from}: %v", at, err)
+	}
+	return ob, nil
+}
+
 // ordered answers a scroll with order_by as Qdrant does: each matching
 // point once per number or datetime at the key (a list gives several),
 // by that value (then by id), from start_from on; a datetime's
 // order_value is its microseconds since the epoch.
 func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, sel payloadSelector, withVector bool) ([]record, error) {
+	pts, err := orderedPoints(c, p, ob, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]record, 0, len(pts))
+	for _, pt := range pts {
+		recs, err := records(c, []collection.ID{pt.id}, sel, withVector)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			if pt.value.IsTime {
+				rec.OrderValue = pt.value.Micros
+			} else {
+				rec.OrderValue = pt.value.Number
+			}
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// orderedPoints is ordered's list of (point, value), at most limit.
+func orderedPoints(c *collection.Collection, p *meta.Filter, ob orderBy, limit int) ([]orderedPoint, error) {
 	path, err := checkKey(ob.Key, "order_by.key")
 	if err != nil {
 		return nil, err
@@ -217,23 +251,7 @@ func ordered(c *collection.Collection, p *meta.Filter, ob orderBy, limit int, se
 		}
 		return collection.CompareIDs(a.id, b.id)
 	})
-	pts = pts[:min(limit, len(pts))]
-	out := make([]record, 0, len(pts))
-	for _, pt := range pts {
-		recs, err := records(c, []collection.ID{pt.id}, sel, withVector)
-		if err != nil {
-			return nil, err
-		}
-		for _, rec := range recs {
-			if pt.value.IsTime {
-				rec.OrderValue = pt.value.Micros
-			} else {
-				rec.OrderValue = pt.value.Number
-			}
-			out = append(out, rec)
-		}
-	}
-	return out, nil
+	return pts[:min(limit, len(pts))], nil
 }
 
 // countRequest is Qdrant's CountRequest.

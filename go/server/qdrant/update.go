@@ -88,6 +88,10 @@ type settings struct {
 	Optimizer optimizersDiff             `json:"optimizer_config"`
 	Params    paramsDiff                 `json:"params"`
 	Metadata  map[string]json.RawMessage `json:"metadata,omitempty"`
+	// VectorsMap: created with vectors {"": {...}}, which the engine
+	// holds as one unnamed vector; get_collection answers the map form,
+	// as Qdrant keeps the form it was given.
+	VectorsMap bool `json:"vectors_map,omitempty"`
 }
 
 func newSettings(fsys vfs.FS) *collectionStates[settings] {
