@@ -391,7 +391,10 @@ def segquery_section(runs: list) -> str:
         "The same points (synthetic clustered, 128-d, L2) in one graph and split evenly into "
         "3 and 9 sealed segments, searched through `segment.Graphs` (every segment, top k "
         "merged), one query at a time; ef is the smallest of a sweep reaching recall@10 0.95 "
-        "(0.99 filtered), rounds alternated, medians. CPU time is this process's.", "",
+        "(0.99 filtered), rounds alternated, medians. CPU time is this process's; wall-time "
+        "QPS on the shared machine is noisier. At 10 % the planner of every segment chose the "
+        "exact scan of its allowed points (the distance count says so): such a query costs "
+        "its allowed count in distances, whatever the segments.", "",
         table(["time", "commit", "segments", "among", "ef", "recall@10", "QPS",
                "CPU µs / query", "distances / query", "file"], rows)])
 
