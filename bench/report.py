@@ -327,6 +327,9 @@ def segments_section(runs: list) -> str:
             return "-"
         if isinstance(v, list):
             return " ".join("-" if x is None else str(x) for x in v)
+        if isinstance(v, dict) and "p99_ms" in v:
+            return (f"p50 {v['p50_ms']:.2f} / p99 {v['p99_ms']:.2f} ms "
+                    f"({v['ingest_rows_per_s']:,.0f} rows/s ingested)")
         if isinstance(v, dict):
             return f"{v['qps_median']:,.0f} (ef {v['ef']:.0f}, recall {v['recall']:.3f})"
         return f"{v:,.3g}"
@@ -342,9 +345,15 @@ def segments_section(runs: list) -> str:
                 ("ingest_write_over_raw", "ingest with a checkpoint every 10%: bytes written / "
                  "raw vector bytes"),
                 ("reopen_10k_tail_seconds", "reopen with a 10k-record log tail, s"),
+                ("reopen_10k_tail_cpu_seconds", "the same reopen, CPU seconds"),
                 ("query_collection", "collection QPS at recall@10 >= 0.95, 1 thread"),
                 ("query_one_index", "one hnsw.Index over the same vectors, same run"),
                 ("qps_ratio_at_95", "collection / one index, QPS at recall@10 0.95"),
+                ("cpu_ratio_at_95", "collection / one index, queries per CPU second"),
+                ("query_filtered_10pct", "among a random 10% of the points, the collection's ef"),
+                ("filtered_over_unfiltered_qps", "filtered / unfiltered QPS"),
+                ("steady_state_wait_seconds", "wait for the merges before the queries, s"),
+                ("query_while_ingesting", "20k x 512: queries while a writer ingests flat out"),
                 ("single_upsert_p50_ms", "single-row upsert p50, ms"),
                 ("segments_over_ingest", "segments after each ingest checkpoint"),
                 ("segments_at_query", "segments at the query measurement")]:
@@ -401,6 +410,31 @@ def segment_sizes_table(runs: list, show: Callable) -> str:
         "One commit at several sizes, same benchmark; each size's figures come from its own "
         "run (the file's note says which sizes ran the queries).", "",
         table(["time", "commit", "measure", *sizes, "file"], rows)])
+
+
+def segquery_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        for segs in (1, 3, 9):
+            for suffix, what in (("", "all points"), ("_filtered_10pct", "a random 10%")):
+                v = r.get(f"{segs}_segments{suffix}")
+                if v is None:
+                    continue
+                rows.append([when(name), f"`{name.commit}`", str(segs), what, f"{v['ef']:.0f}",
+                             f"{v['recall']:.3f}", f"{v['qps_median']:,.0f}",
+                             f"{v['cpu_us_per_query_median']:,.0f}",
+                             f"{v['distances_per_query']:,.0f}", f"`{path.name}`"])
+    return "\n".join([
+        "## Queries across segments (`TestSegmentQueryBench`, issue 24)", "",
+        "The same points (synthetic clustered, 128-d, L2) in one graph and split evenly into "
+        "3 and 9 sealed segments, searched through `segment.Graphs` (every segment, top k "
+        "merged), one query at a time; ef is the smallest of a sweep reaching recall@10 0.95 "
+        "(0.99 filtered), rounds alternated, medians. CPU time is this process's; wall-time "
+        "QPS on the shared machine is noisier. At 10 % the planner of every segment chose the "
+        "exact scan of its allowed points (the distance count says so): such a query costs "
+        "its allowed count in distances, whatever the segments.", "",
+        table(["time", "commit", "segments", "among", "ef", "recall@10", "QPS",
+               "CPU µs / query", "distances / query", "file"], rows)])
 
 
 def server_section(runs: list) -> str:
@@ -646,6 +680,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("llamaindex", llamaindex_section), ("tail", tail_section),
     ("segments", segments_section),
     ("ab", ab_section),
+    ("segquery", segquery_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",

@@ -245,7 +245,12 @@ func (c *Collection) checkpointLoop() {
 // index on disk too, follows), else a renumbering if the graph has grown.
 func (c *Collection) look() bool {
 	c.waitBuilt() // the tombstones and growth in the tails count once built
-	if c.vacuum() {
+	// Idle: nothing applied since the previous look, so a merge down
+	// (segment.MergePolicy.Idle) competes with no write.
+	seq := c.applied.Load()
+	idle := seq == c.lookSeq
+	c.lookSeq = seq
+	if c.vacuum(idle) {
 		return true
 	}
 	c.renumber()
@@ -255,16 +260,18 @@ func (c *Collection) look() bool {
 // vacuum merges sealed segments (segment.Graphs.Plan: a segment whose
 // tombstones reach Tuning.VacuumRatio is rewritten alone; Factor segments
 // of one size tier, or the smallest once there are more than MaxSegments,
-// are merged into one) and reports whether it did; the checkpoint loop
+// are merged into one; when idle, all but at most two) and reports
+// whether it did; the checkpoint loop
 // then checkpoints, which writes the merged segments (if the log holds
 // records no checkpoint has; else the next one does). At most
 // maxMergesPerLook merges run per look. Writes and searches go on meanwhile (the build holds no lock).
 // Only the checkpoint loop calls it, so one runs at a time.
-func (c *Collection) vacuum() bool {
+func (c *Collection) vacuum(idle bool) bool {
 	if c.tuning.VacuumRatio < 0 || c.failed() != nil {
 		return false
 	}
 	policy := mergePolicyOf(c)
+	policy.Idle = idle
 	// A background rebuild leaves half the cores to the requests it runs
 	// beside (the server load test's writes stalled for tens of ms while a
 	// vacuum took both cores).
@@ -290,10 +297,13 @@ func (c *Collection) vacuum() bool {
 				break
 			}
 			began := time.Now()
+			c.merging.Store(true)
 			// Merge fails only on a closed index, which Close does after
 			// this loop has stopped, or a field removed meanwhile: there
 			// is nothing to report.
-			if f.index.Merge(srcs, threads) != nil {
+			err := f.index.Merge(srcs, threads)
+			c.merging.Store(false)
+			if err != nil {
 				break
 			}
 			merged++

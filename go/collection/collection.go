@@ -95,6 +95,11 @@ type Collection struct {
 	checkpointAt  atomic.Int64 // unix nanoseconds of the last checkpoint, or 0
 	walAtSnapshot atomic.Int64 // log bytes when the last checkpoint started
 	snapshotBytes atomic.Int64 // size of the live snapshot's files
+	// lookSeq is the applied sequence number at the checkpoint loop's
+	// previous look (only that loop uses it); merging is set while a
+	// merge builds (Info().Merging).
+	lookSeq uint64
+	merging atomic.Bool
 
 	stats    Stats
 	recovery Recovery

@@ -46,7 +46,8 @@ func (c *Collection) Describe() map[string]any {
 		"fsync_seconds": in.SyncSeconds, "checkpoints": in.Checkpoints,
 		"checkpoint_seconds": in.CheckpointSecs, "vacuums": in.Vacuums, "vacuum_seconds": in.VacuumSeconds,
 		"renumbers": in.Renumbers, "tail_rows": in.TailRows, "built_rows": in.Built, "segments": in.Segments,
-		"failed": in.Failed, "text_fields": text, "vectors": vectors,
+		"merging": in.Merging,
+		"failed":  in.Failed, "text_fields": text, "vectors": vectors,
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
 			"fallback":  describeFallback(r.Fallback),

@@ -501,7 +501,10 @@ type Info struct {
 	// Segments is how many graph segments holding nodes the vector
 	// fields have, summed (the active graphs with nodes among them).
 	Segments int
-	Failed   string // why writes are refused, if they are
+	// Merging is set while a merge of segments builds (package segment,
+	// "Merging"): what Segments counts is about to change.
+	Merging bool
+	Failed  string // why writes are refused, if they are
 }
 
 // Info returns the collection's state.
@@ -522,7 +525,7 @@ func (c *Collection) Info() Info {
 		CheckpointSecs: float64(c.stats.CheckpointNanos.Load()) / 1e9, Vacuums: c.stats.Vacuums.Load(),
 		VacuumSeconds: float64(c.stats.VacuumNanos.Load()) / 1e9, Renumbers: c.stats.Renumbers.Load()}
 	in.TailRows, in.Built = c.tailStats()
-	in.Segments = segments
+	in.Segments, in.Merging = segments, c.merging.Load()
 	if at := c.checkpointAt.Load(); at != 0 {
 		in.CheckpointTime = time.Unix(0, at)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,94 @@ func writeBytes(t *testing.T) int64 {
 	}
 	t.Skip("no write_bytes in /proc/self/io")
 	return 0
+}
+
+// queryWhileIngesting measures single queries (k 10, default ef) on a
+// collection of 20,000 x 512 clustered synthetic points while another
+// goroutine upserts new points in batches of 100 as fast as it can
+// (fsync always): latency percentiles of 2,000 queries, and the rows the
+// writer got in meanwhile.
+func queryWhileIngesting(t *testing.T) map[string]float64 {
+	const dim, n, batch = 512, 20000, 100
+	rng := rand.New(rand.NewPCG(5, 5))
+	centres := make([]float32, 100*dim)
+	for i := range centres {
+		centres[i] = rng.Float32()*2 - 1
+	}
+	vec := func(rng *rand.Rand, m int) []float32 {
+		v := make([]float32, m*dim)
+		for r := range m {
+			c := rng.IntN(100)
+			for j := range dim {
+				v[r*dim+j] = centres[c*dim+j] + float32(rng.NormFloat64())*0.25
+			}
+		}
+		return v
+	}
+	ids := func(from, m int) []collection.ID {
+		out := make([]collection.ID, m)
+		for i := range out {
+			out[i] = collection.IntID(uint64(from + i))
+		}
+		return out
+	}
+	c, err := collection.Create(filepath.Join(t.TempDir(), "ingest"), collection.Options{Dim: dim, Metric: metric.L2, Seed: 1}, collection.Tuning{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseForDrop()
+	data := vec(rng, n)
+	for at := 0; at < n; at += 1000 {
+		if err := c.Upsert(ids(at, 1000), data[at*dim:(at+1000)*dim], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for c.Info().TailRows > 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop := make(chan struct{})
+	var written atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		wrng := rand.New(rand.NewPCG(6, 6))
+		rows := vec(wrng, 10*batch)
+		for at := n; ; at += batch {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			r := (at / batch) % 10
+			if err := c.Upsert(ids(at, batch), rows[r*batch*dim:(r+1)*batch*dim], nil); err != nil {
+				done <- err
+				return
+			}
+			written.Add(batch)
+		}
+	}()
+	qs := vec(rng, 200)
+	outIDs, outD := make([]collection.ID, 10), make([]float32, 10)
+	lat := make([]float64, 0, 2000)
+	began := time.Now()
+	for i := range 2000 {
+		q := qs[(i%200)*dim : (i%200+1)*dim]
+		t0 := time.Now()
+		if _, err := c.Query(q, 10, 0, nil, 1, outIDs, outD); err != nil {
+			t.Fatal(err)
+		}
+		lat = append(lat, float64(time.Since(t0).Nanoseconds())/1e6)
+	}
+	elapsed := time.Since(began).Seconds()
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lat)
+	return map[string]float64{"points_at_start": n, "dim": dim, "queries": float64(len(lat)),
+		"p50_ms": lat[len(lat)/2], "p99_ms": lat[len(lat)*99/100], "max_ms": lat[len(lat)-1],
+		"rows_ingested_meanwhile": float64(written.Load()), "ingest_rows_per_s": float64(written.Load()) / elapsed,
+		"tail_rows_at_end": float64(c.Info().TailRows)}
 }
 
 // TestSegmentBench measures what segments change (issue 24, step 2) when
@@ -161,129 +250,176 @@ func TestSegmentBench(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// STRATA_SEGBENCH_QUERY=0 skips the queries: at 1M the reference
-	// index and the exact ground truth take longer than the rest of the
-	// run on a loaded machine.
-	if os.Getenv("STRATA_SEGBENCH_QUERY") != "0" {
-		// Queries at steady state against one hnsw.Index of the same points.
-		for c.Info().TailRows > 0 {
-			time.Sleep(50 * time.Millisecond)
+	// Queries at steady state against one hnsw.Index of the same points.
+	for c.Info().TailRows > 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Steady state: the merges the checkpoints (and then idleness)
+	// started are done: no merge building and the count unchanged for
+	// 3 s, at most 10 minutes (main has no count; builds before the
+	// idle merges have no "merging").
+	steadyFrom := time.Now()
+	for waited, same, last := 0, 0, segments(c); last != nil && same < 6 && waited < 1200; waited++ {
+		time.Sleep(500 * time.Millisecond)
+		if now := segments(c); now == last && c.Describe()["merging"] != true {
+			same++
+		} else {
+			same, last = 0, now
 		}
-		// Steady state: the merges the checkpoints started are done (the
-		// count unchanged for 3 s, at most 3 minutes; main has no count).
-		for waited, same, last := 0, 0, segments(c); last != nil && same < 6 && waited < 360; waited++ {
-			time.Sleep(500 * time.Millisecond)
-			if now := segments(c); now == last {
-				same++
-			} else {
-				same, last = 0, now
+	}
+	res["steady_state_wait_seconds"] = time.Since(steadyFrom).Seconds()
+	res["segments_at_query"] = segments(c)
+	var keys []uint64
+	var all []float32
+	for _, r := range [][2]int{{0, n + 250}, {2 * n, 2*n + 1000}} {
+		for at := r[0]; at < r[1]; at += 1000 {
+			found, _, vs, err := c.Get(ids(at, min(1000, r[1]-at)), true)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		res["segments_at_query"] = segments(c)
-		var keys []uint64
-		var all []float32
-		for _, r := range [][2]int{{0, n + 250}, {2 * n, 2*n + 1000}} {
-			for at := r[0]; at < r[1]; at += 1000 {
-				found, _, vs, err := c.Get(ids(at, min(1000, r[1]-at)), true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, id := range found {
-					keys = append(keys, id.Int())
-				}
-				all = append(all, vs...)
+			for _, id := range found {
+				keys = append(keys, id.Int())
 			}
+			all = append(all, vs...)
 		}
-		ref, err := hnsw.New(hnsw.Config{Dim: dim, Metric: metric.L2, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
+	}
+	ref, err := hnsw.New(hnsw.Config{Dim: dim, Metric: metric.L2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Add(all, keys, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	const nq = 200
+	qs := vec(nq)
+	truth := make([][]uint64, nq)
+	type hit struct {
+		key uint64
+		d   float32
+	}
+	for q := range nq {
+		hits := make([]hit, len(keys))
+		for i, key := range keys {
+			hits[i] = hit{key, metric.L2.Distance(qs[q*dim:(q+1)*dim], all[i*dim:(i+1)*dim])}
 		}
-		if err := ref.Add(all, keys, nil, 0); err != nil {
-			t.Fatal(err)
+		slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.d, b.d) })
+		for _, h := range hits[:k] {
+			truth[q] = append(truth[q], h.key)
 		}
-		const nq = 200
-		qs := vec(nq)
-		truth := make([][]uint64, nq)
-		type hit struct {
-			key uint64
-			d   float32
-		}
+	}
+	// recallAt is the recall@k of one pass over the queries; qpsAt runs
+	// passes for at least 300 ms (the machine is shared: short runs are
+	// noise).
+	recallAt := func(search func(q []float32, ef int, out []int64) error, ef int) float64 {
+		out := make([]int64, k)
+		hits := 0
 		for q := range nq {
-			hits := make([]hit, len(keys))
-			for i, key := range keys {
-				hits[i] = hit{key, metric.L2.Distance(qs[q*dim:(q+1)*dim], all[i*dim:(i+1)*dim])}
+			if err := search(qs[q*dim:(q+1)*dim], ef, out); err != nil {
+				t.Fatal(err)
 			}
-			slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.d, b.d) })
-			for _, h := range hits[:k] {
-				truth[q] = append(truth[q], h.key)
+			for _, id := range out {
+				if slices.Contains(truth[q], uint64(id)) {
+					hits++
+				}
 			}
 		}
-		// recallAt is the recall@k of one pass over the queries; qpsAt runs
-		// passes for at least 300 ms (the machine is shared: short runs are
-		// noise).
-		recallAt := func(search func(q []float32, ef int, out []int64) error, ef int) float64 {
-			out := make([]int64, k)
-			hits := 0
+		return float64(hits) / float64(nq*k)
+	}
+	// qpsAt also returns the CPU time per query in microseconds (this
+	// process's, steadier than wall time on the shared machine).
+	qpsAt := func(search func(q []float32, ef int, out []int64) error, ef int) (float64, float64) {
+		out := make([]int64, k)
+		done := 0
+		start, cpu := time.Now(), cpuSeconds()
+		for time.Since(start) < 300*time.Millisecond {
 			for q := range nq {
 				if err := search(qs[q*dim:(q+1)*dim], ef, out); err != nil {
 					t.Fatal(err)
 				}
-				for _, id := range out {
-					if slices.Contains(truth[q], uint64(id)) {
-						hits++
-					}
-				}
 			}
-			return float64(hits) / float64(nq*k)
+			done += nq
 		}
-		qpsAt := func(search func(q []float32, ef int, out []int64) error, ef int) float64 {
-			out := make([]int64, k)
-			done := 0
-			start := time.Now()
-			for time.Since(start) < 300*time.Millisecond {
-				for q := range nq {
-					if err := search(qs[q*dim:(q+1)*dim], ef, out); err != nil {
-						t.Fatal(err)
-					}
-				}
-				done += nq
-			}
-			return float64(done) / time.Since(start).Seconds()
-		}
-		outIDs, outD := make([]collection.ID, k), make([]float32, k)
-		colSearch := func(q []float32, ef int, out []int64) error {
-			if _, err := c.Query(q, k, ef, nil, 1, outIDs, outD); err != nil {
-				return err
-			}
-			for i, id := range outIDs {
-				out[i] = int64(id.Int())
-			}
-			return nil
-		}
-		refD := make([]float32, k)
-		refSearch := func(q []float32, ef int, out []int64) error { return ref.Search(q, k, ef, 1, out, refD) }
-		efAt95 := func(search func([]float32, int, []int64) error) (int, float64) {
-			for _, ef := range []int{10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512} {
-				if r := recallAt(search, ef); r >= 0.95 || ef == 512 {
-					return ef, r
-				}
-			}
-			return 0, 0
-		}
-		colEf, colRecall := efAt95(colSearch)
-		oneEf, oneRecall := efAt95(refSearch)
-		// Alternate the two, five times each, and take medians.
-		var colQPS, oneQPS []float64
-		for range 5 {
-			colQPS = append(colQPS, qpsAt(colSearch, colEf))
-			oneQPS = append(oneQPS, qpsAt(refSearch, oneEf))
-		}
-		slices.Sort(colQPS)
-		slices.Sort(oneQPS)
-		res["query_collection"] = map[string]float64{"ef": float64(colEf), "recall": colRecall, "qps_median": colQPS[2]}
-		res["query_one_index"] = map[string]float64{"ef": float64(oneEf), "recall": oneRecall, "qps_median": oneQPS[2]}
-		res["qps_ratio_at_95"] = colQPS[2] / oneQPS[2]
+		return float64(done) / time.Since(start).Seconds(), (cpuSeconds() - cpu) / float64(done) * 1e6
 	}
+	outIDs, outD := make([]collection.ID, k), make([]float32, k)
+	colSearch := func(q []float32, ef int, out []int64) error {
+		if _, err := c.Query(q, k, ef, nil, 1, outIDs, outD); err != nil {
+			return err
+		}
+		for i, id := range outIDs {
+			out[i] = int64(id.Int())
+		}
+		return nil
+	}
+	refD := make([]float32, k)
+	refSearch := func(q []float32, ef int, out []int64) error { return ref.Search(q, k, ef, 1, out, refD) }
+	efAt95 := func(search func([]float32, int, []int64) error) (int, float64) {
+		for _, ef := range []int{10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512} {
+			if r := recallAt(search, ef); r >= 0.95 || ef == 512 {
+				return ef, r
+			}
+		}
+		return 0, 0
+	}
+	// Filtered: among a random tenth of the points (QueryAmong, the
+	// planner per segment), against the exact top k of that tenth.
+	var among []collection.ID
+	amongKeys := map[uint64]bool{}
+	for _, key := range keys {
+		if rng.IntN(10) == 0 {
+			among = append(among, collection.IntID(key))
+			amongKeys[key] = true
+		}
+	}
+	unfilteredTruth := truth
+	filteredTruth := make([][]uint64, nq)
+	for q := range nq {
+		hits := make([]hit, 0, len(among))
+		for i, key := range keys {
+			if amongKeys[key] {
+				hits = append(hits, hit{key, metric.L2.Distance(qs[q*dim:(q+1)*dim], all[i*dim:(i+1)*dim])})
+			}
+		}
+		slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.d, b.d) })
+		for _, h := range hits[:k] {
+			filteredTruth[q] = append(filteredTruth[q], h.key)
+		}
+	}
+	filteredSearch := func(q []float32, ef int, out []int64) error {
+		if _, err := c.QueryAmong(q, k, ef, nil, among, 1, outIDs, outD); err != nil {
+			return err
+		}
+		for i, id := range outIDs {
+			out[i] = int64(id.Int())
+		}
+		return nil
+	}
+	colEf, colRecall := efAt95(colSearch)
+	oneEf, oneRecall := efAt95(refSearch)
+	truth = filteredTruth
+	filteredRecall := recallAt(filteredSearch, colEf)
+	truth = unfilteredTruth
+	// Alternate the three, five times each, and take medians.
+	var colQPS, oneQPS, filteredQPS, colCPU, oneCPU, filteredCPU []float64
+	for range 5 {
+		qps, cpu := qpsAt(colSearch, colEf)
+		colQPS, colCPU = append(colQPS, qps), append(colCPU, cpu)
+		qps, cpu = qpsAt(refSearch, oneEf)
+		oneQPS, oneCPU = append(oneQPS, qps), append(oneCPU, cpu)
+		qps, cpu = qpsAt(filteredSearch, colEf)
+		filteredQPS, filteredCPU = append(filteredQPS, qps), append(filteredCPU, cpu)
+	}
+	for _, v := range [][]float64{colQPS, oneQPS, filteredQPS, colCPU, oneCPU, filteredCPU} {
+		slices.Sort(v)
+	}
+	res["query_collection"] = map[string]float64{"ef": float64(colEf), "recall": colRecall, "qps_median": colQPS[2], "cpu_us_per_query_median": colCPU[2]}
+	res["query_one_index"] = map[string]float64{"ef": float64(oneEf), "recall": oneRecall, "qps_median": oneQPS[2], "cpu_us_per_query_median": oneCPU[2]}
+	res["query_filtered_10pct"] = map[string]float64{"ef": float64(colEf), "recall": filteredRecall, "qps_median": filteredQPS[2],
+		"cpu_us_per_query_median": filteredCPU[2], "allowed": float64(len(among))}
+	res["qps_ratio_at_95"] = colQPS[2] / oneQPS[2]
+	res["cpu_ratio_at_95"] = oneCPU[2] / colCPU[2]
+	res["filtered_over_unfiltered_qps"] = filteredQPS[2] / colQPS[2]
+	res["filtered_over_unfiltered_cpu"] = colCPU[2] / filteredCPU[2]
 	if err := c.CloseForDrop(); err != nil {
 		t.Fatal(err)
 	}
@@ -302,12 +438,13 @@ func TestSegmentBench(t *testing.T) {
 	if err := c.CloseForDrop(); err != nil {
 		t.Fatal(err)
 	}
-	began = time.Now()
+	began, cpu := time.Now(), cpuSeconds()
 	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res["reopen_10k_tail_seconds"] = time.Since(began).Seconds()
+	res["reopen_10k_tail_cpu_seconds"] = cpuSeconds() - cpu
 	res["reopen_points"] = c.Len()
 	// The process's RSS once the garbage is returned: the collection and
 	// the bench's small state.
@@ -321,6 +458,7 @@ func TestSegmentBench(t *testing.T) {
 		}
 	}
 	c.CloseForDrop()
+	res["query_while_ingesting"] = queryWhileIngesting(t)
 	b, _ := json.MarshalIndent(res, "", "  ")
 	if err := os.WriteFile(out, b, 0o644); err != nil {
 		t.Fatal(err)

@@ -174,6 +174,7 @@ func snapshotState(t *testing.T, ts *testServer) string {
 			delete(m, "tail_rows")
 			delete(m, "built_rows")
 			delete(m, "segments")
+			delete(m, "merging")
 			vectors, _ := m["vectors"].([]any)
 			for _, v := range vectors {
 				if f, ok := v.(map[string]any); ok {

@@ -97,7 +97,15 @@
 //     crowded is sealed first (a sealed segment without a file yet);
 //   - otherwise, 4 segments of one size tier (tier: floor(log4(live+1)))
 //     are merged into one;
-//   - otherwise, past 8 sealed segments, the 4 smallest are merged.
+//   - otherwise, past 8 sealed segments, the 4 smallest are merged;
+//   - otherwise, if no write was applied since the previous look (idle:
+//     MergePolicy.Idle), the segments are merged down: with three or more
+//     holding live keys, all but the largest into one, and all of them
+//     into one once the others hold as many live keys as the largest.
+//     An idle collection so settles at one segment, or the largest and
+//     one smaller, and the largest is rebuilt only when that at least
+//     doubles it; what it costs is the rebuild of the smaller ones after
+//     each checkpoint that sealed something (TestSegmentBench).
 //
 // A merge (Graphs.Merge) reads the sources' live keys and vectors and
 // builds a new graph holding no lock (writes, the builder and queries go
@@ -109,8 +117,16 @@
 // segment: hnsw.Index.Compact is no longer called. Tuning.VacuumRatio < 0
 // turns merging off (segments then accumulate, one per checkpoint and
 // field). Tiers bound the segment count by about 3 per tier, so
-// log4(N/seal size) tiers, and MaxSegments caps it: a steady collection
-// holds a handful.
+// log4(N/seal size) tiers, and MaxSegments caps it while writes go on;
+// idle, a collection holds one or two. Each segment costs a query one
+// graph search (the per-segment top k are merged), so the count is what
+// query speed depends on: TestSegmentQueryBench measures 1, 3 and 9.
+// Searching the segments one after another with the k-th or ef-th
+// distance found so far as a bound (Lucene's way across segments) was
+// tried and dropped: it cut the second segment's distance computations
+// to 0.53-0.68x, but recall@10 fell from 0.97 to 0.76-0.84 (2 x 2,000
+// points, ef 24), since an HNSW
+// search must pass through far nodes before it reaches near ones.
 //
 // # Reopen
 //
@@ -131,8 +147,12 @@
 //     runs (package snapshot, "State runs"; meta.idx, 1.6 MB a checkpoint
 //     at 100k points without documents, before them).
 //   - Merges run in the checkpoint loop at half the cores: under load they
-//     lag behind frequent checkpoints, and queries pay for every segment
-//     (0.62x one index's QPS with 9 segments at 100k, TestSegmentBench).
+//     lag behind frequent checkpoints, and until the collection is idle
+//     queries pay for every segment (TestSegmentQueryBench).
+//   - A merge is written by the next checkpoint, and a checkpoint needs
+//     a log record newer than the live snapshot: a collection merged
+//     down while idle and closed before any write loads its old segments
+//     again at Open and merges them again.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
 //   - Segment files are read, not mmap'd (LoadOptions.MmapVectors and

@@ -22,6 +22,10 @@ type MergePolicy struct {
 	// below 0 never.
 	TombstoneRatio float64
 	MinTombstones  int
+	// Idle says no write came since the policy's previous look: the
+	// sealed segments are then merged down to at most two (the package
+	// doc, "Merging"), since every segment costs each query a search.
+	Idle bool
 }
 
 // Plan returns the sealed segments the policy merges next (nil: none)
@@ -63,7 +67,37 @@ func (g *Graphs) Plan(p MergePolicy) (srcs []*Graph, rewrite bool) {
 		})
 		return bySize[:min(p.Factor, len(bySize))], false
 	}
+	if p.Idle {
+		return idleMerge(sealed), false
+	}
 	return nil, false
+}
+
+// idleMerge returns the segments an idle collection merges (nil: none):
+// with three or more holding live keys, all but the largest, and all of
+// them once the others together hold at least as many live keys as the
+// largest (two segments then too), so that the largest is rebuilt only
+// when that at least doubles it. What is left is one segment, or the
+// largest and one smaller.
+func idleMerge(sealed []*Graph) []*Graph {
+	var live []*Graph
+	largest, rest := 0, 0
+	for _, s := range sealed {
+		if n := s.index.Len(); n > 0 {
+			live = append(live, s)
+			rest += n
+			largest = max(largest, n)
+		}
+	}
+	rest -= largest
+	switch {
+	case len(live) >= 2 && rest >= largest:
+		return live
+	case len(live) >= 3:
+		at := slices.IndexFunc(live, func(s *Graph) bool { return s.index.Len() == largest })
+		return slices.Delete(live, at, at+1)
+	}
+	return nil
 }
 
 // Merge builds one graph of the live keys of srcs (sealed segments of g)

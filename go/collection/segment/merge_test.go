@@ -1,0 +1,92 @@
+package segment
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sealedOfSizes returns Graphs whose sealed segments hold sizes live keys,
+// oldest first, and an empty active graph.
+func sealedOfSizes(t *testing.T, sizes ...int) *Graphs {
+	t.Helper()
+	g := testGraphs(t)
+	rng := rand.New(rand.NewPCG(2, 2))
+	key := uint64(0)
+	for _, n := range sizes {
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i], key = key, key+1
+		}
+		if err := g.Add(vecs(rng, n), keys, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.SealActive(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g
+}
+
+func sizesOf(segs []*Graph) []int {
+	var out []int
+	for _, s := range segs {
+		out = append(out, s.index.Len())
+	}
+	return out
+}
+
+// TestIdleMergeLeavesAtMostTwoSegments: with no write coming, the policy
+// merges a collection's segments down to the largest and one smaller (all
+// into one once the others hold as many keys as the largest), and never
+// proposes a merge of one segment, which would rebuild it for nothing.
+func TestIdleMergeLeavesAtMostTwoSegments(t *testing.T) {
+	// Sizes of distinct tiers (Factor 4), fewer than MaxSegments: only
+	// the idle rule merges them.
+	policy := MergePolicy{Factor: 4, MaxSegments: 8, TombstoneRatio: -1}
+	for _, c := range []struct {
+		sizes, merged, after []int
+	}{
+		{[]int{300, 5, 70}, []int{5, 70}, []int{300, 75}},
+		{[]int{20, 300, 70, 5}, []int{20, 70, 5}, []int{300, 95}},
+		{[]int{300, 70, 260}, []int{300, 70, 260}, []int{630}},
+		{[]int{300, 70}, nil, []int{300, 70}},
+		{[]int{300}, nil, []int{300}},
+	} {
+		g := sealedOfSizes(t, c.sizes...)
+		if srcs, _ := g.Plan(policy); srcs != nil {
+			t.Fatalf("%v: not idle, the policy merges %v", c.sizes, sizesOf(srcs))
+		}
+		idle := policy
+		idle.Idle = true
+		srcs, rewrite := g.Plan(idle)
+		if !slices.Equal(sizesOf(srcs), c.merged) || rewrite {
+			t.Fatalf("%v: idle merge of %v (rewrite %v), want %v", c.sizes, sizesOf(srcs), rewrite, c.merged)
+		}
+		if srcs != nil {
+			if err := g.Merge(srcs, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := sizesOf(g.Sealed())
+		slices.Sort(after)
+		want := slices.Sorted(slices.Values(c.after))
+		if !slices.Equal(after, want) {
+			t.Fatalf("%v: after the merge %v, want %v", c.sizes, after, want)
+		}
+		if srcs, _ := g.Plan(idle); srcs != nil {
+			t.Fatalf("%v: a second idle look merges %v again", c.sizes, sizesOf(srcs))
+		}
+		if g.Len() != sum(c.sizes) {
+			t.Fatalf("%v: %d live keys after merging", c.sizes, g.Len())
+		}
+	}
+}
+
+func sum(s []int) int {
+	n := 0
+	for _, v := range s {
+		n += v
+	}
+	return n
+}

@@ -1,0 +1,204 @@
+package segment
+
+import (
+	"cmp"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// cpuSeconds is this process's user and system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// TestSegmentQueryBench measures what searching several segments costs
+// (issue 24) when STRATA_SEGQUERY names a JSON output file: the same
+// points (STRATA_SEGQUERY_N, default 100,000 x 128 clustered synthetic)
+// in one hnsw.Index and split evenly into 3 and 9 sealed segments
+// (Graphs.SearchFiltered), each at the smallest ef reaching recall@10
+// 0.95: QPS, CPU time per query and distance computations per query,
+// alternated round by round; and the same at 10 % selectivity (an allow
+// list of a random tenth), against its own filtered ground truth.
+func TestSegmentQueryBench(t *testing.T) {
+	out := os.Getenv("STRATA_SEGQUERY")
+	if out == "" {
+		t.Skip("set STRATA_SEGQUERY=<file.json> to run")
+	}
+	n := 100000
+	if s := os.Getenv("STRATA_SEGQUERY_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	const dim, k, nq = 128, 10, 200
+	rng := rand.New(rand.NewPCG(1, 1))
+	centres := make([]float32, 100*dim)
+	for i := range centres {
+		centres[i] = rng.Float32()*2 - 1
+	}
+	vec := func(m int) []float32 {
+		v := make([]float32, m*dim)
+		for r := range m {
+			c := rng.IntN(100)
+			for j := range dim {
+				v[r*dim+j] = centres[c*dim+j] + float32(rng.NormFloat64())*0.25
+			}
+		}
+		return v
+	}
+	data, qs := vec(n), vec(nq)
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = uint64(i)
+	}
+	allow := make([]uint64, 0, n/10)
+	for _, key := range keys {
+		if rng.IntN(10) == 0 {
+			allow = append(allow, key)
+		}
+	}
+	truthOf := func(among []uint64) [][]uint64 {
+		type hit struct {
+			key uint64
+			d   float32
+		}
+		truth := make([][]uint64, nq)
+		hits := make([]hit, len(among))
+		for q := range nq {
+			for i, key := range among {
+				hits[i] = hit{key, metric.L2.Distance(qs[q*dim:(q+1)*dim], data[key*dim:(key+1)*dim])}
+			}
+			slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.d, b.d) })
+			for _, h := range hits[:k] {
+				truth[q] = append(truth[q], h.key)
+			}
+		}
+		return truth
+	}
+	truth, filteredTruth := truthOf(keys), truthOf(allow)
+
+	cfg := hnsw.Config{Dim: dim, Metric: metric.L2, Seed: 1, Keys: true}
+	build := func(segs int) *Graphs {
+		var sealed []*Graph
+		for s := range segs {
+			lo, hi := s*n/segs, (s+1)*n/segs
+			x, err := hnsw.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Add(data[lo*dim:hi*dim], keys[lo:hi], nil, 0); err != nil {
+				t.Fatal(err)
+			}
+			g, err := LoadedGraph(x, "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sealed = append(sealed, g)
+		}
+		active, err := hnsw.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewGraphs(cfg, active, sealed)
+	}
+	type setup struct {
+		name   string
+		g      *Graphs
+		filter *hnsw.Filter
+		truth  [][]uint64
+		ef     int
+		recall float64
+		qps    []float64
+		cpuUs  []float64
+		dists  float64
+	}
+	var setups []*setup
+	for _, segs := range []int{1, 3, 9} {
+		began := time.Now()
+		g := build(segs)
+		t.Logf("%d segments built in %.1fs", segs, time.Since(began).Seconds())
+		name := strconv.Itoa(segs) + "_segments"
+		setups = append(setups, &setup{name: name, g: g, truth: truth},
+			&setup{name: name + "_filtered_10pct", g: g, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth})
+	}
+	outKeys, outDists := make([]int64, k), make([]float32, k)
+	pass := func(s *setup, ef int) (recall float64, dists int64) {
+		hits := 0
+		for q := range nq {
+			st, err := s.g.SearchFiltered(qs[q*dim:(q+1)*dim], k, ef, 1, s.filter, outKeys, outDists)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dists += st.DistanceComputations
+			for _, key := range outKeys {
+				if key >= 0 && slices.Contains(s.truth[q], uint64(key)) {
+					hits++
+				}
+			}
+		}
+		return float64(hits) / float64(nq*k), dists
+	}
+	for _, s := range setups {
+		target := 0.95
+		if s.filter != nil {
+			target = 0.99
+		}
+		for _, ef := range []int{10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512} {
+			r, d := pass(s, ef)
+			s.ef, s.recall, s.dists = ef, r, float64(d)/nq
+			if r >= target {
+				break
+			}
+		}
+	}
+	// Rounds alternate the setups; each runs passes for at least 300 ms.
+	for range 5 {
+		for _, s := range setups {
+			done := 0
+			start, cpu := time.Now(), cpuSeconds()
+			for time.Since(start) < 300*time.Millisecond {
+				pass(s, s.ef)
+				done += nq
+			}
+			s.qps = append(s.qps, float64(done)/time.Since(start).Seconds())
+			s.cpuUs = append(s.cpuUs, (cpuSeconds()-cpu)/float64(done)*1e6)
+		}
+	}
+	res := map[string]any{"n": n, "dim": dim, "k": k, "queries": nq, "allowed": len(allow)}
+	median := func(v []float64) float64 { v = slices.Sorted(slices.Values(v)); return v[len(v)/2] }
+	byName := map[string]*setup{}
+	for _, s := range setups {
+		byName[s.name] = s
+		res[s.name] = map[string]float64{"ef": float64(s.ef), "recall": s.recall, "qps_median": median(s.qps),
+			"cpu_us_per_query_median": median(s.cpuUs), "distances_per_query": s.dists}
+	}
+	ratios := map[string]float64{}
+	for _, s := range setups {
+		base := byName["1_segments"]
+		if s.filter != nil {
+			// Filtered QPS over the unfiltered QPS of the same segments.
+			unfiltered := byName[s.name[:len(s.name)-len("_filtered_10pct")]]
+			ratios[s.name+"_over_unfiltered_cpu"] = median(unfiltered.cpuUs) / median(s.cpuUs)
+			continue
+		}
+		ratios[s.name+"_over_one_index_cpu"] = median(base.cpuUs) / median(s.cpuUs)
+		ratios[s.name+"_over_one_index_qps"] = median(s.qps) / median(base.qps)
+	}
+	res["ratios"] = ratios
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", b)
+}
