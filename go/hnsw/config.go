@@ -49,6 +49,12 @@ type Config struct {
 	// graph searches run on them (rabitq_keep.go); 0 keeps none (codes
 	// can still be built by hand with BuildRaBitQ).
 	RaBitQBits int
+	// RaBitQCodesOnly, with RaBitQBits in [2, 8], keeps no float vectors:
+	// the graph is built on the float vectors of the index's one Add,
+	// which are dropped once coded; searches re-rank with the extended
+	// codes and report their estimates (rabitq_codesonly.go). Not in the
+	// file's parameters: a file without vectors and with bit planes is one.
+	RaBitQCodesOnly bool
 }
 
 // maxID is the largest id Add and Load accept.
@@ -108,6 +114,9 @@ func (c *Config) validate() error {
 	}
 	if c.Metric == metric.Manhattan && (c.Quantization != QuantNone || c.RaBitQBits > 0) {
 		return fmt.Errorf("%w: the l1 metric needs float vectors (neither sq8 nor rabitq codes estimate it)", ErrInvalidArgument)
+	}
+	if c.RaBitQCodesOnly && (c.RaBitQBits < 2 || c.Quantization != QuantNone) {
+		return fmt.Errorf("%w: a codes-only index re-ranks with extended rabitq codes: it needs rabitq bits in [2, %d], got %d", ErrInvalidArgument, rabitq.MaxBits, c.RaBitQBits)
 	}
 	if c.RaBitQBits > 0 && c.Quantization != QuantNone {
 		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, c.Quantization)
