@@ -25,8 +25,9 @@ import (
 //   - build time (wall and process CPU, every core) of the float index, the
 //     door's default RaBitQ index (Config.RaBitQBits = 1: float vectors,
 //     1-bit codes and neighbour blocks), a codes-only index of
-//     $STRATA_MODES_BITS (3) bits, and the float index again (the two float
-//     builds bracket the others, so drift in the machine's load shows);
+//     $STRATA_MODES_BITS (3) bits and, with $STRATA_MODES_AGAIN set, the
+//     float index again (the two float builds bracket the others, so drift
+//     in the machine's load shows);
 //
 //   - each mode's memory per vector (Index.Memory), with the float vectors
 //     resident and, for modes that re-rank with them, mapped (not counted);
@@ -72,7 +73,11 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		memoryPart Memory
 	}
 	var builds []*build
-	for _, mode := range []string{"float", "rabitq1", fmt.Sprintf("codes-only%d", codeBits), "float-again"} {
+	modes := []string{"float", "rabitq1", fmt.Sprintf("codes-only%d", codeBits)}
+	if os.Getenv("STRATA_MODES_AGAIN") != "" {
+		modes = append(modes, "float-again")
+	}
+	for _, mode := range modes {
 		cfg := Config{Dim: dim, Metric: m, Seed: 1}
 		switch {
 		case mode == "rabitq1":
@@ -98,7 +103,10 @@ func BenchmarkRaBitQModes(b *testing.B) {
 			builds[0].index = nil // keep one float graph in memory
 		}
 	}
-	float, door, codes := builds[3].index, builds[1].index, builds[2].index
+	float, door, codes := builds[len(builds)-1].index, builds[1].index, builds[2].index
+	if len(builds) == 3 {
+		float = builds[0].index
+	}
 	bandwidth := streamReadGBps()
 	truth := exactTruth(data.Train, queries, dim, k, m)
 
