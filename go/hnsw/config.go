@@ -20,6 +20,11 @@ const (
 	// fast as 8-bit ones at 100k x 512 (bench/results/rabitq-go) in a
 	// seventh of the memory (88 bytes per vector against 624).
 	DefaultRaBitQBits = 1
+	// DefaultCodesOnlyBits is the RaBitQBits of a codes-only index
+	// (Config.RaBitQCodesOnly) whose caller names no width: 3 bits keep
+	// a node in under a fifth of a float vector's memory at 512-d
+	// (BenchmarkRaBitQModes, bench/results/rabitq-modes).
+	DefaultCodesOnlyBits = 3
 	// maxLevel caps the random level; with M=2 the chance of exceeding it is
 	// below 2^-31 per node.
 	maxLevel = 31

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,27 +23,30 @@ import (
 // keeps, on one data set in one run (issue 22's memory, build-time and
 // same-algorithm targets):
 //
-//   - build time (wall and process CPU, every core) of the float index, the
-//     door's default RaBitQ index (Config.RaBitQBits = 1: float vectors,
-//     1-bit codes and neighbour blocks), a codes-only index of
-//     $STRATA_MODES_BITS (3) bits and, with $STRATA_MODES_AGAIN set, the
-//     float index again (the two float builds bracket the others, so drift
-//     in the machine's load shows);
+//   - build time (wall and process CPU, every core) of the indexes named by
+//     $STRATA_MODES_BUILDS, in that order (default "float"): "float",
+//     "rabitq1" (the door's default, Config.RaBitQBits = 1: float vectors,
+//     1-bit codes and neighbour blocks) and "codes-only" (Config.RaBitQCodesOnly
+//     with $STRATA_MODES_BITS, 3, bits); repeat names to alternate them;
 //
 //   - each mode's memory per vector (Index.Memory), with the float vectors
 //     resident and, for modes that re-rank with them, mapped (not counted);
 //
-//   - recall@10, CPU-time QPS, bytes read per query and the fraction of the
-//     machine's one-thread streaming bandwidth that reaches, per ef, for
-//     the float graph, the door's 1-bit index, 1-bit codes on their rows
-//     (BuildRaBitQ(1): no blocks), the codes-only index, and codes-only
-//     searches of 2-8 bits on the float graph (the same search a codes-only
-//     index of those bits runs, TestCodesOnlyPlanesAreTheExtendedCodes).
+//   - unless $STRATA_MODES_SEARCH is 0: recall@10, CPU-time QPS, bytes read
+//     per query and the fraction of the machine's one-thread streaming
+//     bandwidth that reaches, per ef, on the last float graph built: float
+//     search, the door's 1-bit search (its blocks and expanded search, coded
+//     as the door codes), 1-bit codes on their rows (BuildRaBitQ(1): no
+//     blocks), and codes-only searches of 2-8 bits (the search a codes-only
+//     index of those bits runs on its own graph,
+//     TestCodesOnlyPlanesAreTheExtendedCodes), with the codes-only index
+//     built, if any, searched too.
 //
-//     STRATA_RABITQ_N=100000 STRATA_MODES_JSON=out.json go test ./go/hnsw -run '^$' -bench RaBitQModes -benchtime 1x -timeout 2h
+//     STRATA_RABITQ_N=100000 STRATA_MODES_JSON=out.json go test ./go/hnsw -run '^$' -bench RaBitQModes -benchtime 1x -timeout 3h
 //
 // Env: STRATA_RABITQ_SET (pypi-use512), STRATA_RABITQ_N (100000),
-// STRATA_RABITQ_Q (1000 held-out queries), STRATA_MODES_BITS,
+// STRATA_RABITQ_Q (1000 held-out queries), STRATA_MODES_EFS (32,64,128,256),
+// STRATA_MODES_CODEBITS (2,3,4,5,6,8: the codes-only widths searched),
 // STRATA_MODES_JSON (the results file).
 func BenchmarkRaBitQModes(b *testing.B) {
 	set := os.Getenv("STRATA_RABITQ_SET")
@@ -65,25 +69,27 @@ func BenchmarkRaBitQModes(b *testing.B) {
 	queries := data.Queries[:nq*dim]
 
 	type build struct {
-		Mode       string  `json:"mode"`
-		WallSec    float64 `json:"wall_seconds"`
-		CPUSec     float64 `json:"cpu_seconds"`
-		Loadavg    string  `json:"loadavg"`
-		index      *Index
-		memoryPart Memory
+		Mode    string  `json:"mode"`
+		WallSec float64 `json:"wall_seconds"`
+		CPUSec  float64 `json:"cpu_seconds"`
+		Loadavg string  `json:"loadavg"`
 	}
-	var builds []*build
-	modes := []string{"float", "rabitq1", fmt.Sprintf("codes-only%d", codeBits)}
-	if os.Getenv("STRATA_MODES_AGAIN") != "" {
-		modes = append(modes, "float-again")
+	var builds []build
+	var float, codes *Index
+	buildModes := strings.Split(os.Getenv("STRATA_MODES_BUILDS"), ",")
+	if buildModes[0] == "" {
+		buildModes = []string{"float"}
 	}
-	for _, mode := range modes {
+	for _, mode := range buildModes {
 		cfg := Config{Dim: dim, Metric: m, Seed: 1}
-		switch {
-		case mode == "rabitq1":
+		switch mode {
+		case "float":
+		case "rabitq1":
 			cfg.RaBitQBits = 1
-		case strings.HasPrefix(mode, "codes-only"):
+		case "codes-only":
 			cfg.RaBitQBits, cfg.RaBitQCodesOnly = codeBits, true
+		default:
+			b.Fatalf("unknown build mode %q", mode)
 		}
 		x, err := New(cfg)
 		if err != nil {
@@ -94,21 +100,19 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		if err := x.Add(data.Train, nil, nil, 0); err != nil {
 			b.Fatal(err)
 		}
-		bd := &build{Mode: mode, WallSec: time.Since(wall0).Seconds(), CPUSec: processCPU() - cpu0, Loadavg: loadavg(), index: x}
-		bd.memoryPart = x.Memory()
-		fmt.Fprintf(os.Stderr, "build %-14s wall %6.1f s  cpu %6.1f s  load %s\n", mode, bd.WallSec, bd.CPUSec, bd.Loadavg)
+		bd := build{Mode: mode, WallSec: time.Since(wall0).Seconds(), CPUSec: processCPU() - cpu0, Loadavg: loadavg()}
+		fmt.Fprintf(os.Stderr, "build %-10s wall %6.1f s  cpu %6.1f s  load %s\n", mode, bd.WallSec, bd.CPUSec, bd.Loadavg)
 		builds = append(builds, bd)
-		if mode == "float-again" {
-			builds[0].index.Close()
-			builds[0].index = nil // keep one float graph in memory
+		switch mode {
+		case "float":
+			float = x
+		case "codes-only":
+			codes = x
 		}
 	}
-	float, door, codes := builds[len(builds)-1].index, builds[1].index, builds[2].index
-	if len(builds) == 3 {
-		float = builds[0].index
+	if float == nil {
+		b.Fatal("STRATA_MODES_BUILDS builds no float index")
 	}
-	bandwidth := streamReadGBps()
-	truth := exactTruth(data.Train, queries, dim, k, m)
 
 	// Memory per vector of each mode; "floats mapped" leaves out the float
 	// vectors, which Load(MmapVectors) keeps in the page cache.
@@ -133,17 +137,22 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		return r
 	}
 	searchModes := map[string]*rabitqCodes{"float": nil}
-	memRows := []memRow{perVector("float", float.Memory()), perVector("rabitq1", door.Memory()),
-		perVector(builds[2].Mode, codes.Memory())}
-	searchModes["rabitq1"] = door.rabitq.Load()
-	searchModes[builds[2].Mode] = codes.rabitq.Load()
+	memRows := []memRow{perVector("float", float.Memory())}
+	order := []string{"float"}
+	// The door's 1-bit index: codes and blocks as keepRaBitQ builds them.
+	float.cfg.RaBitQBits, float.rabitqBlocks = 1, true
+	if err := float.buildRaBitQLocked(1); err != nil {
+		b.Fatal(err)
+	}
+	float.cfg.RaBitQBits = 0
+	searchModes["rabitq1"], order = float.rabitq.Load(), append(order, "rabitq1")
+	memRows = append(memRows, perVector("rabitq1", float.Memory()))
 	if err := float.BuildRaBitQ(1); err != nil {
 		b.Fatal(err)
 	}
-	searchModes["rabitq1-rows"] = float.rabitq.Load()
+	searchModes["rabitq1-rows"], order = float.rabitq.Load(), append(order, "rabitq1-rows")
 	memRows = append(memRows, perVector("rabitq1-rows", float.Memory()))
-	order := []string{"float", "rabitq1", "rabitq1-rows", builds[2].Mode}
-	for _, bits := range []int{2, 3, 4, 5, 6, 8} {
+	for _, bits := range envInts(b, "STRATA_MODES_CODEBITS", []int{2, 3, 4, 5, 6, 8}) {
 		if err := float.BuildRaBitQ(bits); err != nil {
 			b.Fatal(err)
 		}
@@ -153,19 +162,24 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		// of the byte codes, and no float vectors.
 		mem.RaBitQCodes += 8*rq.n*(bits-1)*rq.words - len(rq.ex)
 		mem.Floats = 0
-		name := fmt.Sprintf("codes-only%d-on-float-graph", bits)
+		name := fmt.Sprintf("codes-only%d", bits)
 		c := rq.withoutBlocks()
 		c.codesOnly = true
-		searchModes[name] = c
+		searchModes[name+"-on-float-graph"] = c
+		order = append(order, name+"-on-float-graph")
+		memRows = append(memRows, perVector(name, mem))
+	}
+	if codes != nil {
+		name := fmt.Sprintf("codes-only%d-index", codeBits)
 		order = append(order, name)
-		memRows = append(memRows, perVector(fmt.Sprintf("codes-only%d", bits), mem))
+		memRows = append(memRows, perVector(name, codes.Memory()))
 	}
 	floatTotal := memRows[0].Total
 	for i := range memRows {
 		memRows[i].RatioResident = memRows[i].Total / floatTotal
 		memRows[i].RatioMapped = memRows[i].FloatsMapped / floatTotal
 		r := memRows[i]
-		fmt.Fprintf(os.Stderr, "memory %-14s B/vector graph %5.0f floats %5.0f codes %5.0f factors %4.0f blocks %5.0f = %5.0f (%.3f of float); floats mapped %5.0f (%.3f)\n",
+		fmt.Fprintf(os.Stderr, "memory %-18s B/vector graph %5.0f floats %5.0f codes %5.0f factors %4.0f blocks %5.0f = %5.0f (%.3f of float); floats mapped %5.0f (%.3f)\n",
 			r.Mode, r.Graph, r.Floats, r.Codes, r.Factors, r.Blocks, r.Total, r.RatioResident, r.FloatsMapped, r.RatioMapped)
 	}
 
@@ -179,28 +193,33 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		Bandwidth  float64 `json:"bandwidth_fraction"`
 	}
 	var rows []row
+	bandwidth := streamReadGBps()
+	efs := envInts(b, "STRATA_MODES_EFS", []int{32, 64, 128, 256})
+	if os.Getenv("STRATA_MODES_SEARCH") == "0" {
+		efs = nil
+	}
+	var truth [][]uint64
+	if len(efs) > 0 {
+		truth = exactTruth(data.Train, queries, dim, k, m)
+	}
 	ids := make([]int64, nq*k)
 	dists := make([]float32, nq*k)
 	var bytesRead atomic.Int64
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b.ResetTimer()
-	for _, ef := range []int{16, 32, 64, 128, 256} {
+	for _, ef := range efs {
 		for _, mode := range order {
 			x := float
-			switch mode {
-			case "rabitq1":
-				x = door
-			case builds[2].Mode:
+			if codes != nil && mode == order[len(order)-1] {
 				x = codes
-			default:
+			} else {
 				float.rabitq.Store(searchModes[mode])
 			}
 			x.testing.rabitqBytes = &bytesRead
-			var nref int64
+			var nref, ndis int64
 			bytesRead.Store(0)
 			cpu0 := threadCPU()
-			var ndis int64
 			for i := 0; i < nq; i++ {
 				st, err := x.SearchFiltered(queries[i*dim:(i+1)*dim], k, ef, 1, nil, ids[i*k:(i+1)*k], dists[i*k:(i+1)*k])
 				if err != nil {
@@ -229,7 +248,7 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		commit, _ := exec.Command("git", "rev-parse", "HEAD").Output()
 		out := map[string]any{
 			"benchmark": "go/hnsw BenchmarkRaBitQModes", "set": set, "n": n, "queries": nq, "k": k, "dim": dim,
-			"metric": m.String(), "m": float.cfg.M, "ef_construction": float.cfg.EfConstruction,
+			"metric": m.String(), "m": float.cfg.M, "ef_construction": float.cfg.EfConstruction, "codes_only_bits": codeBits,
 			"builds": builds, "memory_per_vector": memRows, "stream_read_gbps": bandwidth,
 			"commit": strings.TrimSpace(string(commit)), "loadavg": loadavg(), "cpu": cpuModel(),
 			"kernels":   map[string]string{"float": kernels.Path(), "bitdot": kernels.BitDotPath()},
@@ -240,6 +259,23 @@ func BenchmarkRaBitQModes(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// envInts is the comma-separated integers of $name, or def.
+func envInts(b *testing.B, name string, def []int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		i, err := strconv.Atoi(f)
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // processCPU is the process's CPU time in seconds (every thread: a build
