@@ -119,12 +119,17 @@ func (rq *rabitqCodes) unpackPlanes(node uint32, ex []uint8) {
 // planeDot is Σ uᵢ·qᵢ of node's extended code, from its code row's top
 // bits and its planes: what kernels.DotU8 computes on the byte code.
 func (rq *rabitqCodes) planeDot(sc *rabitqScratch, node uint32) uint32 {
-	B := rq.q.Bits()
-	per := (B - 1) * rq.words
-	planes := rq.planes[int(node)*per:][:per]
-	s := kernels.BitDotU8(rq.rows[int(node)*rq.stride:][:rq.words], sc.query.Code) << (B - 1)
+	return planeDot(rq.rows, rq.planes, rq.words, rq.stride, rq.q.Bits(), sc.query.Code, node)
+}
+
+// planeDot is Σ uᵢ·qᵢ of node's B-bit code held as its code row's top
+// bits (rows of stride words, words of code) and B−1 planes.
+func planeDot(rows, planes []uint64, words, stride, B int, q []uint8, node uint32) uint32 {
+	per := (B - 1) * words
+	own := planes[int(node)*per:][:per]
+	s := kernels.BitDotU8(rows[int(node)*stride:][:words], q) << (B - 1)
 	for j := 0; j < B-1; j++ {
-		s += kernels.BitDotU8(planes[j*rq.words:(j+1)*rq.words], sc.query.Code) << j
+		s += kernels.BitDotU8(own[j*words:(j+1)*words], q) << j
 	}
 	return s
 }

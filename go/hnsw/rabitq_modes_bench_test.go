@@ -292,3 +292,39 @@ func loadavg() string {
 	raw, _ := os.ReadFile("/proc/loadavg")
 	return strings.TrimSpace(string(raw))
 }
+
+// BenchmarkRaBitQCoding is what coding adds to a build, per node and on
+// one thread: fitting the quantizer and coding every node of a graph of
+// $STRATA_RABITQ_N (5000) pypi-use512 vectors at 1, 3 and 8 bits, beside
+// what inserting a node costs on the same thread. Run with -cpu 1.
+func BenchmarkRaBitQCoding(b *testing.B) {
+	data, err := synth.LoadRealSet("pypi-use512", envInt("STRATA_RABITQ_N", 5000))
+	if err != nil {
+		b.Skipf("real data not available: %v", err)
+	}
+	n := len(data.Train) / data.Dim
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	x := mustNew(b, Config{Dim: data.Dim, Metric: metric.Cosine, Seed: 1})
+	cpu0 := threadCPU()
+	if err := x.Add(data.Train, nil, nil, 1); err != nil {
+		b.Fatal(err)
+	}
+	insert := (threadCPU() - cpu0) * 1e9 / float64(n)
+	for _, bits := range []int{1, 3, 8} {
+		b.Run(fmt.Sprintf("bits=%d", bits), func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			for b.Loop() {
+				if err := x.BuildRaBitQ(bits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			code := (threadCPU() - cpu0) * 1e9 / float64(b.N) / float64(n)
+			b.ReportMetric(code, "code-cpu-ns/node")
+			b.ReportMetric(insert, "insert-cpu-ns/node")
+			b.ReportMetric(code/insert, "code/insert")
+		})
+	}
+}
