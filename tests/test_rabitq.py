@@ -154,7 +154,7 @@ def test_bad_arguments_name_the_problem() -> None:
         strata.Index(8, bits=4)
     with pytest.raises(ValueError, match="bits is a setting of quantization rabitq"):
         strata.Index(8, quantization="sq8", bits=4)
-    with pytest.raises(ValueError, match=r"codes-only index .* needs rabitq bits in \[2, 8\], got 1"):
+    with pytest.raises(ValueError, match=r"codes-only index .* rabitq bits in \[2, 8\], got 1"):
         strata.Index(8, quantization="rabitq", rerank=False, bits=1)
     with pytest.raises(ValueError, match="'rabitq'"):
         strata.Index(8, quantization="rabitq4")
@@ -200,7 +200,7 @@ def test_codes_only_refuses_what_needs_float_vectors(data) -> None:
     index = strata.Index(DIM, quantization="rabitq", bits=4, rerank=False, seed=1)
     index.add(points[:2000])
     before = index.search(queries[:5], k=10)
-    with pytest.raises(ValueError, match="rabitq codes only .*Add needs them"):
+    with pytest.raises(ValueError, match=r"rabitq codes only .*Add needs them"):
         index.add(points[2000:2010])
     with pytest.raises(ValueError, match="GetVectors needs them"):
         index.get_vectors([1])
