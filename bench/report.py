@@ -648,6 +648,40 @@ def rabitq_section(title: str, key: str, intro: str) -> Callable[[list], str]:
     return section
 
 
+def rabitq_modes_section(runs: list) -> str:
+    """Build time, memory per vector and (when searched) recall of each RaBitQ memory mode."""
+    parts = ["## RaBitQ memory modes (Go, `BenchmarkRaBitQModes`)", "",
+             "Bytes per vector of each part (`Index.Memory`), with the float vectors resident "
+             "and mapped (`mmap_vectors=True`: they stay in the page cache), as a fraction of "
+             "the float index; build wall and process CPU seconds on every core, in the order "
+             "run; recall@10 and CPU-time QPS of one query at a time per ef, with the bytes a "
+             "query reads and the fraction of the machine's one-thread streaming bandwidth "
+             "that is. `codes-onlyB` rows are the codes-only search of B bits on the float "
+             "graph (what a codes-only index runs, node for node).", ""]
+    for name, path, r in runs:
+        load = float(str(r["loadavg"]).split()[0])
+        parts += [f"### {name.label}", "",
+                  f"{r['n']:,} x {r['dim']} {r['set']}, {r['queries']} queries, k={r['k']}; "
+                  f"commit `{name.commit}`, {when(name)}, 1-minute load average {load:.1f}; "
+                  f"`{path.name}`", ""]
+        mem = [[m["mode"], fmt(m["graph"]), fmt(m["floats"]), fmt(m["codes"]), fmt(m["factors"]),
+                fmt(m["blocks"]), fmt(m["total"]), f"{m['ratio_to_float']:.3f}",
+                fmt(m["total_floats_mapped"]), f"{m['ratio_to_float_floats_mapped']:.3f}"]
+               for m in r["memory_per_vector"]]
+        parts += [table(["mode", "graph", "floats", "codes", "factors", "blocks", "total",
+                         "/ float", "floats mapped", "/ float"], mem), ""]
+        builds = [[b["mode"], f"{b['wall_seconds']:.1f}", f"{b['cpu_seconds']:.1f}"]
+                  for b in r["builds"]]
+        parts += [table(["build", "wall s", "CPU s"], builds), ""]
+        if r["rows"]:
+            rows = [[row["mode"], str(row["ef"]), f"{row['recall']:.4f}", fmt(row["qps_cpu"]),
+                     fmt(row["refinements_per_query"], 1), fmt(row["bytes_per_query"] / 1024),
+                     f"{row['bandwidth_fraction']:.3f}"] for row in r["rows"]]
+            parts += [table(["mode", "ef", "recall", "CPU QPS", "refine/q", "KB/q",
+                             "bandwidth"], rows), ""]
+    return "\n".join(parts)
+
+
 def hybrid_section(runs: list) -> str:
     name, path, r = runs[-1]
     s = r["summary"]
@@ -687,6 +721,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
         "strata's RaBitQ search modes (in Python: `quantization=\"rabitq\"`) against its float "
         "search on the same graph: QPS per CPU second, one query at a time, at recall@10 "
         "targets.")),
+    ("rabitq-modes", rabitq_modes_section),
     ("rabitq-peers", rabitq_section(
         "## RaBitQ peers (`bench_rabitq_peers.py`, now part of `bench_ann.py`)", "lib",
         "hnswlib and rabitqlib's HnswIndex (8-bit RaBitQ) and SymqgIndex on the same rows and "

@@ -73,12 +73,14 @@ func newHNSW(dim C.int64_t, metricCode C.int, m, efConstruction C.int64_t, seed 
 			return nil, invalidf("bits is a setting of quantization rabitq, got bits %d with quantization %s", bits, cfg.Quantization)
 		}
 	case C.STRATA_QUANT_RABITQ:
-		if rerank == 0 {
-			return nil, invalidf("a rabitq index keeps its float vectors to re-rank with: rerank must be true")
-		}
+		// rerank 0 is the codes-only index (the engine checks its bits).
 		cfg.Quantization, cfg.Rerank, cfg.RaBitQBits = hnsw.QuantNone, false, int(bits)
+		cfg.RaBitQCodesOnly = rerank == 0
 		if bits == 0 {
 			cfg.RaBitQBits = hnsw.DefaultRaBitQBits
+			if cfg.RaBitQCodesOnly {
+				cfg.RaBitQBits = hnsw.DefaultCodesOnlyBits
+			}
 		}
 	default:
 		return nil, invalidf("unknown quantization %d (0=none, 1=sq8, 2=rabitq)", quantization)

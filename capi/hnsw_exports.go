@@ -75,7 +75,7 @@ func strata_info_get(h C.strata_handle, out *C.strata_info, errBuf *C.char, errL
 		cfg := x.Config()
 		quantization, rerank := C.int(cfg.Quantization), cfg.Rerank
 		if cfg.RaBitQBits > 0 {
-			quantization, rerank = C.STRATA_QUANT_RABITQ, true
+			quantization, rerank = C.STRATA_QUANT_RABITQ, !cfg.RaBitQCodesOnly
 		}
 		mem := x.Memory()
 		*out = C.strata_info{

@@ -142,7 +142,7 @@ typedef struct {
     int64_t m;
     int64_t ef_construction;
     int quantization;
-    int rerank;
+    int rerank;             /* SQ8 or RaBitQ: float vectors are kept (0: codes only) */
     int trained;            /* 0 until an SQ8 index has its ranges */
     int64_t len;            /* live vectors */
     int64_t tombstones;     /* removed or replaced vectors compact() would reclaim */
@@ -175,9 +175,13 @@ typedef struct {
  * (enum strata_quantization) and, for SQ8, rerank (keep float vectors and
  * re-rank candidates with them). For STRATA_QUANT_RABITQ, bits is the width
  * of the re-ranking codes (0: the engine's default; 1: 1-bit codes only,
- * re-ranked with the float vectors) and rerank must be 1: the float
- * vectors are kept. The codes are fitted on the first add and kept current
- * by every add, remove and compact. bits must be 0 for other quantizations. */
+ * re-ranked with the float vectors). With rerank 1 the float vectors are
+ * kept; the codes are fitted on the first add and kept current by every
+ * add, remove and compact. With rerank 0 the index is codes-only: bits in
+ * 2..8 (0: 3), the graph is built by the one add it takes, whose float
+ * vectors are then dropped; searches re-rank with the extended codes and
+ * report their estimated distances; a later add, compact and get_vectors
+ * fail with STRATA_ERR_INVALID. bits must be 0 for other quantizations. */
 int strata_create_hnsw(int64_t dim, int metric, int64_t m, int64_t ef_construction,
                        uint64_t seed, int has_seed, int quantization, int rerank,
                        int bits, strata_handle *out, char *err, size_t errlen);

@@ -444,6 +444,11 @@ class Index(_BaseIndex):
     default. The codes are fitted on the first add (and again each time the
     index doubles, up to 64,000 vectors) and every add codes its vectors,
     so searches always run on codes; return_stats counts the refinements.
+    rerank=False makes it codes-only: no float vectors are kept (bits in
+    2..8, None: 3); the one add it takes builds the graph on its vectors,
+    then drops them; searches re-rank with the extended codes and return
+    their estimated distances; a second add, compact and get_vectors raise
+    ValueError.
     """
 
     __slots__ = ("_M", "_bits", "_ef_construction", "_quantization", "_rerank")
@@ -507,13 +512,15 @@ class Index(_BaseIndex):
 
     @property
     def rerank(self) -> bool:
-        """Whether an SQ8 index keeps float vectors to re-rank with."""
+        """Whether an SQ8 or RaBitQ index keeps float vectors to re-rank with."""
         return self._rerank
 
     def _params(self) -> str:
         params = f"{super()._params()}, M={self._M}, ef_construction={self._ef_construction}"
         if self._quantization == "rabitq":
             params += f", quantization='rabitq', bits={self._bits}"
+            if not self._rerank:
+                params += ", rerank=False"
         elif self._quantization is not None:
             params += f", quantization={self._quantization!r}, rerank={self._rerank}"
         return params

@@ -154,7 +154,85 @@ def test_bad_arguments_name_the_problem() -> None:
         strata.Index(8, bits=4)
     with pytest.raises(ValueError, match="bits is a setting of quantization rabitq"):
         strata.Index(8, quantization="sq8", bits=4)
-    with pytest.raises(ValueError, match="rerank must be true"):
-        strata.Index(8, quantization="rabitq", rerank=False)
+    with pytest.raises(ValueError, match=r"codes-only index .* rabitq bits in \[2, 8\], got 1"):
+        strata.Index(8, quantization="rabitq", rerank=False, bits=1)
     with pytest.raises(ValueError, match="'rabitq'"):
         strata.Index(8, quantization="rabitq4")
+
+
+# --- codes-only: rerank=False keeps no float vectors --------------------------
+
+
+@pytest.fixture(scope="module")
+def codes_only(data) -> strata.Index:
+    points, _ = data
+    index = strata.Index(DIM, metric="l2", quantization="rabitq", bits=8, rerank=False, seed=4)
+    index.add(points, num_threads=1)
+    return index
+
+
+def test_codes_only_keeps_no_float_vectors(data, codes_only) -> None:
+    points, queries = data
+    truth = np.argsort(reference_distances("l2", queries, points), axis=1)[:, :10]
+    float_index = strata.Index(DIM, metric="l2", seed=4)
+    float_index.add(points, num_threads=1)
+    float_recall = recall(_stats(float_index, queries)[0], truth)
+    ids, dists, stats = _stats(codes_only, queries)
+    assert stats["plan"] == "graph" and stats["refinements"] > 0
+    # 48 dimensions coded at D = 64 are hard on the codes (the Go tests and
+    # bench/results/rabitq-modes measure 512-d); 8 bits stay close.
+    assert recall(ids, truth) >= float_recall - 0.05, (recall(ids, truth), float_recall)
+    # The distances are the 8-bit estimates: close to the exact ones, not equal.
+    exact = np.take_along_axis(reference_distances("l2", queries, points), ids, axis=1)
+    assert np.abs(dists - exact).max() < 0.05 * exact.max()
+    memory = codes_only.info()["memory"]
+    assert memory["bytes"]["floats"] == 0
+    # The 1-bit word and 7 planes of 8 bytes; the factors of both codes.
+    assert memory["bytes_per_vector"]["rabitq_codes"] == 8 + 7 * 8
+    assert memory["bytes_per_vector"]["rabitq_factors"] == 24 + 24
+    assert codes_only.rerank is False and codes_only.bits == 8
+    assert "quantization='rabitq', bits=8, rerank=False" in repr(codes_only)
+    assert strata.Index(8, quantization="rabitq", rerank=False).bits == 3  # the engine's default
+
+
+def test_codes_only_refuses_what_needs_float_vectors(data) -> None:
+    points, queries = data
+    index = strata.Index(DIM, quantization="rabitq", bits=4, rerank=False, seed=1)
+    index.add(points[:2000])
+    before = index.search(queries[:5], k=10)
+    with pytest.raises(ValueError, match=r"rabitq codes only .*Add needs them"):
+        index.add(points[2000:2010])
+    with pytest.raises(ValueError, match="GetVectors needs them"):
+        index.get_vectors([1])
+    with pytest.raises(ValueError, match="Compact needs them"):
+        index.compact()
+    assert len(index) == 2000
+    after = index.search(queries[:5], k=10)
+    np.testing.assert_array_equal(after[0], before[0])
+    index.remove([int(before[0][0, 0])])
+    assert int(before[0][0, 0]) not in index.search(queries[:1], k=10)[0]
+
+
+def test_codes_only_save_load_and_pickle(tmp_path, data, codes_only) -> None:
+    _, queries = data
+    before = _stats(codes_only, queries)
+    path = tmp_path / "codes.strata"
+    codes_only.save(path)
+    loaded = [strata.Index.load(path), strata.Index.load(path, mmap_vectors=True)]
+    for copy in (*loaded, pickle.loads(pickle.dumps(codes_only))):
+        assert copy.quantization == "rabitq" and copy.bits == 8 and copy.rerank is False
+        assert copy.info()["mmapped"] is False  # nothing to map
+        after = _stats(copy, queries)
+        np.testing.assert_array_equal(after[0], before[0])
+        np.testing.assert_array_equal(after[1], before[1])
+        assert copy.info()["memory"] == codes_only.info()["memory"]
+        with pytest.raises(ValueError, match="Add needs them"):
+            copy.add(queries[:1])
+    for copy in loaded:
+        copy.close()
+    empty = strata.Index(DIM, quantization="rabitq", bits=3, rerank=False)
+    empty.save(path)
+    reloaded = strata.Index.load(path)
+    assert reloaded.rerank is False
+    reloaded.add(data[0][:500])
+    assert reloaded.info()["memory"]["bytes"]["floats"] == 0

@@ -39,6 +39,10 @@ func (x *Index) Compact(threads int) error {
 
 	x.writeMu.Lock()
 	old := x.graph.Load()
+	if err := x.refuseCodesOnly(old, "Compact", "rebuild the graph"); err != nil {
+		x.writeMu.Unlock()
+		return err
+	}
 	live := make([]uint32, 0, old.count)
 	for _, node := range old.insertionOrder() {
 		if old.isReady(node) {

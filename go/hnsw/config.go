@@ -20,6 +20,11 @@ const (
 	// fast as 8-bit ones at 100k x 512 (bench/results/rabitq-go) in a
 	// seventh of the memory (88 bytes per vector against 624).
 	DefaultRaBitQBits = 1
+	// DefaultCodesOnlyBits is the RaBitQBits of a codes-only index
+	// (Config.RaBitQCodesOnly) whose caller names no width: 3 bits keep
+	// a node in under a fifth of a float vector's memory at 512-d
+	// (BenchmarkRaBitQModes, bench/results/rabitq-modes).
+	DefaultCodesOnlyBits = 3
 	// maxLevel caps the random level; with M=2 the chance of exceeding it is
 	// below 2^-31 per node.
 	maxLevel = 31
@@ -49,6 +54,12 @@ type Config struct {
 	// graph searches run on them (rabitq_keep.go); 0 keeps none (codes
 	// can still be built by hand with BuildRaBitQ).
 	RaBitQBits int
+	// RaBitQCodesOnly, with RaBitQBits in [2, 8], keeps no float vectors:
+	// the graph is built on the float vectors of the index's one Add,
+	// which are dropped once coded; searches re-rank with the extended
+	// codes and report their estimates (rabitq_codesonly.go). Not in the
+	// file's parameters: a file without vectors and with bit planes is one.
+	RaBitQCodesOnly bool
 }
 
 // maxID is the largest id Add and Load accept.
@@ -108,6 +119,9 @@ func (c *Config) validate() error {
 	}
 	if c.Metric == metric.Manhattan && (c.Quantization != QuantNone || c.RaBitQBits > 0) {
 		return fmt.Errorf("%w: the l1 metric needs float vectors (neither sq8 nor rabitq codes estimate it)", ErrInvalidArgument)
+	}
+	if c.RaBitQCodesOnly && (c.RaBitQBits < 2 || c.Quantization != QuantNone) {
+		return fmt.Errorf("%w: a codes-only index re-ranks with extended rabitq codes: it needs rabitq bits in [2, %d], got %d", ErrInvalidArgument, rabitq.MaxBits, c.RaBitQBits)
 	}
 	if c.RaBitQBits > 0 && c.Quantization != QuantNone {
 		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, c.Quantization)

@@ -66,7 +66,11 @@
 // built by hand from use (Remove does not: tombstones keep their links); an
 // index created with Config.RaBitQBits keeps them current itself, coding
 // each Add's new nodes and rebuilding the records (rabitq_keep.go). Save writes
-// them while they are current (rabitq_persist.go).
+// them while they are current (rabitq_persist.go). An index created with
+// Config.RaBitQCodesOnly keeps no float vectors: its one Add builds the
+// graph on them, codes them and drops them, and searches re-rank with the
+// extended codes, held as bit planes beside the 1-bit codes, about a fifth
+// of a float index's memory at 3 bits (rabitq_codesonly.go).
 //
 // # Persistence
 //
@@ -77,7 +81,8 @@
 // an ignored INDG section of in-degrees instead) get the tree rebuilt from
 // their links on load. Current RaBitQ codes are the optional sections
 // RBQP, RBQC, RBQR, RBQN (the neighbour records) and, with extended codes,
-// RBQX and RBQF (rabitq_persist.go); files without them load with no
+// RBQX and RBQF, or for a codes-only index RBQB in place of RBQX and
+// VECS (rabitq_persist.go); files without them load with no
 // codes, files with codes but no RBQN with the records rebuilt. Load validates the graph's
 // structure before use and can leave the float vectors memory-mapped in
 // the file.

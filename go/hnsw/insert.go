@@ -28,6 +28,9 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	if err := x.refuseCodesOnly(x.graph.Load(), "Add", "place new vectors in the graph"); err != nil {
+		return err
+	}
 
 	if ids == nil {
 		if x.nextID > batch.MaxID-uint64(n)+1 {
@@ -124,7 +127,13 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	if outIDs != nil {
 		copy(outIDs, ids)
 	}
-	return x.keepRaBitQ(newOf != nil, nil)
+	if err := x.keepRaBitQ(newOf != nil, nil); err != nil {
+		return err
+	}
+	if x.codesOnly() {
+		return x.dropFloats()
+	}
+	return nil
 }
 
 // link inserts nodes [first, first+n) of g, whose data and levels are

@@ -42,8 +42,8 @@ func (x *Index) Memory() Memory {
 	if g.sq != nil {
 		m.SQ8 = n*g.dim + 4*n
 	}
-	if rq := x.rabitqFor(g); rq != nil {
-		m.RaBitQCodes = 8*rq.n*rq.words + len(rq.ex)
+	if rq := x.codesOf(g); rq != nil {
+		m.RaBitQCodes = 8*rq.n*rq.words + len(rq.ex) + 8*len(rq.planes)
 		m.RaBitQFactors = 8*rq.n*rowFactorWords + len(rq.fx)*int(unsafe.Sizeof(rabitq.Factors{}))
 		if rq.blocks != nil {
 			m.RaBitQBlocks = 4 * len(rq.blocks.words)

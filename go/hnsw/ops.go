@@ -55,6 +55,9 @@ func (x *Index) GetVectors(ids []uint64, out []float32) error {
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
+	if err := x.refuseCodesOnly(g, "GetVectors", "return the vectors"); err != nil {
+		return err
+	}
 	for i, id := range ids {
 		node, ok := x.byID.get(id)
 		if !ok {

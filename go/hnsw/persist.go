@@ -133,7 +133,12 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 		{Tag: tagParams, Data: params},
 		{Tag: tagRNG, Data: rngState},
 	}
-	if g.floats {
+	switch {
+	case x.codesOnly() && n == 0:
+		// Empty: the vectors of its first Add are still to come. The
+		// empty planes say the file is codes-only.
+		sections = append(sections, indexfile.Section{Tag: tagRaBitQPlanes})
+	case g.floats:
 		sections = append(sections, indexfile.Section{Tag: tagVectors, Data: indexfile.BytesOf(g.vectors[:n*dim])})
 	}
 	if g.sq != nil {
@@ -181,7 +186,7 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 func writeOnce(tag uint32) bool {
 	switch tag {
 	case tagVectors, tagQuantLo, tagCodes, tagShares, tagUpperStart, tagLevels, tagLabels, tagRank,
-		tagRaBitQParams, tagRaBitQCentroids, tagRaBitQRows, tagRaBitQEx, tagRaBitQExFactors:
+		tagRaBitQParams, tagRaBitQCentroids, tagRaBitQRows, tagRaBitQEx, tagRaBitQExFactors, tagRaBitQPlanes:
 		return true
 	}
 	return false
@@ -220,7 +225,7 @@ func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("hnsw: load %s: %w", path, err)
 	}
-	if opts.MmapVectors && x.cfg.storesFloats() {
+	if opts.MmapVectors && x.graph.Load().floats {
 		x.file = f // holds the mapping of the vectors until Close
 	} else {
 		f.Close() // nothing mapped: the sections were copied into memory
@@ -258,6 +263,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 		Seed: p.Seed, Quantization: Quantization(p.Quantization), Rerank: p.Rerank == 1, Keys: opts.Keys,
 		RaBitQBits: int(p.RaBitQBits),
 	}
+	_, cfg.RaBitQCodesOnly = f.Section(tagRaBitQPlanes)
 	if p.Rerank > 1 || p.Dim == 0 || p.M == 0 || p.EfConstruction == 0 {
 		return nil, fmt.Errorf("%w: parameters %+v", ErrFormat, p)
 	}
@@ -288,8 +294,13 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 		}
 	}
-	g := newGraph(dim, cfg.M, sq, cfg.storesFloats())
-	if g.floats {
+	// A codes-only index keeps float vectors only while it is empty (its
+	// first Add builds on them); its file has none.
+	g := newGraph(dim, cfg.M, sq, cfg.storesFloats() && !(cfg.RaBitQCodesOnly && n > 0))
+	if _, ok := f.Section(tagVectors); ok && cfg.RaBitQCodesOnly {
+		return nil, fmt.Errorf("%w: section %q in an index that keeps no float vectors", ErrFormat, indexfile.TagName(tagVectors))
+	}
+	if g.floats && !cfg.RaBitQCodesOnly {
 		if g.vectors, err = section[float32](f, tagVectors, n*dim); err != nil {
 			return nil, err
 		}
@@ -366,6 +377,9 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	x.graph.Store(g)
 	if err := x.loadRaBitQ(f, g); err != nil {
 		return nil, err
+	}
+	if !g.floats && g.sq == nil && n > 0 && x.rabitq.Load() == nil {
+		return nil, fmt.Errorf("%w: a codes-only index of %d nodes without its codes (section %q)", ErrFormat, n, indexfile.TagName(tagRaBitQParams))
 	}
 	// A file without current codes (one an index without RaBitQBits wrote
 	// before the bits were set, or damaged into it) gets them now.

@@ -38,6 +38,9 @@ type rabitqCodes struct {
 	rows     []uint64
 	ex       []uint8
 	fx       []rabitq.Factors
+	// planes are the extended codes of a codes-only index as bit planes
+	// (rabitq_codesonly.go), in place of ex.
+	planes []uint64
 	// blocks are the level-0 neighbour records the traversal reads
 	// (rabitq_blocks.go); nil searches the rows one neighbour at a time.
 	blocks *neighbourBlocks
@@ -90,6 +93,9 @@ func (x *Index) buildRaBitQ(bits int, blocks bool) error {
 	defer x.closeMu.RUnlock()
 	if x.cfg.Quantization != QuantNone {
 		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, x.cfg.Quantization)
+	}
+	if x.codesOnly() {
+		return fmt.Errorf("%w: BuildRaBitQ codes float vectors", ErrCodesOnly)
 	}
 	if x.cfg.Metric == metric.Manhattan {
 		return fmt.Errorf("%w: rabitq codes do not estimate the l1 metric", ErrInvalidArgument)
@@ -172,7 +178,7 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 // and benchmarks comparing the two.
 func (rq *rabitqCodes) withoutBlocks() *rabitqCodes {
 	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
-		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand, expanded: rq.expanded}
+		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, planes: rq.planes, codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand, expanded: rq.expanded}
 	c.pool.New = newRaBitQScratch(rq.q, false)
 	return c
 }
@@ -181,7 +187,7 @@ func (rq *rabitqCodes) withoutBlocks() *rabitqCodes {
 // benchmarks that change a search setting of the copy only.
 func (rq *rabitqCodes) withBlocks() *rabitqCodes {
 	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
-		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, blocks: rq.blocks, blockScanMin: rq.blockScanMin,
+		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, planes: rq.planes, blocks: rq.blocks, blockScanMin: rq.blockScanMin,
 		codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand, expanded: rq.expanded}
 	c.pool.New = newRaBitQScratch(rq.q, rq.blocks != nil)
 	return c
@@ -227,7 +233,12 @@ func newRaBitQScratch(q *rabitq.Quantizer, fastScan bool) func() any {
 }
 
 // DropRaBitQ discards the RaBitQ codes: searches use the float vectors.
-func (x *Index) DropRaBitQ() { x.rabitq.Store(nil) }
+// A codes-only index, which has nothing else to search, keeps them.
+func (x *Index) DropRaBitQ() {
+	if !x.codesOnly() {
+		x.rabitq.Store(nil)
+	}
+}
 
 // rabitqFor returns the RaBitQ codes if they describe g as it is now.
 func (x *Index) rabitqFor(g *graph) *rabitqCodes {
@@ -274,7 +285,7 @@ func (x *Index) RaBitQBytes() int {
 		return 0
 	}
 	const factorBytes = 20 // rabitq.Factors: five float32s
-	n := len(rq.rows)*8 + len(rq.ex) + len(rq.fx)*factorBytes
+	n := len(rq.rows)*8 + len(rq.ex) + len(rq.planes)*8 + len(rq.fx)*factorBytes
 	if rq.blocks != nil {
 		n += len(rq.blocks.words) * 4
 	}

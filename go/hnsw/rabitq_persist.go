@@ -20,6 +20,9 @@ import (
 //	RBQX  []uint8    count·padded: extended codes (bits > 1 only)
 //	RBQF  []uint32   count·6: extended factors Add, Rescale, Err, Sum, QErr (float32
 //	                 bits), Cluster (bits > 1 only)
+//	RBQB  []uint64   count·(bits−1)·(padded/64): a codes-only index's extended
+//	                 codes as bit planes (rabitq_codesonly.go), in place of RBQX;
+//	                 a file with RBQB has no VECS and loads as Config.RaBitQCodesOnly
 //	RBQN  []uint32   count·nodeWords: the neighbour blocks (neighbourBlocks, whose
 //	                 geometry follows from M and the padded dimension); a file
 //	                 with RBQR but no RBQN (written before the blocks existed)
@@ -39,6 +42,7 @@ var (
 	tagRaBitQEx        = indexfile.FourCC("RBQX")
 	tagRaBitQExFactors = indexfile.FourCC("RBQF")
 	tagRaBitQBlocks    = indexfile.FourCC("RBQN")
+	tagRaBitQPlanes    = indexfile.FourCC("RBQB")
 )
 
 // rabitqParams is the fixed-size block of section RBQP.
@@ -55,7 +59,7 @@ const exFactorWords = 6
 // g, else none. The rows and codes never change once built, so they are
 // not copied; the extended factors are converted into a new array.
 func (x *Index) rabitqSections(g *graph) ([]indexfile.Section, error) {
-	rq := x.rabitqFor(g)
+	rq := x.codesOf(g)
 	if rq == nil {
 		return nil, nil
 	}
@@ -70,15 +74,18 @@ func (x *Index) rabitqSections(g *graph) ([]indexfile.Section, error) {
 		{Tag: tagRaBitQCentroids, Data: indexfile.BytesOf(rq.q.Centroids())},
 		{Tag: tagRaBitQRows, Data: indexfile.BytesOf(rq.rows)},
 	}
-	if rq.ex != nil {
+	if rq.fx != nil {
 		fx := make([]uint32, 0, len(rq.fx)*exFactorWords)
 		for _, f := range rq.fx {
 			fx = append(fx, math.Float32bits(f.Add), math.Float32bits(f.Rescale), math.Float32bits(f.Err),
 				math.Float32bits(f.Sum), math.Float32bits(f.QErr), f.Cluster)
 		}
-		sections = append(sections,
-			indexfile.Section{Tag: tagRaBitQEx, Data: indexfile.BytesOf(rq.ex)},
-			indexfile.Section{Tag: tagRaBitQExFactors, Data: indexfile.BytesOf(fx)})
+		sections = append(sections, indexfile.Section{Tag: tagRaBitQExFactors, Data: indexfile.BytesOf(fx)})
+		if rq.planes != nil {
+			sections = append(sections, indexfile.Section{Tag: tagRaBitQPlanes, Data: indexfile.BytesOf(rq.planes)})
+		} else {
+			sections = append(sections, indexfile.Section{Tag: tagRaBitQEx, Data: indexfile.BytesOf(rq.ex)})
+		}
 	}
 	if rq.blocks != nil {
 		sections = append(sections, indexfile.Section{Tag: tagRaBitQBlocks, Data: indexfile.BytesOf(rq.blocks.words)})
@@ -98,7 +105,7 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 	if err := indexfile.DecodeFixed(raw, &p); err != nil {
 		return fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tagRaBitQParams), err)
 	}
-	if !g.floats || p.Count != uint64(g.count) || p.Clusters == 0 || p.Clusters > 1<<16 {
+	if g.floats == x.codesOnly() || p.Count != uint64(g.count) || p.Clusters == 0 || p.Clusters > 1<<16 {
 		return fmt.Errorf("%w: rabitq parameters %+v for %d nodes", ErrFormat, p, g.count)
 	}
 	m := rabitq.L2
@@ -128,8 +135,16 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 			return fmt.Errorf("%w: rabitq code of node %d %v", ErrFormat, node, err)
 		}
 	}
+	if x.codesOnly() && int(p.Bits) != x.cfg.RaBitQBits {
+		return fmt.Errorf("%w: codes-only index of %d bits holds codes of %d", ErrFormat, x.cfg.RaBitQBits, p.Bits)
+	}
 	if p.Bits > 1 {
-		if rq.ex, err = section[uint8](f, tagRaBitQEx, n*rq.padded); err != nil {
+		if x.codesOnly() {
+			if rq.planes, err = section[uint64](f, tagRaBitQPlanes, n*(int(p.Bits)-1)*rq.words); err != nil {
+				return err
+			}
+			rq.codesOnly = true
+		} else if rq.ex, err = section[uint8](f, tagRaBitQEx, n*rq.padded); err != nil {
 			return err
 		}
 		fx, err := section[uint32](f, tagRaBitQExFactors, n*exFactorWords)

@@ -272,6 +272,8 @@ func (rq *rabitqCodes) refineOne(g *graph, dk distance, sc *rabitqScratch, q []f
 	case rq.blocks != nil && rq.blocks.headWords > 0:
 		sc.bytes += 4 * int64(rq.blocks.headWords)
 		return rq.refineHead(sc, node)
+	case rq.planes != nil:
+		return rq.refinePlanes(sc, node)
 	case rq.ex != nil:
 		sc.refine++
 		sc.bytes += int64(rq.padded) + int64(unsafe.Sizeof(rabitq.Factors{}))

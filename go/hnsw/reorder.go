@@ -221,6 +221,9 @@ func (x *Index) Renumber(growth float64) (bool, error) {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	g := x.graph.Load()
+	if err := x.refuseCodesOnly(g, "Renumber", "code the renumbered graph"); err != nil {
+		return false, err
+	}
 	x.mapMu.RLock()
 	live := x.byID.len()
 	x.mapMu.RUnlock()

@@ -64,7 +64,10 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	ef = filteredEf(ef, selected, live)
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, ef)
-	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: x.rabitqFor(g)}
+	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: x.codesOf(g)}
+	if !g.floats && g.sq == nil && q.rq == nil {
+		return stats, fmt.Errorf("hnsw: codes-only graph of %d nodes has no codes to search", g.count)
+	}
 	if !x.testing.ignoreSettled {
 		q.adm.settled = g.settled.Load()
 	}
@@ -124,7 +127,11 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 			found = x.searchNode(g, s, q, k, p.ef, &p.adm)
 		}
 	case PlanExact:
-		found = x.scan(g, s, q, k, &p.adm)
+		if !g.floats && g.sq == nil {
+			found = x.scanRaBitQ(p.rq, g, s, q, k, &p.adm)
+		} else {
+			found = x.scan(g, s, q, k, &p.adm)
+		}
 	}
 	ids := outIDs[qi*k : (qi+1)*k]
 	dists := outDists[qi*k : (qi+1)*k]
