@@ -1,0 +1,34 @@
+package qdrant
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestOnDiskVectorsAreTheMmapPlacement: a vector's on_disk: true creates
+// the field with memory "mmap", and get_collection reports it back; a
+// vector without it reports none (Qdrant omits the default).
+func TestOnDiskVectorsAreTheMmapPlacement(t *testing.T) {
+	hs := newTestDoor(t, "")
+	for path, body := range map[string]string{
+		"/collections/one":   `{"vectors": {"size": 4, "distance": "Cosine", "on_disk": true}}`,
+		"/collections/named": `{"vectors": {"a": {"size": 4, "distance": "Dot", "on_disk": true}, "b": {"size": 4, "distance": "Dot"}}}`,
+	} {
+		if code, out := call(t, hs, "PUT", path, body); code != http.StatusOK {
+			t.Fatalf("PUT %s: %d %v", path, code, out)
+		}
+	}
+	_, out := call(t, hs, "GET", "/collections/one", "")
+	vectors := out["result"].(map[string]any)["config"].(map[string]any)["params"].(map[string]any)["vectors"].(map[string]any)
+	if vectors["on_disk"] != true {
+		t.Fatalf("one: vectors %v, want on_disk true", vectors)
+	}
+	_, out = call(t, hs, "GET", "/collections/named", "")
+	vectors = out["result"].(map[string]any)["config"].(map[string]any)["params"].(map[string]any)["vectors"].(map[string]any)
+	if a, b := vectors["a"].(map[string]any), vectors["b"].(map[string]any); a["on_disk"] != true || b["on_disk"] != nil {
+		t.Fatalf("named: vectors %v, want on_disk on a only", vectors)
+	}
+	if code, out := call(t, hs, "PUT", "/collections/bad", `{"vectors": {"size": 4, "distance": "Dot", "on_disk": "yes"}}`); code != http.StatusBadRequest {
+		t.Fatalf("on_disk \"yes\": %d %v, want 400", code, out)
+	}
+}
