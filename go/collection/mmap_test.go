@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/strata-db/strata/go/collection/segment"
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/vfs"
 	"golang.org/x/sys/unix"
@@ -239,4 +240,90 @@ func evict(t *testing.T, path string) (resident, pages int) {
 		}
 	}
 	return resident, len(vec)
+}
+
+// TestMmapQueriesDuringMergesAndSwitches: readers search while merges
+// retire mapped segments and checkpoints swap mapped copies in; a retired
+// segment is unmapped only once no reader holds it, so no query fails or
+// faults (run it with -race too).
+func TestMmapQueriesDuringMergesAndSwitches(t *testing.T) {
+	opts := testOptions()
+	opts.Memory = MemoryMmap
+	c, err := Create(t.TempDir(), opts, Tuning{CheckpointBytes: -1, Threads: 1, VacuumRatio: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(9, 9))
+	next := uint64(0)
+	write := func(n int) {
+		t.Helper()
+		ids := make([]uint64, n)
+		for i := range ids {
+			ids[i] = next
+			next++
+		}
+		if err := c.Upsert(IntIDs(ids), randomVectors(rng, n), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4 {
+		write(200)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	queries := randomVectors(rand.New(rand.NewPCG(1, 2)), 4)
+	for r := range 2 {
+		go func() {
+			out, dists := make([]ID, 5*4), make([]float32, 5*4)
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := c.Query(queries, 5, 40, nil, 1, out, dists); err != nil {
+					errs <- err
+					return
+				}
+				if _, _, _, err := c.GetVectors([]ID{IntID(uint64(n+r) % next)}, ""); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	g := c.fields.Load().def.index
+	var retired []*segment.Graph
+	for round := range 6 {
+		if sealed := g.Sealed(); len(sealed) >= 2 {
+			if err := g.Merge(sealed, 1); err != nil { // mapped sources retired
+				t.Fatal(err)
+			}
+			retired = append(retired, sealed...)
+		}
+		write(100) // the merged segment written, then swapped for its mapping
+		if n := g.Mapped(); n != len(g.Sealed()) {
+			t.Fatalf("round %d: %d of %d segments mapped", round, n, len(g.Sealed()))
+		}
+	}
+	close(stop)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a query during merges and switches: %v", err)
+		}
+	}
+	// No reader holds them now: every retired segment is unmapped.
+	for i, s := range retired {
+		if s.Index().Mapped() {
+			t.Fatalf("retired segment %d of %d is still mapped", i, len(retired))
+		}
+	}
+	if len(retired) == 0 {
+		t.Fatal("no merge retired a segment")
+	}
 }
