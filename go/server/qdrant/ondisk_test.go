@@ -1,8 +1,12 @@
 package qdrant
 
 import (
+	"context"
 	"net/http"
 	"testing"
+
+	"github.com/strata-db/strata/go/server/guard"
+	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
 )
 
 // TestOnDiskVectorsAreTheMmapPlacement: a vector's on_disk: true creates
@@ -30,5 +34,24 @@ func TestOnDiskVectorsAreTheMmapPlacement(t *testing.T) {
 	}
 	if code, out := call(t, hs, "PUT", "/collections/bad", `{"vectors": {"size": 4, "distance": "Dot", "on_disk": "yes"}}`); code != http.StatusBadRequest {
 		t.Fatalf("on_disk \"yes\": %d %v, want 400", code, out)
+	}
+}
+
+// TestGRPCOnDiskVectorsAreTheMmapPlacement: the gRPC door reads a
+// vector's on_disk as REST does and reports it back in Get.
+func TestGRPCOnDiskVectorsAreTheMmapPlacement(t *testing.T) {
+	d := newGRPCDoor(t, "", guard.Limits{})
+	ctx := context.Background()
+	_, err := d.collections.Create(ctx, &pb.CreateCollection{CollectionName: "c", VectorsConfig: &pb.VectorsConfig{
+		Config: &pb.VectorsConfig_Params{Params: &pb.VectorParams{Size: 2, Distance: pb.Distance_Dot, OnDisk: new(true)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := d.collections.Get(ctx, &pb.GetCollectionInfoRequest{CollectionName: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := info.GetResult().GetConfig().GetParams().GetVectorsConfig().GetParams(); !p.GetOnDisk() {
+		t.Fatalf("vectors config %v, want on_disk", p)
 	}
 }
