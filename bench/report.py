@@ -180,6 +180,34 @@ def memory_section(runs: list) -> str:
     return "\n".join(parts)
 
 
+def collection_memory_section(runs: list) -> str:
+    parts = ["## Collection memory by placement (`bench_collection_memory.py`)", "",
+             "One fresh process per configuration and round; figures are what Collection.open "
+             "added to the process (smaps_rollup Rss and Anonymous, file = the rest), medians "
+             "of the rounds, and the ratio of that Rss to the raw float bytes. The newest run "
+             "per size:", ""]
+    for name, path, result in newest_per_label(runs):
+        rows = [[config, fmt(v["open_rss_mib"], 1), fmt(v["open_anon_mib"], 1),
+                 f"{v['open_rss_over_float_bytes']:.2f}", fmt(v["queries_rss_mib"], 1),
+                 f"{v['recall']:.4f}"] for config, v in result["summary"].items()]
+        under = [f"{p['config']}: limit {fmt(p['cgroup_limit_mib'])} MiB, "
+                 + ("killed" if "failed" in p else f"recall {p['recall']:.4f}")
+                 for p in result.get("pressure", []) if "cgroup_limit_mib" in p]
+        same = ", ".join(f"{k}: {'same ids' if v else 'different ids'}"
+                         for k, v in result.get("same_ids", {}).items())
+        parts += [f"### {result['n']:,} x {result['dim']} ({result['dataset']})", "",
+                  f"{fmt(result['float_mib'], 1)} MiB of floats, k={result['k']}, "
+                  f"ef={result['ef']}; "
+                  f"commit `{name.commit}`, {when(name)}, {machine_line(result)}, load "
+                  f"{result['loadavg_before'][0]:.0f}; `{path.name}`", "",
+                  table(["config", "open Rss MiB", "open anon MiB", "Rss / floats",
+                         "after queries Rss MiB", "recall@k"], rows), ""]
+        if under:
+            parts += ["In a memory cgroup: " + "; ".join(under) + (f" ({same})" if same else "")
+                      + ".", ""]
+    return "\n".join(parts)
+
+
 def overhead_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -707,6 +735,7 @@ def machine_line(result: dict) -> str:
 SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("ann", ann_section), ("filter", filter_section), ("memory", memory_section),
     ("overhead", overhead_section), ("collection", collection_section),
+    ("collection-memory", collection_memory_section),
     ("text", text_section), ("sparse", sparse_section), ("hybrid", hybrid_section),
     ("server-load", server_section),
     ("vectordbbench", vectordbbench_section),

@@ -140,12 +140,14 @@ class AsyncCollection:
         sparse_vectors: Sequence[str] | dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
+        memory: str = "ram",
         executor: concurrent.futures.Executor | None = None,
     ) -> AsyncCollection:
         """strata.Collection.create(...), run on a worker thread."""
         col = await _run(executor, Collection.create, path, dim, metric, M, ef_construction,
                          quantization, fsync, seed, vectors=vectors, sparse_vectors=sparse_vectors,
-                         text_fields=text_fields, text_analyzer=text_analyzer)  # fmt: skip
+                         text_fields=text_fields, text_analyzer=text_analyzer,
+                         memory=memory)  # fmt: skip
         return cls(col, executor=executor)
 
     @classmethod

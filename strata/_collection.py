@@ -440,6 +440,7 @@ class Collection(_lib.NativeObject):
         sparse_vectors: Sequence[str] | dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
+        memory: str = "ram",
     ) -> Collection:
         """Creates a new collection in the directory path (made if missing).
 
@@ -456,7 +457,12 @@ class Collection(_lib.NativeObject):
 
         text_fields: metadata fields (dotted paths) to keep BM25 indexes over, analyzed
         by text_analyzer ("simple", "stop" or "english"; see create_text_index).
-        Raises FileExistsError if path already holds a collection."""
+
+        memory: where the unnamed field's float vectors live once sealed into segments:
+        "ram" (read into memory) or "mmap" (left in the segment files, memory-mapped, so
+        the kernel may evict them and the collection may outgrow RAM; answers are the
+        same). Named fields take "memory" in their spec. Raises FileExistsError if path
+        already holds a collection."""
         fields = _text_fields_arg(text_fields)
         if not isinstance(text_analyzer, str):
             raise TypeError(f"text_analyzer must be a str, got {type(text_analyzer).__name__}")
@@ -464,11 +470,14 @@ class Collection(_lib.NativeObject):
         if vectors is not None:
             if dim is not None:
                 raise ValueError("give dim (one unnamed field) or vectors= (named), not both")
+            if memory != "ram":
+                raise ValueError("with vectors=, give each field its own 'memory' in its spec")
             return cls._create_schema(path, vectors, fsync, seed, fields, text_analyzer,
                                       sparse_vectors)  # fmt: skip
-        if sparse_vectors is not None:
-            unnamed = {} if dim is None else {"": field_spec(dim, metric, M, ef_construction,
-                                                               quantization)}  # fmt: skip
+        if sparse_vectors is not None or (memory != "ram" and dim is not None):
+            # The unnamed field as a schema: the door that carries every option.
+            spec = field_spec(dim, metric, M, ef_construction, quantization, None, memory)
+            unnamed = {} if dim is None else {"": spec}
             return cls._create_schema(path, unnamed, fsync, seed, fields, text_analyzer,
                                       sparse_vectors)  # fmt: skip
         if dim is None:

@@ -199,6 +199,7 @@ def field_spec(
     ef_construction: int = 200,
     quantization: str | None = None,
     multivector: str | None = None,
+    memory: str | None = None,
 ) -> dict[str, Any]:
     """One field's spec as the engine reads it (go/collection/schema_json.go)."""
     spec: dict[str, Any] = {"dim": dim, "metric": metric, "M": M}
@@ -207,6 +208,8 @@ def field_spec(
         spec["quantization"] = quantization
     if multivector is not None:
         spec["multivector"] = multivector
+    if memory is not None:
+        spec["memory"] = memory
     return spec
 
 
@@ -231,7 +234,10 @@ def check_schema(vectors: object) -> dict[str, dict[str, Any]]:
 def schema_of(info: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Collection.schema from info()["vectors"]: field name -> its spec."""
     keys = ("dim", "metric", "M", "ef_construction", "quantization", "multivector")
-    return {f["name"]: {k: f[k] for k in keys} for f in info.get("vectors", [])}
+    return {
+        f["name"]: {**{k: f[k] for k in keys}, "memory": f.get("memory", "ram")}
+        for f in info.get("vectors", [])
+    }
 
 
 def field_shape(schema: Mapping[str, Mapping[str, Any]], name: str) -> tuple[int, bool]:

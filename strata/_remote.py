@@ -162,6 +162,7 @@ def create_body(
     name: str, dim: int | None, metric: str, M: int, ef_construction: int,  # noqa: N803
     quantization: str | None, fsync: str, seed: int | None, vectors: object,
     text_fields: Sequence[str] | None, text_analyzer: str, sparse_vectors: object = None,
+    memory: str = "ram",
 ) -> dict[str, Any]:  # fmt: skip
     """The body of POST /collections."""
     fields = _text_fields_arg(text_fields)
@@ -171,6 +172,8 @@ def create_body(
     if vectors is not None:
         if dim is not None:
             raise ValueError("give dim (one unnamed field) or vectors= (named fields), not both")
+        if memory != "ram":
+            raise ValueError("with vectors=, give each field its own 'memory' in its spec")
         body["vectors"] = check_schema(vectors)
     elif dim is None and sparse_vectors is not None:
         body["vectors"] = {}  # sparse fields only
@@ -180,7 +183,7 @@ def create_body(
         )
     else:
         body.update({"dim": dim, "metric": metric, "M": M, "ef_construction": ef_construction,
-                     "quantization": quantization})  # fmt: skip
+                     "quantization": quantization, "memory": memory})  # fmt: skip
     if sparse_vectors is not None:
         body["sparse_vectors"] = check_sparse_schema(sparse_vectors)
     if seed is not None:
@@ -744,14 +747,17 @@ class ClientCalls:
         sparse_vectors: Sequence[str] | dict[str, dict[str, Any]] | None = None,
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
+        memory: str = "ram",
     ) -> Call[Any]:
         """Creates a collection on the server; FileExistsError if the name is taken.
 
-        vectors=, sparse_vectors=, text_fields and text_analyzer are
-        strata.Collection.create's: named vector fields instead of dim, sparse fields, and
-        BM25 indexes over those metadata fields."""
+        vectors=, sparse_vectors=, text_fields, text_analyzer and memory are
+        strata.Collection.create's: named vector fields instead of dim, sparse fields,
+        BM25 indexes over those metadata fields, and where the unnamed field's float
+        vectors live ("ram" or "mmap")."""
         body = create_body(name, dim, metric, M, ef_construction, quantization, fsync, seed,
-                           vectors, text_fields, text_analyzer, sparse_vectors)  # fmt: skip
+                           vectors, text_fields, text_analyzer, sparse_vectors,
+                           memory)  # fmt: skip
         return self._collection((yield ("POST", "/collections", body)))
 
     def collection(self, name: str) -> Call[Any]:

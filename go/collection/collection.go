@@ -559,9 +559,12 @@ func (c *Collection) Options() Options {
 	if len(set.sparse) > 0 {
 		opts.Sparse = set.sparseSchema()
 	}
-	opts.Dim, opts.Metric, opts.M, opts.EfConstruction, opts.Quantization = 0, 0, 0, 0, 0
+	opts.Dim, opts.Metric, opts.M, opts.EfConstruction, opts.Quantization, opts.Memory = 0, 0, 0, 0, 0, 0
 	if d := set.def; d != nil {
 		opts.Dim, opts.Metric, opts.M, opts.EfConstruction, opts.Quantization = d.Dim, d.Metric, d.M, d.EfConstruction, d.Quantization
+		if opts.Vectors == nil {
+			opts.Memory = d.Memory
+		}
 	}
 	return opts
 }

@@ -309,7 +309,7 @@ func saveFields(fsys vfs.FS, segDir, dir string, frozen []frozenField) (names []
 		s := specOf(ff.field.VectorField)
 		mf := snapshot.VectorField{Name: s.Name, Dim: s.Dim, Metric: s.Metric, M: s.M,
 			EfConstruction: s.EfConstruction, Quantization: s.Quantization, Multivector: s.Multivector,
-			MapFile: mapFileOf(i, ff.field)}
+			Memory: s.Memory, MapFile: mapFileOf(i, ff.field)}
 		var deleted [][]uint64
 		any := false
 		for _, sv := range ff.saves {
@@ -407,7 +407,7 @@ func loadIndexOf(fsys vfs.FS, snapDir string, m snapshot.Manifest, i int, spec V
 		if len(deleted[j]) != s.Deleted {
 			return fail(fmt.Errorf("%w: vector field %q: segment %s has %d deleted keys, the manifest says %d", ErrCorrupt, spec.Name, s.File, len(deleted[j]), s.Deleted))
 		}
-		index, err := hnsw.Load(fsys, path, hnsw.LoadOptions{Keys: true})
+		index, err := hnsw.Load(fsys, path, spec.loadOptions())
 		if err != nil {
 			return fail(err)
 		}

@@ -59,8 +59,11 @@ type Options struct {
 	M              int // default 16
 	EfConstruction int // default 200
 	Quantization   hnsw.Quantization
-	Seed           uint64
-	Fsync          Fsync // the default policy, stored in every snapshot
+	// Memory is the field ""'s placement of float vectors (memory.go);
+	// with Vectors each field has its own and this must be MemoryRAM.
+	Memory Memory
+	Seed   uint64
+	Fsync  Fsync // the default policy, stored in every snapshot
 	// TextFields are metadata fields (dotted paths) to keep full-text
 	// indexes over, analyzed with TextAnalyzer ("" = "english"; see
 	// package text). More can be added later with CreateTextIndex.

@@ -70,6 +70,9 @@ type VectorField struct {
 	// Multivector is SingleVector for a dense field, MaxSim for a field
 	// whose value is a list of vectors.
 	Multivector Comparator
+	// Memory is where its sealed segments keep their float vectors
+	// (memory.go): MemoryRAM (default) or MemoryMmap.
+	Memory Memory
 }
 
 // withDefaults fills in M and EfConstruction and checks the field.
@@ -85,6 +88,9 @@ func (f VectorField) withDefaults() (VectorField, error) {
 	}
 	if f.Multivector > MaxSim {
 		return f, fmt.Errorf("%w: vector field %q: unknown multivector comparator %d", ErrInvalid, f.Name, f.Multivector)
+	}
+	if f.Memory > MemoryMmap {
+		return f, fmt.Errorf("%w: vector field %q: unknown memory placement %d", ErrInvalid, f.Name, f.Memory)
 	}
 	// hnsw.New checks dim, metric, M, ef_construction and quantization
 	// against package limits; checking here gives the error the field's
@@ -119,7 +125,7 @@ func (o *Options) schemaOf() ([]VectorField, error) {
 			return nil, fmt.Errorf("collection: %w", err)
 		}
 		f, err := VectorField{Dim: o.Dim, Metric: o.Metric, M: o.M, EfConstruction: o.EfConstruction,
-			Quantization: o.Quantization}.withDefaults()
+			Quantization: o.Quantization, Memory: o.Memory}.withDefaults()
 		if err != nil {
 			return nil, err
 		}
@@ -131,6 +137,9 @@ func (o *Options) schemaOf() ([]VectorField, error) {
 	}
 	if o.Dim != 0 {
 		return nil, fmt.Errorf("%w: give the vectors either as Dim (one unnamed field) or as Vectors, not both", ErrInvalid)
+	}
+	if o.Memory != MemoryRAM {
+		return nil, fmt.Errorf("%w: with Vectors, give each field its Memory, not Options.Memory", ErrInvalid)
 	}
 	schema := make([]VectorField, len(o.Vectors))
 	for i, f := range o.Vectors {
@@ -174,6 +183,9 @@ type fieldSpec struct {
 	EfConstruction int    `json:"ef_construction"`
 	Quantization   string `json:"quantization"`
 	Multivector    string `json:"multivector,omitempty"`
+	// Memory is absent for MemoryRAM, so a collection that never asked
+	// for mmap writes the records and manifests of before.
+	Memory string `json:"memory,omitempty"`
 }
 
 func specOf(f VectorField) fieldSpec {
@@ -181,6 +193,9 @@ func specOf(f VectorField) fieldSpec {
 		Quantization: f.Quantization.String()}
 	if f.Multivector != SingleVector {
 		s.Multivector = f.Multivector.String()
+	}
+	if f.Memory != MemoryRAM {
+		s.Memory = f.Memory.String()
 	}
 	return s
 }
@@ -200,8 +215,12 @@ func (s fieldSpec) field() (VectorField, error) {
 	if err != nil {
 		return VectorField{}, fmt.Errorf("%w: vector field %q: multivector %q", ErrCorrupt, s.Name, s.Multivector)
 	}
+	mem, err := ParseMemory(s.Memory)
+	if err != nil {
+		return VectorField{}, fmt.Errorf("%w: vector field %q: memory %q", ErrCorrupt, s.Name, s.Memory)
+	}
 	f := VectorField{Name: s.Name, Dim: s.Dim, Metric: mtr, M: s.M, EfConstruction: s.EfConstruction,
-		Quantization: q, Multivector: mv}
+		Quantization: q, Multivector: mv, Memory: mem}
 	if s.M == 0 || s.EfConstruction == 0 {
 		return VectorField{}, fmt.Errorf("%w: vector field %q without M or ef_construction", ErrCorrupt, s.Name)
 	}
@@ -251,7 +270,7 @@ func schemaFromManifest(m snapshot.Manifest) ([]VectorField, error) {
 	schema := make([]VectorField, len(m.Vectors))
 	for i, v := range m.Vectors {
 		f, err := fieldSpec{Name: v.Name, Dim: v.Dim, Metric: v.Metric, M: v.M, EfConstruction: v.EfConstruction,
-			Quantization: v.Quantization, Multivector: v.Multivector}.field()
+			Quantization: v.Quantization, Multivector: v.Multivector, Memory: v.Memory}.field()
 		if err != nil {
 			return nil, err
 		}

@@ -17,11 +17,12 @@ import (
 // REST API's "vectors" of a create and its vector_fields route):
 //
 //	{"<name>": {"dim": 50, "metric": "cosine", "M": 16, "ef_construction": 200,
-//	            "quantization": "none" | "sq8", "multivector": "max_sim"}, ...}
+//	            "quantization": "none" | "sq8", "multivector": "max_sim",
+//	            "memory": "ram" | "mmap"}, ...}
 //
 // dim is required; metric defaults to "cosine" (strata.Collection.create's
 // default), M and ef_construction to 16 and 200, quantization to "none",
-// multivector to a dense field. A key not listed is refused, so a later
+// multivector to a dense field, memory to "ram" (memory.go). A key not listed is refused, so a later
 // kind of field (sparse) is a new key, never a misread one. Parsing lives
 // here so that every door reads the same text the same way.
 //
@@ -42,6 +43,7 @@ type fieldJSON struct {
 	EfConstruction int     `json:"ef_construction"`
 	Quantization   *string `json:"quantization"`
 	Multivector    *string `json:"multivector"`
+	Memory         *string `json:"memory"`
 }
 
 // ParseVectorField reads the JSON spec of the field named name (the value
@@ -81,6 +83,13 @@ func ParseVectorField(name string, raw []byte) (VectorField, error) {
 			return VectorField{}, fmt.Errorf("vector field %q: %w", name, err)
 		}
 		f.Multivector = mv
+	}
+	if s.Memory != nil {
+		mem, err := ParseMemory(*s.Memory)
+		if err != nil {
+			return VectorField{}, fmt.Errorf("vector field %q: %w", name, err)
+		}
+		f.Memory = mem
 	}
 	return f.withDefaults()
 }

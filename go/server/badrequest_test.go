@@ -181,6 +181,7 @@ func snapshotState(t *testing.T, ts *testServer) string {
 					delete(f, "tail_rows")
 					delete(f, "built_rows")
 					delete(f, "segments")
+					delete(f, "mapped_segments")
 				}
 			}
 		}

@@ -23,6 +23,7 @@ type createRequest struct {
 	M              int      `json:"M"`
 	EfConstruction int      `json:"ef_construction"`
 	Quantization   *string  `json:"quantization"`
+	Memory         *string  `json:"memory"` // "ram" (default) or "mmap" (collection.Memory)
 	Fsync          string   `json:"fsync"`
 	Seed           *uint64  `json:"seed"`
 	TextFields     []string `json:"text_fields"`
@@ -111,10 +112,16 @@ func (req *createRequest) options() (collection.Options, error) {
 		rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
+	mem := collection.MemoryRAM
+	if req.Memory != nil {
+		if mem, err = collection.ParseMemory(*req.Memory); err != nil {
+			return collection.Options{}, err
+		}
+	}
 	opts := collection.Options{Dim: req.Dim, Metric: mtr, M: req.M, EfConstruction: req.EfConstruction,
-		Quantization: q, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}
+		Quantization: q, Memory: mem, Seed: seed, Fsync: fsync, TextFields: req.TextFields, TextAnalyzer: req.TextAnalyzer}
 	if req.Vectors != nil {
-		if req.Dim != 0 || req.M != 0 || req.EfConstruction != 0 || req.Quantization != nil {
+		if req.Dim != 0 || req.M != 0 || req.EfConstruction != 0 || req.Quantization != nil || req.Memory != nil {
 			return collection.Options{}, invalidf("give \"dim\" and its options (one unnamed field) or \"vectors\" (named fields), not both")
 		}
 		if opts.Vectors, err = collection.ParseVectorFields(req.Vectors); err != nil {

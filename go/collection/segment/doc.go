@@ -130,9 +130,9 @@
 //
 // # Reopen
 //
-// Open loads each segment file (hnsw.Load, reading the file: the float
-// vectors are copied into memory, not yet mapped), removes its deleted
-// keys, checks its live count against the manifest and that no key is
+// Open loads each segment file (hnsw.Load: the float vectors are read
+// into memory, or mapped for a field of mmap placement, below), removes
+// its deleted keys, checks its live count against the manifest and that no key is
 // live in two segments, and starts an empty active graph with the
 // segments' quantizer; then it replays the log after the snapshot into
 // the tail. A snapshot of formats 1-3 (one index file) is loaded as the
@@ -155,13 +155,44 @@
 //     again at Open and merges them again.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
-//   - Segment files are read, not mmap'd (LoadOptions.MmapVectors and
-//     memory="mmap" are the next step); a merge holds its sources'
-//     vectors twice while it builds.
+//   - A merge holds its sources' vectors in memory while it builds
+//     (copied out of their mappings for a field of mmap placement), and
+//     the merged segment stays in memory until a checkpoint writes it
+//     (the next one with a record to write).
+//   - An SQ8 field keeps no float vectors, so memory="mmap" maps nothing
+//     of it: its codes and graph are resident either way. Mapping floats
+//     for re-ranking (hnsw Config.Rerank) would change its answers and
+//     the tail's ranking; it is not done.
 //   - Sealing happens at checkpoints (every Tuning.CheckpointBytes of
 //     log), not at a row count of its own.
 //   - A segment file damaged when both kept snapshots name it has no
 //     fallback (package snapshot, "The previous snapshot").
+//
+// # Memory placement (memory="mmap")
+//
+// A field of mmap placement (collection.MemoryMmap) keeps its sealed
+// segments' float vectors in their files, memory-mapped read-only
+// (hnsw.LoadOptions.MmapVectors, package indexfile): Open loads them so,
+// and after a checkpoint has made the files it wrote durable, MapSealed
+// loads each from its file and puts it in the place of the segment's
+// memory copy (removing first the keys deleted since the file was
+// written; a merge's sources are left alone). The tail and the active
+// graph stay in memory: both are bounded. Links, ids, flags and SQ8 codes
+// are read into memory as before; only the floats are mapped.
+//
+// Mapped pages are clean page cache: under memory pressure the kernel
+// drops them and a query that needs one reads it from the file again (a
+// disk read on the query's path, not an error). The answers do not
+// change: the same file is searched the same way (the tests compare ids
+// and distances with a ram collection, and after dropping the pages with
+// posix_fadvise DONTNEED).
+//
+// A segment leaves a state when a merge replaces it or MapSealed swaps in
+// its mapped copy, while a reader may still be searching it. Reads that
+// touch vectors (SearchFiltered, GetVectors, IDs, CheckIntegrity) pin the
+// sealed segments of the state they load; a replaced segment is retired,
+// and its index is closed (unmapped) by whoever lets go of it last, the
+// retire itself if no reader holds it (mapped.go).
 //
 // # The mutable tail, at checkpoints and reopen
 //

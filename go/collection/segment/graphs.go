@@ -18,9 +18,10 @@ import (
 type Graph struct {
 	index *hnsw.Index
 	// Guarded by Graphs.mu.
-	file    string   // its file (Graphs' doc), "" until a checkpoint writes it
-	deleted []uint64 // keys removed since it was sealed (or loaded), in order
-	inFile  int      // how many of deleted its file holds as tombstones
+	file    string       // its file (Graphs' doc), "" until a checkpoint writes it
+	deleted []uint64     // keys removed since it was sealed (or loaded), in order
+	inFile  int          // how many of deleted its file holds as tombstones
+	pins    atomic.Int64 // readers holding it, and whether it is retired (mapped.go)
 }
 
 // Index returns the segment's graph (read only: Graphs makes every change).
@@ -40,6 +41,9 @@ type Graphs struct {
 	cfg   hnsw.Config
 	mu    sync.Mutex
 	state atomic.Pointer[graphState]
+	// merging is the sources of the merge in flight (guarded by mu), which
+	// MapSealed leaves alone.
+	merging []*Graph
 }
 
 // NewGraphs returns the segments of a field: active (which takes the
@@ -197,7 +201,9 @@ func (g *Graphs) Remove(keys []uint64) (int, error) {
 func (g *Graphs) IDs() ([]uint64, error) {
 	var out []uint64
 	var err error
-	g.state.Load().each(func(x *hnsw.Index) bool {
+	st := g.pinned()
+	defer st.unpin()
+	st.each(func(x *hnsw.Index) bool {
 		var ids []uint64
 		ids, err = x.IDs()
 		out = append(out, ids...)
@@ -209,7 +215,8 @@ func (g *Graphs) IDs() ([]uint64, error) {
 // GetVectors copies the stored vectors of keys into out (len(keys)·Dim);
 // a key no segment holds fails with hnsw.ErrNotFound.
 func (g *Graphs) GetVectors(keys []uint64, out []float32) error {
-	st := g.state.Load()
+	st := g.pinned()
+	defer st.unpin()
 	if len(st.sealed) == 0 {
 		return st.active.GetVectors(keys, out)
 	}
@@ -232,7 +239,9 @@ func (g *Graphs) GetVectors(keys []uint64, out []float32) error {
 // CheckIntegrity checks every segment's graph.
 func (g *Graphs) CheckIntegrity() error {
 	var err error
-	g.state.Load().each(func(x *hnsw.Index) bool { err = x.CheckIntegrity(); return err == nil })
+	st := g.pinned()
+	defer st.unpin()
+	st.each(func(x *hnsw.Index) bool { err = x.CheckIntegrity(); return err == nil })
 	return err
 }
 
@@ -283,7 +292,8 @@ var mergePool = sync.Pool{New: func() any { return new(mergeScratch) }}
 // EfSearch the largest.
 func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *hnsw.Filter,
 	outKeys []int64, outDists []float32) (hnsw.SearchStats, error) {
-	st := g.state.Load()
+	st := g.pinned()
+	defer st.unpin()
 	var only *hnsw.Index
 	n := 0
 	st.each(func(x *hnsw.Index) bool {

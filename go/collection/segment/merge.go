@@ -110,6 +110,14 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 	if len(srcs) == 0 {
 		return nil
 	}
+	g.mu.Lock()
+	g.merging = srcs
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.merging = nil
+		g.mu.Unlock()
+	}()
 	dim := g.cfg.Dim
 	var keys []uint64
 	var vectors []float32
@@ -173,6 +181,9 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 		}
 	}
 	g.state.Store(&graphState{active: st.active, sealed: next})
+	for _, s := range srcs {
+		s.retire() // a mapped source is unmapped once no reader holds it
+	}
 	return nil
 }
 

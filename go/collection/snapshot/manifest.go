@@ -114,6 +114,10 @@ type VectorField struct {
 	Quantization   string `json:"quantization"`
 	// Multivector is "max_sim" for a multivector field, absent otherwise.
 	Multivector string `json:"multivector,omitempty"`
+	// Memory is "mmap" for a field whose segments' float vectors are
+	// memory-mapped, absent for "ram" (every manifest before it); a
+	// build that predates it refuses the manifest (unknown field).
+	Memory string `json:"memory,omitempty"`
 	// IndexFile (format 3) is the field's HNSW index, one of Files.
 	IndexFile string `json:"index_file,omitempty"`
 	// Segments (format 4) are the field's sealed graph segments, oldest

@@ -48,8 +48,10 @@ type vectorParams struct {
 }
 
 // createRequest is Qdrant's CreateCollection. Operational settings with no
-// bearing on answers (shards, WAL, optimizers, on_disk) are accepted and
-// ignored; settings that would change answers are refused by name.
+// bearing on answers (shards, WAL, optimizers, hnsw_config.on_disk,
+// on_disk_payload) are accepted and ignored; a vector's on_disk is the
+// field's memory placement (collection.MemoryMmap); settings that would
+// change answers are refused by name.
 type createRequest struct {
 	Vectors                json.RawMessage `json:"vectors"`
 	ShardNumber            json.RawMessage `json:"shard_number"`
@@ -142,7 +144,7 @@ func (req *createRequest) denseOptions() (collection.Options, error) {
 		}
 		if f.Multivector == collection.SingleVector {
 			return collection.Options{Dim: f.Dim, Metric: f.Metric, M: f.M, EfConstruction: f.EfConstruction,
-				Quantization: f.Quantization, Seed: seed}, nil
+				Quantization: f.Quantization, Memory: f.Memory, Seed: seed}, nil
 		}
 		return collection.Options{Vectors: []collection.VectorField{f}, Seed: seed}, nil
 	}
@@ -197,6 +199,17 @@ func (req *createRequest) field(name string, vp *vectorParams) (collection.Vecto
 			return collection.VectorField{}, unsupportedf("multivector_config %s (only {\"comparator\": \"max_sim\"})", truncate(string(vp.MultivectorConfig)))
 		}
 		f.Multivector = collection.MaxSim
+	}
+	if present(vp.OnDisk) {
+		// Qdrant's on_disk keeps a vector field's original vectors in
+		// mmap'd files: strata's mmap placement of the field.
+		var onDisk bool
+		if err := json.Unmarshal(vp.OnDisk, &onDisk); err != nil {
+			return collection.VectorField{}, badRequestf("vectors.on_disk must be a boolean, got %s", truncate(string(vp.OnDisk)))
+		}
+		if onDisk {
+			f.Memory = collection.MemoryMmap
+		}
 	}
 	for _, hc := range []*hnswConfig{req.HNSW, vp.HNSW} { // the vector's own config wins
 		if hc == nil {
@@ -425,7 +438,7 @@ func fieldsOf(opts collection.Options) []collection.VectorField {
 		return opts.Vectors
 	}
 	return []collection.VectorField{{Dim: opts.Dim, Metric: opts.Metric, M: opts.M,
-		EfConstruction: opts.EfConstruction, Quantization: opts.Quantization}}
+		EfConstruction: opts.EfConstruction, Quantization: opts.Quantization, Memory: opts.Memory}}
 }
 
 // vectorsInfo is the "vectors" of a collection's config in the form it
@@ -436,7 +449,11 @@ func vectorsInfo(opts collection.Options, asMap bool) any {
 	opts.Vectors = fieldsOf(opts)
 	if !asMap && oneUnnamedVector(opts) {
 		// One unnamed dense vector (sparse fields beside it or not).
-		return map[string]any{"size": opts.Dim, "distance": distanceName(opts.Metric)}
+		params := map[string]any{"size": opts.Dim, "distance": distanceName(opts.Metric)}
+		if opts.Memory == collection.MemoryMmap {
+			params["on_disk"] = true
+		}
+		return params
 	}
 	out := map[string]any{}
 	for _, f := range opts.Vectors {
@@ -447,6 +464,9 @@ func vectorsInfo(opts collection.Options, asMap bool) any {
 		}
 		if f.Quantization == hnsw.QuantSQ8 {
 			params["quantization_config"] = map[string]any{"scalar": map[string]any{"type": "int8"}}
+		}
+		if f.Memory == collection.MemoryMmap {
+			params["on_disk"] = true
 		}
 		out[f.Name] = params
 	}

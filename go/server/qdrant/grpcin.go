@@ -936,6 +936,9 @@ func vectorParamsJSON(p *pb.VectorParams) (*vectorParams, error) {
 	if p.Datatype != nil && p.GetDatatype() != pb.Datatype_Float32 {
 		return nil, unsupportedf("datatype %v (vectors are float32)", p.GetDatatype())
 	}
+	if p.OnDisk != nil {
+		vp.OnDisk = mustJSON(p.GetOnDisk())
+	}
 	if p.MultivectorConfig != nil {
 		if p.GetMultivectorConfig().GetComparator() != pb.MultiVectorComparator_MaxSim {
 			return nil, unsupportedf("multivector comparator %v (only MaxSim)", p.GetMultivectorConfig().GetComparator())

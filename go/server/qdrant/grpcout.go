@@ -189,6 +189,9 @@ func pbVectorParams(f collection.VectorField) *pb.VectorParams {
 	if f.Quantization == hnsw.QuantSQ8 {
 		p.QuantizationConfig = &pb.QuantizationConfig{Quantization: &pb.QuantizationConfig_Scalar{Scalar: &pb.ScalarQuantization{Type: pb.QuantizationType_Int8}}}
 	}
+	if f.Memory == collection.MemoryMmap {
+		p.OnDisk = new(true)
+	}
 	return p
 }
 
@@ -202,7 +205,11 @@ func pbCollectionInfo(ci *collectionInfo) (*pb.CollectionInfo, error) {
 	}
 	vectors := &pb.VectorsConfig{}
 	if !ci.Settings.VectorsMap && oneUnnamedVector(opts) { // the form of creation, as vectorsInfo
-		vectors.Config = &pb.VectorsConfig_Params{Params: &pb.VectorParams{Size: uint64(opts.Dim), Distance: pbDistances[distanceName(opts.Metric)]}}
+		params := &pb.VectorParams{Size: uint64(opts.Dim), Distance: pbDistances[distanceName(opts.Metric)]}
+		if opts.Memory == collection.MemoryMmap {
+			params.OnDisk = new(true)
+		}
+		vectors.Config = &pb.VectorsConfig_Params{Params: params}
 	} else {
 		m := &pb.VectorParamsMap{Map: map[string]*pb.VectorParams{}}
 		for _, f := range fieldsOf(opts) {

@@ -1,0 +1,83 @@
+package collection
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/hnsw"
+)
+
+// Memory is where a vector field's sealed segments keep their float
+// vectors (Qdrant's on_disk). It is a placement, never a change of
+// answers: a field searches, scores and merges alike in either.
+//
+//   - MemoryRAM: the vectors are read into the process's memory when a
+//     segment is loaded and stay there (the default).
+//   - MemoryMmap: each sealed segment's float vectors stay in its file,
+//     memory-mapped read-only (hnsw.LoadOptions.MmapVectors): on Open,
+//     and for a segment a checkpoint has just written, once the file is
+//     durable (Graphs.MapSealed). Their pages are clean page cache, so the
+//     kernel reclaims them under memory pressure and reads them again on
+//     the next access: a collection's floats may exceed RAM, at the cost
+//     of disk reads on the queries that touch evicted pages. The graph
+//     links, ids and SQ8 codes stay resident, and so do the mutable tail
+//     and the active graph (both bounded). An SQ8 field keeps no float
+//     vectors (its codes are what it searches), so for it the two
+//     placements hold the same memory.
+//
+// The values are part of the C ABI: do not change them.
+type Memory uint8
+
+const (
+	MemoryRAM  Memory = 0
+	MemoryMmap Memory = 1
+)
+
+var memoryNames = [...]string{"ram", "mmap"}
+
+func (m Memory) String() string {
+	if int(m) < len(memoryNames) {
+		return memoryNames[m]
+	}
+	return fmt.Sprintf("Memory(%d)", m)
+}
+
+// ParseMemory parses "ram" (or "", the default) and "mmap".
+func ParseMemory(s string) (Memory, error) {
+	switch s {
+	case "", "ram":
+		return MemoryRAM, nil
+	case "mmap":
+		return MemoryMmap, nil
+	}
+	return 0, fmt.Errorf("%w: memory must be \"ram\" or \"mmap\", got %q", ErrInvalid, s)
+}
+
+// loadOptions is how the field's segment files are loaded.
+func (f VectorField) loadOptions() hnsw.LoadOptions {
+	return hnsw.LoadOptions{Keys: true, MmapVectors: f.Memory == MemoryMmap}
+}
+
+// mapSegments switches the sealed segments of the fields of mmap
+// placement that checkpoints have written to their files' mappings
+// (segment.Graphs.MapSealed); the checkpoint calls it once the snapshot
+// naming them is durable. It reports whether any switched.
+func (c *Collection) mapSegments(set *fieldSet) (bool, error) {
+	segDir := filepath.Join(c.dir, snapshot.SegmentsDir)
+	switched := false
+	for _, f := range set.fields {
+		if f.Memory != MemoryMmap {
+			continue
+		}
+		opts := f.loadOptions()
+		n, err := f.index.MapSealed(func(file string) (*hnsw.Index, error) {
+			return hnsw.Load(c.fs, filepath.Join(segDir, file), opts)
+		})
+		switched = switched || n > 0
+		if err != nil {
+			return switched, fmt.Errorf("vector field %q: %w", f.Name, err)
+		}
+	}
+	return switched, nil
+}

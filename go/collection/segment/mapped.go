@@ -1,0 +1,152 @@
+package segment
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/strata-db/strata/go/hnsw"
+)
+
+// Segments leave a state when a merge replaces them or MapSealed puts a
+// mapped copy in their place. A reader may still be searching one it
+// loaded before; closing its index then (which unmaps its vectors) would
+// fault the reader. So every read that touches vectors pins the sealed
+// segments of the state it loaded, and a replaced segment is retired: its
+// pin count is pushed far below zero, and whoever brings it to exactly
+// retiredPins (the retire itself if no reader holds it, else the last
+// reader to unpin) closes its index. A reader that pins a retired segment
+// sees a negative count, lets go and loads the state again, which no
+// longer holds it (the state is swapped before its segments are retired).
+const retiredPins = math.MinInt64 / 2
+
+// pinned loads the current state with its sealed segments pinned; the
+// caller unpins it when its read is done.
+func (g *Graphs) pinned() *graphState {
+	for {
+		st := g.state.Load()
+		if st.pin() {
+			return st
+		}
+	}
+}
+
+// pin pins every sealed segment, or none if one is retired.
+func (st *graphState) pin() bool {
+	for i, s := range st.sealed {
+		if s.pins.Add(1) < 0 {
+			for _, p := range st.sealed[:i+1] {
+				p.unpin()
+			}
+			return false
+		}
+	}
+	return true
+}
+
+func (st *graphState) unpin() {
+	for _, s := range st.sealed {
+		s.unpin()
+	}
+}
+
+func (s *Graph) unpin() {
+	if s.pins.Add(-1) == retiredPins {
+		s.close()
+	}
+}
+
+// retire marks a segment that no current state holds; the caller has
+// stored the state without it.
+func (s *Graph) retire() {
+	if s.pins.Add(retiredPins) == retiredPins {
+		s.close()
+	}
+}
+
+// close releases a retired segment's index. Its only resource is a
+// mapping (an index in memory is left to the collector), and munmap of
+// a mapping we made fails only on a bad address: nothing to report.
+func (s *Graph) close() { _ = s.index.Close() }
+
+// Mapped is the number of sealed segments whose float vectors are
+// memory-mapped from their files.
+func (g *Graphs) Mapped() int {
+	st := g.pinned()
+	defer st.unpin()
+	n := 0
+	for _, s := range st.sealed {
+		if s.index.Mapped() {
+			n++
+		}
+	}
+	return n
+}
+
+// MapSealed puts in the place of each sealed segment that has a file but
+// holds its float vectors in memory the index load reads from that file
+// with its vectors mapped (hnsw.LoadOptions.MmapVectors), so that the
+// memory of the copy goes: for a field of mmap placement, after a
+// checkpoint has made the files it wrote durable. Keys removed since the
+// file was written are removed from the loaded index before it takes the
+// segment's place; a segment a merge is reading is skipped (the merged
+// one is mapped after the checkpoint that writes it). Loading holds no
+// lock; readers go on with either copy, and the old one goes when the
+// last reader of it is done. It returns how many segments it switched.
+func (g *Graphs) MapSealed(load func(file string) (*hnsw.Index, error)) (int, error) {
+	type job struct {
+		seg  *Graph
+		file string
+	}
+	var todo []job
+	g.mu.Lock()
+	for _, s := range g.state.Load().sealed {
+		if s.file != "" && !s.index.Mapped() && !slices.Contains(g.merging, s) {
+			todo = append(todo, job{s, s.file})
+		}
+	}
+	g.mu.Unlock()
+	switched := 0
+	for _, j := range todo {
+		x, err := load(j.file)
+		if err != nil {
+			return switched, fmt.Errorf("segment %s: mapping: %w", j.file, err)
+		}
+		ok, err := g.swapMapped(j.seg, x)
+		if !ok {
+			x.Close()
+		}
+		if err != nil {
+			return switched, err
+		}
+		if ok {
+			switched++
+		}
+	}
+	return switched, nil
+}
+
+// swapMapped replaces old by a segment of x, its file's index, if old is
+// still sealed and no merge reads it.
+func (g *Graphs) swapMapped(old *Graph, x *hnsw.Index) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.state.Load()
+	i := slices.Index(st.sealed, old)
+	if i < 0 || slices.Contains(g.merging, old) {
+		return false, nil
+	}
+	if late := old.deleted[old.inFile:]; len(late) > 0 {
+		if _, err := x.Remove(late, false); err != nil {
+			return false, fmt.Errorf("segment %s: mapping: tombstones: %w", old.file, err)
+		}
+	}
+	if x.Len() != old.index.Len() {
+		return false, fmt.Errorf("segment %s: mapping: the file holds %d live keys, the segment %d", old.file, x.Len(), old.index.Len())
+	}
+	sealed := slices.Clone(st.sealed)
+	sealed[i] = &Graph{index: x, file: old.file, deleted: slices.Clip(old.deleted), inFile: old.inFile}
+	g.state.Store(&graphState{active: st.active, sealed: sealed})
+	old.retire()
+	return true, nil
+}
