@@ -105,7 +105,8 @@ class Door:
 
     def query(self, vec_np, vec_list) -> bool:
         if self.door == "native":
-            return len(self.col.query(vec_np, k=10, ef=self.ef, include_metadata=False).ids[0]) == 10
+            got = self.col.query(vec_np, k=10, ef=self.ef, include_metadata=False)
+            return len(got.ids[0]) == 10
         got = self.qc.query_points(COLLECTION, query=vec_list, limit=10,
                                    search_params=self.params).points
         return len(got) == 10
@@ -277,8 +278,8 @@ def run_cell(pool, answers, server: subprocess.Popen, ports: dict, door: str, op
     lat: list[float] = []
     errors, first_error, client_cpu = 0, "", 0.0
     for _ in range(clients):
-        _, _, l, e, fe, c = answers.get()
-        lat += l
+        _, _, got, e, fe, c = answers.get()
+        lat += got
         errors += e
         first_error = first_error or fe
         client_cpu += c
@@ -335,7 +336,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--label")
     ap.add_argument("--note", default="")
-    ap.add_argument("--profile", type=Path, help="write the server's CPU profile of every cell here")
+    ap.add_argument("--profile", type=Path,
+                    help="write the server's CPU profile of every cell here")
     ap.add_argument("--out", type=Path, help="result file (default: bench/results/qdrant-served/)")
     args = ap.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
@@ -394,8 +396,9 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=60)
         shutil.rmtree(data_dir, ignore_errors=True)
-    import qdrant_client  # noqa: F401 (its version is recorded)
     from importlib.metadata import version
+
+    import qdrant_client  # noqa: F401 (its version is recorded)
 
     result = {"benchmark": "qdrant-served", "machine": runinfo.machine(),
               "git": runinfo.git_info(), "versions": {**runinfo.versions(),
