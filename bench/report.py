@@ -732,12 +732,45 @@ def machine_line(result: dict) -> str:
     return f"{m.get('cpu_model', '?')}, {m.get('cores', '?')} cores"
 
 
+def qdrant_served_section(runs: list) -> str:
+    _, path, r = runs[-1]
+    rows = []
+    ops, doors = ["query", "upsert-1", "upsert-batch"], ["native", "rest", "grpc"]
+    for s in sorted(r["summary"], key=lambda s: (ops.index(s["op"]) if s["op"] in ops else 9,
+                                                 s["clients"], doors.index(s["door"]))):
+        ratio = s["ratio_to_native"]
+        rows.append([s["op"], str(s["clients"]), s["door"], fmt(s["req_per_s"]),
+                     f"{ratio:.2f}" if ratio is not None else "-",
+                     f"{s['p50_ms']:.1f}" if s["p50_ms"] is not None else "-",
+                     fmt(s["server_cpu_us_per_req"]), fmt(s["client_cpu_us_per_req"]),
+                     str(s["errors"])])
+    history = [[when(n), f"`{n.commit}`", n.label or "-", str(len(x["cells"])),
+                f"{x['loadavg_at_end'][0]:.0f}", f"`{p.name}`"] for n, p, x in runs]
+    p = r["params"]
+    return "\n".join([
+        "## The Qdrant door through qdrant-client (`bench_qdrant_served.py`, issue 26)", "",
+        f"One strata-server, one collection ({p['n']:,} x {p['dim']}, {p['data']}, Euclid, "
+        f"k={p['k']}, ef {p['ef']}) served three ways: strata's native door through "
+        "`strata.client`, and the Qdrant door through qdrant-client over REST and over gRPC. "
+        f"Each client is a process of its own ({p['client_side']}); "
+        f"cells of {p['duration_s']:g} s, "
+        f"{p['rounds']} rounds, the door order rotating per round; upsert-batch sends "
+        f"{p['batch']} points per request. Ratio: the median over rounds of door / native "
+        "in the same round. CPU per request is user+system time of the server process and of "
+        "all client processes; clients and server share the 2 cores, so a client library's "
+        f"CPU is taken from the server. Newest run, `{path.name}`:", "",
+        table(["op", "clients", "door", "req/s", "/ native", "p50 ms", "server CPU us/req",
+               "client CPU us/req", "errors"], rows), "", "Every run:", "",
+        table(["time", "commit", "label", "cells", "load at end", "file"], history)])
+
+
 SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("ann", ann_section), ("filter", filter_section), ("memory", memory_section),
     ("overhead", overhead_section), ("collection", collection_section),
     ("collection-memory", collection_memory_section),
     ("text", text_section), ("sparse", sparse_section), ("hybrid", hybrid_section),
     ("server-load", server_section),
+    ("qdrant-served", qdrant_served_section),
     ("vectordbbench", vectordbbench_section),
     ("ray", ray_section), ("langchain", langchain_section),
     ("llamaindex", llamaindex_section), ("tail", tail_section),

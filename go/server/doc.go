@@ -156,7 +156,7 @@
 // decoded with the vectors left as raw bytes, then each number is parsed
 // in place. See BenchmarkDecodeQuery for the difference. A plain decimal
 // with no exponent whose digits form an integer below 2^23 (any number
-// printed with 6 significant digits) is read by shortFloat with one exact
+// printed with 6 significant digits) is read by jsonnum.ShortFloat with one exact
 // float32 division, strconv's own exact path, at a quarter of the cost;
 // everything else goes through strconv.ParseFloat(s, 32).
 // The answers of the hot routes are written by hand (appendResults),

@@ -11,17 +11,18 @@ import (
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/server/internal/jsonnum"
 )
 
 // numberReader reads the arrays of numbers that make up most of a request
-// body (vectors and ids) straight from the JSON text: one pass over the
-// bytes, one strconv call per number, no reflection and no allocation per
-// element. encoding/json decoding into []float32 costs several times more
-// (see BenchmarkDecodeVectors), and for a query it was most of the time
-// spent outside the index.
+// body (vectors and ids) straight from the JSON text, with package
+// jsonnum's grammar (shared with the Qdrant door), and names what is wrong
+// in the native door's words. encoding/json decoding into []float32 costs
+// several times more (see BenchmarkDecodeVectors), and for a query it was
+// most of the time spent outside the index.
 //
-// It accepts exactly RFC 8259's number grammar: "NaN", "Infinity", strings,
-// hex and leading '+' or zeros are syntax errors (400), never numbers.
+// "NaN", "Infinity", strings, hex and leading '+' or zeros are syntax
+// errors (400), never numbers.
 type numberReader struct {
 	data []byte
 	pos  int
@@ -44,16 +45,7 @@ func (r *numberReader) where() string {
 	return s
 }
 
-func (r *numberReader) skipSpace() {
-	for r.pos < len(r.data) {
-		switch r.data[r.pos] {
-		case ' ', '\t', '\n', '\r':
-			r.pos++
-		default:
-			return
-		}
-	}
-}
+func (r *numberReader) skipSpace() { r.pos = jsonnum.SkipSpace(r.data, r.pos) }
 
 func (r *numberReader) describe() string {
 	if r.pos >= len(r.data) {
@@ -119,49 +111,20 @@ func (r *numberReader) end() error {
 // fraction or exponent.
 func (r *numberReader) number() (text []byte, integer bool, err error) {
 	r.skipSpace()
-	d, start := r.data, r.pos
-	i := start
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	intStart := i
-	n := digits()
-	if n == 0 || (n > 1 && d[intStart] == '0') {
+	end, integer, fault := jsonnum.Number(r.data, r.pos)
+	switch fault {
+	case jsonnum.NotANumber:
 		return nil, false, badRequestf("%s: expected a number, found %s", r.where(), r.describe())
+	case jsonnum.Malformed:
+		return nil, false, badRequestf("%s: malformed number", r.where())
 	}
-	integer = true
-	if i < len(d) && d[i] == '.' {
-		i++
-		integer = false
-		if digits() == 0 {
-			return nil, false, badRequestf("%s: malformed number", r.where())
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		integer = false
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return nil, false, badRequestf("%s: malformed number", r.where())
-		}
-	}
-	r.pos = i
-	return d[start:i], integer, nil
+	text, r.pos = r.data[r.pos:end], end
+	return text, integer, nil
 }
 
 func (r *numberReader) float32() (float32, error) {
 	r.skipSpace()
-	if f, end, ok := shortFloat(r.data, r.pos); ok {
+	if f, end, ok := jsonnum.ShortFloat(r.data, r.pos); ok {
 		r.pos = end
 		return f, nil
 	}
@@ -175,58 +138,6 @@ func (r *numberReader) float32() (float32, error) {
 		return 0, invalidf("%s: %s is outside the float32 range", r.where(), text)
 	}
 	return float32(f), nil
-}
-
-// float32Pow10 are the powers of ten a float32 holds exactly.
-var float32Pow10 = [...]float32{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
-
-// shortFloat reads the number at data[pos] if it is a plain decimal
-// (-?int(.frac)?, no exponent) of at most 10 fraction digits whose digits
-// make an integer below 2^23, such as the 6-significant-digit floats most
-// clients send: such a number is that integer divided by a power of ten,
-// both exact in float32, so one float32 division rounds it correctly,
-// exactly as strconv.ParseFloat(s, 32) does on its own fast path
-// (atof32exact). It costs a quarter of strconv's general parse. Anything
-// else (longer mantissas, exponents, malformed text) reports !ok and goes
-// through number() and strconv, which also produce the errors.
-func shortFloat(data []byte, pos int) (f float32, end int, ok bool) {
-	i := pos
-	neg := i < len(data) && data[i] == '-'
-	if neg {
-		i++
-	}
-	intStart := i
-	var mantissa uint32
-	for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
-		if mantissa = mantissa*10 + uint32(data[i]-'0'); mantissa >= 1<<23 {
-			return 0, 0, false // too many digits: let strconv round
-		}
-	}
-	if i == intStart || (i-intStart > 1 && data[intStart] == '0') {
-		return 0, 0, false // no digits, or a leading zero: an error
-	}
-	fraction := 0
-	if i < len(data) && data[i] == '.' {
-		i++
-		fracStart := i
-		for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
-			mantissa = mantissa*10 + uint32(data[i]-'0')
-			if mantissa >= 1<<23 || i-fracStart >= len(float32Pow10)-1 {
-				return 0, 0, false
-			}
-		}
-		if fraction = i - fracStart; fraction == 0 {
-			return 0, 0, false // "1.": an error
-		}
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E' || data[i] == '.') {
-		return 0, 0, false
-	}
-	f = float32(mantissa) / float32Pow10[fraction]
-	if neg {
-		f = -f
-	}
-	return f, i, true
 }
 
 // id reads an id: a JSON string (a string id, checked by the engine) or

@@ -39,6 +39,17 @@ func newGRPCDoor(t testing.TB, key string, limits guard.Limits) *grpcDoor {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return newGRPCDoorOn(t, h)
+}
+
+// newGRPCDoorOn serves h's gRPC door over an in-memory connection.
+func newGRPCDoorOn(t testing.TB, h *Handler) *grpcDoor {
+	t.Helper()
 	ln := bufconn.Listen(1 << 20)
 	gs := h.GRPCServer()
 	go gs.Serve(ln)
@@ -51,9 +62,6 @@ func newGRPCDoor(t testing.TB, key string, limits guard.Limits) *grpcDoor {
 	t.Cleanup(func() {
 		conn.Close()
 		gs.Stop()
-		if err := srv.Close(); err != nil {
-			t.Error(err)
-		}
 	})
 	return &grpcDoor{h: h, collections: pb.NewCollectionsClient(conn), points: pb.NewPointsClient(conn), qdrant: pb.NewQdrantClient(conn)}
 }

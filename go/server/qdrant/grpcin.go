@@ -1080,7 +1080,9 @@ func pointsJSON(points []*pb.PointStruct) ([]pointStruct, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out[i].Vector, err = rawJSON(v); err != nil {
+		if d, ok := v.([]float32); ok {
+			out[i].dense = d // the upsert reads it as is (pointStruct.dense)
+		} else if out[i].Vector, err = rawJSON(v); err != nil {
 			return nil, err
 		}
 		if out[i].Payload, err = payloadJSON(p.GetPayload()); err != nil {

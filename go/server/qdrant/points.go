@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/server/internal/jsonnum"
 )
 
 func truncate(s string) string {
@@ -22,6 +23,20 @@ func truncate(s string) string {
 // parseVector reads a vector: a list of numbers, or {"": [...]} (the
 // unnamed vector by name). Named vectors and sparse vectors are refused.
 func parseVector(raw json.RawMessage, dim int) ([]float32, error) {
+	return appendVector(nil, raw, dim)
+}
+
+// appendVector appends the vector raw holds (as parseVector reads it) to
+// dst. A plain list of numbers, what every client sends, is read by
+// package jsonnum without reflection; anything else, and every error, by
+// encoding/json, which names the problem.
+func appendVector(dst []float32, raw json.RawMessage, dim int) ([]float32, error) {
+	if out, ok := jsonnum.Float32s(dst, raw); ok {
+		if got := len(out) - len(dst); got != dim {
+			return nil, badRequestf("Wrong input: Vector dimension error: expected dim: %d, got %d", dim, got)
+		}
+		return out, nil
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '{' {
 		var named map[string]json.RawMessage
@@ -37,14 +52,13 @@ func parseVector(raw json.RawMessage, dim int) ([]float32, error) {
 	if len(v) != dim {
 		return nil, badRequestf("Wrong input: Vector dimension error: expected dim: %d, got %d", dim, len(v))
 	}
-	out := make([]float32, dim)
-	for i, x := range v {
+	for _, x := range v {
 		if math.Abs(x) > math.MaxFloat32 {
 			return nil, badRequestf("vector value %g is out of float32 range", x)
 		}
-		out[i] = float32(x)
+		dst = append(dst, float32(x))
 	}
-	return out, nil
+	return dst, nil
 }
 
 // parsePayload turns a Qdrant payload into a strata document; what
@@ -65,9 +79,33 @@ type pointStruct struct {
 	ID      json.RawMessage `json:"id"`
 	Vector  json.RawMessage `json:"vector"`
 	Payload json.RawMessage `json:"payload"`
+	// dense is the vector the gRPC door decoded already (one dense
+	// vector, checked finite), instead of Vector: the JSON round trip of
+	// its numbers was most of a gRPC upsert's cost. See rawVector.
+	dense []float32
 	// strata's extension (expiry.go): the point's time to live.
 	StrataTTL       *float64 `json:"strata_ttl"`
 	StrataExpiresAt *float64 `json:"strata_expires_at"`
+}
+
+// appendVector appends the point's vector, of dim numbers, to dst.
+func (p *pointStruct) appendVector(dst []float32, dim int) ([]float32, error) {
+	if p.dense == nil {
+		return appendVector(dst, p.Vector, dim)
+	}
+	if len(p.dense) != dim {
+		return nil, badRequestf("Wrong input: Vector dimension error: expected dim: %d, got %d", dim, len(p.dense))
+	}
+	return append(dst, p.dense...), nil
+}
+
+// rawVector is the point's vector as JSON, for the readers of named
+// fields.
+func (p *pointStruct) rawVector() (json.RawMessage, error) {
+	if p.dense == nil {
+		return p.Vector, nil
+	}
+	return json.Marshal(p.dense)
 }
 
 type upsertRequest struct {
@@ -132,12 +170,11 @@ func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (up
 		if len(rows) != len(ids) || (b.Payloads != nil && len(b.Payloads) != len(ids)) {
 			return updateResult{}, badRequestf("batch holds %d ids, %d vectors and %d payloads", len(ids), len(rows), len(b.Payloads))
 		}
+		vectors = make([]float32, 0, len(rows)*dim)
 		for i, row := range rows {
-			v, err := parseVector(row, dim)
-			if err != nil {
+			if vectors, err = appendVector(vectors, row, dim); err != nil {
 				return updateResult{}, err
 			}
-			vectors = append(vectors, v...)
 			d, err := b.payload(i, ids[i])
 			if err != nil {
 				return updateResult{}, err
@@ -145,20 +182,21 @@ func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (up
 			docs = append(docs, d)
 		}
 	case req.Points != nil && req.Batch == nil:
+		n := len(req.Points)
+		ids, vectors, docs, exps = make([]collection.ID, 0, n), make([]float32, 0, n*dim), make([]meta.Document, 0, n), make([]pointExpiry, 0, n)
 		for _, p := range req.Points {
 			id, err := parseID(p.ID)
 			if err != nil {
 				return updateResult{}, err
 			}
-			v, err := parseVector(p.Vector, dim)
-			if err != nil {
+			if vectors, err = p.appendVector(vectors, dim); err != nil {
 				return updateResult{}, err
 			}
 			d, err := parsePayload(p.Payload, id)
 			if err != nil {
 				return updateResult{}, err
 			}
-			ids, vectors, docs = append(ids, id), append(vectors, v...), append(docs, d)
+			ids, docs = append(ids, id), append(docs, d)
 			exps = append(exps, pointExpiry{ttl: p.StrataTTL, at: p.StrataExpiresAt})
 		}
 	default:
@@ -258,7 +296,11 @@ func (h *Handler) upsertNamed(c *collection.Collection, req *upsertRequest) (upd
 			if err != nil {
 				return updateResult{}, err
 			}
-			v, err := parsePointVectors(p.Vector, schema)
+			raw, err := p.rawVector()
+			if err != nil {
+				return updateResult{}, err
+			}
+			v, err := parsePointVectors(raw, schema)
 			if err != nil {
 				return updateResult{}, err
 			}

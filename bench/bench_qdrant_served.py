@@ -1,0 +1,426 @@
+"""Served speed: strata's native door against qdrant-client over REST and gRPC, in one run.
+
+    python bench/bench_qdrant_served.py --server bin/strata-server [--duration 3 --rounds 3]
+
+Starts strata-server on loopback (native REST, Qdrant REST and Qdrant gRPC on three free
+ports, a fresh data directory), creates one collection through the Qdrant door (128-d Euclid,
+m 16, ef_construct 100) and loads n synthetic clustered points (100 Gaussian centres, sigma
+0.3, as bench/loadgen makes them) through the native door, waits until they are indexed, then
+measures every cell of (clients x operation x door) for --duration seconds, in --rounds
+rounds, the door order rotating each round so that no door always runs first or last:
+
+  door    native (strata.client.Client), rest (QdrantClient(url)), grpc (prefer_grpc=True)
+  op      query (top-10, ef 64, ids and scores only), upsert-1 (one point with a payload),
+          upsert-batch (--batch points per request with payloads; figures count requests)
+  clients 1, 8, 32 concurrent clients, each a process of its own (Python clients hold the
+          GIL, so threads would measure one interpreter), one connection each
+
+All doors query the same collection, so they search the same graph. A request counts when it
+finishes inside the cell's window and its answer has the expected shape (10 hits; an upsert
+that returned). Each cell records requests/s, latency percentiles, and the CPU time of the
+server and of the clients per request (user+system, from /proc and time.process_time): the
+clients share the 2 cores with the server, so client CPU per request is the cost of the
+client library itself (qdrant-client's models, JSON or protobuf, httpx or grpcio), measured
+without a stub. --profile DIR writes the server's CPU profile of every cell (its
+--debug-addr, net/http/pprof) for `go tool pprof`.
+
+Results: bench/results/qdrant-served/qdrant-served-<UTC>-<commit>[-<label>].json, every
+cell of every round and, per (door, op, clients), the median over rounds and the median of
+the per-round ratios door / native.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import runinfo
+
+DOORS = ("native", "rest", "grpc")
+OPS = ("query", "upsert-1", "upsert-batch")
+COLLECTION = "bench"
+QUERIES_PER_WORKER = 200
+SINGLE_IDS = 2000  # upsert-1 overwrites ids n .. n+1999 (as loadgen's upsert-1 does)
+BATCH_IDS = 20000  # upsert-batch overwrites ids n+2000 .. n+21999
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clustered(rng, n: int, dim: int, centres):
+    """n points around the centres (sigma 0.3), float32."""
+    import numpy as np
+
+    pick = rng.integers(len(centres), size=n)
+    return (centres[pick] + 0.3 * rng.standard_normal((n, dim))).astype(np.float32)
+
+
+def centres_of(dim: int):
+    import numpy as np
+
+    return np.random.default_rng(1).standard_normal((100, dim))
+
+
+def proc_cpu(pid: int) -> float:
+    """User+system CPU seconds of a process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# --- the client processes ------------------------------------------------------------
+
+
+class Door:
+    """One door's three operations from one client process."""
+
+    def __init__(self, door: str, ports: dict, dim: int, ef: int):
+        from qdrant_client import QdrantClient, models
+
+        self.door, self.models, self.ef = door, models, ef
+        if door == "native":
+            from strata.client import Client
+
+            self.col = Client(f"http://127.0.0.1:{ports['native']}").collection(COLLECTION)
+        else:
+            self.qc = QdrantClient(host="127.0.0.1", port=ports["rest"],
+                                   grpc_port=ports["grpc"], prefer_grpc=door == "grpc",
+                                   timeout=120, check_compatibility=False)
+            self.params = models.SearchParams(hnsw_ef=ef)
+
+    def query(self, vec_np, vec_list) -> bool:
+        if self.door == "native":
+            got = self.col.query(vec_np, k=10, ef=self.ef, include_metadata=False)
+            return len(got.ids[0]) == 10
+        got = self.qc.query_points(COLLECTION, query=vec_list, limit=10,
+                                   search_params=self.params).points
+        return len(got) == 10
+
+    def upsert(self, ids: list[int], vecs_np, vecs_list, payloads: list[dict]) -> bool:
+        if self.door == "native":
+            self.col.upsert(ids, vecs_np, metadata=payloads)
+            return True
+        m = self.models
+        if len(ids) == 1:
+            points = [m.PointStruct(id=ids[0], vector=vecs_list[0], payload=payloads[0])]
+        else:
+            points = m.Batch(ids=ids, vectors=vecs_list, payloads=payloads)
+        r = self.qc.upsert(COLLECTION, points=points, wait=True)
+        return r.status == m.UpdateStatus.COMPLETED
+
+
+def worker(index: int, ports: dict, cfg: dict, commands, answers) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(1000 + index)
+    centres = centres_of(cfg["dim"])
+    queries = clustered(rng, QUERIES_PER_WORKER, cfg["dim"], centres)
+    qlists = queries.tolist()
+    writes = clustered(rng, QUERIES_PER_WORKER * cfg["batch"], cfg["dim"], centres)
+    wlists = writes.tolist()
+    doors = {d: Door(d, ports, cfg["dim"], cfg["ef"]) for d in DOORS}
+    answers.put(("ready", index))
+    n, batch = cfg["n"], cfg["batch"]
+    while True:
+        cmd = commands.get()
+        if cmd is None:
+            return
+        door, op, start_at, end_at = cmd
+        d = doors[door]
+        lat: list[float] = []
+        errors, first_error, i = 0, "", index * 7919
+        while time.time() < start_at:
+            time.sleep(min(0.01, max(0.0, start_at - time.time())))
+        cpu0 = time.process_time()
+        while True:
+            t0 = time.perf_counter()
+            if time.time() >= end_at:
+                break
+            j = i % QUERIES_PER_WORKER
+            try:
+                if op == "query":
+                    ok = d.query(queries[j:j + 1], qlists[j])
+                elif op == "upsert-1":
+                    ids = [n + (index * 61 + i) % SINGLE_IDS]
+                    ok = d.upsert(ids, writes[j:j + 1], wlists[j:j + 1], [{"bucket": i % 100}])
+                else:
+                    first = n + SINGLE_IDS + (index * batch * 13 + i * batch) % BATCH_IDS
+                    ids = list(range(first, first + batch))
+                    s = slice(j * batch, (j + 1) * batch)
+                    ok = d.upsert(ids, writes[s], wlists[s], [{"bucket": k % 100} for k in ids])
+            except Exception as e:  # noqa: BLE001 (counted and reported, never hidden)
+                ok, first_error = False, first_error or f"{type(e).__name__}: {e}"[:300]
+            done = time.time()
+            i += 1
+            if done > end_at:
+                break  # finished after the window: not counted
+            if ok:
+                lat.append(time.perf_counter() - t0)
+            else:
+                errors += 1
+        answers.put(("cell", index, lat, errors, first_error, time.process_time() - cpu0))
+
+
+# --- the server ----------------------------------------------------------------------
+
+
+def start_server(binary: str, data_dir: str, ports: dict, debug: bool) -> subprocess.Popen:
+    args = [binary, "--data-dir", data_dir, "--addr", f"127.0.0.1:{ports['native']}",
+            "--qdrant-addr", f"127.0.0.1:{ports['rest']}",
+            "--qdrant-grpc-addr", f"127.0.0.1:{ports['grpc']}", "--log-level", "error"]
+    if debug:
+        args += ["--debug-addr", f"127.0.0.1:{ports['debug']}"]
+    proc = subprocess.Popen(args)
+    for _ in range(1200):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{ports['native']}/health", timeout=5)
+            urllib.request.urlopen(f"http://127.0.0.1:{ports['rest']}/", timeout=5)
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"strata-server exited with {proc.returncode}") from None
+            time.sleep(0.1)
+    proc.terminate()
+    raise RuntimeError("strata-server did not answer within 120 s")
+
+
+def native_info(ports: dict) -> dict:
+    url = f"http://127.0.0.1:{ports['native']}/collections/{COLLECTION}"
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def load(ports: dict, n: int, dim: int) -> float:
+    """Creates the collection through the Qdrant door and loads n points through the native
+    one; returns the load's seconds."""
+    import numpy as np
+    from qdrant_client import QdrantClient, models
+
+    from strata.client import Client
+
+    qc = QdrantClient(url=f"http://127.0.0.1:{ports['rest']}", timeout=300,
+                      check_compatibility=False)
+    qc.create_collection(COLLECTION, vectors_config=models.VectorParams(
+        size=dim, distance=models.Distance.EUCLID),
+        hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100))
+    col = Client(f"http://127.0.0.1:{ports['native']}").collection(COLLECTION)
+    rng = np.random.default_rng(2)
+    centres = centres_of(dim)
+    t0 = time.perf_counter()
+    for at in range(0, n, 1000):
+        rows = clustered(rng, min(1000, n - at), dim, centres)
+        ids = list(range(at, at + len(rows)))
+        col.upsert(ids, rows, metadata=[{"bucket": i % 100} for i in ids])
+    seconds = time.perf_counter() - t0
+    if qc.count(COLLECTION).count != n:
+        raise RuntimeError("the Qdrant door does not count the points loaded natively")
+    return seconds
+
+
+def wait_indexed(ports: dict, timeout: float = 1800) -> dict:
+    """Waits until no point waits in the tail for the graph builder (native tail_rows)."""
+    deadline = time.time() + timeout
+    while True:
+        info = native_info(ports)
+        if "tail_rows" not in info:
+            raise RuntimeError(f"GET /collections/{COLLECTION}: no tail_rows in {info}")
+        if info["tail_rows"] == 0 or time.time() > deadline:
+            return info
+        time.sleep(1)
+
+
+# --- the run -------------------------------------------------------------------------
+
+
+def percentile(sorted_lat: list[float], q: float) -> float | None:
+    if not sorted_lat:
+        return None
+    return sorted_lat[min(len(sorted_lat) - 1, int(q * len(sorted_lat)))] * 1e3
+
+
+def run_cell(pool, answers, server: subprocess.Popen, ports: dict, door: str, op: str,
+             clients: int, duration: float, profile: Path | None) -> dict:
+    start_at = time.time() + 0.5 + 0.02 * clients  # every client has the command by then
+    end_at = start_at + duration
+    for q in pool[:clients]:
+        q.put((door, op, start_at, end_at))
+    prof = None
+    if profile is not None:
+        out = profile / f"{door}-{op}-c{clients}.pb.gz"
+        url = f"http://127.0.0.1:{ports['debug']}/debug/pprof/profile?seconds={int(duration)}"
+
+        def fetch() -> None:
+            with urllib.request.urlopen(url, timeout=duration + 60) as r:
+                out.write_bytes(r.read())
+
+        time.sleep(max(0.0, start_at - time.time()))
+        prof = threading.Thread(target=fetch)
+        prof.start()
+    time.sleep(max(0.0, start_at - time.time()))
+    cpu0 = proc_cpu(server.pid)
+    time.sleep(max(0.0, end_at - time.time()))
+    cpu1 = proc_cpu(server.pid)
+    lat: list[float] = []
+    errors, first_error, client_cpu = 0, "", 0.0
+    for _ in range(clients):
+        _, _, got, e, fe, c = answers.get()
+        lat += got
+        errors += e
+        first_error = first_error or fe
+        client_cpu += c
+    if prof is not None:
+        prof.join()
+    lat.sort()
+    reqs = len(lat)
+    return {"door": door, "op": op, "clients": clients, "seconds": duration,
+            "requests": reqs, "errors": errors, "first_error": first_error,
+            "req_per_s": reqs / duration,
+            "p50_ms": percentile(lat, 0.50), "p99_ms": percentile(lat, 0.99),
+            "mean_ms": statistics.fmean(lat) * 1e3 if lat else None,
+            "server_cpu_s": cpu1 - cpu0, "client_cpu_s": client_cpu,
+            "server_cpu_us_per_req": (cpu1 - cpu0) / reqs * 1e6 if reqs else None,
+            "client_cpu_us_per_req": client_cpu / reqs * 1e6 if reqs else None,
+            "loadavg": os.getloadavg()[0]}
+
+
+def summarize(cells: list[dict]) -> list[dict]:
+    """Per (door, op, clients): medians over rounds, and the median of door / native per round."""
+    by = {}
+    for c in cells:
+        by.setdefault((c["door"], c["op"], c["clients"]), []).append(c)
+    out = []
+    for (door, op, clients), cs in sorted(by.items()):
+        native = {c["round"]: c for c in by.get(("native", op, clients), [])}
+        ratios = [c["req_per_s"] / native[c["round"]]["req_per_s"] for c in cs
+                  if c["round"] in native and native[c["round"]]["req_per_s"] > 0]
+
+        def med(key: str, cs=cs) -> float | None:
+            vals = [c[key] for c in cs if c[key] is not None]
+            return statistics.median(vals) if vals else None
+
+        out.append({"door": door, "op": op, "clients": clients, "rounds": len(cs),
+                    "req_per_s": med("req_per_s"), "p50_ms": med("p50_ms"),
+                    "p99_ms": med("p99_ms"), "server_cpu_us_per_req": med("server_cpu_us_per_req"),
+                    "client_cpu_us_per_req": med("client_cpu_us_per_req"),
+                    "errors": sum(c["errors"] for c in cs),
+                    "ratio_to_native": statistics.median(ratios) if ratios else None})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--server", default=str(runinfo.REPO_DIR / "bin" / "strata-server"))
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--ef", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=100, help="points per upsert-batch request")
+    ap.add_argument("--clients", default="1,8,32")
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--doors", default=",".join(DOORS))
+    ap.add_argument("--duration", type=float, default=3.0, help="seconds per cell")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--label")
+    ap.add_argument("--note", default="")
+    ap.add_argument("--profile", type=Path,
+                    help="write the server's CPU profile of every cell here")
+    ap.add_argument("--out", type=Path, help="result file (default: bench/results/qdrant-served/)")
+    args = ap.parse_args()
+    clients = [int(c) for c in args.clients.split(",")]
+    ops, doors = args.ops.split(","), args.doors.split(",")
+    for o in ops:
+        if o not in OPS:
+            ap.error(f"--ops: unknown operation {o!r} (known: {', '.join(OPS)})")
+    for d in doors:
+        if d not in DOORS:
+            ap.error(f"--doors: unknown door {d!r} (known: {', '.join(DOORS)})")
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    ports = {k: free_port() for k in ("native", "rest", "grpc", "debug")}
+    data_dir = tempfile.mkdtemp(prefix="strata-qserved-")
+    server = start_server(args.server, data_dir, ports, args.profile is not None)
+    ctx = mp.get_context("spawn")  # grpcio and the Go runtime do not survive fork
+    pool, procs = [], []
+    try:
+        load_s = load(ports, args.n, args.dim)
+        print(f"loaded {args.n} x {args.dim} in {load_s:.1f} s ({args.n / load_s:,.0f} points/s)",
+              flush=True)
+        info = wait_indexed(ports)
+        print(f"indexed: {json.dumps(info)[:300]}", flush=True)
+        cfg = {"n": args.n, "dim": args.dim, "ef": args.ef, "batch": args.batch}
+        answers = ctx.Queue()
+        for i in range(max(clients)):
+            q = ctx.Queue()
+            p = ctx.Process(target=worker, args=(i, ports, cfg, q, answers), daemon=True)
+            p.start()
+            pool.append(q)
+            procs.append(p)
+        for _ in procs:
+            answers.get(timeout=600)
+        cells = []
+        for rnd in range(args.rounds):
+            order = doors[rnd % len(doors):] + doors[:rnd % len(doors)]
+            for nc in clients:
+                for op in ops:
+                    for door in order:
+                        c = run_cell(pool, answers, server, ports, door, op, nc, args.duration,
+                                     args.profile if rnd == 0 else None)
+                        c["round"] = rnd
+                        cells.append(c)
+                        print(f"round {rnd} {door:6} {op:12} c={nc:<3} {c['req_per_s']:8.0f} "
+                              f"req/s  p50 {c['p50_ms'] or 0:7.2f} ms  cpu/req server "
+                              f"{c['server_cpu_us_per_req'] or 0:6.0f} us client "
+                              f"{c['client_cpu_us_per_req'] or 0:6.0f} us  errors {c['errors']}"
+                              f"  load {c['loadavg']:.1f}"
+                              + (f"  first error: {c['first_error']}" if c["first_error"] else ""),
+                              flush=True)
+    finally:
+        for q in pool:
+            q.put(None)
+        for p in procs:
+            p.join(timeout=30)
+        server.terminate()
+        server.wait(timeout=60)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    from importlib.metadata import version
+
+    import qdrant_client  # noqa: F401 (its version is recorded)
+
+    result = {"benchmark": "qdrant-served", "machine": runinfo.machine(),
+              "git": runinfo.git_info(), "versions": {**runinfo.versions(),
+                                                      "qdrant-client": version("qdrant-client"),
+                                                      "grpcio": version("grpcio")},
+              "params": {"n": args.n, "dim": args.dim, "metric": "euclid", "ef": args.ef,
+                         "k": 10, "batch": args.batch, "clients": clients, "ops": ops,
+                         "doors": doors, "duration_s": args.duration, "rounds": args.rounds,
+                         "data": "synthetic clustered (100 centres, sigma 0.3)",
+                         "client_side": "one process per client, one connection each"},
+              "load_seconds": load_s, "note": args.note,
+              "loadavg_at_end": os.getloadavg(), "summary": summarize(cells), "cells": cells}
+    path = args.out or runinfo.result_path("qdrant-served", args.label)
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    for s in result["summary"]:
+        r = s["ratio_to_native"]
+        print(f"{s['door']:6} {s['op']:12} c={s['clients']:<3} {s['req_per_s']:8.0f} req/s  "
+              f"x{r if r is not None else float('nan'):.2f} of native  server "
+              f"{s['server_cpu_us_per_req'] or 0:.0f} us/req  client "
+              f"{s['client_cpu_us_per_req'] or 0:.0f} us/req")
+    print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+package qdrant
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/strata-db/strata/go/server"
+	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
+)
+
+// BenchmarkDoor times one call through each door in process, the same
+// collection behind all three: the native REST route and the Qdrant REST
+// route through their http.Handlers (no socket), the Qdrant gRPC call
+// through grpc-go over an in-memory connection (its protobuf both ways).
+// The ratio qdrant/native per operation is the door's own cost; the
+// served figures over loopback are bench/bench_qdrant_served.py's.
+//
+//	go test ./go/server/qdrant -run '^$' -bench Door -benchmem -cpuprofile cpu.out
+func BenchmarkDoor(b *testing.B) {
+	const n, dim = 20000, 128
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(server.Config{DataDir: b.TempDir(), Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	h, err := New(Config{Collections: srv, Guard: srv.Guard(), Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	serve := func(hd http.Handler, method, path string, body []byte) []byte {
+		req := httptest.NewRequest(method, path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		hd.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body.Bytes())
+		}
+		return rec.Body.Bytes()
+	}
+	serve(h, "PUT", "/collections/bench", []byte(`{"vectors":{"size":128,"distance":"Euclid"}}`))
+	r := rand.New(rand.NewPCG(1, 2))
+	centres := make([][]float32, 100)
+	for i := range centres {
+		centres[i] = make([]float32, dim)
+		for j := range centres[i] {
+			centres[i][j] = float32(r.NormFloat64())
+		}
+	}
+	point := func() []float32 {
+		c := centres[r.IntN(len(centres))]
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = c[j] + 0.3*float32(r.NormFloat64())
+		}
+		return v
+	}
+	list := func(v []float32) string {
+		var s []byte
+		s = append(s, '[')
+		for j, x := range v {
+			if j > 0 {
+				s = append(s, ',')
+			}
+			s = strconv.AppendFloat(s, float64(x), 'g', 6, 32)
+		}
+		return string(append(s, ']'))
+	}
+	for at := 0; at < n; at += 1000 {
+		var body bytes.Buffer
+		body.WriteString(`{"points":[`)
+		for i := at; i < at+1000; i++ {
+			if i > at {
+				body.WriteByte(',')
+			}
+			fmt.Fprintf(&body, `{"id":%d,"vector":%s,"payload":{"bucket":%d}}`, i, list(point()), i%100)
+		}
+		body.WriteString(`]}`)
+		serve(h, "PUT", "/collections/bench/points?wait=true", body.Bytes())
+	}
+	c, err := srv.Collection("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for c.Info().TailRows > 0 { // the graph, not the tail's exact scan
+		time.Sleep(10 * time.Millisecond)
+	}
+	const queries = 256
+	vecs := make([][]float32, queries)
+	for i := range vecs {
+		vecs[i] = point()
+	}
+	ctx := context.Background()
+	door := newGRPCDoorOn(b, h)
+	upsertID := func(i int) uint64 { return uint64(n + i%2000) }
+
+	b.Run("query/native", func(b *testing.B) {
+		bodies := make([][]byte, queries)
+		for i := range bodies {
+			bodies[i] = fmt.Appendf(nil, `{"vector":%s,"k":10,"ef":64}`, list(vecs[i]))
+		}
+		i := 0
+		for b.Loop() {
+			serve(srv, "POST", "/collections/bench/query", bodies[i%queries])
+			i++
+		}
+	})
+	b.Run("query/rest", func(b *testing.B) {
+		bodies := make([][]byte, queries)
+		for i := range bodies {
+			bodies[i] = fmt.Appendf(nil, `{"query":%s,"limit":10,"params":{"hnsw_ef":64},"with_payload":false,"with_vector":false}`, list(vecs[i]))
+		}
+		i := 0
+		for b.Loop() {
+			serve(h, "POST", "/collections/bench/points/query", bodies[i%queries])
+			i++
+		}
+	})
+	b.Run("query/grpc", func(b *testing.B) {
+		ef, limit := uint64(64), uint64(10)
+		i := 0
+		for b.Loop() {
+			q := &pb.QueryPoints{CollectionName: "bench", Limit: &limit, Params: &pb.SearchParams{HnswEf: &ef},
+				Query: &pb.Query{Variant: &pb.Query_Nearest{Nearest: &pb.VectorInput{Variant: &pb.VectorInput_Dense{Dense: &pb.DenseVector{Data: vecs[i%queries]}}}}}}
+			got, err := door.points.Query(ctx, q)
+			if err != nil || len(got.Result) != 10 {
+				b.Fatal(err, len(got.GetResult()))
+			}
+			i++
+		}
+	})
+	for _, size := range []int{1, 100} {
+		b.Run(fmt.Sprintf("upsert-%d/native", size), func(b *testing.B) {
+			bodies := make([][]byte, queries)
+			for i := range bodies {
+				var s bytes.Buffer
+				s.WriteString(`{"ids":[`)
+				for j := range size {
+					if j > 0 {
+						s.WriteByte(',')
+					}
+					fmt.Fprintf(&s, "%d", upsertID(i*size+j))
+				}
+				s.WriteString(`],"vectors":[`)
+				for j := range size {
+					if j > 0 {
+						s.WriteByte(',')
+					}
+					s.WriteString(list(vecs[(i+j)%queries]))
+				}
+				s.WriteString(`],"metadata":[`)
+				for j := range size {
+					if j > 0 {
+						s.WriteByte(',')
+					}
+					fmt.Fprintf(&s, `{"bucket":%d}`, j%100)
+				}
+				s.WriteString(`]}`)
+				bodies[i] = s.Bytes()
+			}
+			i := 0
+			for b.Loop() {
+				serve(srv, "POST", "/collections/bench/upsert", bodies[i%queries])
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("upsert-%d/rest", size), func(b *testing.B) {
+			bodies := make([][]byte, queries)
+			for i := range bodies {
+				var s bytes.Buffer
+				s.WriteString(`{"points":[`)
+				for j := range size {
+					if j > 0 {
+						s.WriteByte(',')
+					}
+					fmt.Fprintf(&s, `{"id":%d,"vector":%s,"payload":{"bucket":%d}}`, upsertID(i*size+j), list(vecs[(i+j)%queries]), j%100)
+				}
+				s.WriteString(`]}`)
+				bodies[i] = s.Bytes()
+			}
+			i := 0
+			for b.Loop() {
+				serve(h, "PUT", "/collections/bench/points?wait=true", bodies[i%queries])
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("upsert-%d/grpc", size), func(b *testing.B) {
+			wait := true
+			i := 0
+			for b.Loop() {
+				points := make([]*pb.PointStruct, size)
+				for j := range points {
+					points[j] = &pb.PointStruct{Id: num(upsertID(i*size + j)), Vectors: dense(vecs[(i+j)%queries]...),
+						Payload: map[string]*pb.Value{"bucket": {Kind: &pb.Value_IntegerValue{IntegerValue: int64(j % 100)}}}}
+				}
+				if _, err := door.points.Upsert(ctx, &pb.UpsertPoints{CollectionName: "bench", Wait: &wait, Points: points}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
