@@ -75,3 +75,22 @@ func TestSQ8TrainRules(t *testing.T) {
 		t.Fatalf("rerank without quantization: %v", err)
 	}
 }
+
+// TestEmptyCodesOnlyIndexAnswersNothing keeps a search of an empty SQ8
+// index without floats (no quantizer trained yet: a collection's fresh
+// active graph) an empty answer, not an error.
+func TestEmptyCodesOnlyIndexAnswersNothing(t *testing.T) {
+	x, err := New(Config{Dim: 8, Metric: metric.L2, Quantization: QuantSQ8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, dists := make([]int64, 3), make([]float32, 3)
+	if _, err := x.SearchFiltered(make([]float32, 8), 3, 0, 1, nil, ids, dists); err != nil {
+		t.Fatalf("search of an empty SQ8 index: %v", err)
+	}
+	for _, id := range ids {
+		if id != -1 {
+			t.Fatalf("an empty index answered %v", ids)
+		}
+	}
+}

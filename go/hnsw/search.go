@@ -65,7 +65,7 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, ef)
 	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: x.codesOf(g)}
-	if !g.floats && g.sq == nil && q.rq == nil {
+	if g.count > 0 && !g.floats && g.sq == nil && q.rq == nil {
 		return stats, fmt.Errorf("hnsw: codes-only graph of %d nodes has no codes to search", g.count)
 	}
 	if !x.testing.ignoreSettled {
