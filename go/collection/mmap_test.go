@@ -276,6 +276,7 @@ func TestMmapQueriesDuringMergesAndSwitches(t *testing.T) {
 	stop := make(chan struct{})
 	errs := make(chan error, 2)
 	queries := randomVectors(rand.New(rand.NewPCG(1, 2)), 4)
+	known := next // the ids written so far (next changes under the readers)
 	for r := range 2 {
 		go func() {
 			out, dists := make([]ID, 5*4), make([]float32, 5*4)
@@ -290,7 +291,7 @@ func TestMmapQueriesDuringMergesAndSwitches(t *testing.T) {
 					errs <- err
 					return
 				}
-				if _, _, _, err := c.GetVectors([]ID{IntID(uint64(n+r) % next)}, ""); err != nil {
+				if _, _, _, err := c.GetVectors([]ID{IntID(uint64(n+r) % known)}, ""); err != nil {
 					errs <- err
 					return
 				}

@@ -65,8 +65,8 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, ef)
 	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: x.codesOf(g)}
-	if g.count > 0 && !g.floats && g.sq == nil && q.rq == nil {
-		return stats, fmt.Errorf("hnsw: codes-only graph of %d nodes has no codes to search", g.count)
+	if !g.floats && g.sq == nil && q.rq == nil && g.entry.Load() != noEntry {
+		return stats, fmt.Errorf("hnsw: a codes-only graph with nodes but no codes to search")
 	}
 	if !x.testing.ignoreSettled {
 		q.adm.settled = g.settled.Load()
