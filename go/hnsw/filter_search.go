@@ -23,7 +23,8 @@ import (
 // not it is admitted. It leaves s.results the (up to) ef nearest admitted
 // nodes found, nearest first, and reports whether the search reached at
 // least want of them: a search that did not (the admitted nodes sit beyond
-// two hops of everything it reached) is redone by routing.
+// two hops of everything it reached), or that needed more than
+// maxRouteSteps routing steps, is redone by the routing search.
 func (s *searcher) searchAllowed(g *graph, dk distance, q []float32, ep candidate, ef, budget, want int, adm *admission) bool {
 	s.visited.reset(g.capacity())
 	s.frontier = s.frontier[:0]

@@ -28,7 +28,8 @@ type SearchStats struct {
 	// hop (searchAllowed), summed over all queries; 0 for other searches.
 	LinksRead int64
 	// Rerouted counts the queries whose filtered graph search reached
-	// fewer than k allowed nodes and was redone routing through every node.
+	// fewer than k allowed nodes, or kept finding none within two hops
+	// (maxRouteSteps), and was redone routing through every node.
 	Rerouted int
 	// Refinements counts, on RaBitQ codes (BuildRaBitQ), the candidates
 	// whose 1-bit estimate was refined with an extended code or a float
