@@ -133,13 +133,16 @@ def ratio_table(result: dict) -> str | None:
 def filter_section(runs: list) -> str:
     parts = ["## Filtered search (`bench_filter.py`)", "",
              "recall@10 and single-thread QPS with an allow list of the given selectivity, "
-             "random or one cluster (`correlated`), the filter built per call. The newest run per "
-             "data set:", ""]
+             "random or one cluster (`correlated`), the filter built per call; QPS is wall time "
+             "on a shared machine (load average in each file), so compare rows of one file. A "
+             "file's `-main` / `-after` label marks a before / after pair run side by side. The "
+             "newest run per data set and label:", ""]
     for name, path, result in newest_per_label(runs):
         libs = list(result["libs"])
         head = ["selectivity", "kind", "ef"]
         for lib in libs:
             head += [f"{lib} recall", f"{lib} QPS"]
+            head += ["strata plan", "strata dist/query"] if lib == "strata" else []
         rows = []
         for e in result["configs"]:
             row = ["no filter" if e["kind"] == "none" else f"{e['selectivity'] * 100:g}%",
@@ -147,6 +150,11 @@ def filter_section(runs: list) -> str:
             for lib in libs:
                 p = e["libs"][lib]
                 row += [f"{p['recall']:.3f}", fmt(p["qps"])]
+                if lib == "strata":
+                    plans = p.get("plans") or {}
+                    ndis = p.get("ndis_per_query")
+                    row += ["/".join(sorted(plans)) or "-",
+                            "-" if ndis is None else fmt(ndis)]
             rows.append(row)
         ds = result["dataset"]
         parts += [f"### {ds['name']}", "",
@@ -458,11 +466,37 @@ def segquery_section(runs: list) -> str:
         "3 and 9 sealed segments, searched through `segment.Graphs` (every segment, top k "
         "merged), one query at a time; ef is the smallest of a sweep reaching recall@10 0.95 "
         "(0.99 filtered), rounds alternated, medians. CPU time is this process's; wall-time "
-        "QPS on the shared machine is noisier. At 10 % the planner of every segment chose the "
-        "exact scan of its allowed points (the distance count says so): such a query costs "
-        "its allowed count in distances, whatever the segments.", "",
+        "QPS on the shared machine is noisier. Until 38229e9 the planner of every segment chose "
+        "the exact scan of its allowed points at 10 % (the distance count says so); from 5a189a1 "
+        "a segment large enough searches its allowed nodes on the graph (two hops through "
+        "rejected ones), and the row's distance count is the graph's. The `-main` and `-after` "
+        "files of one time ran side by side.", "",
         table(["time", "commit", "segments", "among", "ef", "recall@10", "QPS",
                "CPU µs / query", "distances / query", "file"], rows)])
+
+
+def filter_traversal_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        for c in r["configs"]:
+            for p in c["points"]:
+                rows.append([when(name), f"`{name.commit}`", c["name"], f"{c['allowed']:,}",
+                             p["plan"], str(p["ef_used"]), f"{p['recall']:.4f}",
+                             f"{p['distances_per_query']:,.0f}",
+                             f"{p['links_read_per_query']:,.0f}",
+                             f"{p['cpu_us_per_query_median']:,.0f}", f"`{path.name}`"])
+    return "\n".join([
+        "## Filtered search plans (`TestFilterTraversalBench`, go/hnsw)", "",
+        "One `hnsw.Index` of 100k x 128 synthetic clustered points (L2, M 16), 200 queries, "
+        "k 10, one query at a time: each plan forced at each ef of a sweep that stops at recall "
+        "0.995 (0.95 unfiltered), recall@10 against the exact filtered answer, distances and "
+        "level-0 link lists read per query, CPU µs per query (medians of the rounds, this "
+        "process only; the machine was shared, load average in the file). `allowed` is the "
+        "search of the allowed nodes (two hops through rejected ones), `route` main's search "
+        "routing through every node (ef widened by 1/p², at most 8x), `exact` the scan, "
+        "`graph` the unfiltered search. These runs fitted `choosePlan`'s cost model.", "",
+        table(["time", "commit", "allow list", "allowed", "plan", "ef used", "recall@10",
+               "distances / query", "links / query", "CPU µs / query", "file"], rows)])
 
 
 def server_section(runs: list) -> str:
@@ -777,6 +811,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("segments", segments_section),
     ("ab", ab_section),
     ("segquery", segquery_section),
+    ("filter-traversal", filter_traversal_section),
     ("annb", annb_section),
     ("rabitq-go", rabitq_section(
         "## RaBitQ codes in the HNSW search (Go, `BenchmarkRaBitQSweep`)", "mode",

@@ -333,8 +333,20 @@ func TestFilteredEfWidensOnlyFilteredSearches(t *testing.T) {
 		{10, 99, 100, 11},    // nearly unfiltered: barely widened
 	}
 	for _, c := range cases {
-		if got := filteredEf(c.ef, c.selected, c.live); got != c.want {
-			t.Errorf("filteredEf(%d, %d, %d) = %d, want %d", c.ef, c.selected, c.live, got, c.want)
+		if got := filteredEf(c.ef, c.selected, c.live, true); got != c.want {
+			t.Errorf("filteredEf(%d, %d, %d, routing) = %d, want %d", c.ef, c.selected, c.live, got, c.want)
+		}
+	}
+	// A search of the allowed nodes: ef/p, at most 2·ef.
+	allowedCases := []struct{ ef, selected, live, want int }{
+		{64, 100, 100, 64},
+		{64, 80, 100, 80},
+		{64, 50, 100, 128},
+		{64, 10, 100, 128},
+	}
+	for _, c := range allowedCases {
+		if got := filteredEf(c.ef, c.selected, c.live, false); got != c.want {
+			t.Errorf("filteredEf(%d, %d, %d, allowed) = %d, want %d", c.ef, c.selected, c.live, got, c.want)
 		}
 	}
 }

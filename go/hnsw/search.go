@@ -23,6 +23,14 @@ type SearchStats struct {
 	Allowed int
 	// EfSearch is the candidate list size used (ef, widened for filters).
 	EfSearch int
+	// LinksRead counts the level-0 link lists a filtered graph search
+	// read, its own expansions and the nodes it passed through to a second
+	// hop (searchAllowed), summed over all queries; 0 for other searches.
+	LinksRead int64
+	// Rerouted counts the queries whose filtered graph search reached
+	// fewer than k allowed nodes, or kept finding none within two hops
+	// (maxRouteSteps), and was redone routing through every node.
+	Rerouted int
 	// Refinements counts, on RaBitQ codes (BuildRaBitQ), the candidates
 	// whose 1-bit estimate was refined with an extended code or a float
 	// vector, summed over all queries; DistanceComputations then counts
@@ -61,10 +69,16 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	}
 	ef = max(ef, k)
 	g, allowed, selected, live := x.compileFilter(filter)
-	ef = filteredEf(ef, selected, live)
+	rq := x.codesOf(g)
+	// RaBitQ traversals estimate every neighbour from its node's record
+	// at once, so they route through the nodes a filter rejects
+	// (rabitq_search.go); float and SQ8 graphs search the allowed nodes.
+	routing := allowed != nil && (rq != nil || x.testing.routeFilter)
+	rerouteEf := filteredEf(ef, selected, live, true)
+	ef = filteredEf(ef, selected, live, routing)
 	stats.Allowed, stats.EfSearch = selected, ef
-	stats.Plan = x.choosePlan(g, selected, ef)
-	q := query{g: g, k: k, ef: ef, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: x.codesOf(g)}
+	stats.Plan = x.choosePlan(g, selected, live, ef, routing)
+	q := query{g: g, k: k, ef: ef, rerouteEf: rerouteEf, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: rq}
 	if !g.floats && g.sq == nil && q.rq == nil && g.entry.Load() != noEntry {
 		return stats, fmt.Errorf("hnsw: a codes-only graph with nodes but no codes to search")
 	}
@@ -73,39 +87,46 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	}
 	if nq == 1 || threads == 1 {
 		s := x.getSearcher()
-		s.ndis, s.nrefine = 0, 0
+		s.ndis, s.nrefine, s.nhops, s.nreroute = 0, 0, 0, 0
 		for i := 0; i < nq; i++ {
 			x.searchOne(s, &q, queries, i, outIDs, outDists)
 		}
 		stats.DistanceComputations, stats.Refinements = s.ndis, s.nrefine
+		stats.LinksRead, stats.Rerouted = s.nhops, s.nreroute
 		x.putSearcher(s)
 		return stats, nil
 	}
-	stats.DistanceComputations, stats.Refinements = x.searchParallel(q, nq, threads, queries, outIDs, outDists)
+	x.searchParallel(q, nq, threads, queries, outIDs, outDists, &stats)
 	return stats, nil
 }
 
-// searchParallel answers nq queries on up to threads goroutines and returns
-// the distance computations and refinements. It is apart from
-// SearchFiltered so that only this path pays for the closure's heap copy of q.
-func (x *Index) searchParallel(q query, nq, threads int, queries []float32, outIDs []int64, outDists []float32) (ndis, nrefine int64) {
-	var total, refined atomic.Int64
+// searchParallel answers nq queries on up to threads goroutines and adds
+// their work to stats. It is apart from SearchFiltered so that only this
+// path pays for the closure's heap copy of q.
+func (x *Index) searchParallel(q query, nq, threads int, queries []float32, outIDs []int64, outDists []float32, stats *SearchStats) {
+	var total, refined, hops, rerouted atomic.Int64
 	x.parallel(nq, threads, func(s *searcher, i int) {
-		before, beforeRefine := s.ndis, s.nrefine
+		before, beforeRefine, beforeHops, beforeReroute := s.ndis, s.nrefine, s.nhops, s.nreroute
 		x.searchOne(s, &q, queries, i, outIDs, outDists)
 		total.Add(s.ndis - before)
 		refined.Add(s.nrefine - beforeRefine)
+		hops.Add(s.nhops - beforeHops)
+		rerouted.Add(int64(s.nreroute - beforeReroute))
 	})
-	return total.Load(), refined.Load()
+	stats.DistanceComputations, stats.Refinements = total.Load(), refined.Load()
+	stats.LinksRead, stats.Rerouted = hops.Load(), int(rerouted.Load())
 }
 
 // query holds what is fixed for every query of a Search call.
 type query struct {
 	g     *graph
 	k, ef int
-	plan  Plan
-	adm   admission
-	rq    *rabitqCodes // RaBitQ codes of g, or nil
+	// rerouteEf is the ef of a routing search that redoes a filtered
+	// search reaching fewer than k allowed nodes (filteredEf widened).
+	rerouteEf int
+	plan      Plan
+	adm       admission
+	rq        *rabitqCodes // RaBitQ codes of g, or nil
 }
 
 // searchOne answers query qi, writing row qi of the outputs.
@@ -124,7 +145,7 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 		if p.rq != nil {
 			found = x.searchOneRaBitQ(p.rq, g, s, q, k, p.ef, &p.adm)
 		} else {
-			found = x.searchNode(g, s, q, k, p.ef, &p.adm)
+			found = x.searchNode(g, s, q, k, p.ef, p.rerouteEf, &p.adm)
 		}
 	case PlanExact:
 		if !g.floats && g.sq == nil {
@@ -146,8 +167,10 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 }
 
 // searchNode returns up to k admitted nodes nearest to q, nearest first.
-// The result aliases the searcher's scratch.
-func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef int, adm *admission) []candidate {
+// A filtered search that reaches fewer than k allowed nodes is redone
+// routing through every node at rerouteEf. The result aliases the
+// searcher's scratch.
+func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef, rerouteEf int, adm *admission) []candidate {
 	e := g.entry.Load()
 	if e == noEntry {
 		return nil
@@ -157,7 +180,13 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef int, adm *a
 	for l := top; l > 0; l-- {
 		cur = s.greedy(g, x.dk, q, cur, l)
 	}
-	s.searchLayer(g, x.dk, q, cur, ef, 0, adm)
+	switch {
+	case adm.allow == nil || s.testing.routeFilter:
+		s.searchLayer(g, x.dk, q, cur, ef, 0, adm)
+	case !s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, adm):
+		s.nreroute++
+		s.searchLayer(g, x.dk, q, cur, rerouteEf, 0, adm)
+	}
 	if g.sq != nil && g.floats {
 		// Re-rank every candidate by its float distance: the code
 		// distances found them, the floats order them.

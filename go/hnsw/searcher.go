@@ -21,11 +21,14 @@ type searcher struct {
 	final    []candidate // a neighbour list being published
 	old      []uint32    // a neighbour list before replaceLinks rewrites it
 	pending  []uint32    // unvisited neighbours of the node being expanded
+	through  []uint32    // its neighbours a filtered search passes through (filter_search.go)
 	dists    []float32   // their distances to the query
 	fresh    []candidate // those of them mergeFresh adds to the list
 	next     [1]uint32   // the candidate whose links are being prefetched
 	ndis     int64       // distance computations since the searcher was taken
 	nrefine  int64       // RaBitQ refinements since then (rabitq_search.go)
+	nhops    int64       // link lists a filtered search read since then (filter_search.go)
+	nreroute int         // filtered searches redone by routing since then
 
 	// The current query's SQ8 code and inner-product share, used instead
 	// of the float query when the graph is quantized. qcode aliases either

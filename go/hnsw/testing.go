@@ -29,6 +29,11 @@ type searchTesting struct {
 	// listMaxEF and listScanMaxEF, when not 0, replace the constants of
 	// the same names (a negative value: no ef qualifies).
 	listMaxEF, listScanMaxEF int
+	// routeFilter makes filtered graph searches route through every node
+	// (searchHeaps) instead of searching the admitted ones (searchAllowed).
+	routeFilter bool
+	// filterHopBudget, when not 0, replaces filterHopBudget's choice.
+	filterHopBudget int
 	// forcePlan makes every non-empty search use forcedPlan, so that each
 	// plan can be checked against the same model.
 	forcePlan  bool
@@ -44,6 +49,15 @@ func (t *searchTesting) maxListEF() int {
 		return t.listMaxEF
 	}
 	return listMaxEF
+}
+
+// hopBudget is how many admitted nodes one expansion of searchAllowed
+// gathers: filterHopBudget unless a test replaced it.
+func (t *searchTesting) hopBudget(g *graph) int {
+	if t.filterHopBudget != 0 {
+		return t.filterHopBudget
+	}
+	return filterHopBudget(g)
 }
 
 // maxListScanEF is listScanMaxEF unless a test replaced it.

@@ -1,0 +1,167 @@
+package hnsw
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/strata-db/strata/go/kernels"
+)
+
+// searchAllowed is the level-0 search of a filtered graph plan, in the
+// manner of ACORN-1 (Patel et al., SIGMOD 2024): the frontier and the
+// results hold only admitted nodes, and only admitted nodes are measured.
+// Expanding a node takes its admitted, unvisited neighbours and, through
+// each neighbour that is not admitted, that neighbour's admitted,
+// unvisited neighbours (two hops), until budget nodes are gathered
+// (filterHopBudget). The two-hop links stand in for the links a graph
+// built on the allowed nodes alone would have, so the search stays
+// connected at a small selectivity without measuring the nodes it passes
+// through, which is what the routing search (searchHeaps with a filter)
+// pays for: at 10 % it measures about ten nodes per admitted one.
+//
+// ep, the end of the unfiltered descent, starts the frontier whether or
+// not it is admitted. It leaves s.results the (up to) ef nearest admitted
+// nodes found, nearest first, and reports whether the search reached at
+// least want of them: a search that did not (the admitted nodes sit beyond
+// two hops of everything it reached), or that needed more than
+// maxRouteSteps routing steps, is redone by the routing search.
+func (s *searcher) searchAllowed(g *graph, dk distance, q []float32, ep candidate, ef, budget, want int, adm *admission) bool {
+	s.visited.reset(g.capacity())
+	s.frontier = s.frontier[:0]
+	s.results = s.results[:0]
+	prefetch := s.testing.alwaysPrefetch || uintptr(g.capacity())*g.rowBytes >= prefetchMinBytes
+
+	s.visited.visit(ep.node)
+	s.frontier.push(ep)
+	lowerBound := float32(inf)
+	if adm.admits(g, ep.node) {
+		s.results.push(ep)
+		lowerBound = ep.dist
+	}
+	routes := 0
+	for len(s.frontier) > 0 {
+		c := s.frontier[0]
+		if c.dist > lowerBound && len(s.results) >= ef {
+			break
+		}
+		s.frontier.pop()
+		if prefetch && len(s.frontier) > 0 {
+			s.prefetchLinks(g, s.frontier[0].node)
+		}
+		pending := s.admittedNeighbours(g, c.node, budget, prefetch, adm)
+		if len(pending) == 0 && len(s.results) < want {
+			// No admitted node within two hops while fewer than want
+			// were found: route, measuring the neighbours passed through, as
+			// the routing search does everywhere (a region the filter
+			// left nearly empty). A search that keeps needing to is
+			// looking for a correlated filter's far cluster, which the
+			// routing search's widened ef finds better: give up.
+			if routes++; routes > maxRouteSteps {
+				return false
+			}
+			s.route(g, dk, q, prefetch)
+			continue
+		}
+		for i, d := range s.distRows(g, dk, q, pending) {
+			if len(s.results) < ef || d < lowerBound {
+				nb := pending[i]
+				s.frontier.push(candidate{d, nb})
+				if len(s.results) < ef {
+					s.results.push(candidate{d, nb})
+				} else {
+					s.results.replaceTop(candidate{d, nb})
+				}
+				lowerBound = s.results[0].dist
+			}
+		}
+	}
+	sortAscending(s.results)
+	return len(s.results) >= want
+}
+
+// maxRouteSteps is how many routing steps searchAllowed takes before it
+// leaves the query to the routing search (searchHeaps at filteredEf).
+const maxRouteSteps = 4
+
+// admittedNeighbours returns in s.pending up to budget admitted, unvisited
+// nodes one or two level-0 hops from node (two hops only through
+// neighbours that are not admitted), marking them visited. Nodes that are
+// not admitted are never marked: another expansion may pass through them
+// again and find neighbours this one's budget left out. With prefetch the
+// link lists of the second hop are prefetched before they are read, and
+// the rows of the gathered nodes before they are measured.
+func (s *searcher) admittedNeighbours(g *graph, node uint32, budget int, prefetch bool, adm *admission) []uint32 {
+	s.nhops++
+	links := g.links(node, 0)
+	n := int(atomic.LoadUint32(&links[0]))
+	if cap(s.pending) < budget {
+		s.pending = make([]uint32, 0, max(budget, g.m0))
+	}
+	pending := s.pending[:0]
+	through := s.through[:0]
+	stamps, epoch := s.visited.stamps, s.visited.epoch
+	for i := 1; i <= n; i++ {
+		nb := atomic.LoadUint32(&links[i])
+		if !adm.admits(g, nb) {
+			// Passed through even if visited: a routing step may have
+			// measured it (searchAllowed), which says nothing of its
+			// neighbours.
+			through = append(through, nb)
+			continue
+		}
+		if stamps[nb] != epoch && len(pending) < budget {
+			stamps[nb] = epoch
+			pending = append(pending, nb)
+		}
+	}
+	if len(pending) < budget && len(through) > 0 {
+		if prefetch {
+			kernels.PrefetchRows(unsafe.Pointer(unsafe.SliceData(g.level0)), uintptr(g.stride0)*4, through, (g.stride0*4+63)/64)
+		}
+	hops:
+		for _, mid := range through {
+			s.nhops++
+			second := g.links(mid, 0)
+			m := int(atomic.LoadUint32(&second[0]))
+			for j := 1; j <= m; j++ {
+				nb := atomic.LoadUint32(&second[j])
+				if stamps[nb] == epoch || !adm.admits(g, nb) {
+					continue
+				}
+				stamps[nb] = epoch
+				pending = append(pending, nb)
+				if len(pending) == budget {
+					break hops
+				}
+			}
+		}
+	}
+	s.through = through
+	s.pending = pending
+	if prefetch && len(pending) > 0 {
+		kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
+	}
+	return pending
+}
+
+// route measures the unvisited nodes searchAllowed last passed through
+// (s.through) and puts them in the frontier, not in the results: the
+// routing step of a filtered search that found no admitted node within
+// two hops while it still had fewer than ef results.
+func (s *searcher) route(g *graph, dk distance, q []float32, prefetch bool) {
+	pending := s.pending[:0]
+	stamps, epoch := s.visited.stamps, s.visited.epoch
+	for _, nb := range s.through {
+		if stamps[nb] != epoch {
+			stamps[nb] = epoch
+			pending = append(pending, nb)
+		}
+	}
+	s.pending = pending
+	if prefetch && len(pending) > 0 {
+		kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
+	}
+	for i, d := range s.distRows(g, dk, q, pending) {
+		s.frontier.push(candidate{d, pending[i]})
+	}
+}
