@@ -350,6 +350,12 @@ func decode(r *http.Request, v any) error {
 		// escapes into U+FFFD: text that changes silently.
 		return badRequestf("Format error in JSON body: %v", err)
 	}
+	if q, ok := v.(*queryRequest); ok {
+		if decodeQueryRequest(body, q) {
+			return nil
+		}
+		*q = queryRequest{}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()

@@ -35,47 +35,57 @@ const maxSplitDepth = 64
 // whitespace, into its keys and values (a repeated key: the last, as
 // encoding/json); ok is false for anything it leaves to encoding/json.
 func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
+	m := make(map[string]json.RawMessage, 4)
+	ok := eachField(raw, func(key, value []byte) bool {
+		m[string(key)] = value
+		return true
+	})
+	return m, ok
+}
+
+// eachField calls fn with each key and value of raw, one JSON object and
+// nothing else but whitespace, in order (keys plain ASCII without
+// escapes, values checked and without the whitespace around them, both
+// sub-slices of raw), until fn returns false; ok is false when fn did or
+// when raw is anything else (it may have called fn for the fields before
+// the fault).
+func eachField(raw []byte, fn func(key, value []byte) bool) bool {
 	s := jsonScanner{data: raw}
 	s.pos = jsonnum.SkipSpace(raw, 0)
 	if s.pos >= len(raw) || raw[s.pos] != '{' {
-		return nil, false
+		return false
 	}
-	s.pos++
-	m := make(map[string]json.RawMessage, 4)
-	s.pos = jsonnum.SkipSpace(raw, s.pos)
+	s.pos = jsonnum.SkipSpace(raw, s.pos+1)
 	if s.pos < len(raw) && raw[s.pos] == '}' {
-		s.pos++
-		return m, jsonnum.SkipSpace(raw, s.pos) == len(raw)
+		return jsonnum.SkipSpace(raw, s.pos+1) == len(raw)
 	}
 	for {
 		s.pos = jsonnum.SkipSpace(raw, s.pos)
 		keyStart := s.pos
 		if !s.plainKey() {
-			return nil, false
+			return false
 		}
-		key := string(raw[keyStart+1 : s.pos-1])
+		key := raw[keyStart+1 : s.pos-1]
 		s.pos = jsonnum.SkipSpace(raw, s.pos)
 		if s.pos >= len(raw) || raw[s.pos] != ':' {
-			return nil, false
+			return false
 		}
 		s.pos = jsonnum.SkipSpace(raw, s.pos+1)
 		valueStart := s.pos
-		if !s.value(1) {
-			return nil, false
+		if !s.value(1) || !fn(key, raw[valueStart:s.pos:s.pos]) {
+			return false
 		}
-		m[key] = raw[valueStart:s.pos:s.pos]
 		s.pos = jsonnum.SkipSpace(raw, s.pos)
 		if s.pos >= len(raw) {
-			return nil, false
+			return false
 		}
 		switch raw[s.pos] {
 		case ',':
 			s.pos++
 		case '}':
-			s.pos++
-			return m, jsonnum.SkipSpace(raw, s.pos) == len(raw)
+			return jsonnum.SkipSpace(raw, s.pos+1) == len(raw)
 		default:
-			return nil, false
+			return false
 		}
 	}
 }
