@@ -24,6 +24,11 @@ client library itself (qdrant-client's models, JSON or protobuf, httpx or grpcio
 without a stub. --profile DIR writes the server's CPU profile of every cell (its
 --debug-addr, net/http/pprof) for `go tool pprof`.
 
+--baseline BIN starts a second server from another build (the same data loaded into it), and
+every cell runs against both builds in turn, the build order alternating each round: server and
+client CPU per request and requests/s of one build against the other's, in one run and under the
+same load.
+
 Results: bench/results/qdrant-served/qdrant-served-<UTC>-<commit>[-<label>].json, every
 cell of every round and, per (door, op, clients), the median over rounds and the median of
 the per-round ratios door / native.
@@ -32,6 +37,7 @@ the per-round ratios door / native.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import multiprocessing as mp
 import os
@@ -44,6 +50,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,6 +62,10 @@ COLLECTION = "bench"
 QUERIES_PER_WORKER = 200
 SINGLE_IDS = 2000  # upsert-1 overwrites ids n .. n+1999 (as loadgen's upsert-1 does)
 BATCH_IDS = 20000  # upsert-batch overwrites ids n+2000 .. n+21999
+
+
+def sha256_of(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def free_port() -> int:
@@ -124,7 +135,7 @@ class Door:
         return r.status == m.UpdateStatus.COMPLETED
 
 
-def worker(index: int, ports: dict, cfg: dict, commands, answers) -> None:
+def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
     import numpy as np
 
     rng = np.random.default_rng(1000 + index)
@@ -133,15 +144,16 @@ def worker(index: int, ports: dict, cfg: dict, commands, answers) -> None:
     qlists = queries.tolist()
     writes = clustered(rng, QUERIES_PER_WORKER * cfg["batch"], cfg["dim"], centres)
     wlists = writes.tolist()
-    doors = {d: Door(d, ports, cfg["dim"], cfg["ef"]) for d in DOORS}
+    doors = {(b, d): Door(d, ports, cfg["dim"], cfg["ef"]) for b, ports in builds.items()
+             for d in DOORS}
     answers.put(("ready", index))
     n, batch = cfg["n"], cfg["batch"]
     while True:
         cmd = commands.get()
         if cmd is None:
             return
-        door, op, start_at, end_at = cmd
-        d = doors[door]
+        build, door, op, start_at, end_at = cmd
+        d = doors[(build, door)]
         lat: list[float] = []
         errors, first_error, i = 0, "", index * 7919
         while time.time() < start_at:
@@ -253,15 +265,15 @@ def percentile(sorted_lat: list[float], q: float) -> float | None:
     return sorted_lat[min(len(sorted_lat) - 1, int(q * len(sorted_lat)))] * 1e3
 
 
-def run_cell(pool, answers, server: subprocess.Popen, ports: dict, door: str, op: str,
-             clients: int, duration: float, profile: Path | None) -> dict:
+def run_cell(pool, answers, build: str, server: subprocess.Popen, ports: dict, door: str,
+             op: str, clients: int, duration: float, profile: Path | None) -> dict:
     start_at = time.time() + 0.5 + 0.02 * clients  # every client has the command by then
     end_at = start_at + duration
     for q in pool[:clients]:
-        q.put((door, op, start_at, end_at))
+        q.put((build, door, op, start_at, end_at))
     prof = None
     if profile is not None:
-        out = profile / f"{door}-{op}-c{clients}.pb.gz"
+        out = profile / f"{build}-{door}-{op}-c{clients}.pb.gz"
         url = f"http://127.0.0.1:{ports['debug']}/debug/pprof/profile?seconds={int(duration)}"
 
         def fetch() -> None:
@@ -287,7 +299,7 @@ def run_cell(pool, answers, server: subprocess.Popen, ports: dict, door: str, op
         prof.join()
     lat.sort()
     reqs = len(lat)
-    return {"door": door, "op": op, "clients": clients, "seconds": duration,
+    return {"build": build, "door": door, "op": op, "clients": clients, "seconds": duration,
             "requests": reqs, "errors": errors, "first_error": first_error,
             "req_per_s": reqs / duration,
             "p50_ms": percentile(lat, 0.50), "p99_ms": percentile(lat, 0.99),
@@ -299,32 +311,43 @@ def run_cell(pool, answers, server: subprocess.Popen, ports: dict, door: str, op
 
 
 def summarize(cells: list[dict]) -> list[dict]:
-    """Per (door, op, clients): medians over rounds, and the median of door / native per round."""
+    """Per (build, door, op, clients): medians over rounds, the median of door / native (of the
+    same build) per round and, for a build beside a baseline, of build / baseline per round."""
     by = {}
     for c in cells:
-        by.setdefault((c["door"], c["op"], c["clients"]), []).append(c)
+        by.setdefault((c.get("build", "new"), c["door"], c["op"], c["clients"]), []).append(c)
+
+    def per_round(cs: list[dict], other: list[dict], key: str) -> list[float]:
+        ref = {c["round"]: c for c in other}
+        return [c[key] / ref[c["round"]][key] for c in cs
+                if c["round"] in ref and c[key] is not None and ref[c["round"]][key]]
+
     out = []
-    for (door, op, clients), cs in sorted(by.items()):
-        native = {c["round"]: c for c in by.get(("native", op, clients), [])}
-        ratios = [c["req_per_s"] / native[c["round"]]["req_per_s"] for c in cs
-                  if c["round"] in native and native[c["round"]]["req_per_s"] > 0]
+    for (build, door, op, clients), cs in sorted(by.items()):
+        ratios = per_round(cs, by.get((build, "native", op, clients), []), "req_per_s")
+        base = by.get(("baseline", door, op, clients), []) if build != "baseline" else []
+        vs_base = {k: per_round(cs, base, k) for k in
+                   ("req_per_s", "server_cpu_us_per_req", "client_cpu_us_per_req")}
 
         def med(key: str, cs=cs) -> float | None:
             vals = [c[key] for c in cs if c[key] is not None]
             return statistics.median(vals) if vals else None
 
-        out.append({"door": door, "op": op, "clients": clients, "rounds": len(cs),
+        out.append({"build": build, "door": door, "op": op, "clients": clients, "rounds": len(cs),
                     "req_per_s": med("req_per_s"), "p50_ms": med("p50_ms"),
                     "p99_ms": med("p99_ms"), "server_cpu_us_per_req": med("server_cpu_us_per_req"),
                     "client_cpu_us_per_req": med("client_cpu_us_per_req"),
                     "errors": sum(c["errors"] for c in cs),
-                    "ratio_to_native": statistics.median(ratios) if ratios else None})
+                    "ratio_to_native": statistics.median(ratios) if ratios else None,
+                    **({f"{k}_to_baseline": statistics.median(v) if v else None
+                        for k, v in vs_base.items()} if base else {})})
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--server", default=str(runinfo.REPO_DIR / "bin" / "strata-server"))
+    ap.add_argument("--baseline", help="a second strata-server build, measured beside --server")
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--ef", type=int, default=64)
@@ -350,52 +373,61 @@ def main() -> None:
             ap.error(f"--doors: unknown door {d!r} (known: {', '.join(DOORS)})")
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
-    ports = {k: free_port() for k in ("native", "rest", "grpc", "debug")}
-    data_dir = tempfile.mkdtemp(prefix="strata-qserved-")
-    server = start_server(args.server, data_dir, ports, args.profile is not None)
+    binaries = {"new": args.server, **({"baseline": args.baseline} if args.baseline else {})}
+    builds = {b: {k: free_port() for k in ("native", "rest", "grpc", "debug")} for b in binaries}
+    data_dirs = {b: tempfile.mkdtemp(prefix=f"strata-qserved-{b}-") for b in binaries}
+    servers = {}
     ctx = mp.get_context("spawn")  # grpcio and the Go runtime do not survive fork
     pool, procs = [], []
     try:
-        load_s = load(ports, args.n, args.dim)
-        print(f"loaded {args.n} x {args.dim} in {load_s:.1f} s ({args.n / load_s:,.0f} points/s)",
-              flush=True)
-        info = wait_indexed(ports)
-        print(f"indexed: {json.dumps(info)[:300]}", flush=True)
+        for b, binary in binaries.items():
+            servers[b] = start_server(binary, data_dirs[b], builds[b], args.profile is not None)
+        with ThreadPoolExecutor(len(builds)) as ex:  # each build loads and indexes its copy
+            load_s = dict(zip(builds, ex.map(lambda p: load(p, args.n, args.dim),
+                                             builds.values()), strict=True))
+            for b, info in zip(builds, ex.map(wait_indexed, builds.values()), strict=True):
+                print(f"{b}: loaded {args.n} x {args.dim} in {load_s[b]:.1f} s, indexed: "
+                      f"{json.dumps(info)[:200]}", flush=True)
         cfg = {"n": args.n, "dim": args.dim, "ef": args.ef, "batch": args.batch}
         answers = ctx.Queue()
         for i in range(max(clients)):
             q = ctx.Queue()
-            p = ctx.Process(target=worker, args=(i, ports, cfg, q, answers), daemon=True)
+            p = ctx.Process(target=worker, args=(i, builds, cfg, q, answers), daemon=True)
             p.start()
             pool.append(q)
             procs.append(p)
         for _ in procs:
             answers.get(timeout=600)
         cells = []
+        names = list(builds)
         for rnd in range(args.rounds):
             order = doors[rnd % len(doors):] + doors[:rnd % len(doors)]
+            border = names[rnd % len(names):] + names[:rnd % len(names)]
             for nc in clients:
                 for op in ops:
                     for door in order:
-                        c = run_cell(pool, answers, server, ports, door, op, nc, args.duration,
-                                     args.profile if rnd == 0 else None)
-                        c["round"] = rnd
-                        cells.append(c)
-                        print(f"round {rnd} {door:6} {op:12} c={nc:<3} {c['req_per_s']:8.0f} "
-                              f"req/s  p50 {c['p50_ms'] or 0:7.2f} ms  cpu/req server "
-                              f"{c['server_cpu_us_per_req'] or 0:6.0f} us client "
-                              f"{c['client_cpu_us_per_req'] or 0:6.0f} us  errors {c['errors']}"
-                              f"  load {c['loadavg']:.1f}"
-                              + (f"  first error: {c['first_error']}" if c["first_error"] else ""),
-                              flush=True)
+                        for b in border:
+                            c = run_cell(pool, answers, b, servers[b], builds[b], door, op, nc,
+                                         args.duration, args.profile if rnd == 0 else None)
+                            c["round"] = rnd
+                            cells.append(c)
+                            print(f"round {rnd} {b:8} {door:6} {op:12} c={nc:<3} "
+                                  f"{c['req_per_s']:8.0f} req/s  p50 {c['p50_ms'] or 0:7.2f} ms"
+                                  f"  cpu/req server {c['server_cpu_us_per_req'] or 0:6.0f} us "
+                                  f"client {c['client_cpu_us_per_req'] or 0:6.0f} us  errors "
+                                  f"{c['errors']}  load {c['loadavg']:.1f}"
+                                  + (f"  first error: {c['first_error']}" if c["first_error"]
+                                     else ""), flush=True)
     finally:
         for q in pool:
             q.put(None)
         for p in procs:
             p.join(timeout=30)
-        server.terminate()
-        server.wait(timeout=60)
-        shutil.rmtree(data_dir, ignore_errors=True)
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=60)
+        for d in data_dirs.values():
+            shutil.rmtree(d, ignore_errors=True)
     from importlib.metadata import version
 
     import qdrant_client  # noqa: F401 (its version is recorded)
@@ -409,16 +441,21 @@ def main() -> None:
                          "doors": doors, "duration_s": args.duration, "rounds": args.rounds,
                          "data": "synthetic clustered (100 centres, sigma 0.3)",
                          "client_side": "one process per client, one connection each"},
+              "builds": {b: {"server": binaries[b], "sha256": sha256_of(binaries[b])}
+                         for b in binaries},
               "load_seconds": load_s, "note": args.note,
               "loadavg_at_end": os.getloadavg(), "summary": summarize(cells), "cells": cells}
     path = args.out or runinfo.result_path("qdrant-served", args.label)
     path.write_text(json.dumps(result, indent=2) + "\n")
+    nan = float("nan")
     for s in result["summary"]:
-        r = s["ratio_to_native"]
-        print(f"{s['door']:6} {s['op']:12} c={s['clients']:<3} {s['req_per_s']:8.0f} req/s  "
-              f"x{r if r is not None else float('nan'):.2f} of native  server "
-              f"{s['server_cpu_us_per_req'] or 0:.0f} us/req  client "
-              f"{s['client_cpu_us_per_req'] or 0:.0f} us/req")
+        r, rb = s["ratio_to_native"], s.get("server_cpu_us_per_req_to_baseline")
+        print(f"{s['build']:8} {s['door']:6} {s['op']:12} c={s['clients']:<3} "
+              f"{s['req_per_s']:8.0f} req/s  x{r if r is not None else nan:.2f} of native  "
+              f"server {s['server_cpu_us_per_req'] or 0:.0f} us/req"
+              + (f" (x{rb if rb is not None else nan:.2f} of baseline)"
+                 if "server_cpu_us_per_req_to_baseline" in s else "")
+              + f"  client {s['client_cpu_us_per_req'] or 0:.0f} us/req")
     print(path)
 
 

@@ -770,8 +770,10 @@ def qdrant_served_section(runs: list) -> str:
     _, path, r = runs[-1]
     rows = []
     ops, doors = ["query", "upsert-1", "upsert-batch"], ["native", "rest", "grpc"]
-    for s in sorted(r["summary"], key=lambda s: (ops.index(s["op"]) if s["op"] in ops else 9,
-                                                 s["clients"], doors.index(s["door"]))):
+    def order(s: dict) -> tuple:
+        return (ops.index(s["op"]) if s["op"] in ops else 9, s["clients"], doors.index(s["door"]))
+
+    for s in sorted((s for s in r["summary"] if s.get("build", "new") == "new"), key=order):
         ratio = s["ratio_to_native"]
         rows.append([s["op"], str(s["clients"]), s["door"], fmt(s["req_per_s"]),
                      f"{ratio:.2f}" if ratio is not None else "-",
@@ -794,8 +796,39 @@ def qdrant_served_section(runs: list) -> str:
         "all client processes; clients and server share the 2 cores, so a client library's "
         f"CPU is taken from the server. Newest run, `{path.name}`:", "",
         table(["op", "clients", "door", "req/s", "/ native", "p50 ms", "server CPU us/req",
-               "client CPU us/req", "errors"], rows), "", "Every run:", "",
+               "client CPU us/req", "errors"], rows), "", *qdrant_served_ab(runs, order),
+        "Every run:", "",
         table(["time", "commit", "label", "cells", "load at end", "file"], history)])
+
+
+def qdrant_served_ab(runs: list, order: Callable[[dict], tuple]) -> list[str]:
+    """The newest run with --baseline: each build against the baseline build, per cell."""
+    ab = [(n, p, x) for n, p, x in runs if "baseline" in x.get("builds", {})]
+    if not ab:
+        return []
+    _, path, r = ab[-1]
+
+    def ratio(s: dict, key: str) -> str:
+        v = s.get(f"{key}_to_baseline")
+        return f"{v:.2f}" if v is not None else "-"
+
+    base = {(s["door"], s["op"], s["clients"]): s for s in r["summary"] if s["build"] == "baseline"}
+    rows = []
+    for s in sorted((s for s in r["summary"] if s["build"] == "new"), key=order):
+        b = base.get((s["door"], s["op"], s["clients"]), {})
+        rows.append([s["op"], str(s["clients"]), s["door"], fmt(s["req_per_s"]),
+                     fmt(b.get("req_per_s")), ratio(s, "req_per_s"),
+                     fmt(s["server_cpu_us_per_req"]), fmt(b.get("server_cpu_us_per_req")),
+                     ratio(s, "server_cpu_us_per_req"), ratio(s, "client_cpu_us_per_req"),
+                     f"{s['ratio_to_native']:.2f}" if s["ratio_to_native"] is not None else "-"])
+    loads = [c["loadavg"] for c in r["cells"]]
+    return [f"Two builds in one run (`--baseline`, `{path.name}`): {r['note']}. Both servers "
+            "hold the same data; every cell runs against each build in turn, the build order "
+            "alternating per round; ratios are medians over rounds of new / baseline in the "
+            f"same round. Load average during the cells {min(loads):.0f}-{max(loads):.0f}.", "",
+            table(["op", "clients", "door", "req/s", "baseline req/s", "req/s ratio",
+                   "server CPU us/req", "baseline", "server CPU ratio", "client CPU ratio",
+                   "/ native"], rows), ""]
 
 
 SECTIONS: list[tuple[str, Callable[[list], str]]] = [

@@ -241,8 +241,8 @@ func (h *Handler) planQuery(c *collection.Collection, field collection.VectorFie
 	if raw[0] != '{' {
 		return nearestOf(l, raw)
 	}
-	var q map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &q); err != nil {
+	q, err := objectFields(raw)
+	if err != nil {
 		return nil, badRequestf("query: %v", err)
 	}
 	if mmrRaw, ok := q["mmr"]; ok && len(q) == 2 && present(q["nearest"]) {

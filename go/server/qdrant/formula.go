@@ -105,8 +105,8 @@ func formulaOf(raw json.RawMessage) (f *formula, isFormula bool, err error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false, nil
 	}
-	var q map[string]json.RawMessage
-	if json.Unmarshal(raw, &q) != nil {
+	q, err := objectFields(raw)
+	if err != nil {
 		return nil, false, nil
 	}
 	body, ok := q["formula"]

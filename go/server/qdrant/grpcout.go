@@ -29,6 +29,20 @@ func pbPayload(raw json.RawMessage) (map[string]*pb.Value, error) {
 	if len(raw) == 0 {
 		return out, nil
 	}
+	// A stored payload is valid compact JSON: its top level is split
+	// without reflection (objectFields) and only nested values and
+	// escaped strings are decoded (pbJSONValue); encoding/json decoding
+	// the whole object was most of a served gRPC query's answer.
+	if fields, ok := splitObject(raw); ok {
+		for k, v := range fields {
+			value, err := pbJSONValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("qdrant: stored payload: %w", err)
+			}
+			out[k] = value
+		}
+		return out, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var fields map[string]any
@@ -39,6 +53,31 @@ func pbPayload(raw json.RawMessage) (map[string]*pb.Value, error) {
 		out[k] = pbValue(v)
 	}
 	return out, nil
+}
+
+// pbJSONValue is pbValue of one valid JSON value, read directly when it
+// is a number, a literal or a string without escapes.
+func pbJSONValue(raw json.RawMessage) (*pb.Value, error) {
+	switch raw[0] {
+	case 't', 'f':
+		return pbValue(raw[0] == 't'), nil
+	case 'n':
+		return pbValue(nil), nil
+	case '"':
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return pbValue(string(raw[1 : len(raw)-1])), nil
+		}
+	case '{', '[':
+	default:
+		return pbValue(json.Number(raw)), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return pbValue(v), nil
 }
 
 func pbValue(v any) *pb.Value {

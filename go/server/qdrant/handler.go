@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -199,6 +200,22 @@ func (fn route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeBatch(w, b, start)
 		return
 	}
+	if err == nil {
+		buf := getAnswerBuffer()
+		defer putAnswerBuffer(buf)
+		b, ok, encErr := appendResult(append((*buf)[:0], `{"result":`...), result)
+		if ok && encErr == nil {
+			b = append(b, `,"status":"ok","time":`...)
+			b, encErr = appendFloat(b, time.Since(start).Seconds(), 64)
+			b = append(b, '}')
+			*buf = b
+			if encErr == nil {
+				writeAnswer(w, http.StatusOK, b)
+				return
+			}
+		}
+		err = encErr
+	}
 	elapsed := time.Since(start).Seconds()
 	var body []byte
 	code := http.StatusOK
@@ -209,10 +226,20 @@ func (fn route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		code = status(err)
 		body, _ = json.Marshal(errorEnvelope{Status: errorStatus{Error: message(err)}, Time: elapsed})
 	}
-	w.Header().Set("Content-Type", "application/json")
+	writeAnswer(w, code, body)
+}
+
+// writeAnswer sends one whole JSON answer with its length.
+func writeAnswer(w http.ResponseWriter, code int, body []byte) {
+	h := w.Header()
+	// Assigned, not Set: the keys are canonical already.
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(code)
 	w.Write(body)
 }
+
+var jsonContentType = []string{"application/json"}
 
 // batchResult is the result of a batch route, one element per search: it
 // is encoded and sent one search at a time, each let go once sent, so the
@@ -224,25 +251,40 @@ type batchResult []any
 // after the 200 is sent cuts the connection: the client sees an error,
 // not a truncated answer that parses.
 func writeBatch(w http.ResponseWriter, b batchResult, start time.Time) {
-	first, err := json.Marshal(b[0:min(1, len(b))])
-	if err != nil {
-		route(func(*http.Request) (any, error) { return nil, err }).ServeHTTP(w, nil)
-		return
+	buf := getAnswerBuffer()
+	defer putAnswerBuffer(buf)
+	elem := func(i int) ([]byte, error) {
+		out, ok, err := appendResult((*buf)[:0], b[i])
+		if !ok {
+			return json.Marshal(b[i])
+		}
+		if err == nil {
+			*buf = out
+		}
+		return out, err
+	}
+	var first []byte
+	if len(b) > 0 {
+		var err error
+		if first, err = elem(0); err != nil {
+			route(func(*http.Request) (any, error) { return nil, err }).ServeHTTP(w, nil)
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString(`{"result":`)
-	bw.Write(first[:len(first)-1]) // "[" and the first search, without the "]"
+	bw.WriteString(`{"result":[`)
+	bw.Write(first)
 	for i := 1; i < len(b); i++ {
-		elem, err := json.Marshal(b[i])
+		enc, err := elem(i)
 		if err != nil {
 			bw.Flush()
 			panic(http.ErrAbortHandler)
 		}
 		b[i] = nil
 		bw.WriteByte(',')
-		bw.Write(elem)
+		bw.Write(enc)
 	}
 	fmt.Fprintf(bw, `],"status":"ok","time":%g}`, time.Since(start).Seconds())
 	bw.Flush()
@@ -307,6 +349,12 @@ func decode(r *http.Request, v any) error {
 		// encoding/json would turn invalid UTF-8 and lone surrogate
 		// escapes into U+FFFD: text that changes silently.
 		return badRequestf("Format error in JSON body: %v", err)
+	}
+	if q, ok := v.(*queryRequest); ok {
+		if decodeQueryRequest(body, q) {
+			return nil
+		}
+		*q = queryRequest{}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -198,8 +198,8 @@ func parseFusion(raw json.RawMessage) (f collection.Fusion, isFusion bool, err e
 	if len(raw) == 0 || raw[0] != '{' {
 		return f, false, nil
 	}
-	var q map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &q); err != nil {
+	q, err := objectFields(raw)
+	if err != nil {
 		return f, false, badRequestf("query: %v", err)
 	}
 	if name, ok := q["fusion"]; ok {

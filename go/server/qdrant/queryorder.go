@@ -22,8 +22,8 @@ func orderByOf(raw json.RawMessage) (ob orderBy, isOrder bool, err error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return ob, false, nil
 	}
-	var q map[string]json.RawMessage
-	if json.Unmarshal(raw, &q) != nil {
+	q, err := objectFields(raw)
+	if err != nil {
 		return ob, false, nil
 	}
 	body, ok := q["order_by"]

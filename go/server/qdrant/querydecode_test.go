@@ -1,0 +1,63 @@
+package qdrant
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+var queryBodySeeds = []string{
+	`{"query":{"nearest":[0.1,0.2]},"params":{"hnsw_ef":64},"limit":10,"with_payload":true}`,
+	`{"vector":[1,2,3],"limit":5,"offset":2,"score_threshold":0.5,"with_vector":["a"],"filter":{"must":[]}}`,
+	`{"query":[1,2],"using":"text","lookup_from":{"collection":"c"},"shard_key":null,"prefetch":[{"limit":3}]}`,
+	`{"using":null,"params":null,"limit":null,"offset":null,"score_threshold":null,"query":null}`,
+	`{}`, `{"limit":1.5}`, `{"limit":1e1}`, `{"limit":-0}`, `{"limit":99999999999999999999}`, `{"LIMIT":3}`,
+	`{"limit":1,"limit":2}`, `{"params":{"hnsw_ef":1},"params":{"exact":true}}`, `{"params":{"nope":1}}`,
+	`{"params":{"exact":1}}`, `{"params":[]}`, `{"using":"a\u0062"}`, `{"using":5}`, `{"score_threshold":1e400}`,
+	`{"score_threshold":"1"}`, `{"unknown":1}`, `{"limit":1} {}`, `{"limit":"10"}`, `[]`, `{"query":[1,]}`,
+}
+
+// checkQueryDecode holds decodeQueryRequest to encoding/json's strict
+// decode of the same body: when it answers, it answers the same request.
+func checkQueryDecode(t *testing.T, body []byte) {
+	var fast queryRequest
+	if !decodeQueryRequest(body, &fast) {
+		return // decode reads it with encoding/json
+	}
+	var want queryRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&want); err != nil || dec.More() {
+		t.Fatalf("%q: decoded without reflection, but encoding/json says %v (more: %v)", body, err, dec.More())
+	}
+	if !reflect.DeepEqual(fast, want) {
+		t.Fatalf("%q:\n got %+v\nwant %+v", body, fast, want)
+	}
+}
+
+// TestDecodeQueryRequestIsEncodingJSON: the reflection-free decode of the
+// usual query bodies gives encoding/json's request, and leaves every
+// other body (repeated keys, other spellings, wrong types) to it.
+func TestDecodeQueryRequestIsEncodingJSON(t *testing.T) {
+	for _, s := range queryBodySeeds {
+		checkQueryDecode(t, []byte(s))
+	}
+	var q queryRequest
+	if !decodeQueryRequest([]byte(queryBodySeeds[0]), &q) || !decodeQueryRequest([]byte(queryBodySeeds[1]), &q) {
+		t.Fatal("qdrant-client's query bodies go to encoding/json")
+	}
+	for _, s := range []string{`{"limit":1,"limit":2}`, `{"LIMIT":3}`, `{"limit":1.5}`, `{"params":{"nope":1}}`} {
+		if decodeQueryRequest([]byte(s), &q) {
+			t.Fatalf("%s: decoded without encoding/json", s)
+		}
+	}
+}
+
+func FuzzDecodeQueryRequest(f *testing.F) {
+	for _, s := range queryBodySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkQueryDecode)
+}
