@@ -11,6 +11,7 @@ import (
 	iofs "io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/collection/wal"
@@ -54,10 +55,30 @@ func Restore(src io.Reader, dir string, tuning Tuning) (uint64, error) {
 	}
 	if err != nil {
 		_ = fsys.RemoveAll(tmp)
+		if errors.Is(err, ErrArchive) {
+			err = archiveError{err: err, tmp: tmp}
+		}
 		return 0, err
 	}
 	return seq, nil
 }
+
+// archiveError is a bad archive's error without the temporary directory
+// it was restored into: its files are named as the archive names them
+// (segments/…). Where the archive lives and where it is unpacked is the
+// restoring side's business: a server sends this message to whoever
+// uploaded the archive. errors.Is and errkind see the error it wraps.
+type archiveError struct {
+	err error
+	tmp string
+}
+
+func (e archiveError) Error() string {
+	msg := strings.ReplaceAll(e.err.Error(), e.tmp+string(filepath.Separator), "")
+	return strings.ReplaceAll(msg, e.tmp, ".")
+}
+
+func (e archiveError) Unwrap() error { return e.err }
 
 // restoreInto writes the collection of the archive into tmp (created) and
 // checks it; the caller renames or removes tmp.

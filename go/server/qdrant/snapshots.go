@@ -201,9 +201,10 @@ func (h *Handler) deleteSnapshot(_ context.Context, name string, req *snapshotRe
 }
 
 // recoverFrom replaces (or creates) collection name with the archive at
-// path, a file of the snapshot directory; checksum, if not empty, is the
-// SHA-256 (hex) the file must have.
-func (h *Handler) recoverFrom(name, path, checksum string) error {
+// path, a file of the snapshot directory, called shown in messages (its
+// file name, or "the upload": a client never sees the server's paths);
+// checksum, if not empty, is the SHA-256 (hex) the file must have.
+func (h *Handler) recoverFrom(name, path, shown, checksum string) error {
 	restorer, ok := h.cfg.Collections.(Restorer)
 	if !ok {
 		return unsupportedf("recovering a snapshot (this server's collections cannot be restored)")
@@ -214,20 +215,20 @@ func (h *Handler) recoverFrom(name, path, checksum string) error {
 	}
 	f, err := h.snapshots.fs.Open(path)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return fmt.Errorf("%w: snapshot file %s", ErrNotFound, filepath.Base(path))
+		return fmt.Errorf("%w: snapshot file %s", ErrNotFound, shown)
 	}
 	if err != nil {
-		return fmt.Errorf("qdrant: recover from %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("qdrant: recover from %s: %w", shown, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("qdrant: recover from %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("qdrant: recover from %s: %w", shown, err)
 	}
 	if checksum != "" {
 		sum := sha256.New()
 		if _, err := io.Copy(sum, io.NewSectionReader(f, 0, info.Size())); err != nil {
-			return fmt.Errorf("qdrant: recover from %s: %w", filepath.Base(path), err)
+			return fmt.Errorf("qdrant: recover from %s: %w", shown, err)
 		}
 		if got := hex.EncodeToString(sum.Sum(nil)); !strings.EqualFold(got, checksum) {
 			return badRequestf("the snapshot's SHA-256 is %s, the request says %.80s", got, checksum)

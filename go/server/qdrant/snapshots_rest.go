@@ -116,7 +116,7 @@ func (h *Handler) restRecoverSnapshot(r *http.Request) (any, error) {
 	if req.Checksum != nil {
 		checksum = *req.Checksum
 	}
-	if err := h.recoverFrom(r.PathValue("name"), path, checksum); err != nil {
+	if err := h.recoverFrom(r.PathValue("name"), path, filepath.Base(path), checksum); err != nil {
 		return nil, err
 	}
 	return true, nil
@@ -218,7 +218,7 @@ func (h *Handler) restUploadSnapshot(r *http.Request) (any, error) {
 	if want := q.Get("checksum"); want != "" && !strings.EqualFold(want, checksum) {
 		return nil, badRequestf("the upload's SHA-256 is %s, the request says %.80s", checksum, want)
 	}
-	if err := h.recoverFrom(name, tmp, ""); err != nil {
+	if err := h.recoverFrom(name, tmp, "the upload", ""); err != nil {
 		return nil, err
 	}
 	return true, nil

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,8 +122,17 @@ func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
 		"truncated": archive[:len(archive)/2],
 		"flipped":   append(append([]byte{}, archive[:len(archive)-2000]...), append([]byte{archive[len(archive)-2000] ^ 1}, archive[len(archive)-1999:]...)...),
 	} {
-		if code, out := upload(t, hs, hs.URL, "c", bad); code != 400 {
+		code, out := upload(t, hs, hs.URL, "c", bad)
+		if code != 400 {
 			t.Errorf("upload of a %s archive: %d %v", why, code, out)
+		}
+		// The message names the archive's entries, not where the server
+		// unpacked it (nor the upload's temporary file).
+		msg := fmt.Sprint(out["status"])
+		for _, private := range []string{os.TempDir(), ".creating-", ".restoring-", ".upload-"} {
+			if strings.Contains(msg, private) {
+				t.Errorf("upload of a %s archive: the 400 names %q: %s", why, private, msg)
+			}
 		}
 	}
 	if got := scroll("c"); got != want {
