@@ -47,7 +47,10 @@ func Restore(src io.Reader, dir string, tuning Tuning) (uint64, error) {
 	if err == nil {
 		err = fsys.Rename(tmp, dir)
 		if err == nil {
-			err = fsys.SyncDir(filepath.Dir(dir))
+			if err = fsys.SyncDir(filepath.Dir(dir)); err != nil {
+				// Not known to be durable: a failed restore leaves nothing.
+				_ = fsys.RemoveAll(dir)
+			}
 		}
 		if err != nil {
 			err = fmt.Errorf("collection: restore to %s: %w", dir, err)
