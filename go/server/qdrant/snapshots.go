@@ -35,9 +35,16 @@ import (
 // (its checksum is then null). Recovery restores the archive under a
 // temporary name and replaces the collection only once every file of it
 // passed its checks (registry.Registry.Restore): a bad archive is a 400
-// and the collection stays as it was. The door's own state of a
-// collection (payload_schema, update_collection's settings) is not in the
-// archive; a recovered collection starts without it.
+// and the collection stays as it was; a replaced collection's name is
+// never free meanwhile (the registry sets the old one aside and puts it
+// back if the switch fails). The door's own state of a collection (its
+// state files: payload_schema, update_collection's settings and metadata,
+// the vectors {"": ...} form) is not in the archive, and a recovered
+// collection starts without it: the archive is package collection's
+// format, whose restore takes exactly the manifest's files (each checked)
+// and nothing after them, and these files live outside the collection's
+// snapshot and log. Carrying them needs a new archive version with checked
+// door entries (docs/qdrant.md, Snapshots).
 
 // snapshotSuffix and checksumSuffix name a snapshot's files (do not change).
 const (
