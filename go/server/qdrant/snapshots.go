@@ -82,7 +82,17 @@ type snapshotDescription struct {
 // qdrantTime is Qdrant's creation_time: UTC, no zone, whole seconds.
 const qdrantTime = "2006-01-02T15:04:05"
 
+// dir is collection name's snapshot directory; the root itself (the full
+// snapshots', snapshots_full.go) for name "".
 func (s *snapshotStore) dir(name string) string { return filepath.Join(s.root, name) }
+
+// snapshotOwner names whose snapshots dir(name) holds, for messages.
+func snapshotOwner(name string) string {
+	if name == "" {
+		return "the storage (full snapshots)"
+	}
+	return fmt.Sprintf("collection %q", name)
+}
 
 // path is the file of snapshot file in collection name's directory; the
 // file name must be one this door could have written.
@@ -134,7 +144,7 @@ func (s *snapshotStore) describe(name, file string) (snapshotDescription, error)
 	path := filepath.Join(s.dir(name), file)
 	info, err := s.fs.Stat(path)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return snapshotDescription{}, fmt.Errorf("%w: snapshot %q of collection %q", ErrNotFound, file, name)
+		return snapshotDescription{}, fmt.Errorf("%w: snapshot %q of %s", ErrNotFound, file, snapshotOwner(name))
 	}
 	if err != nil {
 		return snapshotDescription{}, fmt.Errorf("qdrant: snapshot %s: %w", file, err)
@@ -194,7 +204,7 @@ func (h *Handler) deleteSnapshot(_ context.Context, name string, req *snapshotRe
 		return false, err
 	}
 	if err := s.fs.Remove(path); errors.Is(err, iofs.ErrNotExist) {
-		return false, fmt.Errorf("%w: snapshot %q of collection %q", ErrNotFound, req.Name, coll)
+		return false, fmt.Errorf("%w: snapshot %q of %s", ErrNotFound, req.Name, snapshotOwner(coll))
 	} else if err != nil {
 		return false, fmt.Errorf("qdrant: delete snapshot %s: %w", req.Name, err)
 	}
