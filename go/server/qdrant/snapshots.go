@@ -38,13 +38,11 @@ import (
 // and the collection stays as it was; a replaced collection's name is
 // never free meanwhile (the registry sets the old one aside and puts it
 // back if the switch fails). The door's own state of a collection (its
-// state files: payload_schema, update_collection's settings and metadata,
-// the vectors {"": ...} form) is not in the archive, and a recovered
-// collection starts without it: the archive is package collection's
-// format, whose restore takes exactly the manifest's files (each checked)
-// and nothing after them, and these files live outside the collection's
-// snapshot and log. Carrying them needs a new archive version with checked
-// door entries (docs/qdrant.md, Snapshots).
+// state files in the collection's directory: payload_schema,
+// update_collection's settings and metadata, the vectors {"": ...} form)
+// is in the archive as its door entries (format version 2) and comes back
+// with it: the recovered collection's state is read from its directory
+// when first asked for, as after a restart.
 
 // snapshotSuffix and checksumSuffix name a snapshot's files (do not change).
 const (

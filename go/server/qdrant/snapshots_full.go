@@ -32,12 +32,13 @@ import (
 //
 // one per collection, each taken in turn (each holds every write
 // acknowledged before its own export began; there is no single instant
-// across collections, as there is none in Qdrant's). Aliases and the
-// door's state of each collection are not in it. Qdrant restores a full
-// snapshot only when it starts (--storage-snapshot); strata has no such
-// start-up path: unpack the file (tar) and recover each collection from
-// its archive (upload or recover_snapshot). A collection that will not
-// open fails the call rather than being left out silently.
+// across collections, as there is none in Qdrant's), each with its door
+// state (collection.Export's door entries). Aliases are not in it.
+// Qdrant restores a full snapshot only when it starts
+// (--storage-snapshot); strata has no such start-up path: unpack the
+// file (tar) and recover each collection from its archive (upload or
+// recover_snapshot). A collection that will not open fails the call
+// rather than being left out silently.
 
 // fullSnapshotPrefix starts every full snapshot's name (do not change).
 const fullSnapshotPrefix = "full-snapshot-"

@@ -150,3 +150,53 @@ func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
 		t.Fatalf("download of a deleted snapshot: %d", code)
 	}
 }
+
+// TestRecoveredCollectionKeepsTheDoorsState guards the door state in the
+// archive (version 2's door entries): a collection recovered from a
+// snapshot reports the payload_schema, the update_collection settings
+// and the vectors {"": ...} form of the one the snapshot was taken of.
+func TestRecoveredCollectionKeepsTheDoorsState(t *testing.T) {
+	hs := newTestDoor(t, "")
+	mustOK := func(method, path, body string) map[string]any {
+		t.Helper()
+		code, out := call(t, hs, method, path, body)
+		if code != http.StatusOK {
+			t.Fatalf("%s %s: %d %v", method, path, code, out)
+		}
+		return out
+	}
+	mustOK("PUT", "/collections/s", `{"vectors": {"": {"size": 2, "distance": "Dot"}}}`)
+	mustOK("PUT", "/collections/s/points?wait=true", `{"points": [{"id": 1, "vector": [1, 0], "payload": {"a": "x"}}]}`)
+	mustOK("PUT", "/collections/s/index?wait=true", `{"field_name": "a", "field_schema": "keyword"}`)
+	mustOK("PATCH", "/collections/s", `{"optimizers_config": {"indexing_threshold": 1234}, "metadata": {"team": "x"}}`)
+	info := func(name string) string {
+		res := mustOK("GET", "/collections/"+name, "")["result"].(map[string]any)
+		b, _ := json.Marshal(map[string]any{"config": res["config"], "payload_schema": res["payload_schema"]})
+		return string(b)
+	}
+	want := info("s")
+	if !strings.Contains(want, `"team"`) || !strings.Contains(want, `"keyword"`) || !strings.Contains(want, "1234") {
+		t.Fatalf("the state to carry is not there to begin with: %s", want)
+	}
+	name := mustOK("POST", "/collections/s/snapshots", "")["result"].(map[string]any)["name"].(string)
+	resp, err := hs.Client().Get(hs.URL + "/collections/s/snapshots/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if code, out := upload(t, hs, hs.URL, "s2", archive); code != 200 {
+		t.Fatalf("upload: %d %v", code, out)
+	}
+	if got := info("s2"); got != want {
+		t.Fatalf("recovered collection:\n got %s\nwant %s", got, want)
+	}
+	// Over the collection itself, after its state changed: the snapshot's comes back.
+	mustOK("DELETE", "/collections/s/index/a?wait=true", "")
+	if code, out := upload(t, hs, hs.URL, "s", archive); code != 200 {
+		t.Fatalf("upload over s: %d %v", code, out)
+	}
+	if got := info("s"); got != want {
+		t.Fatalf("recovered over itself:\n got %s\nwant %s", got, want)
+	}
+}
