@@ -163,17 +163,22 @@ func (h *Handler) listSnapshots(_ context.Context, name string, _ *struct{}) ([]
 	if _, err := h.cfg.Collections.Collection(coll); err != nil && !errors.Is(err, registry.ErrUnavailable) {
 		return nil, err
 	}
-	s := h.snapshots
+	return h.snapshots.list(coll, func(string) bool { return true })
+}
+
+// list describes the snapshots in dir(coll) whose names keep takes, by
+// name; none when the directory does not exist.
+func (s *snapshotStore) list(coll string, keep func(file string) bool) ([]snapshotDescription, error) {
 	names, err := s.fs.ReadDir(s.dir(coll))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return []snapshotDescription{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("qdrant: snapshots of %q: %w", coll, err)
+		return nil, fmt.Errorf("qdrant: snapshots of %s: %w", snapshotOwner(coll), err)
 	}
 	out := []snapshotDescription{}
 	for _, file := range names {
-		if !validSnapshotName.MatchString(file) || strings.HasPrefix(file, ".") {
+		if !validSnapshotName.MatchString(file) || strings.HasPrefix(file, ".") || !keep(file) {
 			continue
 		}
 		d, err := s.describe(coll, file)

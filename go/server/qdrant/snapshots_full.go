@@ -160,29 +160,7 @@ func (h *Handler) addCollectionArchive(tw *tar.Writer, name string) error {
 
 // listFullSnapshots is list_full_snapshots.
 func (h *Handler) listFullSnapshots(_ context.Context, _ string, _ *struct{}) ([]snapshotDescription, error) {
-	s := h.snapshots
-	names, err := s.fs.ReadDir(s.root)
-	if errors.Is(err, iofs.ErrNotExist) {
-		return []snapshotDescription{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("qdrant: full snapshots: %w", err)
-	}
-	out := []snapshotDescription{}
-	for _, file := range names {
-		if !strings.HasPrefix(file, fullSnapshotPrefix) || !validSnapshotName.MatchString(file) {
-			continue
-		}
-		d, err := s.describe("", file)
-		if errors.Is(err, ErrNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return h.snapshots.list("", func(file string) bool { return strings.HasPrefix(file, fullSnapshotPrefix) })
 }
 
 // fullSnapshotFile checks that file names a full snapshot.

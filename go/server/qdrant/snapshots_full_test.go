@@ -3,11 +3,8 @@ package qdrant
 import (
 	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -20,14 +17,7 @@ import (
 // full snapshot's are refused.
 func TestFullSnapshotHoldsEveryCollectionsArchive(t *testing.T) {
 	hs := newTestDoor(t, "")
-	mustOK := func(method, path, body string) map[string]any {
-		t.Helper()
-		code, out := call(t, hs, method, path, body)
-		if code != http.StatusOK {
-			t.Fatalf("%s %s: %d %v", method, path, code, out)
-		}
-		return out
-	}
+	mustOK := okCall(t, hs)
 	scroll := func(name string) string {
 		out := mustOK("POST", "/collections/"+name+"/points/scroll", `{"with_vector": true, "with_payload": true}`)
 		b, _ := json.Marshal(out["result"])
@@ -63,16 +53,7 @@ func TestFullSnapshotHoldsEveryCollectionsArchive(t *testing.T) {
 		t.Fatalf("a full snapshot listed as a collection's: %v", list)
 	}
 
-	resp, err := hs.Client().Get(hs.URL + "/snapshots/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	sum := sha256.Sum256(file)
-	if resp.StatusCode != 200 || hex.EncodeToString(sum[:]) != desc["checksum"] || int(desc["size"].(float64)) != len(file) {
-		t.Fatalf("download: %d, %d bytes, checksum %v", resp.StatusCode, len(file), desc["checksum"])
-	}
+	file := download(t, hs, "/snapshots/"+name, desc)
 	tr := tar.NewReader(bytes.NewReader(file))
 	var entries []string
 	for {

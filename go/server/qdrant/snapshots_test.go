@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -42,12 +43,9 @@ func upload(t *testing.T, hs interface {
 	return resp.StatusCode, out
 }
 
-// TestSnapshotsRoundTripAndRefuseBadInput creates, lists, downloads,
-// recovers (file, own URL, upload) and deletes a snapshot, and checks that
-// bad locations and bad archives are 4xx that change nothing.
-func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
-	hs := newTestDoor(t, "")
-	mustOK := func(method, path, body string) map[string]any {
+// okCall returns a call to hs that must answer 200.
+func okCall(t *testing.T, hs *httptest.Server) func(method, path, body string) map[string]any {
+	return func(method, path, body string) map[string]any {
 		t.Helper()
 		code, out := call(t, hs, method, path, body)
 		if code != http.StatusOK {
@@ -55,6 +53,31 @@ func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
 		}
 		return out
 	}
+}
+
+// download GETs a snapshot at path and checks it against its description
+// (size and checksum).
+func download(t *testing.T, hs *httptest.Server, path string, desc map[string]any) []byte {
+	t.Helper()
+	resp, err := hs.Client().Get(hs.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sum := sha256.Sum256(data)
+	if resp.StatusCode != 200 || hex.EncodeToString(sum[:]) != desc["checksum"] || int(desc["size"].(float64)) != len(data) {
+		t.Fatalf("download %s: %d, %d bytes, checksum %v", path, resp.StatusCode, len(data), desc["checksum"])
+	}
+	return data
+}
+
+// TestSnapshotsRoundTripAndRefuseBadInput creates, lists, downloads,
+// recovers (file, own URL, upload) and deletes a snapshot, and checks that
+// bad locations and bad archives are 4xx that change nothing.
+func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
+	hs := newTestDoor(t, "")
+	mustOK := okCall(t, hs)
 	mustOK("PUT", "/collections/c", `{"vectors": {"size": 3, "distance": "Dot"}}`)
 	mustOK("PUT", "/collections/c/points", `{"points": [
 		{"id": 1, "vector": [0.1, 0.2, 0.3], "payload": {"a": "x"}},
@@ -75,16 +98,7 @@ func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
 	if len(list) != 1 || list[0].(map[string]any)["name"] != name {
 		t.Fatalf("list %v", list)
 	}
-	resp, err := hs.Client().Get(hs.URL + "/collections/c/snapshots/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	archive, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	sum := sha256.Sum256(archive)
-	if resp.StatusCode != 200 || hex.EncodeToString(sum[:]) != desc["checksum"] || int(desc["size"].(float64)) != len(archive) {
-		t.Fatalf("download: %d, %d bytes, checksum %v", resp.StatusCode, len(archive), desc["checksum"])
-	}
+	archive := download(t, hs, "/collections/c/snapshots/"+name, desc)
 
 	// Writes after the snapshot are gone once it is recovered over c.
 	mustOK("PUT", "/collections/c/points", `{"points": [{"id": 9, "vector": [1, 1, 1]}]}`)
@@ -157,14 +171,7 @@ func TestSnapshotsRoundTripAndRefuseBadInput(t *testing.T) {
 // and the vectors {"": ...} form of the one the snapshot was taken of.
 func TestRecoveredCollectionKeepsTheDoorsState(t *testing.T) {
 	hs := newTestDoor(t, "")
-	mustOK := func(method, path, body string) map[string]any {
-		t.Helper()
-		code, out := call(t, hs, method, path, body)
-		if code != http.StatusOK {
-			t.Fatalf("%s %s: %d %v", method, path, code, out)
-		}
-		return out
-	}
+	mustOK := okCall(t, hs)
 	mustOK("PUT", "/collections/s", `{"vectors": {"": {"size": 2, "distance": "Dot"}}}`)
 	mustOK("PUT", "/collections/s/points?wait=true", `{"points": [{"id": 1, "vector": [1, 0], "payload": {"a": "x"}}]}`)
 	mustOK("PUT", "/collections/s/index?wait=true", `{"field_name": "a", "field_schema": "keyword"}`)
@@ -178,13 +185,8 @@ func TestRecoveredCollectionKeepsTheDoorsState(t *testing.T) {
 	if !strings.Contains(want, `"team"`) || !strings.Contains(want, `"keyword"`) || !strings.Contains(want, "1234") {
 		t.Fatalf("the state to carry is not there to begin with: %s", want)
 	}
-	name := mustOK("POST", "/collections/s/snapshots", "")["result"].(map[string]any)["name"].(string)
-	resp, err := hs.Client().Get(hs.URL + "/collections/s/snapshots/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	archive, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	desc := mustOK("POST", "/collections/s/snapshots", "")["result"].(map[string]any)
+	archive := download(t, hs, "/collections/s/snapshots/"+desc["name"].(string), desc)
 	if code, out := upload(t, hs, hs.URL, "s2", archive); code != 200 {
 		t.Fatalf("upload: %d %v", code, out)
 	}
