@@ -203,7 +203,8 @@ func archiveSegments(m snapshot.Manifest) []archiveFile {
 }
 
 // archiveTime is every entry's modification time: an archive of one
-// snapshot is the same bytes whenever it is exported.
+// snapshot (with the same door state files) is the same bytes whenever it
+// is exported.
 var archiveTime = time.Unix(0, 0)
 
 func entryHeader(name string, size int64) *tar.Header {
