@@ -241,6 +241,9 @@ def _same_payload(got, want, what):
 
 def _compare_records(got, want, what):
     if isinstance(got, list) and got and isinstance(got[0], m.ScoredPoint):
+        scores = [p.score for p in got], [p.score for p in want]
+        if len(got) != len(want) or not all(_close(a, b) for a, b in zip(*scores, strict=True)):
+            raise DifferenceError(f"{what}: scores {scores[0]} vs {scores[1]}")
         got = [m.Record(id=p.id, payload=p.payload, vector=p.vector) for p in got]
         want = [m.Record(id=p.id, payload=p.payload, vector=p.vector) for p in want]
     if [p.id for p in got] != [p.id for p in want]:
@@ -254,17 +257,21 @@ def _compare_records(got, want, what):
 
 def _compare_ordered(got, want, what):
     """An order_by answer: the same order values; points of one value in any order (local
-    mode keeps insertion order among them, strata id order), except where the limit cuts."""
+    mode keeps insertion order among them, strata id order), except where the offset or the
+    limit cuts a run of one value."""
     values = [p.order_value for p in got], [p.order_value for p in want]
     if values[0] != values[1]:
         raise DifferenceError(f"{what}: order values {values[0]} vs {values[1]}")
+    scores = [p.score for p in got], [p.score for p in want]
+    if not all(_close(a, b) for a, b in zip(*scores, strict=True)):
+        raise DifferenceError(f"{what}: scores {scores[0]} vs {scores[1]}")
     runs_g, runs_w = {}, {}
     for g, w in zip(got, want, strict=True):
         runs_g.setdefault(w.order_value, set()).add(g.id)
         runs_w.setdefault(w.order_value, set()).add(w.id)
-    cut = want[-1].order_value if want else None
+    cuts = {want[0].order_value, want[-1].order_value} if want else set()
     for value, ids in runs_w.items():
-        if value != cut and runs_g[value] != ids:
+        if value not in cuts and runs_g[value] != ids:
             raise DifferenceError(f"{what}: ids {runs_g[value]} vs {ids} at order value {value}")
     byid = {w.id: w for w in want}
     for g in got:
@@ -321,7 +328,7 @@ def _calls(rng, name, ids):
             return int(rng.choice(known))
         return _vector(rng, field)
 
-    kind = int(rng.integers(23))
+    kind = int(rng.integers(24))
     if kind == 0:
         points = [_point(rng, int(i)) for i in rng.integers(0, 80, size=rng.integers(1, 6))]
         ids.update(p.id for p in points)
@@ -412,7 +419,7 @@ def _calls(rng, name, ids):
         return (
             f"query without vector {flt}",
             lambda c: c.query_points(name, query_filter=flt, limit=limit).points,
-            "records",  # scores differ: strata answers 0, local mode 1.0 (docs/qdrant.md)
+            "records",
         )
     if kind == 12:
         # invalid: a vector of the wrong size, or a field that does not exist
@@ -539,7 +546,7 @@ def _calls(rng, name, ids):
             lambda c: (
                 c.query_points(name, query=q, query_filter=flt, limit=limit, offset=offset).points
             ),
-            "ordered",  # scores differ: strata answers 0, local mode 1.0 (docs/qdrant.md)
+            "ordered",
         )
     if kind == 21:
         prefetches = [prefetch() for _ in range(rng.integers(1, 4))]
@@ -567,12 +574,78 @@ def _calls(rng, name, ids):
             ),
             "scored",
         )
+    if kind == 23:
+        return _prefetch_by_example(rng, name, known, flt, limit, exact)
     # a point id that does not exist (an error in both)
     return (
         "query by a missing id",
         lambda c: (
             c.query_points(
                 name, query=1000 + int(rng.integers(10)), using=field, limit=limit
+            ).points
+        ),
+        "scored",
+    )
+
+
+def _example_query(rng, using, known):
+    """A query by example against using: a point id (bare or nearest), recommend (each
+    strategy), discover or context; context's ties at score 0 are only safe where every
+    point is kept, so its caller asks for them with a limit above the point count."""
+
+    def example():
+        return int(rng.choice(known)) if rng.integers(2) else _vector(rng, using)
+
+    kind = int(rng.integers(5))
+    if kind == 0:
+        return int(rng.choice(known)) if rng.integers(2) else m.NearestQuery(nearest=example())
+    if kind == 1:
+        strategy = rng.choice(list(m.RecommendStrategy))
+        pos = [example() for _ in range(rng.integers(1, 3))]
+        neg = [example() for _ in range(rng.integers(0, 3))]
+        inp = m.RecommendInput(positive=pos, negative=neg, strategy=strategy)
+        return m.RecommendQuery(recommend=inp)
+    pairs = [
+        m.ContextPair(positive=example(), negative=example()) for _ in range(rng.integers(1, 3))
+    ]
+    if kind in (2, 3):
+        return m.DiscoverQuery(discover=m.DiscoverInput(target=example(), context=pairs))
+    return m.ContextQuery(context=pairs)
+
+
+def _prefetch_by_example(rng, name, known, flt, limit, exact):
+    """Queries by example inside prefetches, under a fusion, a re-scoring vector or a
+    query by example at the top (whose ids are left out of the prefetches too)."""
+    prefetches = []
+    for _ in range(rng.integers(1, 3)):
+        using = str(rng.choice(list(FIELDS)))
+        q = _example_query(rng, using, known)
+        size = 100 if isinstance(q, m.ContextQuery) else int(rng.integers(1, 15))
+        pflt = _random_filter(rng) if rng.integers(4) == 0 else None
+        prefetches.append(m.Prefetch(query=q, using=using, limit=size, filter=pflt, params=exact))
+    top = int(rng.integers(3))
+    contexts = any(isinstance(p.query, m.ContextQuery) for p in prefetches)
+    using = str(rng.choice(list(FIELDS)))
+    if top == 0 and not contexts:  # rrf ranks context's ties: not defined
+        q = m.FusionQuery(fusion=m.Fusion.RRF)
+        using = None
+    elif top == 1:
+        q = _vector(rng, using)
+    else:
+        q = _example_query(rng, using, known)
+        while isinstance(q, m.ContextQuery):
+            q = _example_query(rng, using, known)
+    return (
+        f"prefetch by example {q} using {using} over {prefetches} {flt}",
+        lambda c: (
+            c.query_points(
+                name,
+                prefetch=prefetches,
+                query=q,
+                using=using,
+                query_filter=flt,
+                limit=limit,
+                search_params=exact,
             ).points
         ),
         "scored",

@@ -1,11 +1,14 @@
 """Collection snapshots: strata.Collection.snapshot/restore, and qdrant-client's snapshot calls
 against strata-server's Qdrant door (REST and prefer_grpc=True): create, list, download, delete,
-recover from a file, from this server's own URL and from an upload, bad archives refused."""
+recover from a file, from this server's own URL and from an upload, bad archives refused; and
+the full-storage snapshots (create_full_snapshot, list, download, delete)."""
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import tarfile
 import urllib.request
 import warnings
 
@@ -219,3 +222,28 @@ def test_bad_snapshots_are_refused_and_change_nothing(client, server):
         client.delete_snapshot(name, "missing.snapshot", wait=True)
     with pytest.raises((UnexpectedResponse, grpc.RpcError)):
         client.create_snapshot("no_such_collection", wait=True)
+
+
+def test_full_snapshot_calls_round_trip(client, server):
+    """create_full_snapshot / list_full_snapshots / delete_full_snapshot and the download:
+    a tar of every collection's archive, each of which recovers its collection."""
+    name = f"full_{server.door}"
+    _fill(client, name)
+    want = _state(client, name)
+    before = {s.name for s in client.list_full_snapshots()}
+    desc = client.create_full_snapshot(wait=True)
+    assert desc.name.startswith("full-snapshot-") and desc.name.endswith(".snapshot")
+    listed = {s.name: s for s in client.list_full_snapshots()}
+    assert set(listed) == before | {desc.name}
+    assert listed[desc.name].checksum == desc.checksum
+    with urllib.request.urlopen(f"{server.qdrant_url}/snapshots/{desc.name}", timeout=60) as r:
+        data = r.read()
+    assert len(data) == desc.size and hashlib.sha256(data).hexdigest() == desc.checksum
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        entries = tar.getnames()
+        assert entries == sorted(entries) and f"{name}.snapshot" in entries
+        archive = tar.extractfile(f"{name}.snapshot").read()
+    assert _upload(server, f"{name}_back", archive).result is True
+    assert _same(_state(client, f"{name}_back"), want)
+    client.delete_full_snapshot(desc.name, wait=True)
+    assert {s.name for s in client.list_full_snapshots()} == before

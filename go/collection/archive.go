@@ -7,6 +7,8 @@ import (
 	"io"
 	iofs "io/fs"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"time"
 
 	"github.com/strata-db/strata/go/collection/snapshot"
@@ -26,14 +28,24 @@ import (
 //	"snapshot/<name>"   each file of the manifest's "files", in the manifest's order
 //	"segments/<name>"   each segment of each vector field, fields and segments in the manifest's order,
 //	                    then each state run (manifest format 5), in the manifest's order
+//	"door/<door>.<what>"  version 2: each door state file of the collection directory, by name
 //
 // and nothing after the last of them. seq is the snapshot's (and the
-// manifest's) sequence number; 1 is the archive format's version (do not
-// change: a new layout is a new version, which a build that does not know
-// it refuses). Each file is byte for byte the one in the collection
+// manifest's) sequence number; 2 is the archive format's version, and a
+// build reads 1 and 2 (do not change: a new layout is a new version,
+// which a build that does not know it refuses). Version 1 has no door
+// entries. Each file is byte for byte the one in the collection
 // directory, so each keeps the CRCs its own format has; the sizes are the
 // manifest's. The log is not in the archive: the snapshot is the state
 // through seq, taken by a checkpoint at the start of the export.
+//
+// Door state files are what a door keeps beside a collection in its
+// directory, named <door>.<what> (doorStateName; the Qdrant door's
+// qdrant.payload-schema, qdrant.settings), written by their doors outside
+// the collection's log and snapshot, each replaced whole: the archive
+// holds each as it was when the export read it, and Restore writes it
+// back beside the restored collection (a name of that shape, a regular
+// file within the archive's file size limit, each name once, in order).
 //
 // Restore reads the entries in that order and refuses (ErrArchive) any
 // other entry, type, name or size, a second copy, a missing file, bytes
@@ -51,9 +63,14 @@ const (
 	archiveManifest    = "MANIFEST"
 	archiveSnapshotDir = "snapshot/"
 	archiveSegmentsDir = "segments/"
-	archiveVersion     = 1
-	archiveHeaderLen   = len("strata-snapshot 1 ") + 16 + 1
+	archiveDoorDir     = "door/"
+	archiveVersion     = 2
+	archiveHeaderLen   = len("strata-snapshot 2 ") + 16 + 1
 )
+
+// doorStateName is the shape of a door state file's name in a collection
+// directory: <door>.<what>; no file the collection writes has a dot.
+var doorStateName = regexp.MustCompile(`^[a-z][a-z0-9]{0,31}\.[a-z][a-z0-9-]{0,63}$`)
 
 // encodeArchiveHeader is the header entry's content.
 func encodeArchiveHeader(seq uint64) []byte {
@@ -113,7 +130,54 @@ func (c *Collection) exportSnapshot(w io.Writer, seq uint64) error {
 			return err
 		}
 	}
+	if err := c.exportDoorState(tw); err != nil {
+		return err
+	}
 	return tw.Close()
+}
+
+// exportDoorState adds the door state files of the collection directory,
+// by name, each as it is when opened (its door replaces it whole).
+func (c *Collection) exportDoorState(tw *tar.Writer) error {
+	names, err := c.fs.ReadDir(c.dir)
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !doorStateName.MatchString(name) {
+			continue
+		}
+		path := filepath.Join(c.dir, name)
+		info, err := c.fs.Stat(path)
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue // replaced or removed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		f, err := c.fs.Open(path)
+		if errors.Is(err, iofs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		info, err = f.Stat()
+		if err == nil {
+			if err = tw.WriteHeader(entryHeader(archiveDoorDir+name, info.Size())); err == nil {
+				_, err = io.Copy(tw, io.NewSectionReader(f, 0, info.Size()))
+			}
+		}
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // archiveFile is one file of the segments directory in an archive.
@@ -139,7 +203,8 @@ func archiveSegments(m snapshot.Manifest) []archiveFile {
 }
 
 // archiveTime is every entry's modification time: an archive of one
-// snapshot is the same bytes whenever it is exported.
+// snapshot (with the same door state files) is the same bytes whenever it
+// is exported.
 var archiveTime = time.Unix(0, 0)
 
 func entryHeader(name string, size int64) *tar.Header {

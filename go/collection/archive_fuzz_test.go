@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/vfs"
 	"github.com/strata-db/strata/go/vfs/memfs"
 )
 
@@ -32,7 +33,15 @@ func FuzzReadArchive(f *testing.F) {
 	if _, err := c.Export(&full); err != nil {
 		f.Fatal(err)
 	}
+	if err := vfs.ReplaceFile(vfs.Default, filepath.Join(root, "seed", "qdrant.settings"), []byte(`{"vectors_map":true}`)); err != nil {
+		f.Fatal(err)
+	}
+	var door bytes.Buffer
+	if _, err := c.Export(&door); err != nil {
+		f.Fatal(err)
+	}
 	c.Close()
+	f.Add(door.Bytes())
 	f.Add(full.Bytes())
 	f.Add(full.Bytes()[:len(full.Bytes())/2])
 	f.Add([]byte("strata-snapshot 1 0000000000000000\n"))
@@ -54,6 +63,15 @@ func FuzzReadArchive(f *testing.F) {
 			info, err := fsys.Stat(filepath.Join("/restore", snapshot.SegmentsDir, s.File))
 			if err != nil || info.Size() != s.Size {
 				t.Fatalf("segment %s: %v, %v", s.File, info, err)
+			}
+		}
+		door, err := fsys.ReadDir("/restore")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range door {
+			if info, err := fsys.Stat(filepath.Join("/restore", name)); err == nil && !info.IsDir() && !doorStateName.MatchString(name) {
+				t.Fatalf("wrote %s, which is neither the snapshot's nor a door state file", name)
 			}
 		}
 		names, err := fsys.ReadDir("/")

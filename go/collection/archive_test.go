@@ -267,10 +267,32 @@ func TestRestoreOfABadArchiveLeavesNothing(t *testing.T) {
 		"cut after the manifest": func() []byte {
 			return edit(func(es []archiveEntry) []archiveEntry { return es[:2] })
 		}(),
-		"version 2": edit(func(es []archiveEntry) []archiveEntry {
-			es[0].data = bytes.Replace(es[0].data, []byte("snapshot 1 "), []byte("snapshot 2 "), 1)
+		"version 3": edit(func(es []archiveEntry) []archiveEntry {
+			es[0].data = bytes.Replace(es[0].data, []byte("snapshot 2 "), []byte("snapshot 3 "), 1)
 			return es
 		}),
+		"a door entry in version 1": edit(func(es []archiveEntry) []archiveEntry {
+			es[0].data = bytes.Replace(es[0].data, []byte("snapshot 2 "), []byte("snapshot 1 "), 1)
+			return append(es, doorEntry("door/qdrant.settings", "{}"))
+		}),
+		"a door entry escaping": edit(func(es []archiveEntry) []archiveEntry {
+			return append(es, doorEntry("door/../escaped", "x"))
+		}),
+		"a door entry not a door's": edit(func(es []archiveEntry) []archiveEntry {
+			return append(es, doorEntry("door/CURRENT", "x"))
+		}),
+		"a door entry twice": edit(func(es []archiveEntry) []archiveEntry {
+			return append(es, doorEntry("door/qdrant.settings", "{}"), doorEntry("door/qdrant.settings", "{}"))
+		}),
+		"door entries out of order": edit(func(es []archiveEntry) []archiveEntry {
+			return append(es, doorEntry("door/qdrant.settings", "{}"), doorEntry("door/qdrant.payload-schema", "{}"))
+		}),
+		"a door entry cut short": func() []byte {
+			whole := edit(func(es []archiveEntry) []archiveEntry {
+				return append(es, doorEntry("door/qdrant.settings", strings.Repeat("x", 4096)))
+			})
+			return whole[:len(whole)-1024-2048]
+		}(),
 		"flipped bit in a segment": edit(func(es []archiveEntry) []archiveEntry {
 			es[seg].data[len(es[seg].data)/2] ^= 0x10
 			return es
@@ -372,5 +394,65 @@ func TestWritesDuringExportSucceed(t *testing.T) {
 	defer r.Close()
 	if r.Len() != 3 || c.Len() != 4 {
 		t.Fatalf("restored %d points, source %d; want 3 and 4", r.Len(), c.Len())
+	}
+}
+
+func doorEntry(name, data string) archiveEntry {
+	return archiveEntry{hdr: tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(data))}, data: []byte(data)}
+}
+
+// TestArchiveCarriesDoorStateFiles guards version 2's door entries: the
+// door state files of a collection directory (<door>.<what>) go into the
+// archive and come back beside the restored collection, byte for byte,
+// and nothing else of the directory does; a version 1 archive (no door
+// entries) still restores.
+func TestArchiveCarriesDoorStateFiles(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "src")
+	c, err := Create(src, archiveSchema(), Tuning{CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fillArchived(t, c)
+	files := map[string]string{"qdrant.payload-schema": `{"indexes":{"a":{"type":"keyword"}}}`, "qdrant.settings": `{"vectors_map":true}`}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(src, "notes.txt.bak"), []byte("not a door's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	archive := exportBytes(t, c)
+	dst := filepath.Join(root, "dst")
+	if _, err := Restore(bytes.NewReader(archive), dst, Tuning{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(dst, name))
+		if err != nil || string(got) != want {
+			t.Fatalf("door state %s restored as %q (%v), want %q", name, got, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dst, "notes.txt.bak")); err == nil {
+		t.Fatal("a file that is no door state file went into the archive")
+	}
+	// The same archive as version 1 without its door entries.
+	var v1 []archiveEntry
+	for _, e := range readEntries(t, archive) {
+		if !strings.HasPrefix(e.hdr.Name, archiveDoorDir) {
+			v1 = append(v1, e)
+		}
+	}
+	v1[0].data = bytes.Replace(v1[0].data, []byte("snapshot 2 "), []byte("snapshot 1 "), 1)
+	old := filepath.Join(root, "old")
+	if _, err := Restore(bytes.NewReader(writeEntries(t, v1)), old, Tuning{}); err != nil {
+		t.Fatalf("a version 1 archive: %v", err)
+	}
+	if r, err := Open(old, Tuning{}); err != nil {
+		t.Fatal(err)
+	} else {
+		r.Close()
 	}
 }

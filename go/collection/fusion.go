@@ -320,8 +320,16 @@ func Fuse(lists [][]Scored, fusion Fusion, limit int) ([]Scored, error) {
 			}
 		}
 	}
-	// Stable: equal scores keep the order of first appearance.
-	slices.SortStableFunc(out, func(a, b Scored) int {
+	SortByScore(out)
+	return out[:min(limit, len(out))], nil
+}
+
+// SortByScore sorts list best (highest) score first, stably: equal
+// scores keep their order (in Fuse, the order of first appearance), as
+// qdrant-client's local mode's sorts over dicts in insertion order do.
+// Fuse and the Qdrant door's formula re-scoring rank with it.
+func SortByScore(list []Scored) {
+	slices.SortStableFunc(list, func(a, b Scored) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -330,7 +338,6 @@ func Fuse(lists [][]Scored, fusion Fusion, limit int) ([]Scored, error) {
 		}
 		return 0
 	})
-	return out[:min(limit, len(out))], nil
 }
 
 // dbsfRange is [μ − 3σ, μ + 3σ] of a list's scores as (low, width); width

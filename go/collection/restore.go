@@ -11,6 +11,7 @@ import (
 	iofs "io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/collection/wal"
@@ -46,7 +47,10 @@ func Restore(src io.Reader, dir string, tuning Tuning) (uint64, error) {
 	if err == nil {
 		err = fsys.Rename(tmp, dir)
 		if err == nil {
-			err = fsys.SyncDir(filepath.Dir(dir))
+			if err = fsys.SyncDir(filepath.Dir(dir)); err != nil {
+				// Not known to be durable: a failed restore leaves nothing.
+				_ = fsys.RemoveAll(dir)
+			}
 		}
 		if err != nil {
 			err = fmt.Errorf("collection: restore to %s: %w", dir, err)
@@ -54,10 +58,30 @@ func Restore(src io.Reader, dir string, tuning Tuning) (uint64, error) {
 	}
 	if err != nil {
 		_ = fsys.RemoveAll(tmp)
+		if errors.Is(err, ErrArchive) {
+			err = archiveError{err: err, tmp: tmp}
+		}
 		return 0, err
 	}
 	return seq, nil
 }
+
+// archiveError is a bad archive's error without the temporary directory
+// it was restored into: its files are named as the archive names them
+// (segments/…). Where the archive lives and where it is unpacked is the
+// restoring side's business: a server sends this message to whoever
+// uploaded the archive. errors.Is and errkind see the error it wraps.
+type archiveError struct {
+	err error
+	tmp string
+}
+
+func (e archiveError) Error() string {
+	msg := strings.ReplaceAll(e.err.Error(), e.tmp+string(filepath.Separator), "")
+	return strings.ReplaceAll(msg, e.tmp, ".")
+}
+
+func (e archiveError) Unwrap() error { return e.err }
 
 // restoreInto writes the collection of the archive into tmp (created) and
 // checks it; the caller renames or removes tmp.
@@ -140,7 +164,7 @@ func readArchive(src io.Reader, fsys vfs.FS, dir string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	seq, err := decodeArchiveHeader(header)
+	seq, version, err := decodeArchiveHeader(header)
 	if err != nil {
 		return 0, err
 	}
@@ -191,11 +215,35 @@ func readArchive(src io.Reader, fsys vfs.FS, dir string) (uint64, error) {
 			return 0, err
 		}
 	}
-	if h, err := tr.Next(); err != io.EOF {
+	last := ""
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			return 0, bad("after the last file: %v", err)
 		}
-		return 0, bad("entry %.80q after the last file", h.Name)
+		name, isDoor := strings.CutPrefix(h.Name, archiveDoorDir)
+		if version < 2 || !isDoor {
+			return 0, bad("entry %.80q after the last file", h.Name)
+		}
+		if !doorStateName.MatchString(name) || name <= last {
+			return 0, bad("entry %.80q: not a door state file's name, or not after %q", h.Name, last)
+		}
+		if h.Typeflag != tar.TypeReg {
+			return 0, bad("entry %q is of type %q, not a regular file", h.Name, h.Typeflag)
+		}
+		if err := limits.CheckArchiveFileBytes(h.Name, h.Size); err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrArchive, err)
+		}
+		if err := writeSynced(fsys, filepath.Join(dir, name), tr, h.Size); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return 0, bad("entry %q: %v", h.Name, err)
+			}
+			return 0, err
+		}
+		last = name
 	}
 	for _, d := range []string{snapDir, filepath.Dir(snapDir), segDir, dir} {
 		if err := fsys.SyncDir(d); err != nil {
@@ -206,30 +254,35 @@ func readArchive(src io.Reader, fsys vfs.FS, dir string) (uint64, error) {
 }
 
 // decodeArchiveHeader parses the header entry and returns its sequence
-// number.
-func decodeArchiveHeader(b []byte) (uint64, error) {
+// number and format version (1 or 2).
+func decodeArchiveHeader(b []byte) (seq uint64, version int, err error) {
 	rest, ok := bytes.CutPrefix(b, []byte("strata-snapshot "))
 	if !ok {
-		return 0, fmt.Errorf("%w: no strata-snapshot header", ErrArchive)
+		return 0, 0, fmt.Errorf("%w: no strata-snapshot header", ErrArchive)
 	}
-	version, hexSeq, _ := bytes.Cut(rest, []byte(" "))
-	if string(version) != strconv.Itoa(archiveVersion) {
-		return 0, fmt.Errorf("%w: archive format version %.20q (this build reads version %d)", ErrArchive, version, archiveVersion)
+	v, hexSeq, _ := bytes.Cut(rest, []byte(" "))
+	switch string(v) {
+	case "1":
+		version = 1
+	case strconv.Itoa(archiveVersion):
+		version = archiveVersion
+	default:
+		return 0, 0, fmt.Errorf("%w: archive format version %.20q (this build reads versions 1 to %d)", ErrArchive, v, archiveVersion)
 	}
 	if len(b) != archiveHeaderLen || b[len(b)-1] != '\n' {
-		return 0, fmt.Errorf("%w: header %q", ErrArchive, b)
+		return 0, 0, fmt.Errorf("%w: header %q", ErrArchive, b)
 	}
 	hexSeq = hexSeq[:len(hexSeq)-1]
 	for _, c := range hexSeq {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return 0, fmt.Errorf("%w: header %q", ErrArchive, b)
+			return 0, 0, fmt.Errorf("%w: header %q", ErrArchive, b)
 		}
 	}
-	seq, err := strconv.ParseUint(string(hexSeq), 16, 64)
+	seq, err = strconv.ParseUint(string(hexSeq), 16, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: header %q", ErrArchive, b)
+		return 0, 0, fmt.Errorf("%w: header %q", ErrArchive, b)
 	}
-	return seq, nil
+	return seq, version, nil
 }
 
 // writeSynced creates path with the size bytes read from src, fsynced.

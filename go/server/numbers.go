@@ -11,7 +11,7 @@ import (
 
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection"
-	"github.com/strata-db/strata/go/server/internal/jsonnum"
+	"github.com/strata-db/strata/go/internal/jsonnum"
 )
 
 // numberReader reads the arrays of numbers that make up most of a request
@@ -115,7 +115,7 @@ func (r *numberReader) number() (text []byte, integer bool, err error) {
 	switch fault {
 	case jsonnum.NotANumber:
 		return nil, false, badRequestf("%s: expected a number, found %s", r.where(), r.describe())
-	case jsonnum.Malformed:
+	case jsonnum.NoFractionDigits, jsonnum.NoExponentDigits:
 		return nil, false, badRequestf("%s: malformed number", r.where())
 	}
 	text, r.pos = r.data[r.pos:end], end

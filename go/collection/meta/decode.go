@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/strata-db/strata/go/internal/jsonnum"
 )
 
 // decoder is a strict JSON reader: RFC 8259 syntax, UTF-8 input, duplicate
@@ -415,49 +417,29 @@ func hex4(data []byte, i int) (rune, bool) {
 func (d *decoder) number() (float64, error) {
 	data := d.data
 	start := d.pos
-	i := start
-	neg := false
-	if data[i] == '-' {
-		neg = true
-		i++
+	neg := data[start] == '-'
+	intStart := start
+	if neg {
+		intStart++
 	}
-	digits := func() int {
-		n := 0
-		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-			i++
-			n++
+	i, simple, fault := jsonnum.Number(data, start)
+	switch fault {
+	case jsonnum.NotANumber:
+		if i == intStart {
+			d.pos = i
+			return 0, d.syntaxErrorf("invalid number, expected a digit")
 		}
-		return n
-	}
-	intStart := i
-	switch {
-	case i < len(data) && data[i] == '0':
-		i++
-	case digits() == 0:
+		// A leading zero followed by digits: the number is that zero, and
+		// the digit after it is the caller's syntax error.
+		simple = true
+	case jsonnum.NoFractionDigits:
 		d.pos = i
-		return 0, d.syntaxErrorf("invalid number, expected a digit")
+		return 0, d.syntaxErrorf("invalid number, expected a digit after '.'")
+	case jsonnum.NoExponentDigits:
+		d.pos = i
+		return 0, d.syntaxErrorf("invalid number, expected a digit in the exponent")
 	}
-	intEnd := i
-	simple := true
-	if i < len(data) && data[i] == '.' {
-		i++
-		simple = false
-		if digits() == 0 {
-			d.pos = i
-			return 0, d.syntaxErrorf("invalid number, expected a digit after '.'")
-		}
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		simple = false
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			d.pos = i
-			return 0, d.syntaxErrorf("invalid number, expected a digit in the exponent")
-		}
-	}
+	intEnd := i // where simple, the integer's digits end the number
 	d.pos = i
 	if simple && d.exact && intEnd-intStart > 15 && !exactInteger(data[intStart:intEnd]) {
 		d.pos = start

@@ -45,6 +45,8 @@
 //	GET    /collections/{name}/snapshots   list_snapshots;  GET, DELETE .../snapshots/{file}: download, delete_snapshot
 //	PUT    /collections/{name}/snapshots/recover   recover_snapshot (a file:// of the snapshot dir, or this server's URL)
 //	POST   /collections/{name}/snapshots/upload    recover from a multipart upload (up to MaxBodyBytes)
+//	POST   /snapshots                       create_full_snapshot (snapshots_full.go); GET: list_full_snapshots
+//	GET, DELETE /snapshots/{file}            download, delete_full_snapshot
 //	PUT    /collections/{name}/points/vectors  update_vectors (some named vectors of existing points)
 //	POST   /collections/{name}/points/vectors/delete  delete_vectors (named vectors of the selected points)
 //
@@ -228,7 +230,7 @@
 // InvalidArgument naming the construct: inference objects (document,
 // image, object), relevance feedback, shard_key_selector. Payload index parameters are reported back for text indexes
 // only.
-// Unimplemented: shard keys, cluster calls, vector names, snapshots.
+// Unimplemented: shard keys, cluster calls, vector names, shard snapshots.
 //
 // Every call but HealthCheck needs the guard's API key, read from the
 // "api-key" metadata (as qdrant-client sends it) or "authorization:

@@ -39,11 +39,26 @@ import (
 type queryKind int
 
 const (
-	queryNone    queryKind = iota // no query: points in id order, score 0
+	queryNone    queryKind = iota // no query: points in id order, score unscored
 	queryNearest                  // nearest to rows (nq of them for a multivector field)
 	queryScored                   // score() over the distances to examples
-	querySample                   // random points, score 0
+	querySample                   // random points, score unscored
 )
+
+// unscored is the score of a point that a query does not score (no
+// query, sample, order_by): 1.0, qdrant-client's local mode's
+// (record_to_scored_point and _sample_randomly in local_collection.py,
+// qdrant-client 1.20).
+const unscored = 1.0
+
+// unscoredScores is n unscored scores.
+func unscoredScores(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = unscored
+	}
+	return out
+}
 
 // vectorQuery is a decoded query against one vector field.
 type vectorQuery struct {
@@ -553,7 +568,7 @@ func (h *Handler) runQuery(c *collection.Collection, q *vectorQuery, k, ef int, 
 	switch q.kind {
 	case queryNone:
 		ids, err := c.ScanIDs(f, collection.ID{}, false, k)
-		return ranked{ids: ids, scores: make([]float64, len(ids))}, err
+		return ranked{ids: ids, scores: unscoredScores(len(ids))}, err
 	case querySample:
 		ids, err := c.ScanIDs(f, collection.ID{}, false, 0)
 		if err != nil {
@@ -561,7 +576,7 @@ func (h *Handler) runQuery(c *collection.Collection, q *vectorQuery, k, ef int, 
 		}
 		rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 		ids = ids[:min(k, len(ids))]
-		return ranked{ids: ids, scores: make([]float64, len(ids))}, nil
+		return ranked{ids: ids, scores: unscoredScores(len(ids))}, nil
 	case queryScored:
 		ids, dists, err := c.DistancesTo(q.field.Name, q.examples, q.counts, f, nil)
 		if err != nil {

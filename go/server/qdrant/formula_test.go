@@ -129,18 +129,18 @@ func TestInvalidFormulasAnswer400(t *testing.T) {
 	}
 }
 
-// TestOrderByQueryOrdersAndScoresZero guards {"order_by"} as a query:
-// the points in the key's order with their order_value, offset and
-// prefetch restricting them, and score_threshold refused as local mode
-// refuses it.
-func TestOrderByQueryOrdersAndScoresZero(t *testing.T) {
+// TestOrderByQueryOrdersAndScoresOne guards {"order_by"} as a query:
+// the points in the key's order with their order_value and local mode's
+// score 1.0, offset and prefetch restricting them, and score_threshold
+// refused as local mode refuses it.
+func TestOrderByQueryOrdersAndScoresOne(t *testing.T) {
 	query := formulaDoor(t)
 	st, ids, scores, out := query(`{"query":{"order_by":{"key":"n","direction":"desc"}},"limit":2,"offset":1}`)
-	if st != 200 || fmt.Sprint(ids) != "[3 2]" || fmt.Sprint(scores) != "[0 0]" {
+	if st != 200 || fmt.Sprint(ids) != "[3 2]" || fmt.Sprint(scores) != "[1 1]" {
 		t.Errorf("order_by desc offset 1: %d %v %v %v", st, ids, scores, out)
 	}
-	st, ids, _, out = query(`{"prefetch":{"query":[1,0],"limit":2},"query":{"order_by":"n"}}`)
-	if st != 200 || fmt.Sprint(ids) != "[2 1]" {
+	st, ids, scores, out = query(`{"prefetch":{"query":[1,0],"limit":2},"query":{"order_by":"n"}}`)
+	if st != 200 || fmt.Sprint(ids) != "[2 1]" || fmt.Sprint(scores) != "[1 1]" {
 		t.Errorf("order_by over a prefetch: %d %v %v, want [2 1] (point 3 not prefetched)", st, ids, out)
 	}
 	st, ids, _, out = query(`{"query":{"order_by":"w"}}`)
@@ -149,6 +149,52 @@ func TestOrderByQueryOrdersAndScoresZero(t *testing.T) {
 	}
 	if st, _, _, out := query(`{"query":{"order_by":"n"},"score_threshold":0.5}`); st != 400 {
 		t.Errorf("order_by with score_threshold: %d %v, want 400", st, out)
+	}
+	st, ids, scores, out = query(`{"filter":{"must":[{"key":"s","match":{"value":"x"}}]}}`)
+	if st != 200 || fmt.Sprint(ids) != "[1 3]" || fmt.Sprint(scores) != "[1 1]" {
+		t.Errorf("a query without a vector: %d %v %v %v, want [1 3] scored 1", st, ids, scores, out)
+	}
+}
+
+// TestQueryByExampleInsidePrefetch guards queries by example in a
+// prefetch (as local mode answers them): a point id, recommend, discover
+// and context each pick the candidates the level above re-scores or
+// fuses, and the ids a level names are left out of it and of every level
+// below it (local mode's ignore_mentioned_ids_filter on that level's
+// filter). Points on the Dot field f: 1 [1,0], 2 [0.5,0], 3 [0.25,0].
+func TestQueryByExampleInsidePrefetch(t *testing.T) {
+	query := formulaDoor(t)
+	for _, tc := range []struct{ body, ids, scores string }{
+		// nearest to point 1 without it: 2 then 3; re-scored by [1,0].
+		{`{"prefetch":{"query":1,"limit":5},"query":[1,0]}`, "[2 3]", "[0.5 0.25]"},
+		{`{"prefetch":{"query":{"nearest":1},"limit":1},"query":[1,0]}`, "[2]", "[0.5]"},
+		// best_score of positive 2 (dot 0.5x): point 1 first, 2 left out.
+		{`{"prefetch":{"query":{"recommend":{"positive":[2],"strategy":"best_score"}},"limit":1},"query":[1,0]}`, "[1]", "[1]"},
+		// sum_scores of [1,0] minus [-1,0] = 2x: 1 (2), 2 (1), 3 (0.5); fused alone by rrf.
+		{`{"prefetch":{"query":{"recommend":{"positive":[[1,0]],"negative":[[-1,0]],"strategy":"sum_scores"}},"limit":2},"query":{"fusion":"rrf"}}`, "[1 2]", "[0.5 0.33333]"},
+		// discover, target point 3, left out: the candidates are 1 and 2.
+		{`{"prefetch":{"query":{"discover":{"target":3,"context":[{"positive":[1,0],"negative":[-1,0]}]}},"limit":5},"query":[1,0]}`, "[1 2]", "[1 0.5]"},
+		// context: every point on the positive side; point 1 named, so left out.
+		{`{"prefetch":{"query":{"context":[{"positive":1,"negative":[-1,0]}]},"limit":5},"query":[1,0]}`, "[2 3]", "[0.5 0.25]"},
+		// a top-level query by id leaves its point out of the prefetches too.
+		{`{"prefetch":{"query":[1,0],"limit":5},"query":2}`, "[1 3]", "[0.5 0.125]"},
+		// no query over a prefetch: the prefetched points in id order, scored 1.
+		{`{"prefetch":{"query":[1,0],"limit":2}}`, "[1 2]", "[1 1]"},
+	} {
+		st, ids, scores, out := query(tc.body)
+		rounded := make([]float64, len(scores))
+		for i, s := range scores {
+			rounded[i] = math.Round(s*1e5) / 1e5
+		}
+		if st != 200 || fmt.Sprint(ids) != tc.ids || fmt.Sprint(rounded) != tc.scores {
+			t.Errorf("%s: %d %v %v %v, want %s %s", tc.body, st, ids, rounded, out, tc.ids, tc.scores)
+		}
+	}
+	if st, _, _, out := query(`{"prefetch":{"query":{"nearest":[1,0],"mmr":{}},"limit":2,"score_threshold":0.1},"query":[1,0]}`); st != 400 {
+		t.Errorf("mmr with score_threshold in a prefetch: %d %v, want 400", st, out)
+	}
+	if st, _, _, out := query(`{"prefetch":{"query":{"recommend":{"positive":[99]}},"limit":2},"query":[1,0]}`); st != 404 && st != 400 {
+		t.Errorf("a missing example id in a prefetch: %d %v, want 4xx", st, out)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
@@ -87,15 +86,7 @@ func (f *formula) rescore(c *collection.Collection, lists [][]collection.Scored,
 		}
 		out[i] = collection.Scored{ID: points[i].id, Score: float64(s32)}
 	}
-	slices.SortStableFunc(out, func(a, b collection.Scored) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
+	collection.SortByScore(out)
 	return out[:min(limit, len(out))], nil
 }
 

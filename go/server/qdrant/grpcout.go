@@ -162,33 +162,33 @@ func pbOrderValue(v any) *pb.OrderValue {
 	return nil
 }
 
-func pbRetrieved(recs []record) ([]*pb.RetrievedPoint, error) {
-	out := make([]*pb.RetrievedPoint, len(recs))
-	for i, r := range recs {
-		payload, err := pbPayload(r.Payload)
+// pbPoints converts records to RetrievedPoints or ScoredPoints: the
+// payload and vectors they share are converted here, once, and point
+// builds the message from them.
+func pbPoints[P any](recs []record, point func(r *record, payload map[string]*pb.Value, vectors *pb.VectorsOutput) P) ([]P, error) {
+	out := make([]P, len(recs))
+	for i := range recs {
+		payload, err := pbPayload(recs[i].Payload)
 		if err != nil {
 			return nil, err
 		}
-		vectors, err := pbVectors(r.Vector)
+		vectors, err := pbVectors(recs[i].Vector)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = &pb.RetrievedPoint{Id: pbID(r.ID.ID), Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
+		out[i] = point(&recs[i], payload, vectors)
 	}
 	return out, nil
 }
 
+func pbRetrieved(recs []record) ([]*pb.RetrievedPoint, error) {
+	return pbPoints(recs, func(r *record, payload map[string]*pb.Value, vectors *pb.VectorsOutput) *pb.RetrievedPoint {
+		return &pb.RetrievedPoint{Id: pbID(r.ID.ID), Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
+	})
+}
+
 func pbScored(recs []record) ([]*pb.ScoredPoint, error) {
-	out := make([]*pb.ScoredPoint, len(recs))
-	for i, r := range recs {
-		payload, err := pbPayload(r.Payload)
-		if err != nil {
-			return nil, err
-		}
-		vectors, err := pbVectors(r.Vector)
-		if err != nil {
-			return nil, err
-		}
+	return pbPoints(recs, func(r *record, payload map[string]*pb.Value, vectors *pb.VectorsOutput) *pb.ScoredPoint {
 		p := &pb.ScoredPoint{Id: pbID(r.ID.ID), Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
 		if r.Score != nil {
 			p.Score = float32(*r.Score)
@@ -196,9 +196,8 @@ func pbScored(recs []record) ([]*pb.ScoredPoint, error) {
 		if r.Version != nil {
 			p.Version = *r.Version
 		}
-		out[i] = p
-	}
-	return out, nil
+		return p
+	})
 }
 
 func pbUpdate(u updateResult, start time.Time) *pb.PointsOperationResponse {

@@ -16,12 +16,14 @@ import (
 // sub-queries whose lists the main query fuses ({"fusion": "rrf"|"dbsf"},
 // {"rrf": {"k": n, "weights": [...]}}), re-scores (a vector query over the
 // prefetched candidates, a formula: formula.go) or orders (queryorder.go),
-// nested. Decode (queryNode) → the engine's calls
+// nested; each level's own query may be by example (examples.go: a point
+// id, recommend, discover, context, sample, mmr). Decode (queryNode) → the engine's calls
 // (Collection.Search, QuerySparse, collection.Fuse) → encode (the
 // caller's scoredRecords).
 //
 // As in Qdrant (and its local mode), the filter of each level applies to
-// every level below it, and-ed with theirs; a prefetch's limit defaults
+// every level below it, and-ed with theirs (so do the ids a level's query
+// names, left out of it and below it); a prefetch's limit defaults
 // to 10; offset applies to the main query only. Lists carry Qdrant's
 // scores (Euclid: the distance, lower is better), which is what the local
 // mode fuses.
@@ -132,6 +134,18 @@ func (h *Handler) runNode(c *collection.Collection, n *queryNode, parent *meta.F
 	if err != nil {
 		return nil, err
 	}
+	var planned *vectorQuery
+	if !isFusion && !isFormula {
+		// The level's own query is decoded before its prefetches run: the
+		// points it names by id are left out of every level below it too,
+		// as local mode adds them to the level's filter.
+		if planned, err = h.planLevel(c, n); err != nil {
+			return nil, err
+		}
+		if planned != nil && len(planned.exclude) > 0 {
+			f = meta.And(f, meta.Not(idFilter(planned.exclude)))
+		}
+	}
 	if limit <= 0 {
 		return []collection.Scored{}, nil
 	}
@@ -142,7 +156,7 @@ func (h *Handler) runNode(c *collection.Collection, n *queryNode, parent *meta.F
 		if isFormula {
 			return nil, badRequestf("a formula query needs prefetch: the candidates it scores")
 		}
-		return h.searchLevel(c, n, f, nil, limit)
+		return h.searchLevel(c, n, planned, f, nil, limit)
 	}
 	lists := make([][]collection.Scored, len(inner))
 	for i := range inner {
@@ -179,7 +193,7 @@ func (h *Handler) runNode(c *collection.Collection, n *queryNode, parent *meta.F
 				}
 			}
 		}
-		return h.searchLevel(c, n, f, among, limit)
+		return h.searchLevel(c, n, planned, f, among, limit)
 	}
 	fused, err := collection.Fuse(lists, fusion, limit)
 	if err != nil {
@@ -233,49 +247,59 @@ func parseFusion(raw json.RawMessage) (f collection.Fusion, isFusion bool, err e
 	return f, false, nil
 }
 
-// searchLevel runs a level's own query (dense, multivector or sparse) among
-// the points f allows and, if not nil, among.
-func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Filter, among []collection.ID, limit int) ([]collection.Scored, error) {
+// planLevel decodes a level's query against its dense field (nil for an
+// order_by query or a sparse field's query, which searchLevel reads).
+func (h *Handler) planLevel(c *collection.Collection, n *queryNode) (*vectorQuery, error) {
+	if _, isOrder, _ := orderByOf(n.Query); isOrder {
+		return nil, nil
+	}
 	using := ""
 	if n.Using != nil {
 		using = *n.Using
 	}
+	schema := schemaOf(c)
+	if _, ok := schema.sparse[using]; ok {
+		return nil, nil
+	}
+	field, ok := schema.dense[using]
+	if !ok {
+		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
+	}
+	return h.planQuery(c, field, n.Query, n.LookupFrom)
+}
+
+// searchLevel runs a level's own query (q, planned by planLevel: nearest,
+// by example, sample, none; else order_by or a sparse field's query) among
+// the points f allows and, if not nil, among.
+func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, q *vectorQuery, f *meta.Filter, among []collection.ID, limit int) ([]collection.Scored, error) {
 	if ob, isOrder, err := orderByOf(n.Query); isOrder || err != nil {
 		if err != nil {
 			return nil, err
 		}
 		return orderedLevel(c, ob, f, among, limit)
 	}
-	schema := schemaOf(c)
+	if q != nil && (q.kind != queryNearest || q.mmr != nil) {
+		return h.exampleLevel(c, n, q, f, among, limit)
+	}
+	using := ""
+	if n.Using != nil {
+		using = *n.Using
+	}
 	sub := collection.SubQuery{Field: using, Limit: limit}
 	euclid := false
-	if _, ok := schema.sparse[using]; ok {
+	if q == nil { // a sparse field's query
 		if present(n.LookupFrom) {
 			return nil, unsupportedf("lookup_from with the sparse vector %q (strata looks up dense vectors)", using)
 		}
-		q, err := sparseQuery(n.Query, using)
+		sq, err := sparseQuery(n.Query, using)
 		if err != nil {
 			return nil, err
 		}
-		sub.Indices, sub.Values = q.indices, q.rows
+		sub.Indices, sub.Values = sq.indices, sq.rows
 		if sub.Indices == nil {
 			sub.Indices, sub.Values = []uint32{}, []float32{}
 		}
 	} else {
-		field, ok := schema.dense[using]
-		if !ok {
-			return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
-		}
-		if !present(n.Query) {
-			return nil, badRequestf("query: a prefetch without a query (strata answers a query without one only at the top level)")
-		}
-		q, err := h.planQuery(c, field, n.Query, n.LookupFrom)
-		if err != nil {
-			return nil, err
-		}
-		if q.kind != queryNearest {
-			return nil, unsupportedf("a query by example (recommend, discover, context, sample) inside a prefetch or fusion")
-		}
 		sub.Vector = q.rows
 		if p := n.Params; p != nil {
 			if p.HnswEf != nil {
@@ -285,7 +309,7 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Fi
 				sub.Ef = min(max(c.Len()+1, limit), limits.MaxEf)
 			}
 		}
-		euclid = lowerIsBetter(field.Metric) // Qdrant's Euclid and Manhattan scores are distances
+		euclid = lowerIsBetter(q.field.Metric) // Qdrant's Euclid and Manhattan scores are distances
 	}
 	list, err := c.Search(sub, f, among, 1)
 	if err != nil {
@@ -300,6 +324,50 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Fi
 		list = slices.DeleteFunc(list, func(s collection.Scored) bool {
 			return (euclid && s.Score > *t) || (!euclid && s.Score < *t)
 		})
+	}
+	return list, nil
+}
+
+// exampleLevel answers a level whose query is not one plain nearest
+// vector (by example, mmr, sample, none) through runQuery, the top-level
+// path, restricted to among as local mode restricts it (a has_id filter).
+// Local mode ignores score_threshold for sample and for no query, and
+// refuses none with mmr at the top level (search1): so does this.
+func (h *Handler) exampleLevel(c *collection.Collection, n *queryNode, q *vectorQuery, f *meta.Filter, among []collection.ID, limit int) ([]collection.Scored, error) {
+	if among != nil {
+		if len(among) == 0 {
+			return []collection.Scored{}, nil
+		}
+		f = meta.And(f, idFilter(among))
+	}
+	if q.mmr != nil && n.ScoreThreshold != nil {
+		return nil, unsupportedf("score_threshold with query.mmr")
+	}
+	ef := 0
+	if p := n.Params; p != nil {
+		if p.HnswEf != nil {
+			ef = max(*p.HnswEf, limit)
+		}
+		if p.Exact {
+			ef = min(max(c.Len()+1, limit), limits.MaxEf)
+			q.exact = true
+		}
+	}
+	got, err := h.runQuery(c, q, limit, ef, f)
+	if err != nil {
+		return nil, err
+	}
+	higher, t := q.higherIsBetter(), n.ScoreThreshold
+	if q.kind == queryNone || q.kind == querySample {
+		t = nil
+	}
+	list := make([]collection.Scored, 0, len(got.ids))
+	for i, id := range got.ids {
+		s := got.scores[i]
+		if t != nil && ((higher && s < *t) || (!higher && s > *t)) {
+			continue
+		}
+		list = append(list, collection.Scored{ID: id, Score: s})
 	}
 	return list, nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
-	"github.com/strata-db/strata/go/server/internal/jsonnum"
+	"github.com/strata-db/strata/go/internal/jsonnum"
 )
 
 func truncate(s string) string {

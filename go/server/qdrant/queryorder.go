@@ -12,7 +12,8 @@ import (
 // the points the level's filter allows (and, under prefetches, only the
 // prefetched ones), in the order a scroll with that order_by gives them
 // (scroll.go: numbers and datetimes, a point once per value), each with
-// score 0 and its order_value, as qdrant-client's local mode answers it.
+// score unscored (1.0) and its order_value, as qdrant-client's local mode
+// answers it.
 // At the top level, offset skips the first points of that order.
 
 // orderByOf reads a query {"order_by": ...}; isOrder is false for any
@@ -38,7 +39,7 @@ func orderByOf(raw json.RawMessage) (ob orderBy, isOrder bool, err error) {
 }
 
 // orderedQuery answers a top-level order_by query: limit points after
-// offset, scored 0.
+// offset, unscored.
 func orderedQuery(c *collection.Collection, ob orderBy, p *meta.Filter, limit, offset int, sel payloadSelector, withVector bool) ([]record, error) {
 	recs, err := ordered(c, p, ob, limit+offset, sel, withVector)
 	if err != nil {
@@ -46,14 +47,15 @@ func orderedQuery(c *collection.Collection, ob orderBy, p *meta.Filter, limit, o
 	}
 	recs = recs[min(offset, len(recs)):]
 	for i := range recs {
-		recs[i].Score, recs[i].Version = new(float64), new(uint64)
+		score := unscored
+		recs[i].Score, recs[i].Version = &score, new(uint64)
 	}
 	return recs, nil
 }
 
 // orderedLevel answers an order_by query inside a prefetch tree: the
 // ordered points of f, among the prefetched ones when among is not nil,
-// scored 0.
+// unscored.
 func orderedLevel(c *collection.Collection, ob orderBy, f *meta.Filter, among []collection.ID, limit int) ([]collection.Scored, error) {
 	if among != nil {
 		if len(among) == 0 {
@@ -71,7 +73,7 @@ func orderedLevel(c *collection.Collection, ob orderBy, f *meta.Filter, among []
 	}
 	out := make([]collection.Scored, len(pts))
 	for i, pt := range pts {
-		out[i] = collection.Scored{ID: pt.id}
+		out[i] = collection.Scored{ID: pt.id, Score: unscored}
 	}
 	return out, nil
 }

@@ -35,9 +35,14 @@ import (
 // (its checksum is then null). Recovery restores the archive under a
 // temporary name and replaces the collection only once every file of it
 // passed its checks (registry.Registry.Restore): a bad archive is a 400
-// and the collection stays as it was. The door's own state of a
-// collection (payload_schema, update_collection's settings) is not in the
-// archive; a recovered collection starts without it.
+// and the collection stays as it was; a replaced collection's name is
+// never free meanwhile (the registry sets the old one aside and puts it
+// back if the switch fails). The door's own state of a collection (its
+// state files in the collection's directory: payload_schema,
+// update_collection's settings and metadata, the vectors {"": ...} form)
+// is in the archive as its door entries (format version 2) and comes back
+// with it: the recovered collection's state is read from its directory
+// when first asked for, as after a restart.
 
 // snapshotSuffix and checksumSuffix name a snapshot's files (do not change).
 const (
@@ -75,7 +80,17 @@ type snapshotDescription struct {
 // qdrantTime is Qdrant's creation_time: UTC, no zone, whole seconds.
 const qdrantTime = "2006-01-02T15:04:05"
 
+// dir is collection name's snapshot directory; the root itself (the full
+// snapshots', snapshots_full.go) for name "".
 func (s *snapshotStore) dir(name string) string { return filepath.Join(s.root, name) }
+
+// snapshotOwner names whose snapshots dir(name) holds, for messages.
+func snapshotOwner(name string) string {
+	if name == "" {
+		return "the storage (full snapshots)"
+	}
+	return fmt.Sprintf("collection %q", name)
+}
 
 // path is the file of snapshot file in collection name's directory; the
 // file name must be one this door could have written.
@@ -127,7 +142,7 @@ func (s *snapshotStore) describe(name, file string) (snapshotDescription, error)
 	path := filepath.Join(s.dir(name), file)
 	info, err := s.fs.Stat(path)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return snapshotDescription{}, fmt.Errorf("%w: snapshot %q of collection %q", ErrNotFound, file, name)
+		return snapshotDescription{}, fmt.Errorf("%w: snapshot %q of %s", ErrNotFound, file, snapshotOwner(name))
 	}
 	if err != nil {
 		return snapshotDescription{}, fmt.Errorf("qdrant: snapshot %s: %w", file, err)
@@ -148,17 +163,22 @@ func (h *Handler) listSnapshots(_ context.Context, name string, _ *struct{}) ([]
 	if _, err := h.cfg.Collections.Collection(coll); err != nil && !errors.Is(err, registry.ErrUnavailable) {
 		return nil, err
 	}
-	s := h.snapshots
+	return h.snapshots.list(coll, func(string) bool { return true })
+}
+
+// list describes the snapshots in dir(coll) whose names keep takes, by
+// name; none when the directory does not exist.
+func (s *snapshotStore) list(coll string, keep func(file string) bool) ([]snapshotDescription, error) {
 	names, err := s.fs.ReadDir(s.dir(coll))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return []snapshotDescription{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("qdrant: snapshots of %q: %w", coll, err)
+		return nil, fmt.Errorf("qdrant: snapshots of %s: %w", snapshotOwner(coll), err)
 	}
 	out := []snapshotDescription{}
 	for _, file := range names {
-		if !validSnapshotName.MatchString(file) || strings.HasPrefix(file, ".") {
+		if !validSnapshotName.MatchString(file) || strings.HasPrefix(file, ".") || !keep(file) {
 			continue
 		}
 		d, err := s.describe(coll, file)
@@ -187,7 +207,7 @@ func (h *Handler) deleteSnapshot(_ context.Context, name string, req *snapshotRe
 		return false, err
 	}
 	if err := s.fs.Remove(path); errors.Is(err, iofs.ErrNotExist) {
-		return false, fmt.Errorf("%w: snapshot %q of collection %q", ErrNotFound, req.Name, coll)
+		return false, fmt.Errorf("%w: snapshot %q of %s", ErrNotFound, req.Name, snapshotOwner(coll))
 	} else if err != nil {
 		return false, fmt.Errorf("qdrant: delete snapshot %s: %w", req.Name, err)
 	}
@@ -201,9 +221,10 @@ func (h *Handler) deleteSnapshot(_ context.Context, name string, req *snapshotRe
 }
 
 // recoverFrom replaces (or creates) collection name with the archive at
-// path, a file of the snapshot directory; checksum, if not empty, is the
-// SHA-256 (hex) the file must have.
-func (h *Handler) recoverFrom(name, path, checksum string) error {
+// path, a file of the snapshot directory, called shown in messages (its
+// file name, or "the upload": a client never sees the server's paths);
+// checksum, if not empty, is the SHA-256 (hex) the file must have.
+func (h *Handler) recoverFrom(name, path, shown, checksum string) error {
 	restorer, ok := h.cfg.Collections.(Restorer)
 	if !ok {
 		return unsupportedf("recovering a snapshot (this server's collections cannot be restored)")
@@ -214,20 +235,20 @@ func (h *Handler) recoverFrom(name, path, checksum string) error {
 	}
 	f, err := h.snapshots.fs.Open(path)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return fmt.Errorf("%w: snapshot file %s", ErrNotFound, filepath.Base(path))
+		return fmt.Errorf("%w: snapshot file %s", ErrNotFound, shown)
 	}
 	if err != nil {
-		return fmt.Errorf("qdrant: recover from %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("qdrant: recover from %s: %w", shown, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("qdrant: recover from %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("qdrant: recover from %s: %w", shown, err)
 	}
 	if checksum != "" {
 		sum := sha256.New()
 		if _, err := io.Copy(sum, io.NewSectionReader(f, 0, info.Size())); err != nil {
-			return fmt.Errorf("qdrant: recover from %s: %w", filepath.Base(path), err)
+			return fmt.Errorf("qdrant: recover from %s: %w", shown, err)
 		}
 		if got := hex.EncodeToString(sum.Sum(nil)); !strings.EqualFold(got, checksum) {
 			return badRequestf("the snapshot's SHA-256 is %s, the request says %.80s", got, checksum)

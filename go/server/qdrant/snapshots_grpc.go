@@ -9,8 +9,7 @@ import (
 )
 
 // grpcSnapshots is Qdrant's Snapshots service over the calls of
-// snapshots.go. The full-storage calls (CreateFull, ListFull,
-// DeleteFull) answer Unimplemented, as their REST routes answer 404;
+// snapshots.go and snapshots_full.go (CreateFull, ListFull, DeleteFull);
 // recovery has no gRPC call in Qdrant's API (REST only).
 type grpcSnapshots struct {
 	pb.UnimplementedSnapshotsServer
@@ -19,6 +18,14 @@ type grpcSnapshots struct {
 
 func pbSnapshot(d snapshotDescription) *pb.SnapshotDescription {
 	return &pb.SnapshotDescription{Name: d.Name, CreationTime: timestamppb.New(d.created), Size: d.Size, Checksum: d.Checksum}
+}
+
+func pbSnapshots(list []snapshotDescription) []*pb.SnapshotDescription {
+	out := make([]*pb.SnapshotDescription, len(list))
+	for i, d := range list {
+		out[i] = pbSnapshot(d)
+	}
+	return out
 }
 
 func (s grpcSnapshots) Create(ctx context.Context, r *pb.CreateSnapshotRequest) (*pb.CreateSnapshotResponse, error) {
@@ -36,16 +43,38 @@ func (s grpcSnapshots) List(ctx context.Context, r *pb.ListSnapshotsRequest) (*p
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*pb.SnapshotDescription, len(list))
-	for i, d := range list {
-		out[i] = pbSnapshot(d)
-	}
-	return &pb.ListSnapshotsResponse{SnapshotDescriptions: out, Time: elapsed(start)}, nil
+	return &pb.ListSnapshotsResponse{SnapshotDescriptions: pbSnapshots(list), Time: elapsed(start)}, nil
 }
 
 func (s grpcSnapshots) Delete(ctx context.Context, r *pb.DeleteSnapshotRequest) (*pb.DeleteSnapshotResponse, error) {
 	start := time.Now()
 	if _, err := s.h.deleteSnapshot(ctx, r.GetCollectionName(), &snapshotRef{Name: r.GetSnapshotName()}); err != nil {
+		return nil, err
+	}
+	return &pb.DeleteSnapshotResponse{Time: elapsed(start)}, nil
+}
+
+func (s grpcSnapshots) CreateFull(ctx context.Context, _ *pb.CreateFullSnapshotRequest) (*pb.CreateSnapshotResponse, error) {
+	start := time.Now()
+	d, err := s.h.createFullSnapshot(ctx, "", &struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CreateSnapshotResponse{SnapshotDescription: pbSnapshot(d), Time: elapsed(start)}, nil
+}
+
+func (s grpcSnapshots) ListFull(ctx context.Context, _ *pb.ListFullSnapshotsRequest) (*pb.ListSnapshotsResponse, error) {
+	start := time.Now()
+	list, err := s.h.listFullSnapshots(ctx, "", &struct{}{})
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ListSnapshotsResponse{SnapshotDescriptions: pbSnapshots(list), Time: elapsed(start)}, nil
+}
+
+func (s grpcSnapshots) DeleteFull(ctx context.Context, r *pb.DeleteFullSnapshotRequest) (*pb.DeleteSnapshotResponse, error) {
+	start := time.Now()
+	if _, err := s.h.deleteFullSnapshot(ctx, "", &snapshotRef{Name: r.GetSnapshotName()}); err != nil {
 		return nil, err
 	}
 	return &pb.DeleteSnapshotResponse{Time: elapsed(start)}, nil

@@ -27,6 +27,42 @@ func (h *Handler) registerSnapshots() {
 		h.mux.Handle(pattern, fn)
 	}
 	h.mux.HandleFunc("GET /collections/{name}/snapshots/{file}", h.downloadSnapshot)
+	for pattern, fn := range map[string]route{
+		"POST /snapshots":          h.restCreateFullSnapshot,
+		"GET /snapshots":           h.restListFullSnapshots,
+		"DELETE /snapshots/{file}": h.restDeleteFullSnapshot,
+	} {
+		h.mux.Handle(pattern, fn)
+	}
+	h.mux.HandleFunc("GET /snapshots/{file}", func(w http.ResponseWriter, r *http.Request) {
+		if err := fullSnapshotFile(r.PathValue("file")); err != nil {
+			route(func(*http.Request) (any, error) { return nil, err }).ServeHTTP(w, r)
+			return
+		}
+		h.downloadSnapshot(w, r) // {name} is empty here: the snapshot directory itself
+	})
+}
+
+func (h *Handler) restCreateFullSnapshot(r *http.Request) (any, error) {
+	if err := waitParam(r); err != nil {
+		return nil, err
+	}
+	var req struct{}
+	if err := decode(r, &req); err != nil {
+		return nil, err
+	}
+	return h.createFullSnapshot(r.Context(), "", &req)
+}
+
+func (h *Handler) restListFullSnapshots(r *http.Request) (any, error) {
+	return h.listFullSnapshots(r.Context(), "", &struct{}{})
+}
+
+func (h *Handler) restDeleteFullSnapshot(r *http.Request) (any, error) {
+	if err := waitParam(r); err != nil {
+		return nil, err
+	}
+	return h.deleteFullSnapshot(r.Context(), "", &snapshotRef{Name: r.PathValue("file")})
 }
 
 // waitParam checks the wait query parameter; strata always waits.
@@ -116,7 +152,7 @@ func (h *Handler) restRecoverSnapshot(r *http.Request) (any, error) {
 	if req.Checksum != nil {
 		checksum = *req.Checksum
 	}
-	if err := h.recoverFrom(r.PathValue("name"), path, checksum); err != nil {
+	if err := h.recoverFrom(r.PathValue("name"), path, filepath.Base(path), checksum); err != nil {
 		return nil, err
 	}
 	return true, nil
@@ -218,7 +254,7 @@ func (h *Handler) restUploadSnapshot(r *http.Request) (any, error) {
 	if want := q.Get("checksum"); want != "" && !strings.EqualFold(want, checksum) {
 		return nil, badRequestf("the upload's SHA-256 is %s, the request says %.80s", checksum, want)
 	}
-	if err := h.recoverFrom(name, tmp, ""); err != nil {
+	if err := h.recoverFrom(name, tmp, "the upload", ""); err != nil {
 		return nil, err
 	}
 	return true, nil

@@ -8,6 +8,7 @@
 //	<data>/<name>/                  a collection (package collection's layout)
 //	<data>/.creating-<name>-<hex>/  a create in progress
 //	<data>/.dropped-<name>-<hex>/   a drop whose files are being removed
+//	<data>/.replaced-<name>-<hex>/  a collection a restore set aside while it switches
 //	<data>/.probe-<hex>             a write probe (see Failed collections)
 //	<data>/<door>.<what>            a door's state file (qdrant.aliases: package qdrant)
 //	<data>/<name>/<door>.<what>     a door's state of one collection (qdrant.payload-schema)
@@ -38,13 +39,17 @@
 // # Restore
 //
 // Restore unpacks a snapshot archive (collection.Restore: into a
-// temporary directory, every file checked) into a .creating- directory,
-// and only then, if the name is taken and replace is set, drops the
-// collection there and renames the new one into place as Create does: a
-// bad archive leaves the old collection as it was. Between the drop and
-// the rename a crash leaves the name free and the restored directory a
-// .creating- one, which Open removes: the old collection was dropped,
-// the new one never acknowledged.
+// temporary directory, every file checked) into a .creating- directory:
+// a bad archive leaves the old collection as it was. If the name is free
+// it renames the new one into place as Create does. If the name is taken
+// and replace is set, it switches without ever freeing the name: the
+// entry stays taken (hidden) throughout, the old collection is closed and
+// renamed aside to a .replaced- name, the new one renamed into place, the
+// data dir fsynced and the new one opened; only then is the aside copy
+// removed. If a step fails, the old one is renamed back and opened again.
+// Open settles a .replaced- directory that a crash left: removed if
+// <name> is a collection (the switch was done), renamed back to <name> if
+// there is none (the switch undone; the restore was never acknowledged).
 //
 // # Failed collections
 //

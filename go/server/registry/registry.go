@@ -24,6 +24,7 @@ import (
 const (
 	creatingPrefix = ".creating-"
 	droppedPrefix  = ".dropped-"
+	replacedPrefix = ".replaced-"
 	probePrefix    = ".probe-"
 )
 
@@ -159,6 +160,8 @@ func Open(dir string, opts Options) (*Registry, error) {
 			swept = r.sweep(path, "undoing an interrupted create") || swept
 		case strings.HasPrefix(name, droppedPrefix):
 			swept = r.sweep(path, "finishing an interrupted drop") || swept
+		case strings.HasPrefix(name, replacedPrefix):
+			swept = r.settleReplaced(name) || swept
 		case strings.HasPrefix(name, probePrefix):
 			if err := r.fs.Remove(path); err == nil {
 				swept = true
@@ -225,6 +228,37 @@ func (r *Registry) openEntry(name string) *entry {
 
 // sweep removes path, a directory of a create or drop that did not finish,
 // unless someone holds its lock. It reports whether it removed it.
+// settleReplaced finishes or undoes the restore that a crash interrupted
+// after it set collection <name> aside as aside (.replaced-<name>-<hex>):
+// removed if <name> is a collection again (the switch was done), renamed
+// back and opened if not. It reports whether the data dir changed.
+func (r *Registry) settleReplaced(aside string) bool {
+	rest := strings.TrimPrefix(aside, replacedPrefix)
+	cut := strings.LastIndexByte(rest, '-')
+	if cut <= 0 || !validName.MatchString(rest[:cut]) {
+		r.log.Warn("not a set-aside collection; left alone", "dir", aside)
+		return false
+	}
+	name, path := rest[:cut], filepath.Join(r.dir, aside)
+	if collection.Exists(r.fs, r.path(name)) {
+		return r.sweep(path, "finishing an interrupted restore")
+	}
+	if _, err := r.fs.Stat(r.path(name)); err == nil {
+		// A partial <name> (a rename that did not finish): the set-aside
+		// copy is the collection; keep both and say so.
+		r.log.Warn("an interrupted restore left both the old collection and a partial new one; left alone",
+			"dir", path, "name", name)
+		return false
+	}
+	if err := r.fs.Rename(path, r.path(name)); err != nil {
+		r.log.Warn("an interrupted restore's old collection not put back", "dir", path, "error", err)
+		return false
+	}
+	r.log.Info("undoing an interrupted restore: the old collection is back", "name", name)
+	r.entries[name] = r.openEntry(name)
+	return true
+}
+
 func (r *Registry) sweep(path, why string) bool {
 	lock, err := collection.LockDir(r.fs, path)
 	if err != nil {

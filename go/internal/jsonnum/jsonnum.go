@@ -1,9 +1,10 @@
 // Package jsonnum reads JSON numbers and lists of numbers straight from
 // request bytes, for both of strata-server's doors (the native routes and
-// the Qdrant door): one pass over the text, one strconv call per number at
-// most, no reflection and no allocation per element. encoding/json
-// decoding a vector costs several times more, and for a query or an
-// upsert it was most of the time a door spent outside the engine.
+// the Qdrant door) and for the document decoder of go/collection/meta:
+// one pass over the text, one strconv call per number at most, no
+// reflection and no allocation per element. encoding/json decoding a
+// vector costs several times more, and for a query or an upsert it was
+// most of the time a door spent outside the engine.
 //
 // It accepts exactly RFC 8259's number grammar: "NaN", "Infinity",
 // strings, hex, and leading '+' or zeros are not numbers. It makes no
@@ -26,9 +27,12 @@ const (
 	// NotANumber: the text at pos does not start a number (no digit, or a
 	// leading zero followed by digits).
 	NotANumber
-	// Malformed: a number started but its fraction or exponent has no
-	// digits ("1.", "1e").
-	Malformed
+	// NoFractionDigits: a number started but its fraction has no digits
+	// ("1.").
+	NoFractionDigits
+	// NoExponentDigits: a number started but its exponent has no digits
+	// ("1e", "1e+").
+	NoExponentDigits
 )
 
 // SkipSpace returns the position of the first byte at or after pos that
@@ -46,7 +50,10 @@ func SkipSpace(data []byte, pos int) int {
 }
 
 // Number reads the JSON number at data[pos]: its end, whether it is an
-// integer (no fraction or exponent), and OK, or why there is none.
+// integer (no fraction or exponent), and OK, or why there is none. On a
+// fault, end is where the number went wrong: the byte that should have
+// been a digit (after the sign, after a leading zero, after the '.', after
+// the exponent's sign), for a reader's error message.
 func Number(data []byte, pos int) (end int, integer bool, fault Fault) {
 	i := pos
 	if i < len(data) && data[i] == '-' {
@@ -62,15 +69,18 @@ func Number(data []byte, pos int) (end int, integer bool, fault Fault) {
 	}
 	intStart := i
 	n := digits()
-	if n == 0 || (n > 1 && data[intStart] == '0') {
-		return pos, false, NotANumber
+	switch {
+	case n == 0:
+		return intStart, false, NotANumber
+	case n > 1 && data[intStart] == '0':
+		return intStart + 1, false, NotANumber
 	}
 	integer = true
 	if i < len(data) && data[i] == '.' {
 		i++
 		integer = false
 		if digits() == 0 {
-			return pos, false, Malformed
+			return i, false, NoFractionDigits
 		}
 	}
 	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
@@ -80,7 +90,7 @@ func Number(data []byte, pos int) (end int, integer bool, fault Fault) {
 			i++
 		}
 		if digits() == 0 {
-			return pos, false, Malformed
+			return i, false, NoExponentDigits
 		}
 	}
 	return i, integer, OK
