@@ -3,7 +3,7 @@ package qdrant
 import (
 	"encoding/json"
 
-	"github.com/strata-db/strata/go/server/internal/jsonnum"
+	"github.com/strata-db/strata/go/internal/jsonnum"
 )
 
 // objectFields is json.Unmarshal of raw into a map[string]json.RawMessage,

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/strata-db/strata/go/server/internal/jsonnum"
+	"github.com/strata-db/strata/go/internal/jsonnum"
 )
 
 // decodeQueryRequest reads the usual query or search body into req
