@@ -101,7 +101,7 @@ def exact_knn(train: np.ndarray, test: np.ndarray, distance: str, k: int = GROUN
     all cores, half the bytes and twice the rate of float64), which picks 2k candidates per row;
     the candidates are then scored again in float64 and the k best kept. A row is certified when
     its float64 k-th score beats the float32 score of every non-candidate by more than twice the
-    float32 rounding bound (γ_d·‖x‖‖q‖ for a dot product of d terms, any summation order);
+    float32 rounding bound (gamma_d·‖x‖‖q‖ for a dot product of d terms, any summation order);
     a row that is not (a near tie at the candidate boundary) is scored entirely in float64. So
     the result is the float64 one, at about the cost of one float32 matmul. The per-row work
     runs on a thread pool (numpy releases the GIL in argpartition/argsort). Within the selected
@@ -125,7 +125,7 @@ def exact_knn(train: np.ndarray, test: np.ndarray, distance: str, k: int = GROUN
     n, nq, dim = train64.shape[0], test64.shape[0], train64.shape[1]
     k = min(k, n)
     kc = min(n, 2 * k)  # float32 candidates per row
-    # Rounding bound of a float32 score against the exact one: the dot product's γ_d·‖x‖‖q‖
+    # Rounding bound of a float32 score against the exact one: the dot product's gamma_d·‖x‖‖q‖
     # (doubled for 2q·x) plus the rounding of ‖x‖² and of the final sum, all generous.
     u = 2.0 ** -24
     gamma = (dim + 8) * u / (1 - (dim + 8) * u)
