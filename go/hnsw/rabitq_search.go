@@ -44,6 +44,10 @@ type bufferEntry struct {
 // blockPrefetchLines is how many cache lines of the next candidate's
 // neighbour record the search prefetches while it expands the current
 // one; the hardware's stream prefetcher follows the rest of the record.
+// Prefetching the whole record (44 lines at D = 512, 1 bit) instead was
+// 0.95x the CPU time at ef 48 and 1.02x at ef 96 (50k pypi-use512, 11
+// rounds, load 50-65: bench/results/rabitq-go/*-prefetch-ab.json), within
+// the noise, so 12 stays.
 const blockPrefetchLines = 12
 
 // searchRaBitQ answers one query on the codes, as RaBitQ-Library's HNSW
