@@ -47,7 +47,9 @@ type bufferEntry struct {
 // Prefetching the whole record (44 lines at D = 512, 1 bit) instead was
 // 0.95x the CPU time at ef 48 and 1.02x at ef 96 (50k pypi-use512, 11
 // rounds, load 50-65: bench/results/rabitq-go/*-prefetch-ab.json), within
-// the noise, so 12 stays.
+// the noise, so 12 stays; so were the 12 lines of the first block's
+// factors and ids prefetched beside them (0.97x at ef 48, 1.11x at ef 96:
+// *-prefetch-tail-ab.json).
 const blockPrefetchLines = 12
 
 // searchRaBitQ answers one query on the codes, as RaBitQ-Library's HNSW
