@@ -90,6 +90,14 @@ def ann_section(runs: list) -> str:
                       f"commit `{name.commit}`, {when(name)}, load average "
                       f"{result['load_average_start'][0]:.1f} at the start; `{path.name}`.", "",
                       text, ""]
+    targets = rabitq_targets_table(runs)
+    if targets:
+        parts += ["### Issue 22's targets: strata-rabitq1 against hnswlib and rabitqlib", "",
+                  "CPU-time QPS at the recall target as a multiple of hnswlib's and of the "
+                  "best rabitqlib index's (SymQG or HNSW+RaBitQ) in the same run (wall-clock "
+                  "in brackets); the target is 3x hnswlib on pypi-use512 and fashion-mnist, 2x "
+                  "on glove-100, and ahead of both rabitqlib indexes. Runs on a subset of the "
+                  "rows say so in the data set's name.", "", targets, ""]
     rows = []
     for name, path, result in runs:
         libs = {lib: summarize.qps_at_recall(r["sweep"], 0.95)
@@ -103,6 +111,51 @@ def ann_section(runs: list) -> str:
         ["time", "commit", "data set", "strata QPS@0.95", "hnswlib", "faiss",
          "strata / hnswlib", "file"], rows)]
     return "\n".join(parts)
+
+
+RABITQ_TARGET = {"pypi-use512": 3.0, "fashion-mnist": 3.0, "glove-100": 2.0}
+
+
+def rabitq_targets_table(runs: list) -> str | None:
+    """One row per run and recall target that has strata-rabitq1, hnswlib and a rabitqlib
+    index: strata-rabitq1's CPU-time (and wall-clock) QPS over hnswlib's and over the faster
+    rabitqlib index's, against issue 22's target for the data set."""
+    rows = []
+    for name, path, result in runs:
+        libs = {lib: r["sweep"] for lib, r in result["libs"].items() if r.get("sweep")}
+        peers = [lib for lib in ("rabitqlib-symqg", "rabitqlib-hnsw") if lib in libs]
+        if "strata-rabitq1" not in libs or "hnswlib" not in libs or not peers:
+            continue
+        if any("qps_cpu" not in p for s in libs.values() for p in s):
+            continue
+        target = next((t for key, t in RABITQ_TARGET.items() if name.label and key in name.label),
+                      None)
+
+        def at(lib: str, key: str, recall: float, libs: dict = libs) -> float | None:
+            return summarize.qps_at_recall(
+                [{"recall": p["recall"], "qps": p[key]} for p in libs[lib]], recall)
+
+        def ratio(a: float | None, b: float | None) -> str:
+            return "n/a" if a is None or not b else f"{a / b:.2f}x"
+
+        for recall in (0.95, 0.99):
+            cells, met = [], True
+            for key in ("qps_cpu", "qps"):
+                ours = at("strata-rabitq1", key, recall)
+                best = max((q for q in (at(p, key, recall) for p in peers) if q), default=None)
+                cells.append((ratio(ours, at("hnswlib", key, recall)), ratio(ours, best)))
+                if key == "qps_cpu":
+                    h = at("hnswlib", key, recall)
+                    met = (ours is not None and h is not None and target is not None
+                           and ours >= target * h and (best is None or ours > best))
+            (cpu_h, cpu_p), (wall_h, wall_p) = cells
+            rows.append([name.label or "-", f"{recall:.2f}", f"{cpu_h} ({wall_h})",
+                         f"{cpu_p} ({wall_p})", "n/a" if target is None else f"{target:.0f}x",
+                         "met" if met else "missed", f"`{path.name}`"])
+    if not rows:
+        return None
+    return table(["data set", "recall", "x hnswlib", "x best rabitqlib", "target", "CPU target",
+                  "file"], rows)
 
 
 def ratio_table(result: dict) -> str | None:

@@ -219,3 +219,27 @@ def test_llamaindex_bench_runs_and_its_result_renders(tmp_path):
     assert result["first_hit_is_own_doc"]["strata"] > 0.9
     section = report.llamaindex_section(report.load(tmp_path, "llamaindex"))
     assert "| 1,000 x 512, k=4 |" in section
+
+
+def test_rabitq_targets_table_says_met_only_past_the_target_and_every_peer() -> None:
+    import report
+
+    def sweep(scale: float) -> list[dict]:
+        return [{"ef": ef, "recall": r, "qps": 1000 * scale / ef, "qps_cpu": 3000 * scale / ef}
+                for ef, r in ((10, 0.90), (20, 0.95), (40, 0.99))]
+
+    def run(label: str, ours: float, symqg: float) -> tuple:
+        name = runinfo.ResultName("ann", "20261202T141619Z", "abcdef0", label)
+        result = {"libs": {"hnswlib": {"sweep": sweep(1)}, "strata-rabitq1": {"sweep": sweep(ours)},
+                           "rabitqlib-symqg": {"sweep": sweep(symqg)}}}
+        return name, Path(f"ann-x-{label}.json"), result
+
+    text = report.rabitq_targets_table([run("pypi-use512-angular", 3.5, 3.0),
+                                        run("fashion-mnist-784-euclidean", 3.5, 5.0),
+                                        run("glove-100-angular", 2.5, 1.0)])
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in text.splitlines()[2:]]
+    assert rows[0][:6] == ["pypi-use512-angular", "0.95", "3.50x (3.50x)", "1.17x (1.17x)", "3x",
+                           "met"]
+    assert rows[2][3:6] == ["0.70x (0.70x)", "3x", "missed"]  # behind SymQG
+    assert rows[4][4:6] == ["2x", "met"]
+    assert report.rabitq_targets_table([run("pypi-use512-angular", 2.9, 1.0)]).count("missed") == 2

@@ -1,21 +1,15 @@
 package hnsw
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/strata-db/strata/go/internal/synth"
-	"github.com/strata-db/strata/go/kernels"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -49,24 +43,9 @@ import (
 // STRATA_MODES_CODEBITS (2,3,4,5,6,8: the codes-only widths searched),
 // STRATA_MODES_JSON (the results file).
 func BenchmarkRaBitQModes(b *testing.B) {
-	set := os.Getenv("STRATA_RABITQ_SET")
-	if set == "" {
-		set = "pypi-use512"
-	}
-	n, nq, k := envInt("STRATA_RABITQ_N", 100000), envInt("STRATA_RABITQ_Q", 1000), 10
+	s := loadRaBitQBenchSet(b, 100000, 1000)
+	set, data, m, dim, n, nq, k, queries := s.name, s.data, s.metric, s.dim, s.n, s.nq, s.k, s.queries
 	codeBits := envInt("STRATA_MODES_BITS", 3)
-	data, err := loadSweepSet(set, n)
-	if err != nil {
-		b.Skipf("real data not available: %v", err)
-	}
-	m := metric.Cosine
-	if set == "fashion-mnist" {
-		m = metric.L2
-	}
-	dim := data.Dim
-	n = len(data.Train) / dim
-	nq = min(nq, len(data.Queries)/dim)
-	queries := data.Queries[:nq*dim]
 
 	type build struct {
 		Mode    string  `json:"mode"`
@@ -200,7 +179,7 @@ func BenchmarkRaBitQModes(b *testing.B) {
 	}
 	var truth [][]uint64
 	if len(efs) > 0 {
-		truth = exactTruth(data.Train, queries, dim, k, m)
+		truth = s.truth()
 	}
 	ids := make([]int64, nq*k)
 	dists := make([]float32, nq*k)
@@ -245,52 +224,12 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		}
 	}
 	if path := os.Getenv("STRATA_MODES_JSON"); path != "" {
-		commit, _ := exec.Command("git", "rev-parse", "HEAD").Output()
-		out := map[string]any{
+		writeResults(b, path, map[string]any{
 			"benchmark": "go/hnsw BenchmarkRaBitQModes", "set": set, "n": n, "queries": nq, "k": k, "dim": dim,
 			"metric": m.String(), "m": float.cfg.M, "ef_construction": float.cfg.EfConstruction, "codes_only_bits": codeBits,
-			"builds": builds, "memory_per_vector": memRows, "stream_read_gbps": bandwidth,
-			"commit": strings.TrimSpace(string(commit)), "loadavg": loadavg(), "cpu": cpuModel(),
-			"kernels":   map[string]string{"float": kernels.Path(), "bitdot": kernels.BitDotPath()},
-			"goversion": runtime.Version(), "time": time.Now().UTC().Format(time.RFC3339), "rows": rows,
-		}
-		raw, _ := json.MarshalIndent(out, "", "  ")
-		if err := os.WriteFile(path, raw, 0o644); err != nil {
-			b.Fatal(err)
-		}
+			"builds": builds, "memory_per_vector": memRows, "stream_read_gbps": bandwidth, "rows": rows,
+		})
 	}
-}
-
-// envInts is the comma-separated integers of $name, or def.
-func envInts(b *testing.B, name string, def []int) []int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		i, err := strconv.Atoi(f)
-		if err != nil {
-			b.Fatalf("%s: %v", name, err)
-		}
-		out = append(out, i)
-	}
-	return out
-}
-
-// processCPU is the process's CPU time in seconds (every thread: a build
-// runs on every core).
-func processCPU() float64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-func loadavg() string {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	return strings.TrimSpace(string(raw))
 }
 
 // BenchmarkRaBitQCoding is what coding adds to a build, per node and on

@@ -44,6 +44,12 @@ type bufferEntry struct {
 // blockPrefetchLines is how many cache lines of the next candidate's
 // neighbour record the search prefetches while it expands the current
 // one; the hardware's stream prefetcher follows the rest of the record.
+// Prefetching the whole record (44 lines at D = 512, 1 bit) instead was
+// 0.95x the CPU time at ef 48 and 1.02x at ef 96 (50k pypi-use512, 11
+// rounds, load 50-65: bench/results/rabitq-go/*-prefetch-ab.json), within
+// the noise, so 12 stays; so were the 12 lines of the first block's
+// factors and ids prefetched beside them (0.97x at ef 48, 1.11x at ef 96:
+// *-prefetch-tail-ab.json).
 const blockPrefetchLines = 12
 
 // searchRaBitQ answers one query on the codes, as RaBitQ-Library's HNSW

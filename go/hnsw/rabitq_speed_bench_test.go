@@ -1,18 +1,13 @@
 package hnsw
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-db/strata/go/internal/synth"
-	"github.com/strata-db/strata/go/metric"
 )
 
 // expandedVariant is one arm of BenchmarkRaBitQExpandedAB: set prepares the
@@ -54,24 +49,10 @@ var expandedVariants = map[string]expandedVariant{
 // BenchmarkRaBitQSweep writes them, the arm as the mode: bench/report.py
 // shows them under bench/results/rabitq-go/).
 func BenchmarkRaBitQExpandedAB(b *testing.B) {
-	set := os.Getenv("STRATA_RABITQ_SET")
-	if set == "" {
-		set = "pypi-use512"
-	}
-	n, nq, k := envInt("STRATA_RABITQ_N", 20000), envInt("STRATA_RABITQ_Q", 500), 10
-	data, err := loadSweepSet(set, n)
-	if err != nil {
-		b.Skipf("real data not available: %v", err)
-	}
-	m := metric.Cosine
-	if set == "fashion-mnist" {
-		m = metric.L2
-	}
-	dim := data.Dim
-	nq = min(nq, len(data.Queries)/dim)
-	queries := data.Queries[:nq*dim]
-	x, _ := rabitqBenchIndex(b, data.Train, dim, m)
-	truth := exactTruth(data.Train, queries, dim, k, m)
+	s := loadRaBitQBenchSet(b, 20000, 500)
+	set, dim, nq, k, queries := s.name, s.dim, s.nq, s.k, s.queries
+	x, _ := s.graph(b)
+	truth := s.truth()
 	x.cfg.RaBitQBits = 1
 	if err := x.BuildRaBitQBlocks(1); err != nil {
 		b.Fatal(err)
@@ -86,14 +67,7 @@ func BenchmarkRaBitQExpandedAB(b *testing.B) {
 		}
 		arms = append(arms, v)
 	}
-	var efs []int
-	for _, s := range strings.Split(envString("STRATA_AB_EFS", "48"), ",") {
-		var ef int
-		if _, err := fmt.Sscan(s, &ef); err != nil || ef <= 0 {
-			b.Fatalf("bad ef %q", s)
-		}
-		efs = append(efs, ef)
-	}
+	efs := envInts(b, "STRATA_AB_EFS", []int{48})
 	rounds := envInt("STRATA_AB_ROUNDS", 7)
 	ids := make([]int64, nq*k)
 	dists := make([]float32, nq*k)
@@ -151,35 +125,7 @@ func BenchmarkRaBitQExpandedAB(b *testing.B) {
 		}
 	}
 	if path := os.Getenv("STRATA_AB_JSON"); path != "" {
-		load, _ := os.ReadFile("/proc/loadavg")
-		commit, _ := exec.Command("git", "rev-parse", "HEAD").Output()
-		out := map[string]any{"benchmark": "go/hnsw BenchmarkRaBitQExpandedAB", "set": set, "n": len(data.Train) / dim,
-			"dim": dim, "queries": nq, "k": k, "rounds": rounds, "loadavg": strings.TrimSpace(string(load)), "commit": strings.TrimSpace(string(commit)), "rows": results}
-		buf, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		writeResults(b, path, map[string]any{"benchmark": "go/hnsw BenchmarkRaBitQExpandedAB", "set": set, "n": s.n,
+			"dim": dim, "queries": nq, "k": k, "rounds": rounds, "rows": results})
 	}
-}
-
-func envString(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

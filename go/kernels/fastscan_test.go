@@ -68,6 +68,35 @@ func TestFastScan32MatchesReference(t *testing.T) {
 	}
 }
 
+// TestFastScan32OddPairs covers tables of an odd number of pairs of groups
+// (dimensions not a multiple of 64, and passes of 128 pairs plus an odd
+// rest), which the AVX-512 body, four groups a step, leaves to the AVX2 one.
+func TestFastScan32OddPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, pairs := range []int{1, 2, 3, 5, 127, 129, 130, 131, 257} {
+		lut := make([]uint8, 32*pairs)
+		block := make([]uint8, 32*pairs)
+		for i := range lut {
+			lut[i], block[i] = uint8(rng.UintN(256)), uint8(rng.UintN(256))
+		}
+		var want [32]uint32
+		for g := 0; g < 2*pairs; g++ {
+			row := block[32*(g/2)+16*(g%2):][:16]
+			for j := 0; j < 16; j++ {
+				want[j] += uint32(lut[16*g+int(row[j]&15)])
+				want[j+16] += uint32(lut[16*g+int(row[j]>>4)])
+			}
+		}
+		withBitPath(t, func(path string) {
+			var out [32]uint32
+			FastScan32(lut, block, &out)
+			if out != want {
+				t.Fatalf("%s pairs=%d: got %v, want %v", path, pairs, out, want)
+			}
+		})
+	}
+}
+
 // TestFastScanPackReplacesTheSlot prevents a repacked slot (a neighbour
 // list rewritten in place) from keeping bits of its old code or touching
 // its neighbours' slots.

@@ -6,7 +6,8 @@
   prefetch_amd64.s  PrefetchRows
   fwht_amd64.s      the AVX2 stages (span >= 8) of the Walsh-Hadamard transform (FWHT)
   rabitq_amd64.s    BitDotU8Rows, the integer part of the RaBitQ 1-bit estimate
-  fastscan_amd64.s  FastScan32: 32 RaBitQ 1-bit codes at once by 4-bit table lookups (VPSHUFB)
+  fastscan_amd64.s  FastScan32: 32 RaBitQ 1-bit codes at once by 4-bit table lookups (VPSHUFB),
+                    AVX2 and AVX-512BW bodies
 
 One generator, so that kernels that must agree instruction for instruction are written by the
 same code: the one-row AVX-512 float kernels and the four-row ones use the same chunk, block,
@@ -896,16 +897,62 @@ def fastscan_file() -> str:
         ins("VPSLLW", "$8", "Y11", "Y0"),
         ins("VPSUBW", "Y0", "Y10", "Y10"),
     ]
+    out += fastscan_tail()
+    out += [
+        *text("fastScan32AVX512", "(lut *uint8, codes *uint8, quads int, out *uint32)", "$0-32"),
+        ins("MOVQ", "lut+0(FP)", "SI"),
+        ins("MOVQ", "codes+8(FP)", "DI"),
+        ins("MOVQ", "quads+16(FP)", "CX"),
+        ins("MOVQ", "out+24(FP)", "R8"),
+        ins("VPBROADCASTB", "nibbleMask<>(SB)", "Z15"),
+        ins("VPXORD", "Z8", "Z8", "Z8", comment="slots 0-15, whole u16 lanes"),
+        ins("VPXORD", "Z9", "Z9", "Z9", comment="slots 0-15, odd bytes"),
+        ins("VPXORD", "Z10", "Z10", "Z10", comment="slots 16-31, whole u16 lanes"),
+        ins("VPXORD", "Z11", "Z11", "Z11", comment="slots 16-31, odd bytes"),
+        label("quad"),
+        "	// Two pairs of groups, one group per 128-bit lane (VPSHUFB looks up within a lane),",
+        "	// as in the AVX2 body: the same sums, four groups a step instead of two.",
+        ins("VMOVDQU64", "(DI)", "Z0"),
+        ins("VMOVDQU64", "(SI)", "Z1"),
+        ins("VPSRLW", "$4", "Z0", "Z2"),
+        ins("VPANDD", "Z15", "Z0", "Z0"),
+        ins("VPANDD", "Z15", "Z2", "Z2"),
+        ins("VPSHUFB", "Z0", "Z1", "Z3", comment="table[nibble] of slots 0-15"),
+        ins("VPSHUFB", "Z2", "Z1", "Z4", comment="of slots 16-31"),
+        *fastscan_half("Z3", "Z8", "Z9"),
+        *fastscan_half("Z4", "Z10", "Z11"),
+        ins("ADDQ", "$64", "DI"),
+        ins("ADDQ", "$64", "SI"),
+        ins("DECQ", "CX"),
+        ins("JNZ", "quad"),
+        "",
+        "	// Even slots as in the AVX2 body, then the upper 256 bits (groups 2 and 3 of each",
+        "	// step) added to the lower, which leaves the AVX2 body's registers for its tail.",
+        ins("VPSLLW", "$8", "Z9", "Z0"),
+        ins("VPSUBW", "Z0", "Z8", "Z8"),
+        ins("VPSLLW", "$8", "Z11", "Z0"),
+        ins("VPSUBW", "Z0", "Z10", "Z10"),
+    ]
+    for r in (8, 9, 10, 11):
+        out += [ins("VEXTRACTI64X4", "$1", f"Z{r}", "Y0"), ins("VPADDW", "Y0", f"Y{r}", f"Y{r}")]
+    out += fastscan_tail()
+    return HEADER + "\n".join(out) + "\n"
+
+
+def fastscan_tail() -> list[str]:
+    """Adds the two 128-bit lanes (groups) of Y8-Y11, puts the slots in order, widens them and
+    adds them into out (R8); then VZEROUPPER and RET."""
+    out = []
     for r in (8, 9, 10, 11):
         out += [ins("VEXTRACTI128", "$1", f"Y{r}", "X0"), ins("VPADDW", "X0", f"X{r}", f"X{r}")]
-    out += [
+    return [
+        *out,
         *fastscan_out(8, 9, 12, 0),
         *fastscan_out(10, 11, 13, 64),
         "",
         ins("VZEROUPPER"),
         ins("RET"),
     ]
-    return HEADER + "\n".join(out) + "\n"
 
 
 FILES = {

@@ -8,5 +8,7 @@ func bitDotU8Rows(q []uint8, words int, codes []uint64, stride int, ids []uint32
 
 func bitDotPath() path { return pathGeneric }
 
-func useBitAVXFlag() bool { return false }
-func setBitAVX(bool)      {}
+func useBitAVXFlag() bool    { return false }
+func setBitAVX(bool)         {}
+func useBitAVX512Flag() bool { return false }
+func setBitAVX512(bool)      {}

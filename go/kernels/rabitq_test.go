@@ -8,13 +8,18 @@ import (
 
 // withBitPath runs f on every RaBitQ kernel path this build and CPU have.
 func withBitPath(t testing.TB, f func(name string)) {
-	saved := useBitAVXFlag()
-	defer setBitAVX(saved)
+	saved, saved512 := useBitAVXFlag(), useBitAVX512Flag()
+	defer func() { setBitAVX(saved); setBitAVX512(saved512) }()
 	setBitAVX(false)
+	setBitAVX512(false)
 	f("generic")
 	if saved {
 		setBitAVX(true)
 		f("avx2")
+	}
+	if saved512 {
+		setBitAVX512(true)
+		f("avx512")
 	}
 }
 
