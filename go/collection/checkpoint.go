@@ -251,6 +251,7 @@ func (c *Collection) checkpointLoop() {
 		// looks again at once: merges land one at a time, each durable.
 		for c.checkpoint() == nil && c.merged {
 			c.merged = false
+			c.lookCheckpoints = c.stats.Checkpoints.Load() // its own: still idle
 			select {
 			case <-c.stop:
 				return
@@ -261,6 +262,7 @@ func (c *Collection) checkpointLoop() {
 			}
 		}
 		c.merged = false
+		c.lookCheckpoints = c.stats.Checkpoints.Load()
 		if looked != nil {
 			close(looked)
 		}
@@ -273,10 +275,18 @@ func (c *Collection) checkpointLoop() {
 func (c *Collection) look() bool {
 	c.waitBuilt() // the tombstones and growth in the tails count once built
 	// Idle: nothing applied since the previous look, so a merge down
-	// (segment.MergePolicy.Idle) competes with no write.
-	seq := c.applied.Load()
-	idle := seq == c.lookSeq
-	c.lookSeq = seq
+	// (segment.MergePolicy.Idle) competes with no write. A checkpoint
+	// that another caller ran since, or runs now, is no idleness: a
+	// client that checkpoints between batches of an ingest writes
+	// nothing while it waits for it (TestSegmentBench merged during its
+	// ingest so).
+	seq, ckpts := c.applied.Load(), c.stats.Checkpoints.Load()
+	free := c.checkpointMu.TryLock()
+	if free {
+		c.checkpointMu.Unlock()
+	}
+	idle := seq == c.lookSeq && ckpts == c.lookCheckpoints && free
+	c.lookSeq, c.lookCheckpoints = seq, ckpts
 	if c.vacuum(idle) {
 		c.merged = true
 		// The merge is persisted now, by the checkpoint that follows, not
