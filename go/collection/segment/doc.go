@@ -113,11 +113,12 @@
 //
 // A merge (Graphs.Merge) streams the sources' live keys and vectors into
 // a new graph 8,192 at a time (it holds the sources, the new graph and
-// one chunk, never a copy of all the vectors), renumbers it breadth-first
-// for locality, and builds it holding no lock (writes, the builder and
-// queries go on; it uses half the cores); then, under the mutex, it
-// removes from the new graph the keys the builder removed from the
-// sources meanwhile and replaces the sources by it in one state swap.
+// one chunk, never a copy of all the vectors), holding no lock (writes,
+// the builder and queries go on; it uses half the cores); then, under
+// the mutex, it removes from the new graph the keys the builder removed
+// from the sources meanwhile and replaces the sources by it in one state
+// swap. Once the sources' memory is returned, the new graph is
+// renumbered breadth-first for locality (as one large Add would be).
 // The collection then checkpoints at once: each merge has its own
 // manifest switch (the same CURRENT protocol), so its bytes are not
 // charged to the next checkpoint of writes and a merge done while idle
@@ -163,11 +164,14 @@
 //
 // Memory while merging. The sources stay in memory (or mapped) until the
 // swap, and the new graph is built beside them, so a merge of segments
-// holding L live keys peaks at their size plus the new graph's: about
-// 2x the merged segments (the breadth-first renumbering copies the new
-// graph once more, briefly). A merge of the whole collection (the idle
-// merge down, or a rewrite of the one segment after overwrites) so
-// peaks near 2x its resident size; merges of parts stay below.
+// holding L live keys peaks at their size plus the new graph's, about
+// twice the merged segments; the renumbering's copy of the new graph
+// comes after the sources are gone (before this step, a merge also held
+// a copy of all its sources' vectors and renumbered beside the sources).
+// A merge of the whole collection (the idle merge down, or the rewrite
+// of its one segment after overwrites) so peaks near twice its resident
+// size: the target of 1.5x after 30 % overwrites needs a merge that
+// writes its graph to its file as it builds, which is not done.
 //
 // # Reopen
 //

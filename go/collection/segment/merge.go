@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 
 	"github.com/strata-db/strata/go/hnsw"
@@ -124,8 +125,9 @@ const mergeChunk = 8192
 // readers go on: keys the builder removes from srcs meanwhile are
 // removed from the new graph before the swap, under mu. The sources'
 // vectors are streamed into the new graph mergeChunk keys at a time
-// (never a copy of them all), and the new graph is then renumbered
-// breadth-first for locality, as one large Add would be. The new segment
+// (never a copy of them all), and once it has replaced them (their
+// memory returned) the new graph is renumbered breadth-first for
+// locality, as one large Add would be. The new segment
 // has no file until a checkpoint writes it (the collection runs one as
 // soon as a merge lands); the old ones' files stay until no kept
 // manifest names them.
@@ -183,10 +185,24 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 		return err
 	}
 	chunk = nil
-	if _, err := merged.Renumber(0); err != nil {
-		return fmt.Errorf("segment: merge: %w", err)
-	}
 
+	if err := g.swap(srcs, merged, keys); err != nil {
+		return err
+	}
+	// The sources are garbage now (or unmapped once no reader holds
+	// them): their memory goes back before the renumbering copies the new
+	// graph, so the merge's peak is the sources and one new graph, not
+	// two. Searches go on meanwhile (hnsw.Index.Renumber).
+	// A failed renumbering (a closed index) changes no answer, only the
+	// locality: the merge has landed all the same.
+	debug.FreeOSMemory()
+	_, _ = merged.Renumber(0)
+	return nil
+}
+
+// swap puts merged in the place of srcs, first removing from it the keys
+// the builder removed from srcs since they were read.
+func (g *Graphs) swap(srcs []*Graph, merged *hnsw.Index, keys []uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.state.Load()
