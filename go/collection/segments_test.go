@@ -76,7 +76,7 @@ func TestModelAcrossSealMergeReopen(t *testing.T) {
 	c := mustCreate(t, dir, tuning)
 	defer func() { c.Close() }()
 	next := uint64(0)
-	maxSegs, merged := 0, int64(0)
+	maxSegs, merged, idleMerges := 0, int64(0), 0
 	for round := range 30 {
 		// New points, overwrites of old ones, deletions.
 		ids := make([]uint64, 0, 60)
@@ -117,7 +117,11 @@ func TestModelAcrossSealMergeReopen(t *testing.T) {
 		checkModel(t, c, m)
 		if round%3 == 2 {
 			before := c.Info().Vacuums
-			c.lookAndWait()
+			c.lookAndWait() // after writes and a checkpoint: past the bound only
+			if round%6 == 5 {
+				c.lookAndWait() // idle: the merge down, each merge checkpointed
+				idleMerges++
+			}
 			merged += c.Info().Vacuums - before
 			findsOwn(t, c, "after merges", ids, vecs)
 			checkModel(t, c, m)
@@ -143,10 +147,12 @@ func TestModelAcrossSealMergeReopen(t *testing.T) {
 	if maxSegs < 2 || merged == 0 {
 		t.Fatalf("at most %d segments, %d merges: the test reached no merge", maxSegs, merged)
 	}
-	if maxSegs > maxSegments+mergeFactor+1 {
-		t.Fatalf("%d segments: the merge policy bounds them to about %d", maxSegs, maxSegments+1)
+	// The bound holds at each look (every third round): up to 3 seals
+	// past it between looks, and the active graph.
+	if maxSegs > maxSegments+4 {
+		t.Fatalf("%d segments: the merge policy bounds them to %d sealed at each look", maxSegs, maxSegments)
 	}
-	t.Logf("at most %d segments, %d merges", maxSegs, merged)
+	t.Logf("at most %d segments, %d merges (%d idle looks)", maxSegs, merged, idleMerges)
 }
 
 // TestSealedQuantizedSegmentsShareTheirQuantizer: an SQ8 field's segments
