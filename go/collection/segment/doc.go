@@ -133,28 +133,32 @@
 // one per checkpoint and field).
 //
 // Write amplification. Building N vectors of d float32 from empty writes
-// each vector once to the log (1x the raw bytes, plus 12-20 bytes of
-// record and frame a row), once to the segment file its checkpoint seals
-// (s: vectors, ids and level-0 links, about 1.3x the raw bytes at d 128,
-// M 16: (512 + 8 + 4·2M) / 512, plus upper levels), and s again each time
-// a merge rewrites it. With checkpoints every C rows, a size-tiered
-// policy of fan-in F rewrites a row about log_F(N/C) times, so
+// each vector once to the log (1.03x the raw bytes at d 128: record and
+// frame headers), once to the segment file its checkpoint seals (s =
+// 1.32x at d 128, M 16: vectors, ids and level-0 links, 673 bytes a row
+// for 512 of floats), plus its state run entry (0.07x without documents),
+// and s again each time a merge rewrites it. With checkpoints every C
+// rows, a size-tiered policy of fan-in F rewrites a row about
+// log_F(N/C) times, so
 //
-//	WA ≈ 1 + s·(1 + log_F(N/C)) (+ the state runs, small without documents)
+//	WA ≈ 1.03 + 0.07 + s·(1 + log_F(N/C))
 //
 // At 1M x 128 with C = 100k (the bench's checkpoint every 10 %, as the
-// automatic 64 MiB ones would), F = 10 and the bound 12: the ingest
-// itself merges nothing (10 seals), so it writes 1 + s ≈ 2.3x the raw
-// bytes; the idle merge to one segment after it rewrites every row once,
-// + s, ≈ 3.6x in all. The old policy (F 4, bound 8, merges while writes
-// came) rewrote 0.8N during the ingest and N more idle (≈ 4.6x). One
-// segment at the end costs at least 1 + 2s ≈ 3.6x whatever the policy:
-// the target of 3x for the whole build to a steady state of one graph
-// is not reachable with segments written at every checkpoint; a steady
-// state of the ten seals (no merge) would be 2.3x and cost queries ten
-// graph searches (TestSegmentQueryBench measures 1, 3 and 9). Each
-// segment costs a query one graph search (the per-segment top k are
-// merged), so the count is what query speed depends on.
+// automatic 64 MiB ones would be), F = 10 and the bound 12, the ingest
+// merges nothing (10 seals) and writes 2.41x the raw bytes (measured at
+// 100k and 1M, TestSegmentBench); the idle merge down after it rewrites
+// every row once more, + s: 3.87x in all, measured at 100k. The old
+// policy (F 4, bound 8, merges while writes came) rewrote 0.8N during
+// the ingest and N again when idle (the 1M build was estimated at 3.3x
+// before its idle merges). A steady state of one segment costs at least
+// 1.1 + 2s ≈ 3.7x whatever the policy: the target of 3x for a whole
+// build to one graph is not reachable while every checkpoint writes its
+// rows' graph; a steady state of the ten seals (no merge) stays at 2.4x
+// and costs each query ten graph searches. Each segment costs a query
+// one graph search (the per-segment top k are merged), so the count is
+// what query speed depends on (TestSegmentQueryBench measures 1, 3 and
+// 9).
+//
 // Searching the segments one after another with the k-th or ef-th
 // distance found so far as a bound (Lucene's way across segments) was
 // tried and dropped: it cut the second segment's distance computations
@@ -171,7 +175,12 @@
 // A merge of the whole collection (the idle merge down, or the rewrite
 // of its one segment after overwrites) so peaks near twice its resident
 // size: the target of 1.5x after 30 % overwrites needs a merge that
-// writes its graph to its file as it builds, which is not done.
+// writes its graph to its file as it builds, which is not done. Measured
+// (TestSegmentBench, 100k x 128, 30 % overwritten in batches of 1,000
+// while queries run, then the merges): the peak RSS was 3.8x the steady
+// RSS (101 MiB after debug.FreeOSMemory); the Go heap's growth between
+// collections (GOGC 100) is part of that, the overwrites' new segment
+// and the rewrite of the old one the rest.
 //
 // # Reopen
 //
