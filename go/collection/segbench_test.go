@@ -578,3 +578,56 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 	}
 	return res
 }
+
+// TestSegmentBenchReopen measures a reopen with a 10k-record log tail of
+// an existing collection of 128-d points (STRATA_SEGBENCH_REOPEN names a
+// copy of one, e.g. TestSegmentBench's at 1M, which it changes) and
+// writes JSON to STRATA_SEGBENCH_REOPEN_OUT: the same measurement as
+// TestSegmentBench's reopen phase, for a collection whose run is too long
+// to reach it.
+func TestSegmentBenchReopen(t *testing.T) {
+	dir, out := os.Getenv("STRATA_SEGBENCH_REOPEN"), os.Getenv("STRATA_SEGBENCH_REOPEN_OUT")
+	if dir == "" || out == "" {
+		t.Skip("set STRATA_SEGBENCH_REOPEN=<collection copy> and STRATA_SEGBENCH_REOPEN_OUT=<file.json> to run")
+	}
+	const dim, tailRecords = 128, 10000
+	res := map[string]any{}
+	began, cpu := time.Now(), cpuSeconds()
+	c, err := collection.Open(dir, collection.Tuning{CheckpointBytes: -1, Fsync: collection.FsyncNever, HasFsync: true, TailRows: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res["open_seconds"] = time.Since(began).Seconds()
+	res["open_cpu_seconds"] = cpuSeconds() - cpu
+	res["points"] = c.Len()
+	res["segments"] = c.Describe()["segments"]
+	vec := synth.NewBlobs(rand.New(rand.NewPCG(7, 7)), 100, dim, 0.25).Draw
+	tv := vec(tailRecords)
+	base := uint64(1) << 40 // ids no bench run uses
+	for i := range tailRecords {
+		if err := c.Upsert([]collection.ID{collection.IntID(base + uint64(i))}, tv[i*dim:(i+1)*dim], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+	debug.FreeOSMemory()
+	began, cpu = time.Now(), cpuSeconds()
+	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res["reopen_10k_tail_seconds"] = time.Since(began).Seconds()
+	res["reopen_10k_tail_cpu_seconds"] = cpuSeconds() - cpu
+	res["reopen_points"] = c.Len()
+	res["tail_rows_after_reopen"] = c.Info().TailRows
+	debug.FreeOSMemory()
+	res["rss_after_reopen_mib"] = procStatusMiB("VmRSS")
+	c.CloseForDrop()
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", b)
+}
