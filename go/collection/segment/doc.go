@@ -210,9 +210,10 @@
 //     bursty ingest); a continuous ingest is not idle and does not.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
-//   - Reopen at 1M x 128 with a 10k-record tail took 3.8 CPU seconds
-//     (32 s wall at load 35-50; TestSegmentBenchReopen on a copy of the
-//     1M bench's directory, 11 segments), against a target of 2 s: the
+//   - Reopen at 1M x 128 with a 10k-record tail took 2.0 CPU seconds
+//     (4.2 s wall at load 30-60) once merged, and 3.8 CPU seconds with
+//     11 segments (32 s wall; TestSegmentBenchReopen on a copy of the 1M
+//     bench's directory), against a target of 2 s: the
 //     segments are loaded one after another (hnsw.Load 2.0 s, of which
 //     the structure check 0.9 s) and the state runs folded into the
 //     document index (meta.Import 1.6 s, most of it in its Go map of 1M
