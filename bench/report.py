@@ -423,7 +423,9 @@ def segments_section(runs: list) -> str:
             return f"{v['qps_median']:,.0f} (ef {v['ef']:.0f}, recall {v['recall']:.3f})"
         return f"{v:,.3g}"
 
-    by_size = [(name, path, r) for name, path, r in runs if "sizes" in r and "runs" in r]
+    by_size = [(name, path, r) for name, path, r in runs
+               if "sizes" in r and "runs" in r and "merge_policy" not in r]
+    at_scale = [(name, path, r) for name, path, r in runs if "merge_policy" in r]
     for name, path, r in runs:
         if "main" not in r:
             continue
@@ -464,7 +466,67 @@ def segments_section(runs: list) -> str:
         "graphs are written once per segment. The segment count follows the "
         "merges, which run in the background at half the cores and lagged behind the "
         "checkpoints on the loaded machine: queries search every segment, so QPS falls with "
-        "the count.", "", segment_sizes_table(by_size, show)])
+        "the count.", "", segment_sizes_table(by_size, show), "",
+        merge_scale_table(at_scale, show)])
+
+
+def merge_scale_table(runs: list, show: Callable) -> str:
+    """The merge policy at 100k and 1M (issue 24, step 4): write amplification, reopen, RSS."""
+    if not runs:
+        return ""
+
+    def over(key: str) -> Callable[[dict], object]:
+        return lambda r: (r.get("overwrite_merge") or {}).get(key)
+
+    def ratio(num: str, den: str) -> Callable[[dict], object]:
+        return lambda r: r[num] / r[den] if r.get(num) is not None and r.get(den) else None
+
+    measures: list[tuple[str, Callable[[dict], object]]] = [
+        ("ingest with a checkpoint every 10 %: bytes written / raw vector bytes",
+         lambda r: r.get("ingest_write_over_raw")),
+        ("merges during that ingest", lambda r: r.get("ingest_vacuums")),
+        ("segments after each ingest checkpoint", lambda r: r.get("segments_over_ingest")),
+        ("from empty to the merged steady state: bytes written / raw vector bytes",
+         lambda r: r.get("write_to_steady_over_raw")),
+        ("merges to the steady state", lambda r: r.get("vacuums_to_steady")),
+        ("segments at the steady state", lambda r: r.get("segments_at_steady")),
+        ("checkpoint after 100 upserts + 10 deletes: bytes / upserted vector bytes (median of 5)",
+         ratio("checkpoint_bytes_median", "small_change_upserted_bytes")),
+        ("ingest incl. checkpoints, s", lambda r: r.get("ingest_incl_checkpoints_seconds")),
+        ("peak RSS during the ingest (the bench holds the raw vectors too), MiB",
+         lambda r: r.get("ingest_peak_rss_mib")),
+        ("reopen with a 10k-record log tail, s", lambda r: r.get("reopen_10k_tail_seconds")),
+        ("the same reopen, CPU seconds", lambda r: r.get("reopen_10k_tail_cpu_seconds")),
+        ("RSS after that reopen, MiB", lambda r: r.get("rss_after_reopen_mib")),
+        ("segments at the query measurement", lambda r: r.get("segments_at_query")),
+        ("collection QPS at recall@10 >= 0.95, 1 thread", lambda r: r.get("query_collection")),
+        ("collection / one index, queries per CPU second", lambda r: r.get("cpu_ratio_at_95")),
+        ("30 % overwrites, then merges: steady RSS before, MiB", over("steady_rss_mib")),
+        ("peak RSS over the overwrites and merges, MiB", over("peak_rss_mib")),
+        ("peak / steady RSS", over("peak_over_steady_rss")),
+        ("query p99 / max meanwhile, ms",
+         lambda r: (f"{over('query_p99_ms')(r):,.3g} / {over('query_max_ms')(r):,.3g}"
+                    if over("query_p99_ms")(r) is not None else None)),
+        ("bytes written / overwritten raw bytes", over("write_over_overwritten_raw")),
+    ]
+    sizes = sorted({size for _, _, r in runs for size in r["runs"]},
+                   key=lambda x: float(x.rstrip("kM")) * (1e6 if x.endswith("M") else 1e3))
+    rows = []
+    for name, path, r in runs:
+        for label, get in measures:
+            cells = []
+            for size in sizes:
+                v = get(r["runs"][size]) if size in r["runs"] else None
+                cells.append(v if isinstance(v, str) else show(v))
+            rows.append([when(name), f"`{r['commit']}`", label, *cells, f"`{path.name}`"])
+    return "\n".join([
+        "### Merge policy at scale: write amplification, reopen, memory (issue 24, step 4)", "",
+        "The same benchmark with the merge policy of the package doc (merges deferred while "
+        "writes come, fan-in 10, at most 12 segments; each merge checkpointed when it lands), "
+        "synthetic clustered data (100 Gaussian blobs), 128-d, L2, fsync always. Bytes are "
+        "this process's `write_bytes` of /proc/self/io. A \"-\" is a phase that had not "
+        "finished when the run was stopped (the file's note says which).", "",
+        table(["time", "commit", "measure", *sizes, "file"], rows)])
 
 
 def segment_sizes_table(runs: list, show: Callable) -> str:

@@ -246,8 +246,23 @@ func (c *Collection) checkpointLoop() {
 			}
 		}
 		// A failure is recorded in c.failure and reported by the next
-		// write; there is no caller to return it to here.
-		_ = c.checkpoint()
+		// write; there is no caller to return it to here. After a merge
+		// the checkpoint is the merge's own manifest switch, and the loop
+		// looks again at once: merges land one at a time, each durable.
+		for c.checkpoint() == nil && c.merged {
+			c.merged = false
+			c.lookCheckpoints = c.stats.Checkpoints.Load() // its own: still idle
+			select {
+			case <-c.stop:
+				return
+			default:
+			}
+			if !c.look() {
+				break
+			}
+		}
+		c.merged = false
+		c.lookCheckpoints = c.stats.Checkpoints.Load()
 		if looked != nil {
 			close(looked)
 		}
@@ -260,11 +275,29 @@ func (c *Collection) checkpointLoop() {
 func (c *Collection) look() bool {
 	c.waitBuilt() // the tombstones and growth in the tails count once built
 	// Idle: nothing applied since the previous look, so a merge down
-	// (segment.MergePolicy.Idle) competes with no write.
-	seq := c.applied.Load()
-	idle := seq == c.lookSeq
-	c.lookSeq = seq
+	// (segment.MergePolicy.Idle) competes with no write. A checkpoint
+	// that another caller ran since, or runs now, is no idleness: a
+	// client that checkpoints between batches of an ingest writes
+	// nothing while it waits for it (TestSegmentBench merged during its
+	// ingest so).
+	seq, ckpts := c.applied.Load(), c.stats.Checkpoints.Load()
+	free := c.checkpointMu.TryLock()
+	if free {
+		c.checkpointMu.Unlock()
+	}
+	idle := seq == c.lookSeq && ckpts == c.lookCheckpoints && free
+	c.lookSeq, c.lookCheckpoints = seq, ckpts
 	if c.vacuum(idle) {
+		c.merged = true
+		// The merge is persisted now, by the checkpoint that follows, not
+		// by the next one the log would call for; a checkpoint needs a
+		// record newer than the live snapshot, so an idle collection logs
+		// a marker (markMerge). A failure fails the collection; the
+		// checkpoint then reports it.
+		if c.applied.Load() == c.lastCheckpoint.Load() {
+			_ = c.markMerge()
+			c.lookSeq = c.applied.Load() // the marker is no write: still idle
+		}
 		return true
 	}
 	c.renumber()
@@ -272,14 +305,14 @@ func (c *Collection) look() bool {
 }
 
 // vacuum merges sealed segments (segment.Graphs.Plan: a segment whose
-// tombstones reach Tuning.VacuumRatio is rewritten alone; Factor segments
-// of one size tier, or the smallest once there are more than MaxSegments,
-// are merged into one; when idle, all but at most two) and reports
-// whether it did; the checkpoint loop
-// then checkpoints, which writes the merged segments (if the log holds
-// records no checkpoint has; else the next one does). At most
-// maxMergesPerLook merges run per look. Writes and searches go on meanwhile (the build holds no lock).
-// Only the checkpoint loop calls it, so one runs at a time.
+// tombstones reach Tuning.VacuumRatio is rewritten alone; while writes
+// come, nothing else until a field holds more than MaxSegments; idle,
+// Factor segments of one size tier become one, then all but at most two)
+// and reports whether it did; the checkpoint loop then checkpoints, which
+// writes the merged segment. One merge runs per look, so that each is
+// durable before the next starts. Writes and searches go on meanwhile
+// (the build holds no lock). Only the checkpoint loop calls it, so one
+// runs at a time.
 func (c *Collection) vacuum(idle bool) bool {
 	if c.tuning.VacuumRatio < 0 || c.failed() != nil {
 		return false
@@ -294,6 +327,7 @@ func (c *Collection) vacuum(idle bool) bool {
 		threads = max(1, runtime.NumCPU()/2)
 	}
 	merged := 0
+	const maxMergesPerLook = 1 // each is persisted before the next (look)
 	for _, f := range c.fields.Load().fields {
 		// The active graph's own overwrites count too: a crowded one is
 		// sealed, for the policy to rewrite.
@@ -326,6 +360,16 @@ func (c *Collection) vacuum(idle bool) bool {
 		}
 	}
 	return merged > 0
+}
+
+// markMerge logs a record that changes nothing (a delete of no ids, which
+// every build reads and applies as nothing), so that the checkpoint after
+// a merge on an idle collection has a sequence number of its own: a
+// snapshot is named for the last record it holds, and the live one's
+// name is taken. Only the checkpoint loop calls it.
+func (c *Collection) markMerge() error {
+	_, err := c.submit(record{op: opDelete}, nil)
+	return err
 }
 
 // mergePolicyOf is the collection's merge policy (package segment).

@@ -99,6 +99,14 @@ type Collection struct {
 	// previous look (only that loop uses it); merging is set while a
 	// merge builds (Info().Merging).
 	lookSeq uint64
+	// lookCheckpoints is the checkpoint count at that look, the loop's
+	// own checkpoints included (a checkpoint by another caller since
+	// means a client waiting for it, not idleness).
+	lookCheckpoints int64
+	// merged says the checkpoint loop's last look merged segments, which
+	// the checkpoint after it persists (checkpoint.go). Only that loop
+	// touches it.
+	merged  bool
 	merging atomic.Bool
 
 	stats    Stats

@@ -188,10 +188,12 @@
 // The same background loop looks once a second at two kinds of upkeep
 // that change only memory: merges of the sealed segments (package
 // segment, "Merging": a segment whose tombstones reach Tuning.VacuumRatio
-// is rewritten, small segments of one size tier are merged, and when no
-// write came since the previous look the segments are merged down to one
-// or two; Info().Merging is set meanwhile), which the checkpoint after
-// writes, and otherwise a renumbering of the active
+// is rewritten; while writes come nothing else unless a field passes 12
+// segments; when no write came since the previous look, segments of one
+// size tier and then all of them are merged down to one or two;
+// Info().Merging is set meanwhile), each written by a checkpoint of its
+// own right after it (an idle collection logs a no-op marker record for
+// it: a delete of no ids), and otherwise a renumbering of the active
 // graph for locality (hnsw.Index.Renumber) when its live points have
 // grown 1.5x since the last one. Neither touches the log: a crash during
 // either recovers as from any other state.

@@ -158,13 +158,12 @@ const (
 	// vacuumCheckInterval is how often the checkpoint loop looks at the
 	// tombstones between checkpoints.
 	vacuumCheckInterval = time.Second
-	// mergeFactor and maxSegments are the merge policy's tiers (4 segments
-	// of one tier become one) and bound on a field's sealed segments
-	// (segment.MergePolicy); maxMergesPerLook bounds the merges of one
-	// look of the checkpoint loop, so that a checkpoint follows soon.
-	mergeFactor      = 4
-	maxSegments      = 8
-	maxMergesPerLook = 16
+	// mergeFactor and maxSegments are the merge policy's fan-in (10
+	// segments of one tier become one) and bound on a field's sealed
+	// segments while writes come (segment.MergePolicy; the package doc,
+	// "Merging", has the write amplification arithmetic).
+	mergeFactor = 10
+	maxSegments = 12
 	// renumberGrowth is how much the graph grows between renumberings:
 	// each copies the whole graph, so the copies of a collection grown
 	// from empty add up to 1/(1-1/1.5) = 3 times its final size.

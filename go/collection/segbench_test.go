@@ -17,6 +17,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -40,6 +41,47 @@ func writeBytes(t *testing.T) int64 {
 	return 0
 }
 
+// procStatusMiB reads a kB field of /proc/self/status (VmRSS, VmHWM) in
+// MiB; 0 if absent.
+func procStatusMiB(field string) float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS resets VmHWM to the current RSS (writing 5 to
+// /proc/self/clear_refs, Linux 4.0 and later); false if it cannot.
+func resetPeakRSS() bool {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0o644) == nil
+}
+
+// waitSteady waits until no merge builds and the segment count stayed
+// the same for 3 s (at most limit), and returns how long it waited.
+func waitSteady(c *collection.Collection, limit time.Duration) time.Duration {
+	for c.Info().TailRows > 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	from := time.Now()
+	segments := func() any { return c.Describe()["segments"] }
+	for same, last := 0, segments(); last != nil && same < 6 && time.Since(from) < limit; {
+		time.Sleep(500 * time.Millisecond)
+		if now := segments(); now == last && c.Describe()["merging"] != true {
+			same++
+		} else {
+			same, last = 0, now
+		}
+	}
+	return time.Since(from)
+}
+
 // queryWhileIngesting measures single queries (k 10, default ef) on a
 // collection of 20,000 x 512 clustered synthetic points while another
 // goroutine upserts new points in batches of 100 as fast as it can
@@ -48,20 +90,8 @@ func writeBytes(t *testing.T) int64 {
 func queryWhileIngesting(t *testing.T) map[string]float64 {
 	const dim, n, batch = 512, 20000, 100
 	rng := rand.New(rand.NewPCG(5, 5))
-	centres := make([]float32, 100*dim)
-	for i := range centres {
-		centres[i] = rng.Float32()*2 - 1
-	}
-	vec := func(rng *rand.Rand, m int) []float32 {
-		v := make([]float32, m*dim)
-		for r := range m {
-			c := rng.IntN(100)
-			for j := range dim {
-				v[r*dim+j] = centres[c*dim+j] + float32(rng.NormFloat64())*0.25
-			}
-		}
-		return v
-	}
+	blobs := synth.NewBlobs(rng, 100, dim, 0.25)
+	vec := blobs.DrawWith
 	ids := func(from, m int) []collection.ID {
 		out := make([]collection.ID, m)
 		for i := range out {
@@ -148,20 +178,7 @@ func TestSegmentBench(t *testing.T) {
 	const dim, k, tailRecords = 128, 10, 10000
 	rng := rand.New(rand.NewPCG(1, 1))
 	// Clustered synthetic data: 100 gaussian blobs.
-	centres := make([]float32, 100*dim)
-	for i := range centres {
-		centres[i] = rng.Float32()*2 - 1
-	}
-	vec := func(m int) []float32 {
-		v := make([]float32, m*dim)
-		for r := range m {
-			c := rng.IntN(100)
-			for j := range dim {
-				v[r*dim+j] = centres[c*dim+j] + float32(rng.NormFloat64())*0.25
-			}
-		}
-		return v
-	}
+	vec := synth.NewBlobs(rng, 100, dim, 0.25).Draw
 	ids := func(from, m int) []collection.ID {
 		out := make([]collection.ID, m)
 		for i := range out {
@@ -171,6 +188,14 @@ func TestSegmentBench(t *testing.T) {
 	}
 	segments := func(c *collection.Collection) any { return c.Describe()["segments"] }
 	res := map[string]any{"n": n, "dim": dim}
+	// The results so far are written after each phase, so a run stopped
+	// by a timeout leaves what it measured.
+	save := func() {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dir := filepath.Join(t.TempDir(), "c")
 	opts := collection.Options{Dim: dim, Metric: metric.L2, Seed: 1, Fsync: collection.FsyncAlways}
 	c, err := collection.Create(dir, opts, collection.Tuning{CheckpointBytes: -1})
@@ -204,6 +229,9 @@ func TestSegmentBench(t *testing.T) {
 	res["segments_over_ingest"] = segCounts
 	res["ingest_checkpoint_bytes"] = ckptBytes
 	res["ingest_upserted_bytes_per_checkpoint"] = n / 10 * dim * 4
+	res["ingest_peak_rss_mib"] = procStatusMiB("VmHWM")
+	res["ingest_vacuums"] = c.Info().Vacuums
+	save()
 
 	// Bytes per checkpoint after a small change: 100 upserts (50 new, 50
 	// overwrites) and 10 deletions, then a checkpoint, five times.
@@ -233,6 +261,7 @@ func TestSegmentBench(t *testing.T) {
 	res["checkpoint_bytes_after_small_change"] = perCheckpoint
 	res["checkpoint_bytes_median"] = perCheckpoint[2]
 	res["segments_after_small_changes"] = segments(c)
+	save()
 
 	// Single-row upsert p50.
 	lat := make([]float64, 0, 1000)
@@ -251,27 +280,57 @@ func TestSegmentBench(t *testing.T) {
 	}
 
 	// Queries at steady state against one hnsw.Index of the same points.
-	for c.Info().TailRows > 0 {
-		time.Sleep(50 * time.Millisecond)
-	}
 	// Steady state: the merges the checkpoints (and then idleness)
 	// started are done: no merge building and the count unchanged for
-	// 3 s, at most 10 minutes (main has no count; builds before the
+	// 3 s, at most 20 minutes (main has no count; builds before the
 	// idle merges have no "merging").
-	steadyFrom := time.Now()
-	for waited, same, last := 0, 0, segments(c); last != nil && same < 6 && waited < 1200; waited++ {
-		time.Sleep(500 * time.Millisecond)
-		if now := segments(c); now == last && c.Describe()["merging"] != true {
-			same++
-		} else {
-			same, last = 0, now
+	res["steady_state_wait_seconds"] = waitSteady(c, 20*time.Minute).Seconds()
+	res["segments_at_steady"] = segments(c)
+	// Everything written from empty to here: the ingest, the small
+	// changes and the merges down to the steady state (each persisted
+	// when it lands).
+	res["write_bytes_to_steady"] = writeBytes(t) - w0
+	res["write_to_steady_over_raw"] = float64(writeBytes(t)-w0) / float64(n*dim*4)
+	res["vacuums_to_steady"] = c.Info().Vacuums
+	save()
+	// Reopen with a log tail of 10k single-row records after the snapshot
+	// (before the queries, which then run on the reopened collection once
+	// it settles: a reopen is the bench's target, the queries the most
+	// expensive phase at 1M).
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1, Fsync: collection.FsyncNever, HasFsync: true, TailRows: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tv := vec(tailRecords)
+	for i := range tailRecords {
+		if err := c.Upsert(ids(3*n+i, 1), tv[i*dim:(i+1)*dim], nil); err != nil {
+			t.Fatal(err)
 		}
 	}
-	res["steady_state_wait_seconds"] = time.Since(steadyFrom).Seconds()
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+	began, cpu := time.Now(), cpuSeconds()
+	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res["reopen_10k_tail_seconds"] = time.Since(began).Seconds()
+	res["reopen_10k_tail_cpu_seconds"] = cpuSeconds() - cpu
+	res["reopen_points"] = c.Len()
+	// The process's RSS once the garbage is returned: the collection and
+	// the bench's small state.
+	debug.FreeOSMemory()
+	res["rss_after_reopen_mib"] = procStatusMiB("VmRSS")
+	save()
+	res["steady_after_reopen_wait_seconds"] = waitSteady(c, 20*time.Minute).Seconds()
 	res["segments_at_query"] = segments(c)
 	var keys []uint64
 	var all []float32
-	for _, r := range [][2]int{{0, n + 250}, {2 * n, 2*n + 1000}} {
+	for _, r := range [][2]int{{0, n + 250}, {2 * n, 2*n + 1000}, {3 * n, 3*n + tailRecords}} {
 		for at := r[0]; at < r[1]; at += 1000 {
 			found, _, vs, err := c.Get(ids(at, min(1000, r[1]-at)), true)
 			if err != nil {
@@ -420,25 +479,141 @@ func TestSegmentBench(t *testing.T) {
 	res["cpu_ratio_at_95"] = oneCPU[2] / colCPU[2]
 	res["filtered_over_unfiltered_qps"] = filteredQPS[2] / colQPS[2]
 	res["filtered_over_unfiltered_cpu"] = colCPU[2] / filteredCPU[2]
+	save()
+	ref.Close()
+	ref, all = nil, nil
 	if err := c.CloseForDrop(); err != nil {
 		t.Fatal(err)
 	}
+	res["overwrite_merge"] = overwriteMerge(t, dir, n, vec, ids)
+	save()
+	res["query_while_ingesting"] = queryWhileIngesting(t)
+	save()
+	b, _ := json.MarshalIndent(res, "", "  ")
+	t.Logf("%s", b)
+}
 
-	// Reopen with a log tail of 10k single-row records after the snapshot.
-	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1, Fsync: collection.FsyncNever, HasFsync: true, TailRows: 1 << 20})
+// overwriteMerge opens the bench's collection with the default tuning
+// (automatic checkpoints, merges), lets it settle, and overwrites 30 % of
+// its n points in batches of 1,000 while a goroutine queries (k 10,
+// default ef) one query at a time; then waits for the merges to settle.
+// It reports the steady RSS before, the peak RSS (VmHWM, reset at the
+// start) and the query latencies over the overwrites and merges.
+func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
+	ids func(int, int) []collection.ID) map[string]any {
+	const dim = 128
+	c, err := collection.Open(dir, collection.Tuning{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.CloseForDrop()
+	res := map[string]any{}
+	res["settle_seconds"] = waitSteady(c, 20*time.Minute).Seconds()
+	res["segments_before"] = c.Describe()["segments"]
+	qs := vec(200)
+	debug.FreeOSMemory()
+	steady := procStatusMiB("VmRSS")
+	res["steady_rss_mib"] = steady
+	if !resetPeakRSS() {
+		res["peak_rss_note"] = "clear_refs unavailable: VmHWM since process start"
+	}
+	stop := make(chan struct{})
+	lats := make(chan []float64, 1)
+	go func() {
+		outIDs, outD := make([]collection.ID, 10), make([]float32, 10)
+		var lat []float64
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				lats <- lat
+				return
+			default:
+			}
+			t0 := time.Now()
+			if _, err := c.Query(qs[(i%200)*dim:(i%200+1)*dim], 10, 0, nil, 1, outIDs, outD); err != nil {
+				lats <- nil
+				return
+			}
+			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+		}
+	}()
+	w0, cpu0 := writeBytes(t), cpuSeconds()
+	began := time.Now()
+	rng := rand.New(rand.NewPCG(9, 9))
+	over := n * 3 / 10
+	for done := 0; done < over; done += 1000 {
+		batch := make([]collection.ID, 0, 1000)
+		seen := map[uint64]bool{}
+		for len(batch) < 1000 {
+			if k := uint64(rng.IntN(n)); !seen[k] {
+				seen[k] = true
+				batch = append(batch, collection.IntID(k))
+			}
+		}
+		if err := c.Upsert(batch, vec(len(batch)), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res["overwrite_seconds"] = time.Since(began).Seconds()
+	res["merge_settle_seconds"] = waitSteady(c, 30*time.Minute).Seconds()
+	close(stop)
+	lat := <-lats
+	res["write_bytes"] = writeBytes(t) - w0
+	res["write_over_overwritten_raw"] = float64(writeBytes(t)-w0) / float64(over*dim*4)
+	res["cpu_seconds"] = cpuSeconds() - cpu0
+	peak := procStatusMiB("VmHWM")
+	res["peak_rss_mib"] = peak
+	if steady > 0 {
+		res["peak_over_steady_rss"] = peak / steady
+	}
+	res["segments_after"] = c.Describe()["segments"]
+	res["tombstones_after"] = c.Info().Tombstones
+	res["vacuums"] = c.Info().Vacuums
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		res["queries"] = len(lat)
+		res["query_p50_ms"] = lat[len(lat)/2]
+		res["query_p99_ms"] = lat[len(lat)*99/100]
+		res["query_max_ms"] = lat[len(lat)-1]
+	}
+	return res
+}
+
+// TestSegmentBenchReopen measures a reopen with a 10k-record log tail of
+// an existing collection of 128-d points (STRATA_SEGBENCH_REOPEN names a
+// copy of one, e.g. TestSegmentBench's at 1M, which it changes) and
+// writes JSON to STRATA_SEGBENCH_REOPEN_OUT: the same measurement as
+// TestSegmentBench's reopen phase, for a collection whose run is too long
+// to reach it.
+func TestSegmentBenchReopen(t *testing.T) {
+	dir, out := os.Getenv("STRATA_SEGBENCH_REOPEN"), os.Getenv("STRATA_SEGBENCH_REOPEN_OUT")
+	if dir == "" || out == "" {
+		t.Skip("set STRATA_SEGBENCH_REOPEN=<collection copy> and STRATA_SEGBENCH_REOPEN_OUT=<file.json> to run")
+	}
+	const dim, tailRecords = 128, 10000
+	res := map[string]any{}
+	began, cpu := time.Now(), cpuSeconds()
+	c, err := collection.Open(dir, collection.Tuning{CheckpointBytes: -1, Fsync: collection.FsyncNever, HasFsync: true, TailRows: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res["open_seconds"] = time.Since(began).Seconds()
+	res["open_cpu_seconds"] = cpuSeconds() - cpu
+	res["points"] = c.Len()
+	res["segments"] = c.Describe()["segments"]
+	vec := synth.NewBlobs(rand.New(rand.NewPCG(7, 7)), 100, dim, 0.25).Draw
 	tv := vec(tailRecords)
+	base := uint64(1) << 40 // ids no bench run uses
 	for i := range tailRecords {
-		if err := c.Upsert(ids(3*n+i, 1), tv[i*dim:(i+1)*dim], nil); err != nil {
+		if err := c.Upsert([]collection.ID{collection.IntID(base + uint64(i))}, tv[i*dim:(i+1)*dim], nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := c.CloseForDrop(); err != nil {
 		t.Fatal(err)
 	}
-	began, cpu := time.Now(), cpuSeconds()
+	debug.FreeOSMemory()
+	began, cpu = time.Now(), cpuSeconds()
 	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -446,19 +621,10 @@ func TestSegmentBench(t *testing.T) {
 	res["reopen_10k_tail_seconds"] = time.Since(began).Seconds()
 	res["reopen_10k_tail_cpu_seconds"] = cpuSeconds() - cpu
 	res["reopen_points"] = c.Len()
-	// The process's RSS once the garbage is returned: the collection and
-	// the bench's small state.
+	res["tail_rows_after_reopen"] = c.Info().TailRows
 	debug.FreeOSMemory()
-	if status, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-				res["rss_after_reopen_mib"] = float64(kb) / 1024
-			}
-		}
-	}
+	res["rss_after_reopen_mib"] = procStatusMiB("VmRSS")
 	c.CloseForDrop()
-	res["query_while_ingesting"] = queryWhileIngesting(t)
 	b, _ := json.MarshalIndent(res, "", "  ")
 	if err := os.WriteFile(out, b, 0o644); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ func main() {
 	kills := fl.Int("kills", 10000, "soak: total kills")
 	dir := fl.String("dir", "", "scratch directory (default: a new temporary one)")
 	fields := fl.Bool("fields", false, "the two-field workload (a dense and a multivector field, partial writes)")
+	merge := fl.Bool("merge", false, "run: after the writes, wait for the idle merge; the kill point counts from there")
 	fl.Parse(os.Args[2:])
 	fsync, err := collection.ParseFsync(*fsyncName)
 	if err != nil {
@@ -62,7 +63,7 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		cs := crashtest.RandomCase(*seed, *mode, fsync, quant)
-		cs.Workers, cs.Ops, cs.FirstOp, cs.Fields = *workers, *ops, *firstOp, *fields
+		cs.Workers, cs.Ops, cs.FirstOp, cs.Fields, cs.Merge = *workers, *ops, *firstOp, *fields, *merge
 		if *n != 0 {
 			cs.N = *n
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/strata-db/strata/go/vfs/memfs"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/strata-db/strata/go/collection"
@@ -31,6 +32,51 @@ func TestKilledWorkloadLosesNoAcknowledgedWrite(t *testing.T) {
 	total.Merge(d.Series(root, tier(4, 100, 100), 3_000, ModeStep, collection.FsyncAlways, hnsw.QuantNone, testLog{t}))
 	total.Merge(d.Series(root, tier(1, 10, 10), 4_000, ModeEnd, collection.FsyncNever, hnsw.QuantNone, testLog{t}))
 	total.Merge(d.Chain(root+"/chain", tier(8, 50, 50), 5_000, collection.FsyncAlways, hnsw.QuantNone, testLog{t}))
+	t.Log(total)
+	if len(total.Failures) > 0 {
+		t.Fatalf("%d failures", len(total.Failures))
+	}
+	if total.Acked == 0 {
+		t.Fatal("no acknowledged write was verified")
+	}
+}
+
+// TestKilledInsideAMergeLosesNoAcknowledgedWrite SIGKILLs workloads at
+// steps and bytes of the idle merge's checkpoint (its own manifest
+// switch, behind a marker record) and its cleanup; first it checks, in
+// process, that the workload does merge and persist the merge once idle.
+func TestKilledInsideAMergeLosesNoAcknowledgedWrite(t *testing.T) {
+	w := RandomCase(12_000, ModeStep, collection.FsyncAlways, hnsw.QuantNone).Workload
+	w.Merge, w.Ops = true, 15 // as MergeSeries
+	// A KillFS that never kills counts the steps after the writes: the
+	// series' step kills (1-40) must all fall inside the merge phase.
+	kfs := NewKillFS(memfs.New(), regexp.MustCompile(PatternSnapshot), 1<<62, 1<<62)
+	kfs.Disarm()
+	w.idle = kfs.Arm
+	c, err := w.OpenOrCreate(kfs, "/col")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ := NewJournal("", false)
+	if err := w.Run(c, j); err != nil {
+		t.Fatal(err)
+	}
+	in := c.Info()
+	if in.Vacuums == 0 || in.Seq != in.LastCheckpoint {
+		t.Fatalf("the workload did not merge and persist the merge: %d merges, seq %d, checkpoint %d",
+			in.Vacuums, in.Seq, in.LastCheckpoint)
+	}
+	kfs.mu.Lock()
+	steps, bytes := kfs.steps, kfs.bytes
+	kfs.mu.Unlock()
+	if steps < mergeKillSteps || bytes < mergeKillBytes {
+		t.Fatalf("the merge phase took %d steps and wrote %d checkpoint bytes: kills at steps up to %d or bytes up to %d would land after it",
+			steps, bytes, mergeKillSteps, mergeKillBytes)
+	}
+	t.Logf("merge phase: %d merges, %d steps, %d checkpoint bytes", in.Vacuums, steps, bytes)
+	c.Close()
+	d := testDriver()
+	total := d.MergeSeries(t.TempDir(), tier(4, 20, 200), 12_000, collection.FsyncAlways, hnsw.QuantNone, testLog{t})
 	t.Log(total)
 	if len(total.Failures) > 0 {
 		t.Fatalf("%d failures", len(total.Failures))

@@ -44,6 +44,9 @@ func (cs Case) String() string {
 	if cs.Fields {
 		s += " -fields"
 	}
+	if cs.Merge {
+		s += " -merge"
+	}
 	return s
 }
 
@@ -124,6 +127,12 @@ func runChild(o childOrders) error {
 		atStep = o.Case.N
 	}
 	fsys := NewKillFS(vfs.Default, pattern, atByte, atStep)
+	if o.Case.Merge {
+		// The kill point counts from the end of the writes: it lands in
+		// the idle merge's checkpoint (or the end, if it writes less).
+		fsys.Disarm()
+		o.Case.idle = fsys.Arm
+	}
 	j, err := NewJournal(o.Journal, true)
 	if err != nil {
 		return err

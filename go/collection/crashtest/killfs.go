@@ -30,9 +30,25 @@ type KillFS struct {
 	atByte  int64
 	atStep  int64
 
-	mu    sync.Mutex
-	bytes int64
-	steps int64
+	mu       sync.Mutex
+	bytes    int64
+	steps    int64
+	disarmed bool // Disarm: nothing counts until Arm
+}
+
+// Disarm stops the counting until Arm: a kill point then counts from a
+// later moment of the workload (Workload.Merge).
+func (k *KillFS) Disarm() {
+	k.mu.Lock()
+	k.disarmed = true
+	k.mu.Unlock()
+}
+
+// Arm starts the counting from zero.
+func (k *KillFS) Arm() {
+	k.mu.Lock()
+	k.disarmed, k.bytes, k.steps = false, 0, 0
+	k.mu.Unlock()
 }
 
 // NewKillFS wraps inner; pattern may be nil (every file).
@@ -52,6 +68,10 @@ func (k *KillFS) step() {
 		return
 	}
 	k.mu.Lock()
+	if k.disarmed {
+		k.mu.Unlock()
+		return
+	}
 	k.steps++
 	hit := k.steps == k.atStep
 	k.mu.Unlock()
@@ -152,6 +172,10 @@ func (f *killFile) write(p []byte, do func([]byte) (int, error)) (int, error) {
 	}
 	k := f.fs
 	k.mu.Lock()
+	if k.disarmed {
+		k.mu.Unlock()
+		return do(p)
+	}
 	before := k.bytes
 	k.bytes += int64(len(p))
 	if before >= k.atByte || k.bytes < k.atByte {

@@ -3,6 +3,7 @@ package crashtest
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 
@@ -49,6 +50,42 @@ func (d *Driver) Series(root string, n int, seed uint64, mode string, fsync coll
 		cs := RandomCase(seed+uint64(i), mode, fsync, quant)
 		cs.Fields = d.Fields
 		dir := filepath.Join(root, fmt.Sprintf("case-%d", cs.Seed))
+		_, rep, err := d.Crash(dir, cs, Model{})
+		if err != nil {
+			msg := fmt.Sprintf("%v\n  replay: go run ./go/cmd/crashtest run %s", err, cs)
+			t.Failures = append(t.Failures, msg)
+			fmt.Fprintln(log, "FAIL", msg)
+			continue
+		}
+		t.add(rep)
+		os.RemoveAll(dir)
+		os.Remove(dir + ".journal")
+	}
+	return t
+}
+
+// mergeKillSteps and mergeKillBytes bound MergeSeries' kill points.
+const mergeKillSteps, mergeKillBytes = 20, 1000
+
+// MergeSeries runs n cases (seeds seed ..) whose workload, after its
+// writes, waits for the idle collection to merge segments and persist
+// the merge (Workload.Merge), with the kill point counted from the end
+// of the writes: a step or a byte of the checkpoint files (at most
+// mergeKillSteps, mergeKillBytes)
+// lands inside the merge's manifest switch or the cleanup after it.
+func (d *Driver) MergeSeries(root string, n int, seed uint64, fsync collection.Fsync, quant hnsw.Quantization, log io.Writer) Tally {
+	var t Tally
+	for i := range n {
+		s := seed + uint64(i)
+		cs := RandomCase(s, ModeStep, fsync, quant)
+		cs.Fields, cs.Merge, cs.Ops = d.Fields, true, 15 // 15 ops a writer, three rounds
+		rng := rand.New(rand.NewPCG(s, 0x3e76e))
+		if i%2 == 0 {
+			cs.N = 1 + rng.Int64N(mergeKillSteps)
+		} else {
+			cs.Mode, cs.Pattern, cs.N = ModeByte, PatternSnapshot, 1+rng.Int64N(mergeKillBytes)
+		}
+		dir := filepath.Join(root, fmt.Sprintf("merge-%d", cs.Seed))
 		_, rep, err := d.Crash(dir, cs, Model{})
 		if err != nil {
 			msg := fmt.Sprintf("%v\n  replay: go run ./go/cmd/crashtest run %s", err, cs)

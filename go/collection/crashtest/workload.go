@@ -44,7 +44,24 @@ type Workload struct {
 	// background reaper, for tests that map each log record to one op
 	// (expired points then stay hidden until a reopen reaps them).
 	ReapInterval time.Duration
+	// Merge, once every writer has made its ops, waits (at most
+	// mergeWait) for the idle collection to merge segments and persist
+	// the merge (its own checkpoint), so that a kill can land inside it;
+	// in a child, the kill point counts from there on (KillFS.Arm).
+	Merge bool
+	// idle is called when the writes are done and Merge waits (the
+	// child arms its KillFS).
+	idle func()
 }
+
+// mergeWait bounds Merge's wait: the idle look comes within about two
+// seconds of the last write (the checkpoint loop looks once a second),
+// and a workload whose segments the policy leaves alone just ends.
+const mergeWait = 30 * time.Second
+
+// mergeRounds is how many times a Merge workload's writers make their
+// ops, with a checkpoint after each round.
+const mergeRounds = 3
 
 // ExtraField is the multivector field of the multi-field workload:
 // ExtraDim floats a vector, ip (stored as written, so compared exactly).
@@ -91,17 +108,20 @@ func (w *Workload) Run(c *collection.Collection, j *Journal) error {
 	var next atomic.Uint64
 	next.Store(w.FirstOp)
 	var wg sync.WaitGroup
-	errs := make(chan error, w.Workers+w.Readers+1)
+	errs := make(chan error, mergeRounds*w.Workers+w.Readers+2)
 	stop := make(chan struct{})
-	for worker := range w.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := w.writer(c, j, worker, &next); err != nil {
-				errs <- fmt.Errorf("writer %d: %w", worker, err)
-			}
-		}()
+	writers := func() {
+		for worker := range w.Workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := w.writer(c, j, worker, &next); err != nil {
+					errs <- fmt.Errorf("writer %d: %w", worker, err)
+				}
+			}()
+		}
 	}
+	writers()
 	var bg sync.WaitGroup
 	if w.CheckpointEvery > 0 {
 		bg.Add(1)
@@ -122,10 +142,34 @@ func (w *Workload) Run(c *collection.Collection, j *Journal) error {
 		}()
 	}
 	wg.Wait()
+	// A Merge workload makes its ops mergeRounds times, each round
+	// checkpointed: at least that many sealed segments for the idle
+	// merge, however the explicit checkpointer's ticks fell.
+	for round := 0; w.Merge && round < mergeRounds; round++ {
+		if err := c.Checkpoint(); err != nil {
+			errs <- fmt.Errorf("checkpoint after round %d: %w", round, err)
+			break
+		}
+		if round < mergeRounds-1 {
+			writers()
+			wg.Wait()
+		}
+	}
 	close(stop)
 	bg.Wait()
 	close(errs)
-	return errors.Join(collectErrs(errs)...)
+	if err := errors.Join(collectErrs(errs)...); err != nil || !w.Merge {
+		return err
+	}
+	if w.idle != nil {
+		w.idle()
+	}
+	for deadline := time.Now().Add(mergeWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if in := c.Info(); in.Vacuums > 0 && !in.Merging && in.Seq == in.LastCheckpoint {
+			break
+		}
+	}
+	return nil
 }
 
 func collectErrs(ch chan error) []error {

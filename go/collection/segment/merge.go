@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 
 	"github.com/strata-db/strata/go/hnsw"
@@ -46,31 +47,46 @@ func (g *Graphs) Plan(p MergePolicy) (srcs []*Graph, rewrite bool) {
 	if p.Factor < 2 {
 		return nil, false
 	}
+	// While writes come, merges wait (their bytes and cores go to the
+	// ingest) unless the count passes MaxSegments, which bounds what a
+	// query searches; idle, the tiers and then the merge down run.
+	if !p.Idle && (p.MaxSegments <= 0 || len(sealed) <= p.MaxSegments) {
+		return nil, false
+	}
 	tier := func(s *Graph) int {
 		return int(math.Log(float64(s.index.Len()+1)) / math.Log(float64(p.Factor)))
 	}
 	tiers := map[int][]*Graph{}
-	low := math.MaxInt
 	for _, s := range sealed {
 		t := tier(s)
 		tiers[t] = append(tiers[t], s)
-		if len(tiers[t]) >= p.Factor {
+	}
+	// The lowest tier holding Factor segments (idle), or, past the
+	// bound, the lowest holding two: at most Factor of it, the smallest.
+	need := p.Factor
+	if !p.Idle {
+		need = 2
+	}
+	low := math.MaxInt
+	for t, ss := range tiers {
+		if len(ss) >= need {
 			low = min(low, t)
 		}
 	}
-	if low != math.MaxInt {
-		return tiers[low], false
-	}
-	if p.MaxSegments > 0 && len(sealed) > p.MaxSegments {
-		bySize := slices.SortedFunc(slices.Values(sealed), func(a, b *Graph) int {
+	bySize := func(ss []*Graph) []*Graph {
+		return slices.SortedStableFunc(slices.Values(ss), func(a, b *Graph) int {
 			return cmp.Compare(a.index.Len(), b.index.Len())
 		})
-		return bySize[:min(p.Factor, len(bySize))], false
 	}
-	if p.Idle {
-		return idleMerge(sealed), false
+	if low != math.MaxInt {
+		ss := bySize(tiers[low])
+		return ss[:min(p.Factor, len(ss))], false
 	}
-	return nil, false
+	if !p.Idle { // past the bound, every segment of its own tier
+		ss := bySize(sealed)
+		return ss[:min(p.Factor, len(ss))], false
+	}
+	return idleMerge(sealed), false
 }
 
 // idleMerge returns the segments an idle collection merges (nil: none):
@@ -100,12 +116,21 @@ func idleMerge(sealed []*Graph) []*Graph {
 	return nil
 }
 
+// mergeChunk is how many keys a merge copies out of its sources and
+// inserts at a time: what it holds besides the sources and the new graph.
+const mergeChunk = 8192
+
 // Merge builds one graph of the live keys of srcs (sealed segments of g)
 // and puts it in their place. The build holds no lock, so writers and
 // readers go on: keys the builder removes from srcs meanwhile are
-// removed from the new graph before the swap, under mu. The new segment
-// has no file until the next checkpoint writes it; the old ones' files
-// stay until no kept manifest names them.
+// removed from the new graph before the swap, under mu. The sources'
+// vectors are streamed into the new graph mergeChunk keys at a time
+// (never a copy of them all), and once it has replaced them (their
+// memory returned) the new graph is renumbered breadth-first for
+// locality, as one large Add would be. The new segment
+// has no file until a checkpoint writes it (the collection runs one as
+// soon as a merge lands); the old ones' files stay until no kept
+// manifest names them.
 func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 	if len(srcs) == 0 {
 		return nil
@@ -119,34 +144,65 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 		g.mu.Unlock()
 	}()
 	dim := g.cfg.Dim
-	var keys []uint64
-	var vectors []float32
+	merged, err := g.empty(srcs[0].index)
+	if err != nil {
+		return err
+	}
+	var keys []uint64 // every key put into merged
+	chunkKeys := make([]uint64, 0, mergeChunk)
+	chunk := make([]float32, mergeChunk*dim)
+	flush := func() error {
+		if len(chunkKeys) == 0 {
+			return nil
+		}
+		if err := merged.Add(chunk[:len(chunkKeys)*dim], chunkKeys, nil, threads); err != nil {
+			return fmt.Errorf("segment: merge: %w", err)
+		}
+		keys = append(keys, chunkKeys...)
+		chunkKeys = chunkKeys[:0]
+		return nil
+	}
 	for _, s := range srcs {
 		ids, err := s.index.IDs()
 		if err != nil {
 			return err
 		}
-		buf := make([]float32, len(ids)*dim)
-		// A key removed after IDs is skipped: it is gone from srcs, and
-		// the swap would drop it anyway.
 		for i, id := range ids {
-			if err := s.index.GetVectors(ids[i:i+1], buf[i*dim:(i+1)*dim]); err != nil {
+			at := len(chunkKeys)
+			// A key removed after IDs is skipped: it is gone from srcs,
+			// and the swap would drop it anyway.
+			if err := s.index.GetVectors(ids[i:i+1], chunk[at*dim:(at+1)*dim]); err != nil {
 				continue
 			}
-			keys = append(keys, id)
-			vectors = append(vectors, buf[i*dim:(i+1)*dim]...)
+			if chunkKeys = append(chunkKeys, id); len(chunkKeys) == mergeChunk {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	merged, err := g.empty(srcs[0].index)
-	if err != nil {
+	if err := flush(); err != nil {
 		return err
 	}
-	if len(keys) > 0 {
-		if err := merged.Add(vectors, keys, nil, threads); err != nil {
-			return fmt.Errorf("segment: merge: %w", err)
-		}
-	}
+	chunk = nil
 
+	if err := g.swap(srcs, merged, keys); err != nil {
+		return err
+	}
+	// The sources are garbage now (or unmapped once no reader holds
+	// them): their memory goes back before the renumbering copies the new
+	// graph, so the merge's peak is the sources and one new graph, not
+	// two. Searches go on meanwhile (hnsw.Index.Renumber).
+	// A failed renumbering (a closed index) changes no answer, only the
+	// locality: the merge has landed all the same.
+	debug.FreeOSMemory()
+	_, _ = merged.Renumber(0)
+	return nil
+}
+
+// swap puts merged in the place of srcs, first removing from it the keys
+// the builder removed from srcs since they were read.
+func (g *Graphs) swap(srcs []*Graph, merged *hnsw.Index, keys []uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.state.Load()

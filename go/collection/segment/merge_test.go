@@ -90,3 +90,75 @@ func sum(s []int) int {
 	}
 	return n
 }
+
+// TestMergesWaitWhileWritesCome: while writes come (not idle) the policy
+// merges nothing up to MaxSegments sealed segments, past it the lowest
+// tier holding two (at most Factor of it); idle, Factor segments of one
+// tier become one.
+func TestMergesWaitWhileWritesCome(t *testing.T) {
+	policy := MergePolicy{Factor: 4, MaxSegments: 5, TombstoneRatio: -1}
+	g := sealedOfSizes(t, 100, 100, 100, 100, 100)
+	if srcs, _ := g.Plan(policy); srcs != nil {
+		t.Fatalf("5 segments, bound 5: merges %v while writes come", sizesOf(srcs))
+	}
+	idle := policy
+	idle.Idle = true
+	if srcs, _ := g.Plan(idle); !slices.Equal(sizesOf(srcs), []int{100, 100, 100, 100}) {
+		t.Fatalf("idle: merges %v, want 4 of the one tier", sizesOf(srcs))
+	}
+	g = sealedOfSizes(t, 300, 20, 100, 100, 21, 100)
+	srcs, _ := g.Plan(policy)
+	if !slices.Equal(sizesOf(srcs), []int{20, 21}) {
+		t.Fatalf("6 segments, bound 5: merges %v, want the lowest tier's two [20 21]", sizesOf(srcs))
+	}
+	if err := g.Merge(srcs, 1); err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != 641 || len(g.Sealed()) != 5 {
+		t.Fatalf("after the merge: %d keys in %d segments, want 641 in 5", g.Len(), len(g.Sealed()))
+	}
+	if srcs, _ := g.Plan(policy); srcs != nil {
+		t.Fatalf("back at the bound: merges %v", sizesOf(srcs))
+	}
+}
+
+// TestMergeRewritesOnceOverABuild: an ingest of 10 equal seals under the
+// collection's policy (Factor 10, MaxSegments 12) merges nothing while it
+// runs and then, idle, rewrites each key once into one segment: the
+// write amplification arithmetic of the package doc ("Merging").
+func TestMergeRewritesOnceOverABuild(t *testing.T) {
+	policy := MergePolicy{Factor: 10, MaxSegments: 12, TombstoneRatio: -1}
+	g := testGraphs(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	rewritten, key := 0, uint64(0)
+	for range 10 {
+		keys := make([]uint64, 200)
+		for i := range keys {
+			keys[i], key = key, key+1
+		}
+		if err := g.Add(vecs(rng, len(keys)), keys, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.SealActive(); err != nil {
+			t.Fatal(err)
+		}
+		if srcs, _ := g.Plan(policy); srcs != nil {
+			t.Fatalf("while writes come: merges %v", sizesOf(srcs))
+		}
+	}
+	idle := policy
+	idle.Idle = true
+	for {
+		srcs, _ := g.Plan(idle)
+		if srcs == nil {
+			break
+		}
+		rewritten += sum(sizesOf(srcs))
+		if err := g.Merge(srcs, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(g.Sealed()) != 1 || rewritten != 2000 || g.Len() != 2000 {
+		t.Fatalf("idle: %d segments, %d keys rewritten, %d live; want 1, 2000, 2000", len(g.Sealed()), rewritten, g.Len())
+	}
+}

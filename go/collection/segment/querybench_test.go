@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -43,20 +44,7 @@ func TestSegmentQueryBench(t *testing.T) {
 	}
 	const dim, k, nq = 128, 10, 200
 	rng := rand.New(rand.NewPCG(1, 1))
-	centres := make([]float32, 100*dim)
-	for i := range centres {
-		centres[i] = rng.Float32()*2 - 1
-	}
-	vec := func(m int) []float32 {
-		v := make([]float32, m*dim)
-		for r := range m {
-			c := rng.IntN(100)
-			for j := range dim {
-				v[r*dim+j] = centres[c*dim+j] + float32(rng.NormFloat64())*0.25
-			}
-		}
-		return v
-	}
+	vec := synth.NewBlobs(rng, 100, dim, 0.25).Draw
 	data, qs := vec(n), vec(nq)
 	keys := make([]uint64, n)
 	for i := range keys {
