@@ -54,11 +54,12 @@ from datasets import shared_data_dir  # noqa: E402
 
 SCHEMA = 1
 TARGET_RATIO = 0.35  # issue 24: mmap + SQ8, resident after open <= 35 % of the raw float bytes
-CONFIGS = {
-    "float-ram": (None, "ram"),
-    "float-mmap": (None, "mmap"),
-    "sq8-ram": ("sq8", "ram"),
-    "sq8-mmap": ("sq8", "mmap"),
+CONFIGS = {  # quantization, memory, rescore (None: the default)
+    "float-ram": (None, "ram", None),
+    "float-mmap": (None, "mmap", None),
+    "sq8codes-ram": ("sq8", "ram", False),
+    "sq8-ram": ("sq8", "ram", None),
+    "sq8-mmap": ("sq8", "mmap", None),
 }
 
 
@@ -114,6 +115,7 @@ def child(config: str, workdir: Path, k: int, ef: int, tag: str) -> dict[str, An
         "n": info["count"],
         "open_seconds": open_s,
         "memory_field": field.get("memory"),
+        "rescore": field.get("rescore"),
         "segments": field["segments"],
         "mapped_segments": field.get("mapped_segments"),
         "before_open": before,
@@ -133,7 +135,7 @@ def child(config: str, workdir: Path, k: int, ef: int, tag: str) -> dict[str, An
 def build(workdir: Path, config: str, train: np.ndarray) -> float:
     import strata
 
-    quantization, placement = CONFIGS[config]
+    quantization, placement, rescore = CONFIGS[config]
     t0 = time.perf_counter()
     col = strata.Collection.create(
         str(workdir / config),
@@ -143,6 +145,7 @@ def build(workdir: Path, config: str, train: np.ndarray) -> float:
         fsync="never",
         seed=24,
         memory=placement,
+        rescore=rescore,
     )
     for lo in range(0, train.shape[0], 5000):
         hi = min(lo + 5000, train.shape[0])
