@@ -278,8 +278,8 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, f *meta.Fi
 		}
 		sub.Vector = q.rows
 		if p := n.Params; p != nil {
-			if p.HnswEf != nil {
-				sub.Ef = max(*p.HnswEf, limit)
+			if sub.Ef, err = p.efFor(limit); err != nil {
+				return nil, err
 			}
 			if p.Exact {
 				sub.Ef = min(max(c.Len()+1, limit), limits.MaxEf)
