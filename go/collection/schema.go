@@ -77,7 +77,7 @@ type VectorField struct {
 	// SQ8 code distances alone, in about a quarter of the vector memory.
 	// Without it (the default) an SQ8 field keeps its float vectors
 	// beside the codes, placed by Memory, and re-scores every search's
-	// candidates with them (rescore.go): Qdrant's scalar quantization
+	// candidates with them (memory.go): Qdrant's scalar quantization
 	// with its original vectors. The SQ8 fields of the builds before
 	// rescoring are codes-only (their files hold no floats).
 	CodesOnly bool
