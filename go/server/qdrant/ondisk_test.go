@@ -81,14 +81,14 @@ func TestOnDiskQuantizedVectorsRoundTrip(t *testing.T) {
 		if i > 0 {
 			points += ","
 		}
-		points += fmt.Sprintf(`{"id": %d, "vector": {"v": [%d, %d, %d, 1]}}`, i, i%7, i%5, i%3)
+		points += fmt.Sprintf(`{"id": %d, "vector": {"v": [%d, %d, 1, 1]}}`, i, i, i%2) // distinct distances
 	}
 	if code, out := call(t, hs, "PUT", "/collections/q/points?wait=true", points+"]}"); code != http.StatusOK {
 		t.Fatalf("upsert: %d %v", code, out)
 	}
 	search := func(params string) (int, map[string]any) {
 		return call(t, hs, "POST", "/collections/q/points/query",
-			`{"query": [3, 2, 1, 1], "using": "v", "limit": 5, "params": `+params+`}`)
+			`{"query": [20.3, 0.4, 1, 1], "using": "v", "limit": 5, "params": `+params+`}`)
 	}
 	code, plain := search(`{}`)
 	if code != http.StatusOK {
@@ -97,6 +97,9 @@ func TestOnDiskQuantizedVectorsRoundTrip(t *testing.T) {
 	code, over := search(`{"quantization": {"rescore": true, "oversampling": 3.0, "ignore": false}}`)
 	if code != http.StatusOK {
 		t.Fatalf("query with oversampling: %d %v", code, over)
+	}
+	if got := fmt.Sprint(ids(plain)); got != "[20 21 19 22 18]" {
+		t.Fatalf("query answered %s, the exact top 5 is [20 21 19 22 18]", got)
 	}
 	if fmt.Sprint(ids(plain)) != fmt.Sprint(ids(over)) {
 		t.Fatalf("oversampling changed the answer: %v, %v", ids(plain), ids(over))
@@ -114,4 +117,28 @@ func ids(out map[string]any) []any {
 		got = append(got, p.(map[string]any)["id"])
 	}
 	return got
+}
+
+// TestGRPCOnDiskQuantizedVectorsRoundTrip: the gRPC door reads a named
+// vector's on_disk and scalar int8 quantization as REST does and reports
+// both back in Get.
+func TestGRPCOnDiskQuantizedVectorsRoundTrip(t *testing.T) {
+	d := newGRPCDoor(t, "", guard.Limits{})
+	ctx := context.Background()
+	scalar := &pb.QuantizationConfig{Quantization: &pb.QuantizationConfig_Scalar{
+		Scalar: &pb.ScalarQuantization{Type: pb.QuantizationType_Int8, AlwaysRam: new(true)}}}
+	_, err := d.collections.Create(ctx, &pb.CreateCollection{CollectionName: "c", VectorsConfig: &pb.VectorsConfig{
+		Config: &pb.VectorsConfig_ParamsMap{ParamsMap: &pb.VectorParamsMap{Map: map[string]*pb.VectorParams{
+			"v": {Size: 4, Distance: pb.Distance_Euclid, OnDisk: new(true), QuantizationConfig: scalar}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := d.collections.Get(ctx, &pb.GetCollectionInfoRequest{CollectionName: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := info.GetResult().GetConfig().GetParams().GetVectorsConfig().GetParamsMap().GetMap()["v"]
+	if !p.GetOnDisk() || p.GetQuantizationConfig().GetScalar().GetType() != pb.QuantizationType_Int8 {
+		t.Fatalf("vectors config %v, want on_disk and scalar int8", p)
+	}
 }
