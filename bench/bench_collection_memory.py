@@ -19,7 +19,9 @@ loaded and its Go runtime started, the queries read), so none of those is charge
 collection. The ratio the issue sets
 (<= 0.35) is the open delta of Rss over the raw float bytes (n x dim x 4).
 
---pressure runs each mmap configuration once more inside a cgroup (v1 memory controller, or v2
+--pressure first drops the collection's files from the page cache (posix_fadvise DONTNEED: pages
+cached before are charged to whoever read them first, so the child's cgroup would not see them),
+then runs each mmap configuration once more inside a cgroup (v1 memory controller, or v2
 if that is what is mounted) limited to what its first run held after the queries minus its file
 pages plus --pressure-ratio x the raw float bytes: the process's own memory fits, at most that
 share of the mapped vectors can stay resident. It must answer with the same ids as its first run
@@ -180,6 +182,20 @@ class Cgroup:
         self.path.rmdir()
 
 
+def evict(directory: Path) -> int:
+    """Drops every file under directory from the page cache; returns the bytes advised."""
+    total = 0
+    for path in directory.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                total += os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+    return total
+
+
 def run_child(
     args: argparse.Namespace, workdir: Path, config: str, tag: str, cgroup: Cgroup | None = None
 ) -> dict[str, Any]:
@@ -224,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--workdir", type=Path, help="where to build (default: a temporary directory)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep the collections already built in --workdir (same n and seed)")
+    ap.add_argument("--label", help="the result file's label (default: <n/1000>k)")
     ap.add_argument("--child")
     ap.add_argument("--tag", default="")
     args = ap.parse_args(argv)
@@ -250,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     configs = args.configs.split(",")
     builds = {}
     for config in configs:
+        if args.reuse and (workdir / config).exists():
+            builds[config] = None  # built by an earlier run
+            continue
         builds[config] = build(workdir, config, train)
         print(f"built {config} in {builds[config]:.1f} s", file=sys.stderr)
     runs = []
@@ -278,14 +300,16 @@ def main(argv: list[str] | None = None) -> int:
                 pressure.append({"config": config, "skipped": str(e)})
                 continue
             try:
+                evicted = evict(workdir / config)
                 res = run_child(args, workdir, config, "pressure", cg)
+                res["evicted_mib"] = evicted / 2**20
             finally:
                 cg.remove()
             res["cgroup_limit_mib"] = limit / 2**20
             pressure.append(res)
             print(
                 json.dumps(
-                    {k: res.get(k) for k in ("config", "tag", "queries", "recall", "failed")}
+                    {k: res.get(k) for k in ("config", "tag", "after_queries", "recall", "failed")}
                 ),
                 file=sys.stderr,
             )
@@ -336,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         "git": runinfo.git_info(),
         "versions": runinfo.versions(),
     }
-    out = args.out or runinfo.result_path("collection-memory", f"{args.n // 1000}k")
+    out = args.out or runinfo.result_path("collection-memory", args.label or f"{args.n // 1000}k")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps({"summary": summary, "same_ids": same}, indent=1))
