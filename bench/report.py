@@ -194,7 +194,8 @@ def collection_memory_section(runs: list) -> str:
              "added to the process (smaps_rollup Rss and Anonymous, file = the rest), medians "
              "of the rounds, and the ratio of that Rss to the raw float bytes. sq8 fields keep "
              "their float vectors and re-score with them (placed by memory), sq8codes fields "
-             "keep codes only (rescore=False). The newest run per label:", ""]
+             "keep codes only (rescore=False); in runs before `a27fb4a` sq8 fields were codes "
+             "only. The newest run per label:", ""]
     for name, path, result in newest_per_label(runs):
         rows = [[config, fmt(v["open_rss_mib"], 1), fmt(v["open_anon_mib"], 1),
                  f"{v['open_rss_over_float_bytes']:.2f}", fmt(v["queries_rss_mib"], 1),
@@ -205,8 +206,9 @@ def collection_memory_section(runs: list) -> str:
                     f"{fmt(p['after_queries']['rss'], 1)} MiB, "
                     f"{p['cpu_us_per_query']:,.0f} µs CPU / {p['wall_us_per_query']:,.0f} µs "
                     "wall per query")
-                 + (" (its files dropped from the page cache first)"
-                    if "evicted_mib" in p else "")
+                 + (" (its files dropped from the page cache first)" if "evicted_mib" in p
+                    else " (its files not dropped from the page cache first: pages cached "
+                    "by an earlier reader stay charged to it, so the limit bound little)")
                  for p in result.get("pressure", []) if "cgroup_limit_mib" in p]
         same = ", ".join(f"{k}: {'same ids' if v else 'different ids'}"
                          for k, v in result.get("same_ids", {}).items())
