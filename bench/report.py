@@ -194,8 +194,8 @@ def collection_memory_section(runs: list) -> str:
              "added to the process (smaps_rollup Rss and Anonymous, file = the rest), medians "
              "of the rounds, and the ratio of that Rss to the raw float bytes. sq8 fields keep "
              "their float vectors and re-score with them (placed by memory), sq8codes fields "
-             "keep codes only (rescore=False); in runs before `a27fb4a` sq8 fields were codes "
-             "only. The newest run per label:", ""]
+             "keep codes only (rescore=False); in the runs before rescoring (the 20k one) sq8 "
+             "fields were codes only. The newest run per label:", ""]
     for name, path, result in newest_per_label(runs):
         rows = [[config, fmt(v["open_rss_mib"], 1), fmt(v["open_anon_mib"], 1),
                  f"{v['open_rss_over_float_bytes']:.2f}", fmt(v["queries_rss_mib"], 1),
