@@ -19,7 +19,9 @@ loaded and its Go runtime started, the queries read), so none of those is charge
 collection. The ratio the issue sets
 (<= 0.35) is the open delta of Rss over the raw float bytes (n x dim x 4).
 
---pressure runs each mmap configuration once more inside a cgroup (v1 memory controller, or v2
+--pressure first drops the collection's files from the page cache (posix_fadvise DONTNEED: pages
+cached before are charged to whoever read them first, so the child's cgroup would not see them),
+then runs each mmap configuration once more inside a cgroup (v1 memory controller, or v2
 if that is what is mounted) limited to what its first run held after the queries minus its file
 pages plus --pressure-ratio x the raw float bytes: the process's own memory fits, at most that
 share of the mapped vectors can stay resident. It must answer with the same ids as its first run
@@ -54,11 +56,12 @@ from datasets import shared_data_dir  # noqa: E402
 
 SCHEMA = 1
 TARGET_RATIO = 0.35  # issue 24: mmap + SQ8, resident after open <= 35 % of the raw float bytes
-CONFIGS = {
-    "float-ram": (None, "ram"),
-    "float-mmap": (None, "mmap"),
-    "sq8-ram": ("sq8", "ram"),
-    "sq8-mmap": ("sq8", "mmap"),
+CONFIGS = {  # quantization, memory, rescore (None: the default)
+    "float-ram": (None, "ram", None),
+    "float-mmap": (None, "mmap", None),
+    "sq8codes-ram": ("sq8", "ram", False),
+    "sq8-ram": ("sq8", "ram", None),
+    "sq8-mmap": ("sq8", "mmap", None),
 }
 
 
@@ -114,6 +117,7 @@ def child(config: str, workdir: Path, k: int, ef: int, tag: str) -> dict[str, An
         "n": info["count"],
         "open_seconds": open_s,
         "memory_field": field.get("memory"),
+        "rescore": field.get("rescore"),
         "segments": field["segments"],
         "mapped_segments": field.get("mapped_segments"),
         "before_open": before,
@@ -133,7 +137,7 @@ def child(config: str, workdir: Path, k: int, ef: int, tag: str) -> dict[str, An
 def build(workdir: Path, config: str, train: np.ndarray) -> float:
     import strata
 
-    quantization, placement = CONFIGS[config]
+    quantization, placement, rescore = CONFIGS[config]
     t0 = time.perf_counter()
     col = strata.Collection.create(
         str(workdir / config),
@@ -143,6 +147,7 @@ def build(workdir: Path, config: str, train: np.ndarray) -> float:
         fsync="never",
         seed=24,
         memory=placement,
+        rescore=rescore,
     )
     for lo in range(0, train.shape[0], 5000):
         hi = min(lo + 5000, train.shape[0])
@@ -175,6 +180,20 @@ class Cgroup:
 
     def remove(self) -> None:
         self.path.rmdir()
+
+
+def evict(directory: Path) -> int:
+    """Drops every file under directory from the page cache; returns the bytes advised."""
+    total = 0
+    for path in directory.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                total += os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+    return total
 
 
 def run_child(
@@ -221,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--workdir", type=Path, help="where to build (default: a temporary directory)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep the collections already built in --workdir (same n and seed)")
+    ap.add_argument("--label", help="the result file's label (default: <n/1000>k)")
     ap.add_argument("--child")
     ap.add_argument("--tag", default="")
     args = ap.parse_args(argv)
@@ -247,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     configs = args.configs.split(",")
     builds = {}
     for config in configs:
+        if args.reuse and (workdir / config).exists():
+            builds[config] = None  # built by an earlier run
+            continue
         builds[config] = build(workdir, config, train)
         print(f"built {config} in {builds[config]:.1f} s", file=sys.stderr)
     runs = []
@@ -275,14 +300,16 @@ def main(argv: list[str] | None = None) -> int:
                 pressure.append({"config": config, "skipped": str(e)})
                 continue
             try:
+                evicted = evict(workdir / config)
                 res = run_child(args, workdir, config, "pressure", cg)
+                res["evicted_mib"] = evicted / 2**20
             finally:
                 cg.remove()
             res["cgroup_limit_mib"] = limit / 2**20
             pressure.append(res)
             print(
                 json.dumps(
-                    {k: res.get(k) for k in ("config", "tag", "queries", "recall", "failed")}
+                    {k: res.get(k) for k in ("config", "tag", "after_queries", "recall", "failed")}
                 ),
                 file=sys.stderr,
             )
@@ -333,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         "git": runinfo.git_info(),
         "versions": runinfo.versions(),
     }
-    out = args.out or runinfo.result_path("collection-memory", f"{args.n // 1000}k")
+    out = args.out or runinfo.result_path("collection-memory", args.label or f"{args.n // 1000}k")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps({"summary": summary, "same_ids": same}, indent=1))

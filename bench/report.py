@@ -245,14 +245,23 @@ def collection_memory_section(runs: list) -> str:
     parts = ["## Collection memory by placement (`bench_collection_memory.py`)", "",
              "One fresh process per configuration and round; figures are what Collection.open "
              "added to the process (smaps_rollup Rss and Anonymous, file = the rest), medians "
-             "of the rounds, and the ratio of that Rss to the raw float bytes. The newest run "
-             "per size:", ""]
+             "of the rounds, and the ratio of that Rss to the raw float bytes. sq8 fields keep "
+             "their float vectors and re-score with them (placed by memory), sq8codes fields "
+             "keep codes only (rescore=False); in the runs before rescoring (the 20k one) sq8 "
+             "fields were codes only. The newest run per label:", ""]
     for name, path, result in newest_per_label(runs):
         rows = [[config, fmt(v["open_rss_mib"], 1), fmt(v["open_anon_mib"], 1),
                  f"{v['open_rss_over_float_bytes']:.2f}", fmt(v["queries_rss_mib"], 1),
                  f"{v['recall']:.4f}"] for config, v in result["summary"].items()]
         under = [f"{p['config']}: limit {fmt(p['cgroup_limit_mib'])} MiB, "
-                 + ("killed" if "failed" in p else f"recall {p['recall']:.4f}")
+                 + ("killed" if "failed" in p else
+                    f"recall {p['recall']:.4f}, Rss after the queries "
+                    f"{fmt(p['after_queries']['rss'], 1)} MiB, "
+                    f"{p['cpu_us_per_query']:,.0f} µs CPU / {p['wall_us_per_query']:,.0f} µs "
+                    "wall per query")
+                 + (" (its files dropped from the page cache first)" if "evicted_mib" in p
+                    else " (its files not dropped from the page cache first: pages cached "
+                    "by an earlier reader stay charged to it, so the limit bound little)")
                  for p in result.get("pressure", []) if "cgroup_limit_mib" in p]
         same = ", ".join(f"{k}: {'same ids' if v else 'different ids'}"
                          for k, v in result.get("same_ids", {}).items())

@@ -141,13 +141,14 @@ class AsyncCollection:
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
         memory: str = "ram",
+        rescore: bool | None = None,
         executor: concurrent.futures.Executor | None = None,
     ) -> AsyncCollection:
         """strata.Collection.create(...), run on a worker thread."""
         col = await _run(executor, Collection.create, path, dim, metric, M, ef_construction,
                          quantization, fsync, seed, vectors=vectors, sparse_vectors=sparse_vectors,
                          text_fields=text_fields, text_analyzer=text_analyzer,
-                         memory=memory)  # fmt: skip
+                         memory=memory, rescore=rescore)  # fmt: skip
         return cls(col, executor=executor)
 
     @classmethod

@@ -441,6 +441,7 @@ class Collection(_lib.NativeObject):
         text_fields: Sequence[str] | None = None,
         text_analyzer: str = "english",
         memory: str = "ram",
+        rescore: bool | None = None,
     ) -> Collection:
         """Creates a new collection in the directory path (made if missing).
 
@@ -461,8 +462,13 @@ class Collection(_lib.NativeObject):
         memory: where the unnamed field's float vectors live once sealed into segments:
         "ram" (read into memory) or "mmap" (left in the segment files, memory-mapped, so
         the kernel may evict them and the collection may outgrow RAM; answers are the
-        same). Named fields take "memory" in their spec. Raises FileExistsError if path
-        already holds a collection."""
+        same). Named fields take "memory" in their spec.
+
+        rescore: for quantization="sq8", whether the field keeps its float vectors beside
+        the codes (placed by memory) and re-scores each search's candidates with them (the
+        default, True), or keeps codes only (False: about a quarter of the vector memory,
+        distances and ranking by codes). Named fields take "rescore" in their spec. Raises
+        FileExistsError if path already holds a collection."""
         fields = _text_fields_arg(text_fields)
         if not isinstance(text_analyzer, str):
             raise TypeError(f"text_analyzer must be a str, got {type(text_analyzer).__name__}")
@@ -470,13 +476,17 @@ class Collection(_lib.NativeObject):
         if vectors is not None:
             if dim is not None:
                 raise ValueError("give dim (one unnamed field) or vectors= (named), not both")
-            if memory != "ram":
-                raise ValueError("with vectors=, give each field its own 'memory' in its spec")
+            if memory != "ram" or rescore is not None:
+                raise ValueError(
+                    "with vectors=, give each field its own 'memory' and 'rescore' in its spec"
+                )
             return cls._create_schema(path, vectors, fsync, seed, fields, text_analyzer,
                                       sparse_vectors)  # fmt: skip
-        if sparse_vectors is not None or (memory != "ram" and dim is not None):
+        if sparse_vectors is not None or (
+            (memory != "ram" or rescore is not None) and dim is not None
+        ):
             # The unnamed field as a schema: the door that carries every option.
-            spec = field_spec(dim, metric, M, ef_construction, quantization, None, memory)
+            spec = field_spec(dim, metric, M, ef_construction, quantization, None, memory, rescore)
             unnamed = {} if dim is None else {"": spec}
             return cls._create_schema(path, unnamed, fsync, seed, fields, text_analyzer,
                                       sparse_vectors)  # fmt: skip

@@ -200,6 +200,7 @@ def field_spec(
     quantization: str | None = None,
     multivector: str | None = None,
     memory: str | None = None,
+    rescore: bool | None = None,
 ) -> dict[str, Any]:
     """One field's spec as the engine reads it (go/collection/schema_json.go)."""
     spec: dict[str, Any] = {"dim": dim, "metric": metric, "M": M}
@@ -210,6 +211,8 @@ def field_spec(
         spec["multivector"] = multivector
     if memory is not None:
         spec["memory"] = memory
+    if rescore is not None:
+        spec["rescore"] = rescore
     return spec
 
 
@@ -234,10 +237,13 @@ def check_schema(vectors: object) -> dict[str, dict[str, Any]]:
 def schema_of(info: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Collection.schema from info()["vectors"]: field name -> its spec."""
     keys = ("dim", "metric", "M", "ef_construction", "quantization", "multivector")
-    return {
-        f["name"]: {**{k: f[k] for k in keys}, "memory": f.get("memory", "ram")}
-        for f in info.get("vectors", [])
-    }
+    out: dict[str, dict[str, Any]] = {}
+    for f in info.get("vectors", []):
+        spec = {**{k: f[k] for k in keys}, "memory": f.get("memory", "ram")}
+        if f["quantization"] == "sq8":
+            spec["rescore"] = f.get("rescore", False)
+        out[f["name"]] = spec
+    return out
 
 
 def field_shape(schema: Mapping[str, Mapping[str, Any]], name: str) -> tuple[int, bool]:

@@ -62,3 +62,38 @@ def test_client_create_collection_passes_memory(tmp_path):
         assert col.schema[""]["memory"] == "mmap"
         with pytest.raises(ValueError, match="memory"):
             client.create_collection("x", dim=DIM, memory="disk")
+
+
+def test_sq8_rescores_with_its_floats_in_either_placement(tmp_path):
+    answers = {}
+    for m in ("ram", "mmap"):
+        col = strata.Collection.create(tmp_path / m, dim=DIM, quantization="sq8", memory=m, seed=7)
+        data, queries = _fill(col)
+        col.close()
+        col = strata.Collection.open(tmp_path / m)
+        field = col.info()["vectors"][0]
+        assert field["rescore"] is True and col.schema[""]["rescore"] is True
+        assert field["mapped_segments"] == (field["segments"] if m == "mmap" else 0)
+        answers[m] = col.query(queries, k=10, ef=200)
+        # Re-scored: the distances are the floats' (cosine), not the codes'.
+        unit = data / np.linalg.norm(data, axis=1, keepdims=True)
+        q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+        want = 1 - np.take_along_axis(q @ unit.T, answers[m].ids, axis=1)
+        np.testing.assert_allclose(answers[m].distances, want, atol=1e-5)
+        col.close()
+    np.testing.assert_array_equal(answers["ram"].ids, answers["mmap"].ids)
+
+
+def test_rescore_false_keeps_codes_only_and_is_checked(tmp_path):
+    col = strata.Collection.create(tmp_path / "a", dim=DIM, quantization="sq8", rescore=False)
+    assert col.info()["vectors"][0]["rescore"] is False
+    col.close()
+    with pytest.raises(ValueError, match="rescore"):
+        strata.Collection.create(tmp_path / "b", dim=DIM, rescore=False)
+    with pytest.raises(ValueError, match="rescore"):
+        strata.Collection.create(tmp_path / "c", vectors={"v": {"dim": DIM}}, rescore=True)
+    col = strata.Collection.create(
+        tmp_path / "d", vectors={"v": {"dim": DIM, "quantization": "sq8", "rescore": False}}
+    )
+    assert col.schema["v"]["rescore"] is False
+    col.close()

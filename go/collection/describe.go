@@ -29,7 +29,7 @@ func (c *Collection) Describe() map[string]any {
 	for i, f := range set.fields {
 		vectors[i] = map[string]any{"name": f.Name, "dim": f.Dim, "metric": f.Metric.String(), "M": f.M,
 			"ef_construction": f.EfConstruction, "quantization": f.Quantization.String(),
-			"multivector": f.Multivector.String(), "memory": f.Memory.String(), "mapped_segments": f.index.Mapped(),
+			"multivector": f.Multivector.String(), "memory": f.Memory.String(), "rescore": f.rescores(), "mapped_segments": f.index.Mapped(),
 			"points": f.count(), "tombstones": f.index.Tombstones(),
 			"tail_rows": f.tail.Len(), "built_rows": f.tail.Built(), "segments": f.index.Segments()}
 	}

@@ -309,7 +309,7 @@ func saveFields(fsys vfs.FS, segDir, dir string, frozen []frozenField) (names []
 		s := specOf(ff.field.VectorField)
 		mf := snapshot.VectorField{Name: s.Name, Dim: s.Dim, Metric: s.Metric, M: s.M,
 			EfConstruction: s.EfConstruction, Quantization: s.Quantization, Multivector: s.Multivector,
-			Memory: s.Memory, MapFile: mapFileOf(i, ff.field)}
+			Memory: s.Memory, Rescore: s.Rescore, MapFile: mapFileOf(i, ff.field)}
 		var deleted [][]uint64
 		any := false
 		for _, sv := range ff.saves {
@@ -361,6 +361,10 @@ func loadIndexOf(fsys vfs.FS, snapDir string, m snapshot.Manifest, i int, spec V
 		if cfg.Dim != spec.Dim || cfg.Metric != spec.Metric || cfg.Quantization != spec.Quantization {
 			return fmt.Errorf("%w: vector field %q: %s holds dim %d %s %s, the manifest says dim %d %s %s",
 				ErrCorrupt, spec.Name, file, cfg.Dim, cfg.Metric, cfg.Quantization, spec.Dim, spec.Metric, spec.Quantization)
+		}
+		if cfg.Rerank != spec.rescores() {
+			return fmt.Errorf("%w: vector field %q: %s keeps float vectors: %v, the manifest says rescore %v",
+				ErrCorrupt, spec.Name, file, cfg.Rerank, spec.rescores())
 		}
 		return nil
 	}

@@ -22,9 +22,18 @@ import (
 //     the next access: a collection's floats may exceed RAM, at the cost
 //     of disk reads on the queries that touch evicted pages. The graph
 //     links, ids and SQ8 codes stay resident, and so do the mutable tail
-//     and the active graph (both bounded). An SQ8 field keeps no float
-//     vectors (its codes are what it searches), so for it the two
-//     placements hold the same memory.
+//     and the active graph (both bounded).
+//
+// An SQ8 field (Qdrant's scalar quantization with its original vectors)
+// keeps its float vectors beside the codes and places them so: the graph
+// is searched on the resident codes, and every candidate of the ef-bounded
+// list is re-scored with its float vector, which with MemoryMmap is read
+// from the page cache (one float read per candidate is what the placement
+// costs a query). Answers are float distances, as a float field's; ef is
+// the oversampling (all ef candidates are re-scored). VectorField.CodesOnly
+// ("rescore": false) keeps no floats and ranks by code distances, as every
+// SQ8 field of the builds before rescoring does; for it the two placements
+// hold the same memory.
 //
 // The values are part of the C ABI: do not change them.
 type Memory uint8

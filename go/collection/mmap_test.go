@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection/segment"
 	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/vfs"
 	"golang.org/x/sys/unix"
 )
@@ -24,7 +25,7 @@ type placedPair struct {
 	nQueries int
 }
 
-func newPlacedPair(t *testing.T) *placedPair {
+func newPlacedPair(t *testing.T, quant hnsw.Quantization) *placedPair {
 	t.Helper()
 	p := &placedPair{t: t, dirs: [2]string{t.TempDir(), t.TempDir()},
 		// One thread and no merges of the loop's own (the test merges):
@@ -32,6 +33,7 @@ func newPlacedPair(t *testing.T) *placedPair {
 		// to the bit.
 		tuning: Tuning{CheckpointBytes: -1, Threads: 1, VacuumRatio: -1}}
 	opts := testOptions()
+	opts.Quantization = quant // an SQ8 field keeps its floats and re-scores with them
 	var err error
 	if p.ram, err = Create(p.dirs[0], opts, p.tuning); err != nil {
 		t.Fatal(err)
@@ -110,7 +112,19 @@ func (p *placedPair) reopen() {
 // overwrites, merges of mapped segments and reopen; the placement is kept
 // in the manifest.
 func TestMmapPlacementAnswersAsRAM(t *testing.T) {
-	p := newPlacedPair(t)
+	forPlacedQuantizations(t, testMmapPlacementAnswersAsRAM)
+}
+
+// forPlacedQuantizations runs a placement test on float fields and on SQ8
+// fields (whose float vectors, kept for rescoring, are what is mapped).
+func forPlacedQuantizations(t *testing.T, test func(*testing.T, hnsw.Quantization)) {
+	for _, q := range []hnsw.Quantization{hnsw.QuantNone, hnsw.QuantSQ8} {
+		t.Run(q.String(), func(t *testing.T) { test(t, q) })
+	}
+}
+
+func testMmapPlacementAnswersAsRAM(t *testing.T, quant hnsw.Quantization) {
+	p := newPlacedPair(t, quant)
 	defer func() { p.both(func(c *Collection) error { return c.Close() }) }()
 	rng := rand.New(rand.NewPCG(24, 5))
 	all := idRange(600)
@@ -173,7 +187,7 @@ func TestMmapPlacementAnswersAsRAM(t *testing.T) {
 	p.mapped("reopened")
 	p.same("reopened", live)
 	m, err := snapshot.ReadManifest(vfs.Default, snapshotPath(p.dirs[1], p.mm.lastCheckpoint.Load()))
-	if err != nil || m.Vectors[0].Memory != "mmap" {
+	if err != nil || m.Vectors[0].Memory != "mmap" || m.Vectors[0].Rescore != (quant == hnsw.QuantSQ8) {
 		t.Fatalf("manifest memory %+v, %v", m.Vectors, err)
 	}
 }
@@ -183,7 +197,11 @@ func TestMmapPlacementAnswersAsRAM(t *testing.T) {
 // posix_fadvise DONTNEED, as under memory pressure), a query reads them
 // again from the file and answers as before.
 func TestMmapQueriesAfterThePageCacheDropsTheVectors(t *testing.T) {
-	p := newPlacedPair(t)
+	forPlacedQuantizations(t, testMmapQueriesAfterThePageCacheDropsTheVectors)
+}
+
+func testMmapQueriesAfterThePageCacheDropsTheVectors(t *testing.T, quant hnsw.Quantization) {
+	p := newPlacedPair(t, quant)
 	defer func() { p.both(func(c *Collection) error { return c.Close() }) }()
 	rng := rand.New(rand.NewPCG(7, 7))
 	all := idRange(2000)
@@ -247,8 +265,12 @@ func evict(t *testing.T, path string) (resident, pages int) {
 // segment is unmapped only once no reader holds it, so no query fails or
 // faults (run it with -race too).
 func TestMmapQueriesDuringMergesAndSwitches(t *testing.T) {
+	forPlacedQuantizations(t, testMmapQueriesDuringMergesAndSwitches)
+}
+
+func testMmapQueriesDuringMergesAndSwitches(t *testing.T, quant hnsw.Quantization) {
 	opts := testOptions()
-	opts.Memory = MemoryMmap
+	opts.Memory, opts.Quantization = MemoryMmap, quant
 	c, err := Create(t.TempDir(), opts, Tuning{CheckpointBytes: -1, Threads: 1, VacuumRatio: -1})
 	if err != nil {
 		t.Fatal(err)

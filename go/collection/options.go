@@ -62,8 +62,12 @@ type Options struct {
 	// Memory is the field ""'s placement of float vectors (memory.go);
 	// with Vectors each field has its own and this must be MemoryRAM.
 	Memory Memory
-	Seed   uint64
-	Fsync  Fsync // the default policy, stored in every snapshot
+	// CodesOnly is the field ""'s VectorField.CodesOnly (an SQ8 field
+	// without float vectors or rescoring); with Vectors each field has
+	// its own and this must be false.
+	CodesOnly bool
+	Seed      uint64
+	Fsync     Fsync // the default policy, stored in every snapshot
 	// TextFields are metadata fields (dotted paths) to keep full-text
 	// indexes over, analyzed with TextAnalyzer ("" = "english"; see
 	// package text). More can be added later with CreateTextIndex.

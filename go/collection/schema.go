@@ -73,6 +73,14 @@ type VectorField struct {
 	// Memory is where its sealed segments keep their float vectors
 	// (memory.go): MemoryRAM (default) or MemoryMmap.
 	Memory Memory
+	// CodesOnly, with QuantSQ8, keeps no float vectors: searches rank by
+	// SQ8 code distances alone, in about a quarter of the vector memory.
+	// Without it (the default) an SQ8 field keeps its float vectors
+	// beside the codes, placed by Memory, and re-scores every search's
+	// candidates with them (memory.go): Qdrant's scalar quantization
+	// with its original vectors. The SQ8 fields of the builds before
+	// rescoring are codes-only (their files hold no floats).
+	CodesOnly bool
 }
 
 // withDefaults fills in M and EfConstruction and checks the field.
@@ -92,6 +100,9 @@ func (f VectorField) withDefaults() (VectorField, error) {
 	if f.Memory > MemoryMmap {
 		return f, fmt.Errorf("%w: vector field %q: unknown memory placement %d", ErrInvalid, f.Name, f.Memory)
 	}
+	if f.CodesOnly && f.Quantization != hnsw.QuantSQ8 {
+		return f, fmt.Errorf("%w: vector field %q: rescore off (codes only) needs quantization \"sq8\", the field is %s", ErrInvalid, f.Name, f.Quantization)
+	}
 	// hnsw.New checks dim, metric, M, ef_construction and quantization
 	// against package limits; checking here gives the error the field's
 	// name.
@@ -106,8 +117,12 @@ func (f VectorField) withDefaults() (VectorField, error) {
 // 2^63 up (ids.go); a multivector field's labels are its own, from 0.
 func (f VectorField) hnswConfig(seed uint64) hnsw.Config {
 	return hnsw.Config{Dim: f.Dim, Metric: f.Metric, M: f.M, EfConstruction: f.EfConstruction,
-		Seed: seed, Quantization: f.Quantization, Keys: true}
+		Seed: seed, Quantization: f.Quantization, Rerank: f.rescores(), Keys: true}
 }
+
+// rescores reports whether the field keeps float vectors beside SQ8
+// codes and re-scores its searches with them.
+func (f VectorField) rescores() bool { return f.Quantization == hnsw.QuantSQ8 && !f.CodesOnly }
 
 // schemaOf returns the collection's vector fields from its options: the
 // one field "" of Dim, Metric, M, EfConstruction and Quantization when
@@ -125,7 +140,7 @@ func (o *Options) schemaOf() ([]VectorField, error) {
 			return nil, fmt.Errorf("collection: %w", err)
 		}
 		f, err := VectorField{Dim: o.Dim, Metric: o.Metric, M: o.M, EfConstruction: o.EfConstruction,
-			Quantization: o.Quantization, Memory: o.Memory}.withDefaults()
+			Quantization: o.Quantization, Memory: o.Memory, CodesOnly: o.CodesOnly}.withDefaults()
 		if err != nil {
 			return nil, err
 		}
@@ -140,6 +155,9 @@ func (o *Options) schemaOf() ([]VectorField, error) {
 	}
 	if o.Memory != MemoryRAM {
 		return nil, fmt.Errorf("%w: with Vectors, give each field its Memory, not Options.Memory", ErrInvalid)
+	}
+	if o.CodesOnly {
+		return nil, fmt.Errorf("%w: with Vectors, give each field its CodesOnly, not Options.CodesOnly", ErrInvalid)
 	}
 	schema := make([]VectorField, len(o.Vectors))
 	for i, f := range o.Vectors {
@@ -186,6 +204,11 @@ type fieldSpec struct {
 	// Memory is absent for MemoryRAM, so a collection that never asked
 	// for mmap writes the records and manifests of before.
 	Memory string `json:"memory,omitempty"`
+	// Rescore is true for an SQ8 field that keeps float vectors and
+	// re-scores with them, absent otherwise: the SQ8 fields of the
+	// records and manifests written before it are codes-only, as they
+	// were.
+	Rescore bool `json:"rescore,omitempty"`
 }
 
 func specOf(f VectorField) fieldSpec {
@@ -197,6 +220,7 @@ func specOf(f VectorField) fieldSpec {
 	if f.Memory != MemoryRAM {
 		s.Memory = f.Memory.String()
 	}
+	s.Rescore = f.rescores()
 	return s
 }
 
@@ -219,8 +243,11 @@ func (s fieldSpec) field() (VectorField, error) {
 	if err != nil {
 		return VectorField{}, fmt.Errorf("%w: vector field %q: memory %q", ErrCorrupt, s.Name, s.Memory)
 	}
+	if s.Rescore && q != hnsw.QuantSQ8 {
+		return VectorField{}, fmt.Errorf("%w: vector field %q: rescore in a field of quantization %q", ErrCorrupt, s.Name, s.Quantization)
+	}
 	f := VectorField{Name: s.Name, Dim: s.Dim, Metric: mtr, M: s.M, EfConstruction: s.EfConstruction,
-		Quantization: q, Multivector: mv, Memory: mem}
+		Quantization: q, Multivector: mv, Memory: mem, CodesOnly: q == hnsw.QuantSQ8 && !s.Rescore}
 	if s.M == 0 || s.EfConstruction == 0 {
 		return VectorField{}, fmt.Errorf("%w: vector field %q without M or ef_construction", ErrCorrupt, s.Name)
 	}
@@ -270,7 +297,7 @@ func schemaFromManifest(m snapshot.Manifest) ([]VectorField, error) {
 	schema := make([]VectorField, len(m.Vectors))
 	for i, v := range m.Vectors {
 		f, err := fieldSpec{Name: v.Name, Dim: v.Dim, Metric: v.Metric, M: v.M, EfConstruction: v.EfConstruction,
-			Quantization: v.Quantization, Multivector: v.Multivector, Memory: v.Memory}.field()
+			Quantization: v.Quantization, Multivector: v.Multivector, Memory: v.Memory, Rescore: v.Rescore}.field()
 		if err != nil {
 			return nil, err
 		}

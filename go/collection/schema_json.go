@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/strata-db/strata/go/collection/sparse"
+	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -18,11 +19,14 @@ import (
 //
 //	{"<name>": {"dim": 50, "metric": "cosine", "M": 16, "ef_construction": 200,
 //	            "quantization": "none" | "sq8", "multivector": "max_sim",
-//	            "memory": "ram" | "mmap"}, ...}
+//	            "memory": "ram" | "mmap", "rescore": true | false}, ...}
 //
 // dim is required; metric defaults to "cosine" (strata.Collection.create's
 // default), M and ef_construction to 16 and 200, quantization to "none",
-// multivector to a dense field, memory to "ram" (memory.go). A key not listed is refused, so a later
+// multivector to a dense field, memory to "ram" (memory.go), rescore to
+// true for an "sq8" field (its float vectors kept and its searches
+// re-scored with them; false: codes only, VectorField.CodesOnly) and it
+// is refused for a field of floats, which has nothing to re-score. A key not listed is refused, so a later
 // kind of field (sparse) is a new key, never a misread one. Parsing lives
 // here so that every door reads the same text the same way.
 //
@@ -44,6 +48,7 @@ type fieldJSON struct {
 	Quantization   *string `json:"quantization"`
 	Multivector    *string `json:"multivector"`
 	Memory         *string `json:"memory"`
+	Rescore        *bool   `json:"rescore"`
 }
 
 // ParseVectorField reads the JSON spec of the field named name (the value
@@ -90,6 +95,12 @@ func ParseVectorField(name string, raw []byte) (VectorField, error) {
 			return VectorField{}, fmt.Errorf("vector field %q: %w", name, err)
 		}
 		f.Memory = mem
+	}
+	if s.Rescore != nil {
+		if f.Quantization != hnsw.QuantSQ8 {
+			return VectorField{}, fmt.Errorf("%w: vector field %q: \"rescore\" needs quantization \"sq8\" (a float field is searched on its floats)", ErrInvalid, name)
+		}
+		f.CodesOnly = !*s.Rescore
 	}
 	return f.withDefaults()
 }

@@ -203,12 +203,13 @@ func sortScored(s []scoredPoint) {
 }
 
 // codeDistance returns the distance of query to a float row as a
-// quantized graph computes it (code to code), or nil for a float graph
-// (or one not trained yet): so that a row ranks the same in the tail as
-// once it is built.
+// quantized codes-only graph computes it (code to code), or nil for a
+// graph that answers float distances (a float one, an SQ8 one that
+// re-scores with its floats, one not trained yet): so that a row ranks
+// the same in the tail as once it is built.
 func (f *vectorField) codeDistance(query []float32) func([]float32) float32 {
 	q := f.index.Quantizer()
-	if q == nil {
+	if q == nil || f.rescores() {
 		return nil
 	}
 	qcode, row := make([]uint8, len(query)), make([]uint8, len(query))
@@ -220,10 +221,10 @@ func (f *vectorField) codeDistance(query []float32) func([]float32) float32 {
 }
 
 // asStored returns the tail's float row as the graph would return it: its
-// SQ8 reconstruction for a quantized field (once trained), else itself.
+// SQ8 reconstruction for a codes-only field (once trained), else itself.
 func (f *vectorField) asStored(vec, out []float32) {
 	q := f.index.Quantizer()
-	if q == nil {
+	if q == nil || f.rescores() {
 		copy(out, vec)
 		return
 	}

@@ -31,3 +31,8 @@ func unmap(m []byte) error { return unix.Munmap(m) }
 // page cache (or the file) on the next access. It is advice, so its error
 // is ignored.
 func dontNeed(m []byte) { _ = unix.Madvise(m, unix.MADV_DONTNEED) }
+
+// randomAccess turns the kernel's readahead off for the mapping
+// (MADV_RANDOM): a fault reads its page alone. Advice: its error is
+// ignored.
+func randomAccess(m []byte) { _ = unix.Madvise(m, unix.MADV_RANDOM) }

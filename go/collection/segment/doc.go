@@ -222,10 +222,14 @@
 //   - A merge holds its sources and the new graph in memory while it
 //     builds (above, "Memory while merging"); a merge of the whole
 //     collection peaks near twice its resident size.
-//   - An SQ8 field keeps no float vectors, so memory="mmap" maps nothing
-//     of it: its codes and graph are resident either way. Mapping floats
-//     for re-ranking (hnsw Config.Rerank) would change its answers and
-//     the tail's ranking; it is not done.
+//   - An SQ8 field re-scores with float vectors (hnsw Config.Rerank) by
+//     default, so memory="mmap" maps them and only the codes and graph
+//     are resident; a codes-only field (collection.VectorField.CodesOnly,
+//     every SQ8 field before rescoring) maps nothing. Codes (0.25 of the
+//     float bytes) and graph (about 0.08 at M 16) alone are 0.33: the
+//     issue's 0.35 leaves 0.02 for ids, documents and the runtime, which
+//     take more (collection, memory.go; bench_collection_memory.py).
+//     A query cannot turn rescoring off (only the field can).
 //   - Sealing happens at checkpoints (every Tuning.CheckpointBytes of
 //     log), not at a row count of its own.
 //   - A segment file damaged when both kept snapshots name it has no
@@ -241,7 +245,8 @@
 // memory copy (removing first the keys deleted since the file was
 // written; a merge's sources are left alone). The tail and the active
 // graph stay in memory: both are bounded. Links, ids, flags and SQ8 codes
-// are read into memory as before; only the floats are mapped.
+// are read into memory as before; only the floats are mapped (of an SQ8
+// field too, whose segments keep them for rescoring).
 //
 // Mapped pages are clean page cache: under memory pressure the kernel
 // drops them and a query that needs one reads it from the file again (a

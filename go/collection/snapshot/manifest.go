@@ -118,6 +118,11 @@ type VectorField struct {
 	// memory-mapped, absent for "ram" (every manifest before it); a
 	// build that predates it refuses the manifest (unknown field).
 	Memory string `json:"memory,omitempty"`
+	// Rescore is true for an SQ8 field whose segments keep float vectors
+	// beside the codes (hnsw Config.Rerank), absent otherwise (every SQ8
+	// field before it: codes only); a build that predates it refuses the
+	// manifest (unknown field).
+	Rescore bool `json:"rescore,omitempty"`
 	// IndexFile (format 3) is the field's HNSW index, one of Files.
 	IndexFile string `json:"index_file,omitempty"`
 	// Segments (format 4) are the field's sealed graph segments, oldest

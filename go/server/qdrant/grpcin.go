@@ -465,6 +465,9 @@ func paramsJSON(p *pb.SearchParams) *searchParams {
 		ef := int(min(p.GetHnswEf(), math.MaxInt32))
 		out.HnswEf = &ef
 	}
+	if q := p.GetQuantization(); q != nil {
+		out.Quantization = quantizationParamsJSON(q.Ignore, q.Rescore, q.Oversampling)
+	}
 	return out
 }
 

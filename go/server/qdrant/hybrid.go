@@ -302,9 +302,11 @@ func (h *Handler) searchLevel(c *collection.Collection, n *queryNode, q *vectorQ
 	} else {
 		sub.Vector = q.rows
 		if p := n.Params; p != nil {
-			if p.HnswEf != nil {
-				sub.Ef = max(*p.HnswEf, limit)
+			ef, err := p.efFor(limit)
+			if err != nil {
+				return nil, err
 			}
+			sub.Ef = ef
 			if p.Exact {
 				sub.Ef = min(max(c.Len()+1, limit), limits.MaxEf)
 			}

@@ -149,11 +149,11 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		}
 	}
 	k := limit + offset
-	ef := 0
+	ef, err := req.Params.efFor(k)
+	if err != nil {
+		return nil, err
+	}
 	if req.Params != nil {
-		if req.Params.HnswEf != nil {
-			ef = max(*req.Params.HnswEf, k)
-		}
 		if req.Params.Exact {
 			ef = max(c.Len()+1, k)
 			q.exact = true
