@@ -372,6 +372,54 @@ def tail_section(runs: list) -> str:
         table(["time", "commits (before / after)", "measure", "before", "after", "file"], rows)])
 
 
+def ack_section(runs: list) -> str:
+    """The durable write path's ack (bench_ack.py): Go A/B medians and the Python C ABI path."""
+    go = [r for r in runs if r[2].get("mode") == "go"]
+    py = [r for r in runs if r[2].get("mode") == "python"]
+    parts = ["## The durable write path's ack (`bench_ack.py`, issue 24)", "",
+             "fsync=\"always\", 512-d. CPU time per row counts every thread of the process "
+             "(user + system: an fsync's kernel time included); at this machine's load it is the "
+             "figure to compare, with fsyncs per ack, not the wall rate. `build=off` stops the "
+             "background graph builder (the ack path alone), `build=on` is the collection as "
+             "used. Issue 24's targets: >= 50,000 vectors/s in batches of 1,000; 8 writers >= 5x "
+             "one and >= 20,000 rows/s; p50 <= 0.5 ms.", ""]
+    if go:
+        name, path, r = go[-1]
+        med, ratio = r["medians"], r["after_over_before"]
+        rows = []
+        for bench in sorted(med["after"]):
+            for unit in sorted(u for u in med["after"][bench] if u != "ns/op"):
+                b = med["before"].get(bench, {}).get(unit)
+                rows.append([f"`{bench}`", unit, fmt(b, 3 if b is not None and b < 10 else 0),
+                             fmt(med["after"][bench][unit],
+                                 3 if med["after"][bench][unit] < 10 else 0),
+                             fmt(ratio.get(bench, {}).get(unit), 2)])
+        loads = [x for rd in r["rounds"] for x in (rd["load_before"][0], rd["load_after"][0])]
+        parts += [f"Go benchmarks, `{r['commits']['before']}` (before) / "
+                  f"`{r['commits']['after']}` (after), {len({rd['round'] for rd in r['rounds']})} "
+                  f"alternating rounds, medians; load average {min(loads):.0f}-{max(loads):.0f} "
+                  f"(`{path.name}`):", "",
+                  table(["benchmark", "unit", "before", "after", "after / before"], rows), ""]
+    if py:
+        rows = []
+        for name, path, r in py:
+            who = r.get("wheel_commit") or name.commit
+            for key, label in [("batch_1000", "batches of 1,000, 1 thread"),
+                               ("single_1thread", "single rows, 1 thread"),
+                               ("single_8threads", "single rows, 8 threads")]:
+                m = r[key]
+                rows.append([when(name), f"`{who}`", label, fmt(m["rows_per_s"]),
+                             fmt(m["cpu_us_per_row"]), fmt(m["fsyncs_per_ack"], 3),
+                             fmt(m.get("p50_ms"), 2),
+                             f"{r['load_average_start'][0]:.0f}-{r['load_average_end'][0]:.0f}",
+                             f"`{path.name}`"])
+        parts += ["`Collection.upsert` from Python threads through the C ABI (the installed "
+                  "wheel, built from the commit shown):", "",
+                  table(["time", "wheel", "run", "rows/s", "CPU us/row", "fsyncs/ack",
+                         "p50 ms", "load", "file"], rows)]
+    return "\n".join(parts)
+
+
 def ab_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -965,6 +1013,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("vectordbbench", vectordbbench_section),
     ("ray", ray_section), ("langchain", langchain_section),
     ("llamaindex", llamaindex_section), ("tail", tail_section),
+    ("ack", ack_section),
     ("segments", segments_section),
     ("ab", ab_section),
     ("segquery", segquery_section),

@@ -2,6 +2,7 @@ package collection
 
 import (
 	"fmt"
+	"runtime"
 )
 
 // The builder: moving the tails' rows into the fields' graphs.
@@ -35,7 +36,7 @@ func (c *Collection) buildLoop() {
 			if c.failed() != nil {
 				break
 			}
-			n, err := c.buildStep(f)
+			n, err := c.buildStep(f, c.builderThreads())
 			if err != nil {
 				c.fail(fmt.Errorf("build vector field %q: %w", f.Name, err))
 				break
@@ -59,6 +60,21 @@ func (c *Collection) buildLoop() {
 	}
 }
 
+// builderThreads is how many goroutines the background builder's Add
+// runs on: Tuning.Threads if set, else half the cores (at least one), as
+// a background merge takes. With every core, the ack path's goroutines
+// (logger, applier, the woken writers) and the queries queued behind the
+// builder's until the scheduler preempted it (every 10 ms): single-row
+// upserts from 8 writers waited 4.5 ms at the median with the builder
+// running against 0.8 ms without it. A checkpoint's drain, which writers
+// wait for anyway, uses every core (drainLocked).
+func (c *Collection) builderThreads() int {
+	if c.tuning.Threads > 0 {
+		return c.tuning.Threads
+	}
+	return max(1, runtime.NumCPU()/2)
+}
+
 // kickBuilder tells the builder rows are waiting.
 func (c *Collection) kickBuilder() {
 	select {
@@ -69,7 +85,7 @@ func (c *Collection) kickBuilder() {
 
 // buildStep moves the next batch of f's tail into its index and returns
 // how many rows it moved.
-func (c *Collection) buildStep(f *vectorField) (int, error) {
+func (c *Collection) buildStep(f *vectorField, threads int) (int, error) {
 	f.buildMu.Lock()
 	defer f.buildMu.Unlock()
 	b := f.tail.Next(buildBatch)
@@ -77,7 +93,7 @@ func (c *Collection) buildStep(f *vectorField) (int, error) {
 		return 0, nil
 	}
 	if len(b.Keys) > 0 {
-		if err := f.index.Add(b.Vectors, b.Keys, c.tuning.Threads); err != nil {
+		if err := f.index.Add(b.Vectors, b.Keys, threads); err != nil {
 			return 0, err
 		}
 	}
@@ -95,7 +111,7 @@ func (c *Collection) buildStep(f *vectorField) (int, error) {
 func (c *Collection) drainLocked() error {
 	for _, f := range c.fields.Load().fields {
 		for f.tail.Len() > 0 {
-			if _, err := c.buildStep(f); err != nil {
+			if _, err := c.buildStep(f, c.tuning.Threads); err != nil {
 				return fmt.Errorf("build vector field %q: %w", f.Name, err)
 			}
 		}

@@ -2,6 +2,7 @@ package collection
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/strata-db/strata/go/collection/meta"
@@ -100,7 +101,28 @@ func (c *Collection) commitLoop() {
 			}
 		}
 		c.logAndHandOff(group)
+		if size < smallGroupBytes {
+			c.regroup(group)
+		}
 	}
+}
+
+// smallGroupBytes is the size below which a group's apply is short next
+// to an fsync, so that the logger gains more by waiting for its writers
+// to come back than by overlapping the next fsync with its apply.
+const smallGroupBytes = 256 << 10
+
+// regroup waits until the group's writers have been woken and lets them
+// run before the logger takes the next group. Without it, the writers of
+// the group being applied missed the next group and formed the one after:
+// N writers of single rows split into two alternating groups of N/2, two
+// fsyncs per round (measured 0.25 fsyncs per ack with 8 writers), and on
+// this kind of virtual disk an fsync costs more CPU (120-150 us of kernel
+// time) than everything else a single-row ack does together. A group of
+// large batches skips it: their apply is long and worth overlapping.
+func (c *Collection) regroup(group []*request) {
+	<-group[len(group)-1].done // finish closes them in order
+	runtime.Gosched()
 }
 
 func (c *Collection) logAndHandOff(group []*request) {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/strata-db/strata/go/collection/sparse"
+	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/limits"
 )
 
@@ -81,9 +82,7 @@ func (r *record) appendFields(b []byte) []byte {
 		for _, x := range f.indices {
 			b = le.AppendUint32(b, x)
 		}
-		for _, v := range f.vectors {
-			b = le.AppendUint32(b, math.Float32bits(v))
-		}
+		b = appendFloats(b, f.vectors)
 	}
 	return b
 }
@@ -170,10 +169,7 @@ func (r *record) decodeFields(p []byte) ([]byte, error) {
 			return nil, fmt.Errorf("field %q: %d vectors of dimension %d in %d bytes", f.name, rows, dim, len(p))
 		}
 		f.vectors = make([]float32, rows*dim)
-		for j := range f.vectors {
-			f.vectors[j] = math.Float32frombits(le.Uint32(p[4*j:]))
-		}
-		p = p[4*rows*dim:]
+		p = p[copy(indexfile.BytesOf(f.vectors), p):]
 	}
 	return p, nil
 }

@@ -26,12 +26,21 @@ type Tail struct {
 	mu sync.RWMutex
 
 	// Row r (absolute, counted since the tail was made) is at r-base.
-	base    int64
-	keys    []uint64
-	tomb    []bool
-	prev    []int64   // the key's previous row in the tail, or -1
-	next    []int64   // the row that superseded it, or 0 (atomic)
-	vectors []float32 // dim floats per row, zeros for a tombstone
+	base int64
+	keys []uint64
+	tomb []bool
+	prev []int64 // the key's previous row in the tail, or -1
+	next []int64 // the row that superseded it, or 0 (atomic)
+	// vectors holds dim floats per row (zeros for a tombstone) in chunks
+	// of chunkRows rows: chunks[c] holds the rows from
+	// (firstChunk+c)·chunkRows on. Rows are never moved once written, so
+	// an append copies each vector once (one growing slice recopied the
+	// whole tail at every growth: most of an ingest's CPU), and Advance
+	// drops whole chunks and keeps them for reuse (spare), so a steady
+	// ingest allocates, zeroes and faults in no new memory.
+	vectors   tailVectors
+	chunkRows int64
+	spare     [][]float32
 
 	n     atomic.Int64 // rows published
 	built atomic.Int64 // rows the graph reflects
@@ -55,7 +64,7 @@ type entry struct {
 // NewTail makes an empty tail of rows of dim floats; vectors are compared
 // under m (normalised on Append for cosine, as the graph stores them).
 func NewTail(dim int, m metric.Metric) *Tail {
-	t := &Tail{dim: dim, metric: m, last: map[uint64]entry{}}
+	t := &Tail{dim: dim, metric: m, last: map[uint64]entry{}, chunkRows: chunkRowsFor(dim)}
 	t.cond = sync.NewCond(&t.mu)
 	return t
 }
@@ -102,12 +111,13 @@ func (t *Tail) append(keys []uint64, vectors []float32, inGraph func(uint64) boo
 		t.keys = append(t.keys, k)
 		t.tomb = append(t.tomb, vectors == nil)
 		t.next = append(t.next, 0)
+		dst := t.grow(r)
 		if vectors == nil {
-			t.vectors = append(t.vectors, make([]float32, dim)...)
+			clear(dst)
 		} else {
-			t.vectors = append(t.vectors, vectors[i*dim:(i+1)*dim]...)
+			copy(dst, vectors[i*dim:(i+1)*dim])
 			if t.metric.NeedsNormalize() {
-				metric.Normalize(t.vectors[len(t.vectors)-dim:])
+				metric.Normalize(dst)
 			}
 		}
 		e, ok := t.last[k]
@@ -169,7 +179,7 @@ type View struct {
 	keys     []uint64
 	tomb     []bool
 	next     []int64
-	vectors  []float32
+	vectors  tailVectors
 	extra    int
 }
 
@@ -249,17 +259,15 @@ func (v *View) Lookup(key uint64) (vector []float32, found bool) {
 	if v.tomb[i] {
 		return nil, true
 	}
-	return v.vectors[i*int64(v.t.dim) : (i+1)*int64(v.t.dim)], true
+	return v.vectors.row(r), true
 }
 
 // Rows calls fn with each live row of the view, in order: its key and
 // vector (valid until Close).
 func (v *View) Rows(fn func(key uint64, vector []float32)) {
-	dim := int64(v.t.dim)
 	for r := v.built; r < v.n; r++ {
 		if v.live(r) {
-			i := r - v.base
-			fn(v.keys[i], v.vectors[i*dim:(i+1)*dim])
+			fn(v.keys[r-v.base], v.vectors.row(r))
 		}
 	}
 }
@@ -279,7 +287,6 @@ type Hit struct {
 func (v *View) Scan(query []float32, k int, allow func(uint64) bool, dist func([]float32) float32, out []Hit) []Hit {
 	out = out[:0]
 	worst := float32(math.Inf(1))
-	dim := int64(v.t.dim)
 	m := v.t.metric
 	for r := v.built; r < v.n; r++ {
 		i := r - v.base
@@ -288,9 +295,9 @@ func (v *View) Scan(query []float32, k int, allow func(uint64) bool, dist func([
 		}
 		var d float32
 		if dist != nil {
-			d = dist(v.vectors[i*dim : (i+1)*dim])
+			d = dist(v.vectors.row(r))
 		} else {
-			d = m.Distance(query, v.vectors[i*dim:(i+1)*dim])
+			d = m.Distance(query, v.vectors.row(r))
 		}
 		if len(out) == k && d >= worst {
 			continue
@@ -334,7 +341,6 @@ func (t *Tail) Next(max int) Batch {
 	to := min(n, from+int64(max))
 	batch := Batch{From: from, To: to}
 	pos := map[uint64]int{} // key -> its position in Keys, or -1-position in Removed
-	dim := int64(t.dim)
 	for r := from; r < to; r++ {
 		i := r - t.base
 		k := t.keys[i]
@@ -344,7 +350,7 @@ func (t *Tail) Next(max int) Batch {
 		} else {
 			pos[k] = len(batch.Keys)
 			batch.Keys = append(batch.Keys, k)
-			batch.Vectors = append(batch.Vectors, t.vectors[i*dim:(i+1)*dim]...)
+			batch.Vectors = append(batch.Vectors, t.vectors.row(r)...)
 		}
 	}
 	if len(pos) < int(to-from) { // some key came twice: drop the superseded
@@ -387,17 +393,28 @@ func (t *Tail) Advance(b Batch) {
 	// Drop the built rows once they are most of the arrays (each row is
 	// copied about once).
 	if drop := b.To - t.base; drop >= 1024 && drop*2 >= int64(len(t.keys)) {
-		dim := int64(t.dim)
 		t.keys = slices.Clone(t.keys[drop:])
 		t.tomb = slices.Clone(t.tomb[drop:])
 		t.prev = slices.Clone(t.prev[drop:])
 		t.next = slices.Clone(t.next[drop:])
-		t.vectors = slices.Clone(t.vectors[drop*dim:])
 		t.base = b.To
 		for i, p := range t.prev {
 			if p < t.base {
 				t.prev[i] = -1
 			}
+		}
+	}
+	// No view is open (view is held exclusively), and what readers were
+	// given of a row is valid only until their view's Close: the chunks
+	// wholly below b.To can be reused.
+	if drop := b.To/t.chunkRows - t.vectors.first; drop > 0 {
+		t.spare = append(t.spare, t.vectors.chunks[:drop]...)
+		t.vectors.chunks = slices.Clone(t.vectors.chunks[drop:])
+		t.vectors.first += drop
+		// Keep what the tail's bound needs again, not a past burst's.
+		if keep := 2 + int(t.Len())/int(t.chunkRows); len(t.spare) > keep {
+			clear(t.spare[keep:])
+			t.spare = t.spare[:keep]
 		}
 	}
 	t.cond.Broadcast()
