@@ -146,6 +146,8 @@ func (g *Graphs) Train(sample []float32) error {
 // Add inserts keys (unique) into the active graph, first removing them
 // from the sealed segments that hold them, so that each key stays in one
 // segment. Readers hide the keys meanwhile (a tail view holds their rows).
+// The vectors are the tail's (normalised for cosine): they are stored as
+// they are, so a key reads the same bits before and after its build.
 func (g *Graphs) Add(vectors []float32, keys []uint64, threads int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -153,7 +155,7 @@ func (g *Graphs) Add(vectors []float32, keys []uint64, threads int) error {
 	if err := removeSealed(st, keys); err != nil {
 		return err
 	}
-	return st.active.Add(vectors, keys, nil, threads)
+	return st.active.AddStored(vectors, keys, threads)
 }
 
 // removeSealed removes keys from the sealed segments holding them and
