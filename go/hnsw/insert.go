@@ -106,6 +106,9 @@ func (x *Index) add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 		g.place(node, levels[i])
 	}
 	g.count = first + n
+	if x.build.addPlaced != nil {
+		x.build.addPlaced()
+	}
 
 	x.link(g, first, n, threads, func(i int) {
 		if old := replaced[i]; old >= 0 {
