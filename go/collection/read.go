@@ -370,7 +370,10 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 	}
 	exp := c.expiredNow()
 	if f == nil || f.MatchesAll() {
-		return c.meta.Len() - len(exp.keys), nil // every expired key holds a point
+		// Of the keys expired at the clock reading, those the reaper has
+		// deleted since are gone from meta too: subtract only those it
+		// still holds, looked up with its count in one read.
+		return c.meta.LenWithout(exp.keys), nil
 	}
 	bound, err := c.bindVectors(c.resolve(f))
 	if err != nil {
@@ -386,7 +389,7 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 // TextFields it describes the collection and answers after Close too (as
 // it was at Close); the methods that read or write entries fail with
 // ErrClosed then.
-func (c *Collection) Len() int { return c.meta.Len() - len(c.expiredNow().keys) }
+func (c *Collection) Len() int { return c.meta.LenWithout(c.expiredNow().keys) }
 
 // ScanIDs returns up to limit ids matching f (nil: all; limit 0: no
 // limit) in scan order (integers ascending, then strings in byte order),
