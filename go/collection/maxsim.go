@@ -110,10 +110,12 @@ func maxSimDistance(m metric.Metric, queries []float32, nq int, rows []float32, 
 }
 
 // searchMulti answers one multivector query (nq rows of f.Dim floats) with
-// the k nearest points by MAX_SIM among those allow lets through (nil:
-// all), into outIDs and outDists (k each, padded with -1 and +Inf).
-func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, threads int,
+// the k nearest points by MAX_SIM among those sc admits (readScope: the
+// graph is told to deny the expired points' vectors), into outIDs and
+// outDists (k each, padded with -1 and +Inf).
+func (f *vectorField) searchMulti(query []float32, k, ef int, sc readScope, threads int,
 	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
+	allow := sc.allow
 	dim := f.Dim
 	nq := len(query) / dim
 	s := maxSimPool.Get().(*maxSimScratch)
@@ -134,7 +136,9 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 		f.multi.mu.RLock()
 		if allow == nil {
 			for p := range f.multi.labels {
-				s.points = append(s.points, p)
+				if !sc.expired.has(p) {
+					s.points = append(s.points, p)
+				}
 			}
 		} else {
 			for _, p := range allow {
@@ -147,8 +151,11 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 		stats.Allowed = len(s.points)
 	} else {
 		var filter *hnsw.Filter
-		if allow != nil {
+		switch {
+		case allow != nil:
 			filter = &hnsw.Filter{Allow: f.multi.labelsOf(allow)}
+		case !sc.expired.empty():
+			filter = &hnsw.Filter{Deny: f.multi.labelsOf(sc.expired.keys)}
 		}
 		per := multiCandidates(k, ef)
 		s.ids = slices.Grow(s.ids[:0], nq*per)[:nq*per]
@@ -172,7 +179,7 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 		if v.Len() > 0 {
 			allowed := allowFunc(allow)
 			v.Rows(func(l uint64, _ []float32) {
-				if p, ok := f.multi.point[l]; ok && (allowed == nil || allowed(p)) {
+				if p, ok := f.multi.point[l]; ok && (allowed == nil || allowed(p)) && !sc.expired.has(p) {
 					s.points = append(s.points, p)
 				}
 			})
