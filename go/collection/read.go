@@ -149,8 +149,8 @@ func (c *Collection) queriedField(name string, multi bool) (*vectorField, error)
 //
 // It is the one way reads hide expired points (expiry.go), the dense
 // search's: an index is asked for as many more results as expired holds
-// and they are dropped (searchDense makes up for the tail's hidden rows
-// so too); past maxHiddenExtra of them, an index that takes an allow
+// and they are dropped (vectorField.search makes up for the tail's
+// hidden rows so too); past maxHiddenExtra of them, an index that takes an allow
 // list gets the list of the points not expired instead (indexAllow) and
 // the dense search a deny list. So a read of a collection with a few
 // points waiting for the reaper costs no list of every point.
