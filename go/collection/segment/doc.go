@@ -89,7 +89,9 @@
 //     per-segment top k by distance. Its stats sum the distance
 //     computations and Allowed; its plan is the graph's if any segment
 //     took its graph. One segment with keys: the search is that graph's,
-//     unchanged.
+//     unchanged. Graphs.Changes (Add and Remove counted on entry and
+//     exit) tells a reader whether any key came or went while it read,
+//     so that it may correct the segments' counts by the tail's keys.
 //
 // # Merging
 //
