@@ -229,6 +229,6 @@ def test_full_snapshot_calls_round_trip(client, server):
         assert entries == sorted(entries) and f"{name}.snapshot" in entries
         archive = tar.extractfile(f"{name}.snapshot").read()
     assert _upload(server, f"{name}_back", archive).result is True
-    assert _same(_state(client, f"{name}_back"), want)
+    assert _state(client, f"{name}_back") == want
     client.delete_full_snapshot(desc.name, wait=True)
     assert {s.name for s in client.list_full_snapshots()} == before
