@@ -47,6 +47,9 @@ type Collection struct {
 	expiry *expiryTable // expiry times of expiring points (expiry.go)
 	text   textIndexes  // full-text indexes over metadata fields (text.go)
 
+	// hooks are set by tests before they write (zero: none).
+	hooks testHooks
+
 	// The write pipeline: callers queue requests, one committer goroutine
 	// logs them in groups and applies them in sequence order.
 	requests chan *request

@@ -266,10 +266,19 @@ func (c *Collection) applyOne(w *pendingWrite) error {
 	n := 0
 	switch w.rec.op {
 	case opDelete:
+		keys := c.keysOf(w.rec.ids)
+		// A point expired and not reaped yet is gone for every read: the
+		// caller's count leaves it out, as a missing id. Only the count
+		// reads the clock; the apply is the same live and in replay.
+		gone := 0
+		if w.req != nil {
+			gone = c.expiry.countExpired(keys, c.now())
+		}
 		var err error
-		if n, err = c.deleteKeys(c.keysOf(w.rec.ids)); err != nil {
+		if n, err = c.deleteKeys(keys); err != nil {
 			return err
 		}
+		n -= gone
 	case opExpire:
 		// The reaper's delete: only the ids whose expiry is still the one
 		// it saw (not upserted again since), live and in replay alike.
@@ -319,6 +328,9 @@ func (c *Collection) deleteKeys(keys []uint64) (int, error) {
 	c.deleteText(keys)
 	if err := c.fields.Load().dropPoints(keys, nil); err != nil {
 		return 0, err
+	}
+	if h := c.hooks.docsDeleted; h != nil {
+		h()
 	}
 	c.expiry.clear(keys)
 	// A deleted string's mapping goes with its point.

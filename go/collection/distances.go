@@ -49,14 +49,15 @@ func (c *Collection) DistancesTo(field string, examples []float32, counts []int,
 			metric.Normalize(queries[i*vf.Dim : (i+1)*vf.Dim])
 		}
 	}
-	allow, err := c.allowed(f, among)
+	sc, err := c.scope(f, among)
 	if err != nil {
 		return nil, nil, err
 	}
 	keys := vf.points()
-	if allow != nil {
-		keys = intersectSorted(keys, allow)
+	if sc.allow != nil {
+		keys = intersectSorted(keys, sc.allow)
 	}
+	keys = sc.expired.without(keys)
 	// points took and let go of its own view: a second read lock held
 	// across it could deadlock behind a waiting writer.
 	view := vf.tail.Read() // a point's newest vector may be in the tail

@@ -146,8 +146,10 @@
 // the expiry (> 0) each had when the reaper saw it expired; it deletes
 // the ids whose expiry is still exactly that one, so that an upsert
 // logged between the reaper's look and its record survives, live and in
-// replay alike. No record's apply reads the clock: the expiry table
-// after replay is a function of the log alone. Reads compare expiry
+// replay alike. No record's apply reads the clock for what it changes:
+// the expiry table after replay is a function of the log alone (a live
+// delete reads it for the count it returns, which leaves out the points
+// expired and not reaped yet: gone already, as missing ids). Reads compare expiry
 // times with one reading of Tuning.Clock per call and hide every point
 // expired by then (expiry.go); the snapshot keeps the table in
 // expiry.idx (package snapshot).

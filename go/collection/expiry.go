@@ -227,6 +227,32 @@ func (t *expiryTable) due(now int64, limit int) ([]uint64, []int64) {
 	return keys, ats
 }
 
+// countExpired is how many distinct keys of keys are expired at now.
+func (t *expiryTable) countExpired(keys []uint64, now int64) int {
+	if t.earliest.Load() > now {
+		return 0
+	}
+	t.mu.RLock()
+	var expired []uint64
+	for _, k := range keys {
+		if at := t.at[k]; at != 0 && at <= now {
+			expired = append(expired, k)
+		}
+	}
+	t.mu.RUnlock()
+	slices.Sort(expired)
+	return len(slices.Compact(expired))
+}
+
+// testHooks are points in the write path where a test can run code, to
+// read the collection at exactly that moment. The zero value is
+// production behaviour; tests set them before writing.
+type testHooks struct {
+	// docsDeleted runs in the applier after a delete has removed the
+	// documents and before the expiry table drops the keys.
+	docsDeleted func()
+}
+
 // expiredSet is the keys a read treats as absent: those expired at the
 // clock reading the read took.
 type expiredSet struct{ keys []uint64 }

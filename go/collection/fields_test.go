@@ -738,7 +738,7 @@ func TestMaxSimAllocatesNothingPerCandidate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items: allocations are not the code's")
 	}
-	const n, dim = 400, 8
+	const n, dim = 2000, 8 // 6,000 vectors: past exactMaxSimRows, so the graph gives the candidates
 	c, err := Create(t.TempDir(), Options{Vectors: []VectorField{{Name: "m", Dim: dim, Metric: metric.IP, Multivector: MaxSim}}, Seed: 1},
 		Tuning{CheckpointBytes: -1})
 	if err != nil {

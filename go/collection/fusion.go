@@ -211,13 +211,13 @@ func (c *Collection) searchText(q SubQuery, f *meta.Filter, among []ID) ([]Score
 	if err != nil {
 		return nil, err
 	}
-	allow, err := c.allowed(f, among)
+	sc, err := c.scope(f, among)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := index.Search(q.Text, q.Limit, q.BM25, allow)
+	hits, err := c.searchTextIndex(index, q.Text, q.Limit, q.BM25, sc)
 	if err != nil {
-		return nil, fmt.Errorf("collection: %w", err)
+		return nil, err
 	}
 	out := make([]Scored, 0, len(hits))
 	for _, h := range hits {

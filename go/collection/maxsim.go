@@ -33,12 +33,47 @@ import (
 //
 // Candidates come from the field's index over the individual vectors:
 // each query vector finds its multiCandidates(k, ef) nearest vectors (at
-// the search's ef), whose points are then re-scored exactly over all of
-// their vectors. Recall is measured against the exact MAX_SIM over every
-// point (TestMultivectorRecallAgainstExactMaxSim).
+// the search's ef: the query's, or max(k, 64)), whose points are then
+// re-scored exactly over all of their vectors. Recall is measured
+// against the exact MAX_SIM over every point
+// (TestMultivectorRecallAgainstExactMaxSim, which logs it per ef).
+//
+// A query scores every allowed point exactly instead (PlanExact) when
+// they hold at most exactMaxSimRows vectors, or when ef is at least the
+// allowed point count: the doors' exact flag asks so (ef = the point
+// count + 1), and as a graph budget that is no bound at all, since it
+// counts points where the graph holds vectors, yet misses points whose
+// vectors all lie beyond that many nearest.
+
+// exactMaxSimRows is how many vectors a query scores exactly rather than
+// search the graph: nq distances each, about what nq graph searches at
+// the default ef cost (one to three thousand distances each at M = 16),
+// and exact.
+const exactMaxSimRows = 4096
 
 // multiCandidates is how many nearest vectors each query vector fetches.
 func multiCandidates(k, ef int) int { return max(k, ef) }
+
+// multiExact reports whether a query at ef scores every point allow lets
+// through (nil: all) exactly (the package doc above).
+func (f *vectorField) multiExact(allow []uint64, ef int) bool {
+	m := f.multi
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if allow == nil {
+		return ef >= len(m.labels) || len(m.point) <= exactMaxSimRows
+	}
+	if ef >= len(allow) {
+		return true
+	}
+	rows := 0
+	for _, p := range allow {
+		if rows += len(m.labels[p]); rows > exactMaxSimRows {
+			return false
+		}
+	}
+	return true
+}
 
 // maxSimScratch is one query's reusable buffers.
 type maxSimScratch struct {
@@ -75,10 +110,12 @@ func maxSimDistance(m metric.Metric, queries []float32, nq int, rows []float32, 
 }
 
 // searchMulti answers one multivector query (nq rows of f.Dim floats) with
-// the k nearest points by MAX_SIM among those allow lets through (nil:
-// all), into outIDs and outDists (k each, padded with -1 and +Inf).
-func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, threads int,
+// the k nearest points by MAX_SIM among those sc admits (readScope: the
+// graph is told to deny the expired points' vectors), into outIDs and
+// outDists (k each, padded with -1 and +Inf).
+func (f *vectorField) searchMulti(query []float32, k, ef int, sc readScope, threads int,
 	outIDs []int64, outDists []float32) (hnsw.SearchStats, error) {
+	allow := sc.allow
 	dim := f.Dim
 	nq := len(query) / dim
 	s := maxSimPool.Get().(*maxSimScratch)
@@ -91,39 +128,64 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, allow []uint64, th
 	}
 	v := f.tail.Read()
 	defer v.Close()
-	var filter *hnsw.Filter
-	if allow != nil {
-		filter = &hnsw.Filter{Allow: f.multi.labelsOf(allow)}
-	}
-	per := multiCandidates(k, ef)
-	s.ids = slices.Grow(s.ids[:0], nq*per)[:nq*per]
-	s.dists = slices.Grow(s.dists[:0], nq*per)[:nq*per]
-	stats, err := f.index.SearchFiltered(s.queries, per, max(ef, per), threads, filter, s.ids, s.dists)
-	if err != nil {
-		return stats, err
-	}
-	// The candidate points, each once.
+	var stats hnsw.SearchStats
 	s.points = s.points[:0]
-	f.multi.mu.RLock()
-	for _, l := range s.ids {
-		if l < 0 {
-			continue
+	if f.multiExact(allow, ef) {
+		// Every allowed point is a candidate.
+		stats.Plan, stats.EfSearch = hnsw.PlanExact, ef
+		f.multi.mu.RLock()
+		if allow == nil {
+			for p := range f.multi.labels {
+				if !sc.expired.has(p) {
+					s.points = append(s.points, p)
+				}
+			}
+		} else {
+			for _, p := range allow {
+				if _, ok := f.multi.labels[p]; ok {
+					s.points = append(s.points, p)
+				}
+			}
 		}
-		if p, ok := f.multi.point[uint64(l)]; ok {
-			s.points = append(s.points, p)
+		f.multi.mu.RUnlock()
+		stats.Allowed = len(s.points)
+	} else {
+		var filter *hnsw.Filter
+		switch {
+		case allow != nil:
+			filter = &hnsw.Filter{Allow: f.multi.labelsOf(allow)}
+		case !sc.expired.empty():
+			filter = &hnsw.Filter{Deny: f.multi.labelsOf(sc.expired.keys)}
 		}
-	}
-	// Every point with a vector in the tail is a candidate: the tail is
-	// searched exactly.
-	if v.Len() > 0 {
-		allowed := allowFunc(allow)
-		v.Rows(func(l uint64, _ []float32) {
-			if p, ok := f.multi.point[l]; ok && (allowed == nil || allowed(p)) {
+		per := multiCandidates(k, ef)
+		s.ids = slices.Grow(s.ids[:0], nq*per)[:nq*per]
+		s.dists = slices.Grow(s.dists[:0], nq*per)[:nq*per]
+		var err error
+		if stats, err = f.index.SearchFiltered(s.queries, per, max(ef, per), threads, filter, s.ids, s.dists); err != nil {
+			return stats, err
+		}
+		// The candidate points, each once.
+		f.multi.mu.RLock()
+		for _, l := range s.ids {
+			if l < 0 {
+				continue
+			}
+			if p, ok := f.multi.point[uint64(l)]; ok {
 				s.points = append(s.points, p)
 			}
-		})
+		}
+		// Every point with a vector in the tail is a candidate: the tail is
+		// searched exactly.
+		if v.Len() > 0 {
+			allowed := allowFunc(allow)
+			v.Rows(func(l uint64, _ []float32) {
+				if p, ok := f.multi.point[l]; ok && (allowed == nil || allowed(p)) && !sc.expired.has(p) {
+					s.points = append(s.points, p)
+				}
+			})
+		}
+		f.multi.mu.RUnlock()
 	}
-	f.multi.mu.RUnlock()
 	slices.Sort(s.points)
 	s.points = slices.Compact(s.points)
 	s.scored = s.scored[:0]

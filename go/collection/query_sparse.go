@@ -39,16 +39,23 @@ func (c *Collection) QuerySparse(field string, indices []uint32, values []float3
 	if err != nil {
 		return nil, fmt.Errorf("%w: sparse query: %v", ErrInvalid, err)
 	}
-	allow, err := c.allowed(f, among)
+	sc, err := c.scope(f, among)
 	if err != nil {
 		return nil, err
 	}
-	hits, _, err := sf.index.Search(q, k, allow)
+	allow, extra := c.indexAllow(sc)
+	hits, _, err := sf.index.Search(q, min(k+extra, limits.MaxK), allow)
 	if err != nil {
 		return nil, fmt.Errorf("collection: sparse field %q: %w", field, err)
 	}
 	out := make([]Scored, 0, len(hits))
 	for _, h := range hits {
+		if len(out) == k {
+			break
+		}
+		if sc.expired.has(h.Key) {
+			continue
+		}
 		if id, ok := c.idOf(h.Key); ok { // a string id deleted since: dropped (idsOfResults)
 			out = append(out, Scored{ID: id, Score: float64(h.Score)})
 		}

@@ -109,7 +109,7 @@ func (c *Collection) QueryMulti(field string, query []float32, k, ef int, f *met
 	if ef == 0 {
 		ef = max(k, hnsw.DefaultEfSearch)
 	}
-	allow, err := c.allowed(f, among)
+	sc, err := c.scope(f, among)
 	if err != nil {
 		return hnsw.SearchStats{}, err
 	}
@@ -119,7 +119,7 @@ func (c *Collection) QueryMulti(field string, query []float32, k, ef int, f *met
 		*scratch = make([]int64, k)
 	}
 	keys := (*scratch)[:k]
-	stats, err := vf.searchMulti(query, k, ef, allow, threads, keys, outDists)
+	stats, err := vf.searchMulti(query, k, ef, sc, threads, keys, outDists)
 	if err != nil {
 		return stats, fmt.Errorf("collection: %w", err)
 	}
@@ -142,17 +142,40 @@ func (c *Collection) queriedField(name string, multi bool) (*vectorField, error)
 	return vf, nil
 }
 
-// allowed resolves a query's restrictions to the keys it may return: nil
-// when nothing restricts it, else a list (empty, not nil, for none).
-// String ids and has_vector conditions are resolved first.
-func (c *Collection) allowed(f *meta.Filter, among []ID) ([]uint64, error) {
+// readScope is what one read may return, resolved from its filter, its
+// among list and one reading of the clock (allowedOrExpired): the keys
+// allow lets through (nil: every key) that have not expired. With a list,
+// the expired keys are taken out of it; without one, expired lists them.
+//
+// It is the one way reads hide expired points (expiry.go), the dense
+// search's: an index is asked for as many more results as expired holds
+// and they are dropped (vectorField.search makes up for the tail's
+// hidden rows so too); past maxHiddenExtra of them, an index that takes an allow
+// list gets the list of the points not expired instead (indexAllow) and
+// the dense search a deny list. So a read of a collection with a few
+// points waiting for the reaper costs no list of every point.
+type readScope struct {
+	allow   []uint64
+	expired expiredSet
+}
+
+// scope resolves a read's restrictions (allowedOrExpired).
+func (c *Collection) scope(f *meta.Filter, among []ID) (readScope, error) {
 	allow, expired, err := c.allowedOrExpired(f, among)
-	if err != nil || expired.empty() {
-		return allow, err
+	return readScope{allow: allow, expired: expired}, err
+}
+
+// indexAllow returns the allow list to give an index that takes only one
+// (nil: all) and how many results more to ask of it: the caller drops
+// the keys s.expired holds from its answer.
+func (c *Collection) indexAllow(s readScope) (allow []uint64, extra int) {
+	switch n := len(s.expired.keys); {
+	case n == 0:
+		return s.allow, 0
+	case n <= maxHiddenExtra:
+		return nil, n // allow is nil whenever expired is not empty
 	}
-	// Expired points are allowed nowhere (expiry.go). While some wait for
-	// the reaper, an unrestricted read is one restricted to the others.
-	return expired.without(c.meta.Select(nil)), nil
+	return s.expired.without(c.meta.Select(nil)), 0
 }
 
 // allowedOrExpired is allowed for a read that can skip the expired keys
@@ -370,7 +393,10 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 	}
 	exp := c.expiredNow()
 	if f == nil || f.MatchesAll() {
-		return c.meta.Len() - len(exp.keys), nil // every expired key holds a point
+		// Of the keys expired at the clock reading, those the reaper has
+		// deleted since are gone from meta too: subtract only those it
+		// still holds, looked up with its count in one read.
+		return c.meta.LenWithout(exp.keys), nil
 	}
 	bound, err := c.bindVectors(c.resolve(f))
 	if err != nil {
@@ -386,7 +412,7 @@ func (c *Collection) Count(f *meta.Filter) (int, error) {
 // TextFields it describes the collection and answers after Close too (as
 // it was at Close); the methods that read or write entries fail with
 // ErrClosed then.
-func (c *Collection) Len() int { return c.meta.Len() - len(c.expiredNow().keys) }
+func (c *Collection) Len() int { return c.meta.LenWithout(c.expiredNow().keys) }
 
 // ScanIDs returns up to limit ids matching f (nil: all; limit 0: no
 // limit) in scan order (integers ascending, then strings in byte order),

@@ -80,6 +80,7 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 	defer searchPool.Put(s)
 	s.keys = slices.Grow(s.keys[:0], nq*kg)[:nq*kg]
 	s.dists = slices.Grow(s.dists[:0], nq*kg)[:nq*kg]
+	changes := f.index.Changes()
 	stats, err := f.index.SearchFiltered(queries, kg, max(ef, kg), threads, filter, s.keys, s.dists)
 	if err != nil {
 		return stats, err
@@ -88,18 +89,10 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 	if !expired.empty() { // allow is nil
 		allowed = func(key uint64) bool { return !expired.has(key) }
 	}
-	// The graph counted the allowed points it holds, but a key being
-	// inserted (or a row the tail hides) makes that count drift: with a
-	// filter, count the allowed points that have a value here, each once
-	// (O(len(allow)), only while the tail holds rows); without one, the
-	// graph's live count changed by the tail's keys.
+	// The graph counted the allowed points it holds; the tail's keys
+	// decide for themselves (the graph's version of them is hidden).
 	if allow != nil {
-		stats.Allowed = 0
-		for _, key := range allow {
-			if f.holds(&v, key) {
-				stats.Allowed++
-			}
-		}
+		stats.Allowed = f.allowedCount(&v, allow, allowed, stats.Allowed, denied, changes)
 	} else {
 		v.Keys(func(key uint64, live bool) {
 			if !denied && f.index.Contains(key) {
@@ -148,6 +141,41 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 		}
 	}
 	return stats, nil
+}
+
+// allowedCount is how many keys of allow (sorted; allowed tests it) have
+// a value in the field, given the graph's count of the allowed keys it
+// held during the search (inGraph; the tail's keys excluded when denied)
+// and the graph's Changes before it. It corrects the graph's count by the
+// tail view's keys, O(tail keys), when no key came or went in the graph
+// since before the search; a key the builder moved meanwhile would drift
+// that count, so then it counts each allowed key once, O(len(allow)).
+func (f *vectorField) allowedCount(v *segment.View, allow []uint64, allowed func(uint64) bool, inGraph int,
+	denied bool, changes uint64) int {
+	if changes%2 == 0 {
+		n := inGraph
+		v.Keys(func(key uint64, live bool) {
+			if !allowed(key) {
+				return
+			}
+			if !denied && f.index.Contains(key) {
+				n--
+			}
+			if live {
+				n++
+			}
+		})
+		if f.index.Changes() == changes {
+			return n
+		}
+	}
+	n := 0
+	for _, key := range allow {
+		if f.holds(v, key) {
+			n++
+		}
+	}
+	return n
 }
 
 // getVectors copies the vectors of labels (keys of a dense field) into out

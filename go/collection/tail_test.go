@@ -346,3 +346,56 @@ func TestAllowedCountsTheTailsRows(t *testing.T) {
 		t.Fatalf("stats.Allowed = %d, want %d (280 graph points left, 100 tail points)", stats.Allowed, want)
 	}
 }
+
+// TestAllowedStaysExactWhileTheBuilderMovesTheTail: a filtered query's
+// stats.Allowed corrects the graph's count by the tail's keys only when
+// no key came or went in the graph during the search (Graphs.Changes);
+// while the builder moves rows it counts each allowed key. Either way it
+// is the number of allowed points, whatever the builder does meanwhile.
+func TestAllowedStaysExactWhileTheBuilderMovesTheTail(t *testing.T) {
+	c := mustCreate(t, t.TempDir(), Tuning{CheckpointBytes: -1})
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	upsertRandom(t, c, rng, model{}, idRange(2000))
+	c.waitIndexed()
+	release := c.holdBuilder()
+	// 500 new points and 300 overwrites, one write each (one row each).
+	for i := range 800 {
+		id := uint64(5000 + i)
+		if i >= 500 {
+			id = uint64(i - 500)
+		}
+		if err := c.Upsert(IntIDs([]uint64{id}), randomVectors(rng, 1), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	among := make([]ID, 0, 3000)
+	for i := range 1000 { // half the old ids, every new one
+		among = append(among, IntID(uint64(2*i)))
+	}
+	for i := range 500 {
+		among = append(among, IntID(uint64(5000+i)))
+	}
+	want := 1000 + 500
+	ids, dists := make([]ID, 10), make([]float32, 10)
+	query := func() int {
+		stats, err := c.QueryAmong(randomVectors(rng, 1), 10, 0, nil, among, 1, ids, dists)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stats.Allowed
+	}
+	if got := query(); got != want {
+		t.Fatalf("stats.Allowed = %d with the builder held, want %d", got, want)
+	}
+	release()
+	for c.Info().TailRows > 0 {
+		if got := query(); got != want {
+			t.Fatalf("stats.Allowed = %d while the builder moves the tail, want %d", got, want)
+		}
+	}
+	c.waitIndexed()
+	if got := query(); got != want {
+		t.Fatalf("stats.Allowed = %d once built, want %d", got, want)
+	}
+}

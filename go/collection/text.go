@@ -335,7 +335,7 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 	if err != nil {
 		return nil, err
 	}
-	allow, err := c.allowed(f, nil)
+	sc, err := c.scope(f, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -343,9 +343,9 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 	if vector != nil {
 		depth = max(k, HybridDepth)
 	}
-	textHits, err := index.Search(q.Text, depth, q.BM25, allow)
+	textHits, err := c.searchTextIndex(index, q.Text, depth, q.BM25, sc)
 	if err != nil {
-		return nil, fmt.Errorf("collection: %w", err)
+		return nil, err
 	}
 	if vector == nil {
 		fused := make([]text.Fused, len(textHits))
@@ -358,7 +358,7 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 		ef = max(depth, hnsw.DefaultEfSearch)
 	}
 	ids, dists := make([]int64, depth), make([]float32, depth)
-	if _, err := def.search(vector, depth, max(ef, depth), threads, allow, expiredSet{}, ids, dists); err != nil {
+	if _, err := def.search(vector, depth, max(ef, depth), threads, sc.allow, sc.expired, ids, dists); err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}
 	neighbors := make([]text.Neighbor, 0, depth)
@@ -368,6 +368,24 @@ func (c *Collection) QueryText(vector []float32, q TextQuery, k, ef int, f *meta
 		}
 	}
 	return c.hitsOf(text.Fuse(neighbors, textHits, k, fusion)), nil
+}
+
+// searchTextIndex is the k best BM25 hits of query in index among the
+// points sc admits (readScope: the index is asked for the expired keys'
+// number more, which are dropped).
+func (c *Collection) searchTextIndex(index *text.Index, query string, k int, p text.Params, sc readScope) ([]text.Hit, error) {
+	allow, extra := c.indexAllow(sc)
+	hits, err := index.Search(query, min(k+extra, limits.MaxK), p, allow)
+	if err != nil {
+		return nil, fmt.Errorf("collection: %w", err)
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if len(out) < k && !sc.expired.has(h.ID) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 func (c *Collection) textIndex(field string) (*text.Index, error) {

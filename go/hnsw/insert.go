@@ -14,8 +14,22 @@ import (
 // ids starting after the largest id ever added); an id already present is
 // replaced (upsert): its old vector is tombstoned once the new one is in.
 // outIDs, if not nil, receives the ids used. threads <= 0 uses every core.
-// On error nothing is changed.
+// On error nothing is changed. A cosine index normalises the vectors it
+// stores (GetVectors returns them so).
 func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads int) error {
+	return x.add(vectors, ids, outIDs, threads, x.cfg.Metric.NeedsNormalize())
+}
+
+// AddStored is Add of vectors already in the form the index stores them:
+// normalised for cosine (a collection's tail rows, or what GetVectors of
+// an index of the same metric returned). They are stored bit for bit:
+// normalising a unit vector again moves coordinates by an ulp or two, so
+// a vector read back would depend on how often it had been inserted.
+func (x *Index) AddStored(vectors []float32, ids []uint64, threads int) error {
+	return x.add(vectors, ids, nil, threads, false)
+}
+
+func (x *Index) add(vectors []float32, ids []uint64, outIDs []uint64, threads int, normalize bool) error {
 	if err := x.acquire(); err != nil {
 		return err
 	}
@@ -82,7 +96,7 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 			dst = g.vectors[node*dim : (node+1)*dim]
 		}
 		copy(dst, vectors[i*dim:(i+1)*dim])
-		if x.cfg.Metric.NeedsNormalize() {
+		if normalize {
 			metric.Normalize(dst)
 		}
 		if g.sq != nil {
@@ -92,6 +106,9 @@ func (x *Index) Add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 		g.place(node, levels[i])
 	}
 	g.count = first + n
+	if x.build.addPlaced != nil {
+		x.build.addPlaced()
+	}
 
 	x.link(g, first, n, threads, func(i int) {
 		if old := replaced[i]; old >= 0 {

@@ -72,24 +72,29 @@ func (x *Index) GetVectors(ids []uint64, out []float32) error {
 	return nil
 }
 
-// IDs returns the live ids in insertion order. It waits for an Add in
-// progress: the insertion order it reads (the node count, the ranks) is
-// written by Add outside mapMu, and a collection's builder adds while its
-// readers ask for the ids (has_vector, DistancesTo).
+// IDs returns the live ids in insertion order. It reads the id map under
+// mapMu's read lock and never waits for an Add in progress (a
+// collection's builder adds while its readers ask for the ids: has_vector,
+// DistancesTo): an Add publishes its ids, and a renumbered graph with
+// them, under mapMu once its nodes are linked, so IDs lists each batch
+// whole or not at all. The ranks it orders by are written when a graph is
+// made (grown or renumbered), before any node of it is published.
 func (x *Index) IDs() ([]uint64, error) {
 	if err := x.acquire(); err != nil {
 		return nil, err
 	}
 	defer x.closeMu.RUnlock()
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	g := x.graph.Load()
+	// Ranks are a permutation of [0, capacity): one slot per rank, node+1
+	// in it for a live node (0: none), read back in rank order.
+	byRank := make([]uint32, g.capacity())
+	x.byID.eachNode(func(node uint32) { byRank[g.rankOf(node)] = node + 1 })
 	out := make([]uint64, 0, x.byID.len())
-	for _, node := range g.insertionOrder() {
-		if g.isReady(node) {
-			out = append(out, g.labels[node])
+	for _, v := range byRank {
+		if v != 0 {
+			out = append(out, g.labels[v-1])
 		}
 	}
 	return out, nil

@@ -86,6 +86,10 @@ type buildTesting struct {
 	// reorderMinNodes, when not 0, replaces the constant of the same name
 	// (a negative value: never renumber).
 	reorderMinNodes int
+	// addPlaced, when set, runs in Add once the batch's nodes are placed
+	// and before they are linked (writeMu held), so that a test can read
+	// the index with an Add in progress.
+	addPlaced func()
 }
 
 // lockedMax is compactLockedMax unless a test replaced it.

@@ -172,6 +172,21 @@ func (x *Index) Len() int {
 	return len(x.slots)
 }
 
+// LenWithout is the number of documents whose id is not among ids
+// (distinct), read at one moment: a delete of one of ids cannot fall
+// between the count and the look-ups.
+func (x *Index) LenWithout(ids []uint64) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.slots)
+	for _, id := range ids {
+		if _, ok := x.slots[id]; ok {
+			n--
+		}
+	}
+	return n
+}
+
 // unindex removes a slot's document from the postings. The index only
 // stores canonical JSON, so the old document is read back from it.
 func (x *Index) unindex(slot uint32, doc []byte) {

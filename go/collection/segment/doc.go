@@ -16,7 +16,11 @@
 // build.go) takes the rows in order (Next), adds the batch's puts to the
 // graph in one parallel insert and removes its tombstones, then Advance
 // drops the rows. The tail stores floats (normalised for cosine, as the
-// graph stores them) for every field, quantized ones too.
+// graph stores them) for every field, quantized ones too. A vector is
+// normalised once, on Append: the builder and merges insert the stored
+// form as it is (hnsw.Index.AddStored), so a vector reads back bit for
+// bit the same from the tail, the active graph, a sealed or merged
+// segment, after reopen and after an export-restore.
 //
 // Who may do what:
 //
@@ -85,7 +89,9 @@
 //     per-segment top k by distance. Its stats sum the distance
 //     computations and Allowed; its plan is the graph's if any segment
 //     took its graph. One segment with keys: the search is that graph's,
-//     unchanged.
+//     unchanged. Graphs.Changes (Add and Remove counted on entry and
+//     exit) tells a reader whether any key came or went while it read,
+//     so that it may correct the segments' counts by the tail's keys.
 //
 // # Merging
 //

@@ -44,6 +44,22 @@ type Graphs struct {
 	// merging is the sources of the merge in flight (guarded by mu), which
 	// MapSealed leaves alone.
 	merging []*Graph
+	// changes counts Add and Remove twice each, on entry and on exit (odd
+	// while one is under way): the live keys did not change between two
+	// equal even readings (Changes).
+	changes atomic.Uint64
+}
+
+// Changes returns the count of key changes begun and finished (Add and
+// Remove count 2 each; an odd value: one is under way). A reader that
+// reads the same even value before and after looking at the segments
+// knows that no key came or went meanwhile.
+func (g *Graphs) Changes() uint64 { return g.changes.Load() }
+
+// changing brackets one change of the live keys; the caller holds mu.
+func (g *Graphs) changing() func() {
+	g.changes.Add(1)
+	return func() { g.changes.Add(1) }
 }
 
 // NewGraphs returns the segments of a field: active (which takes the
@@ -146,14 +162,17 @@ func (g *Graphs) Train(sample []float32) error {
 // Add inserts keys (unique) into the active graph, first removing them
 // from the sealed segments that hold them, so that each key stays in one
 // segment. Readers hide the keys meanwhile (a tail view holds their rows).
+// The vectors are the tail's (normalised for cosine): they are stored as
+// they are, so a key reads the same bits before and after its build.
 func (g *Graphs) Add(vectors []float32, keys []uint64, threads int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	defer g.changing()()
 	st := g.state.Load()
 	if err := removeSealed(st, keys); err != nil {
 		return err
 	}
-	return st.active.Add(vectors, keys, nil, threads)
+	return st.active.AddStored(vectors, keys, threads)
 }
 
 // removeSealed removes keys from the sealed segments holding them and
@@ -182,6 +201,7 @@ func removeSealed(st *graphState, keys []uint64) error {
 func (g *Graphs) Remove(keys []uint64) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	defer g.changing()()
 	st := g.state.Load()
 	before := 0
 	for _, s := range st.sealed {

@@ -155,7 +155,9 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 		if len(chunkKeys) == 0 {
 			return nil
 		}
-		if err := merged.Add(chunk[:len(chunkKeys)*dim], chunkKeys, nil, threads); err != nil {
+		// As the sources store them (not normalised again): a merge does
+		// not move a vector's bits.
+		if err := merged.AddStored(chunk[:len(chunkKeys)*dim], chunkKeys, threads); err != nil {
 			return fmt.Errorf("segment: merge: %w", err)
 		}
 		keys = append(keys, chunkKeys...)
