@@ -110,6 +110,12 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 			}
 		}
 	}
+	// The tail is scanned exactly: when the graph had nothing to search
+	// (its rows are all still in the tail) the answer is an exact one, not
+	// an empty one, whether or not the builder has moved them yet.
+	if stats.Plan == hnsw.PlanEmpty && v.Len() > 0 && stats.Allowed > 0 {
+		stats.Plan = hnsw.PlanExact
+	}
 	s.query = slices.Grow(s.query[:0], dim)[:dim]
 	for q := range nq {
 		copy(s.query, queries[q*dim:(q+1)*dim])
