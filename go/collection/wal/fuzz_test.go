@@ -13,7 +13,8 @@ import (
 // after frame from the header on, stopping at the first frame that is not
 // exactly right. Whatever Replay returns must be a prefix of this.
 func referenceFrames(seg []byte) []record {
-	if len(seg) < 16 || string(seg[:16]) != "STRATWAL\x01\x00\x00\x00\x00\x00\x00\x00" {
+	if len(seg) < 16 || string(seg[:16]) != "STRATWAL\x01\x00\x00\x00\x00\x00\x00\x00" &&
+		string(seg[:16]) != "STRATWAL\x02\x00\x00\x00\x00\x00\x00\x00" {
 		return nil
 	}
 	var recs []record
