@@ -31,8 +31,8 @@ type Writer struct {
 	active     vfs.File // nil once closed, or after a failed rotation
 	activeSeq  uint64   // the sequence number the active segment is named for
 	activePath string
-	activeSize int64 // where the next frame goes: the end of the records
-	filled     int64 // the active segment's bytes [0, filled) are written
+	activeSize int64        // where the next frame goes: the end of the records
+	filled     int64        // the active segment's bytes [0, filled) are written
 	old        []oldSegment // ascending
 
 	nextSeq atomic.Uint64
