@@ -209,7 +209,7 @@ func (w *Writer) startSegment(seq uint64) (err error) {
 			}
 		}
 	}()
-	if err := preallocate(f, w.segmentBytes); err != nil {
+	if err := vfs.Allocate(f, w.segmentBytes); err != nil {
 		return fmt.Errorf("wal: preallocating %d bytes for %q: %w", w.segmentBytes, path, err)
 	}
 	// The header and the first zeros go in one write.
@@ -343,12 +343,12 @@ func (w *Writer) Append(payloads [][]byte) (first uint64, err error) {
 }
 
 // Sync makes every appended record durable: fdatasync of the active
-// segment (see datasync).
+// segment (see vfs.Datasync).
 func (w *Writer) Sync() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if err := datasync(w.active); err != nil {
+	if err := vfs.Datasync(w.active); err != nil {
 		return w.poison(fmt.Errorf("wal: fsync %q: %w", w.activePath, err))
 	}
 	return nil
@@ -393,7 +393,7 @@ func (w *Writer) rotate() error {
 func (w *Writer) finishSegment() error {
 	f := w.active
 	w.active = nil
-	if err := datasync(f); err != nil {
+	if err := vfs.Datasync(f); err != nil {
 		f.Close()
 		return fmt.Errorf("wal: fsync %q: %w", w.activePath, err)
 	}
