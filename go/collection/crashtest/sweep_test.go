@@ -188,6 +188,12 @@ func TestBitFlipInWALOrSnapshotNeverYieldsWrongData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if name == walName {
+			// The records and a few of the preallocated zeros after
+			// them, not the megabyte of zeros.
+			ends := frameEnds(data)
+			data = data[:min(len(data), ends[len(ends)-1]+64)]
+		}
 		for at := 0; at < len(data); at += stride {
 			fs := base.CrashClone(nil)
 			flipped := append([]byte(nil), data...)
