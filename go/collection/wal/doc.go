@@ -38,7 +38,9 @@
 // once per half MiB (measured on ext4 with BenchmarkFsync in package
 // collection: see the modes there). Zeros from a frame boundary to the
 // end of the file are the segment's unused end, not damage: Replay stops
-// there and cuts nothing. A version 2 segment the writer finished
+// there and cuts nothing. A crash during an Append leaves some of its
+// bytes over the zeros: a torn frame followed by zeros, cut off as in
+// version 1. A version 2 segment the writer finished
 // (rotated away from, or closed) is cut to the end of its records, so it
 // looks like version 1 but for the version field; one left by a crash
 // keeps its zeros. Frames are the same in both versions. Files are never
