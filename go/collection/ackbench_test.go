@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/strata-db/strata/go/metric"
+	"golang.org/x/sys/unix"
 )
 
 // The ack path (issue 24): what a durable write (fsync "always") costs
@@ -135,12 +137,24 @@ func BenchmarkAckSingle(b *testing.B) {
 // BenchmarkFsync is the disk's floor for a durable write, in the
 // directory the other benchmarks write to: write 2 KiB (one 512-d row)
 // and sync. An ack with fsync "always" cannot be faster than this;
-// concurrent writers are only faster per row by sharing it. append grows
-// the file (what the log does: its size changes, so the journal commits);
-// overwrite writes into a region written (zeros) and synced before, with
-// fdatasync (no metadata to commit): what a preallocated log would pay.
+// concurrent writers are only faster per row by sharing it. The modes are
+// the ways a log file can be laid out (issue 24's preallocated log):
+//
+//   - append/fsync, append/fdatasync: the file grows with every write
+//     (log format 1), so every sync commits a size change to the journal.
+//   - fallocate/fdatasync: the whole file allocated up front with
+//     fallocate(2); ext4 marks the extents unwritten, and the first write
+//     into each converts it, a metadata change the sync must commit.
+//   - zeroed/fdatasync: the whole file written with zeros and synced up
+//     front: every later write overwrites written blocks, and fdatasync has
+//     no metadata to commit.
+//   - zerofill/fdatasync: what the log does (format 2): zeros written 1 MiB
+//     ahead of the records (not synced on their own: the next fdatasync
+//     carries them), so a sync commits metadata once per MiB;
+//     fallocate+zerofill the same in a file allocated up front.
 func BenchmarkFsync(b *testing.B) {
-	for _, mode := range []string{"append/fsync", "append/fdatasync", "overwrite/fdatasync"} {
+	const zeroChunk = 1 << 20
+	for _, mode := range []string{"append/fsync", "append/fdatasync", "fallocate/fdatasync", "zeroed/fdatasync", "zerofill/fdatasync", "fallocate+zerofill/fdatasync"} {
 		b.Run(mode, func(b *testing.B) {
 			f, err := os.Create(filepath.Join(b.TempDir(), "f"))
 			if err != nil {
@@ -148,29 +162,42 @@ func BenchmarkFsync(b *testing.B) {
 			}
 			defer f.Close()
 			buf := make([]byte, 4*ackDim)
-			if mode == "overwrite/fdatasync" {
-				if _, err := f.Write(make([]byte, len(buf)*b.N)); err != nil {
-					b.Fatal(err)
-				}
-				if err := f.Sync(); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := f.Seek(0, 0); err != nil {
-					b.Fatal(err)
+			total := int64(len(buf) * b.N)
+			switch mode {
+			case "fallocate/fdatasync", "fallocate+zerofill/fdatasync":
+				err = unix.Fallocate(int(f.Fd()), 0, 0, total)
+			case "zeroed/fdatasync":
+				if _, err = f.Write(make([]byte, total)); err == nil {
+					_, err = f.Seek(0, 0)
 				}
 			}
+			if err == nil {
+				err = f.Sync()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			zeros := make([]byte, zeroChunk)
+			var off, filled int64
 			lat := make([]time.Duration, 0, b.N)
 			cpu0 := processCPU()
 			b.ResetTimer()
 			for range b.N {
 				t0 := time.Now()
-				if _, err := f.Write(buf); err != nil {
+				if strings.HasSuffix(mode, "zerofill/fdatasync") && off+int64(len(buf)) > filled {
+					if _, err := f.WriteAt(zeros, filled); err != nil {
+						b.Fatal(err)
+					}
+					filled += zeroChunk
+				}
+				if _, err := f.WriteAt(buf, off); err != nil {
 					b.Fatal(err)
 				}
+				off += int64(len(buf))
 				if mode == "append/fsync" {
 					err = f.Sync()
 				} else {
-					err = syscall.Fdatasync(int(f.Fd()))
+					err = unix.Fdatasync(int(f.Fd()))
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -180,6 +207,7 @@ func BenchmarkFsync(b *testing.B) {
 			b.StopTimer()
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-us")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-us")
 			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-us/op")
 		})
 	}

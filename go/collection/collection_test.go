@@ -313,10 +313,7 @@ func TestOpenOnTornWALTail(t *testing.T) {
 	c.abandon()
 	segs := walSegments(t, src)
 	last := segs[len(segs)-1]
-	data, err := os.ReadFile(last)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := trimWALSegment(t, last, 64)
 	for cut := len(data); cut >= 0; cut-- {
 		dst := filepath.Join(base, "cut")
 		os.RemoveAll(dst)
@@ -366,7 +363,7 @@ func TestBitFlipInWALNeverYieldsWrongData(t *testing.T) {
 	c.abandon()
 	segs := walSegments(t, src)
 	last := segs[len(segs)-1]
-	data, _ := os.ReadFile(last)
+	data := trimWALSegment(t, last, 64)
 	for i := 0; i < len(data); i += 3 {
 		dst := filepath.Join(base, "flip")
 		os.RemoveAll(dst)

@@ -15,6 +15,9 @@
 // created, renamed or removed name only once its directory has been fsynced
 // (SyncDir). Package memfs simulates exactly this, so crash tests can check
 // that code relies on nothing more.
+//
+// Datasync and Allocate (fdatasync and fallocate) are optional: a File
+// that lacks them gets Sync and nothing.
 package vfs
 
 import (

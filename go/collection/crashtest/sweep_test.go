@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,7 +56,11 @@ func segmentBytes(t *testing.T, fs vfs.FS) int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			total = len(data)
+			ends := frameEnds(data)
+			total = 16
+			if len(ends) > 0 {
+				total = ends[len(ends)-1]
+			}
 		}
 	}
 	return total
@@ -78,10 +83,14 @@ func lastSegment(t *testing.T, fs vfs.FS) (string, []byte) {
 	return name, data
 }
 
-// frameEnds lists where each frame of a segment ends (see package wal).
+// frameEnds lists where each frame of a segment ends (see package wal),
+// up to the zeros after the records of a preallocated segment.
 func frameEnds(seg []byte) []int {
 	var ends []int
 	for off := 16; off+16 <= len(seg); {
+		if bytes.Count(seg[off:], []byte{0}) == len(seg)-off {
+			break
+		}
 		off += 16 + int(binary.LittleEndian.Uint32(seg[off:]))
 		if off > len(seg) {
 			break
@@ -93,35 +102,52 @@ func frameEnds(seg []byte) []int {
 
 // TestTornWALWriteAtEveryByteKeepsWholeRecords tears the log at every byte
 // of an 8 KiB segment, as a crash inside the write crossing that byte
-// would: recovery must keep exactly the records that are whole.
+// would: recovery must keep exactly the records that are whole. The
+// segment is preallocated, so a torn write leaves the zeros that were
+// there after the byte (inPlace); cutting the file there is what a crash
+// leaves of a segment written before preallocation (format 1), or of a
+// preallocated one whose zeros had not reached the disk.
 func TestTornWALWriteAtEveryByteKeepsWholeRecords(t *testing.T) {
 	base, events := sequential(t, 8<<10, false)
 	name, seg := lastSegment(t, base)
 	ends := frameEnds(seg)
 	stride := tier(61, 1, 1)
-	for cut := 0; cut <= len(seg); cut += stride {
+	for i := 0; i <= 2*ends[len(ends)-1]; i += stride {
+		cut, inPlace := i/2, i%2 == 1
 		fs := base.CrashClone(nil)
-		if err := fs.Truncate(name, int64(cut)); err != nil {
+		torn := seg[:cut]
+		if inPlace {
+			torn = append(bytes.Clone(torn), make([]byte, len(seg)-cut)...)
+		}
+		if err := rewrite(fs, name, torn); err != nil {
 			t.Fatal(err)
 		}
 		whole := 0
 		for whole < len(ends) && ends[whole] <= cut {
 			whole++
 		}
+		// Zeroing bytes that were zeros (the end of a payload) tears
+		// nothing: that frame is whole.
+		for inPlace && whole < len(ends) && cut <= ends[whole] &&
+			bytes.Count(seg[cut:ends[whole]], []byte{0}) == ends[whole]-cut {
+			whole++
+		}
 		c, err := collection.Open("/col", collection.Tuning{FS: fs, CheckpointBytes: -1, ReapInterval: -1})
-		if cut < 16 {
+		if cut < 16 && !(inPlace && cut > 8) {
 			// Segments are created whole (temporary name, rename): no
 			// crash leaves a short header, so this is an emptied segment.
+			// (Zeroed from byte 9 on, past the version's low byte, the
+			// header reads as whole, and the zeros as an empty segment.)
 			if !errors.Is(err, collection.ErrCorrupt) {
 				t.Fatalf("log cut at byte %d, inside the segment header: got %v, want ErrCorrupt", cut, err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Fatalf("log torn at byte %d of %d: recovery: %v", cut, len(seg), err)
+			t.Fatalf("log torn at byte %d of %d (in place %v): recovery: %v", cut, len(seg), inPlace, err)
 		}
 		if _, _, err := Verify(c, Model{}, events[:2*whole], Cut{Acked: 2 * whole, Attempted: 2 * whole}); err != nil {
-			t.Fatalf("log torn at byte %d of %d (%d whole records): %v", cut, len(seg), whole, err)
+			t.Fatalf("log torn at byte %d of %d (in place %v, %d whole records): %v", cut, len(seg), inPlace, whole, err)
 		}
 		c.Close()
 	}
@@ -161,6 +187,12 @@ func TestBitFlipInWALOrSnapshotNeverYieldsWrongData(t *testing.T) {
 		data, err := vfs.ReadFile(base, name)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if name == walName {
+			// The records and a few of the preallocated zeros after
+			// them, not the megabyte of zeros.
+			ends := frameEnds(data)
+			data = data[:min(len(data), ends[len(ends)-1]+64)]
 		}
 		for at := 0; at < len(data); at += stride {
 			fs := base.CrashClone(nil)

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -10,8 +11,19 @@ import (
 // The on-disk format; see the package doc. Do not change these: logs
 // written with them must stay readable.
 const (
-	magic   = "STRATWAL"
-	version = 1
+	magic = "STRATWAL"
+	// version is the segment format a Writer writes: 2, preallocated
+	// (zeros after the last record are unused space, not a torn tail).
+	// Replay reads versions 1 (segments that end at their last frame)
+	// and 2.
+	version       = 2
+	versionAppend = 1
+
+	// zeroFillBytes is how far past its records a Writer keeps a
+	// segment's bytes written with zeros, so that the fdatasync of an
+	// Append has no extent or size change to commit but once per this
+	// many bytes (see Writer.fill).
+	zeroFillBytes = 1 << 20
 
 	headerSize      = 16 // magic, version, reserved
 	frameHeaderSize = 16 // length, crc, seq
@@ -74,16 +86,16 @@ func appendHeader(b []byte) []byte {
 // unreadable, which newer reports; version 0 never existed, so it is
 // damage (a header torn after the magic).
 func checkHeader(h []byte) (problem string, newer bool) {
-	switch {
+	switch v := le.Uint32(h[8:]); {
 	case string(h[:8]) != magic:
 		if allZero(h) {
 			return "zeroed segment header", false
 		}
 		return fmt.Sprintf("bad magic %q", h[:8]), false
-	case le.Uint32(h[8:]) > version:
-		return fmt.Sprintf("format version %d, this build reads version %d", le.Uint32(h[8:]), version), true
-	case le.Uint32(h[8:]) != version:
-		return fmt.Sprintf("bad format version %d", le.Uint32(h[8:])), false
+	case v > version:
+		return fmt.Sprintf("format version %d, this build reads versions %d and %d", v, versionAppend, version), true
+	case v != version && v != versionAppend:
+		return fmt.Sprintf("bad format version %d", v), false
 	case le.Uint32(h[12:]) != 0:
 		return fmt.Sprintf("reserved header field is %#x, not 0", le.Uint32(h[12:])), false
 	}
@@ -106,11 +118,17 @@ func frameCRC(seq uint64, payload []byte) uint32 {
 	return crc32.Update(crc32.Checksum(s[:], castagnoli), castagnoli, payload)
 }
 
+// zeroBlock is compared against, so that checking a long run of zeros
+// (the unused end of a preallocated segment) runs at memory speed.
+var zeroBlock [4096]byte
+
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
+	for len(b) > 0 {
+		n := min(len(b), len(zeroBlock))
+		if !bytes.Equal(b[:n], zeroBlock[:n]) {
 			return false
 		}
+		b = b[n:]
 	}
 	return true
 }

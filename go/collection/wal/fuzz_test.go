@@ -13,7 +13,8 @@ import (
 // after frame from the header on, stopping at the first frame that is not
 // exactly right. Whatever Replay returns must be a prefix of this.
 func referenceFrames(seg []byte) []record {
-	if len(seg) < 16 || string(seg[:16]) != "STRATWAL\x01\x00\x00\x00\x00\x00\x00\x00" {
+	if len(seg) < 16 || string(seg[:16]) != "STRATWAL\x01\x00\x00\x00\x00\x00\x00\x00" &&
+		string(seg[:16]) != "STRATWAL\x02\x00\x00\x00\x00\x00\x00\x00" {
 		return nil
 	}
 	var recs []record
@@ -68,6 +69,17 @@ func FuzzReplay(f *testing.F) {
 	f.Add(craftSegment(1, 2, 3)[:60])
 	f.Add(appendHeader(nil))
 	f.Add([]byte{})
+	// Version 2 as a crash leaves it: preallocated zeros after the
+	// records; a torn last record followed by zeros; version 1 with zeros
+	// (a torn tail there).
+	prealloc := append(craftSegment(1, 2, 3), make([]byte, 300)...)
+	f.Add(prealloc)
+	torn := bytes.Clone(prealloc)
+	clear(torn[len(craftSegment(1, 2))+20 : len(craftSegment(1, 2, 3))])
+	f.Add(torn)
+	v1 := craftSegment(1, 2, 3)
+	le.PutUint32(v1[8:], versionAppend)
+	f.Add(append(v1, make([]byte, 40)...))
 	f.Fuzz(func(t *testing.T, seg []byte) {
 		want := referenceFrames(seg)
 		fs := memfs.New()

@@ -198,11 +198,15 @@ func sameFiles(a, b map[string][]byte) bool {
 }
 
 // frameEnds returns the offsets at which the frames of a valid segment
-// end, starting with the header's end.
+// end, starting with the header's end; zeros after the last frame (the
+// unused end of a preallocated segment) are not a frame.
 func frameEnds(t *testing.T, seg []byte) []int64 {
 	t.Helper()
 	ends := []int64{headerSize}
 	for off := int64(headerSize); off < int64(len(seg)); {
+		if allZero(seg[off:]) {
+			return ends
+		}
 		off += frameHeaderSize + int64(le.Uint32(seg[off:]))
 		ends = append(ends, off)
 	}

@@ -251,6 +251,17 @@ func (rp *replayer) readSegment(i int) (*damage, error) {
 		if err != nil {
 			return nil, err
 		}
+		if problem != "" && r.preallocated {
+			// A preallocated segment ends where its zeros begin: the
+			// space the writer had not used yet, not damage.
+			rest, err := r.nextNonZero(off)
+			if err != nil {
+				return nil, err
+			}
+			if rest == r.size {
+				return nil, nil
+			}
+		}
 		if problem != "" {
 			torn, err := rp.nothingValidAfter(r, last, off+1, off, i)
 			if err != nil {

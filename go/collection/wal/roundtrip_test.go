@@ -66,7 +66,7 @@ func TestWriterWritesDocumentedFormat(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	want := []byte("STRATWAL\x01\x00\x00\x00\x00\x00\x00\x00")
+	want := []byte("STRATWAL\x02\x00\x00\x00\x00\x00\x00\x00")
 	// CRCs computed with a bitwise CRC-32C (check value 0xe3069283) over
 	// 34 12 00 00 00 00 00 00 "hello", and over 35 12 00 00 00 00 00 00.
 	want = append(want, 5, 0, 0, 0)

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,10 @@ type segmentReader struct {
 	size   int64
 	window []byte
 	winOff int64 // file offset of window[0]
+
+	// preallocated is set by header for a version 2 segment, whose bytes
+	// after the last record are zeros the writer put there in advance.
+	preallocated bool
 }
 
 func openSegment(fs vfs.FS, path string) (*segmentReader, error) {
@@ -102,7 +107,38 @@ func (r *segmentReader) header() (problem string, newer bool, err error) {
 		return "", false, err
 	}
 	problem, newer = checkHeader(h)
+	r.preallocated = problem == "" && le.Uint32(h[8:]) == version
 	return problem, newer, nil
+}
+
+// nextNonZero returns the offset of the first byte at or after off that is
+// not zero, or the file's size if there is none.
+func (r *segmentReader) nextNonZero(off int64) (int64, error) {
+	for off < r.size {
+		n := int(min(int64(len(zeroBlock)), r.size-off))
+		b, err := r.bytes(off, n)
+		if err != nil {
+			return 0, err
+		}
+		if !allZero(b) {
+			return off + int64(bytes.IndexFunc(b, func(c rune) bool { return c != 0 })), nil
+		}
+		off += int64(n)
+	}
+	return r.size, nil
+}
+
+// skipZeros returns where a scan for frames that found the 16 bytes at off
+// all zero goes on: no frame can start before the 15 bytes preceding the
+// next non-zero byte, since its seq (the header's last 8 bytes) is not 0.
+// This makes scanning the unused end of a preallocated segment cost a
+// memory compare, not a frame check per byte.
+func (r *segmentReader) skipZeros(off int64) (int64, error) {
+	p, err := r.nextNonZero(off + frameHeaderSize)
+	if err != nil {
+		return 0, err
+	}
+	return max(off+1, p-(frameHeaderSize-1)), nil
 }
 
 // frame is one record read from a segment; payload points into the
@@ -162,6 +198,12 @@ func (r *segmentReader) scanFrames(start, anchor int64, floor uint64, first bool
 		h, err := r.bytes(off, frameHeaderSize)
 		if err != nil {
 			return count, floor, err
+		}
+		if allZero(h) {
+			if off, err = r.skipZeros(off); err != nil {
+				return count, floor, err
+			}
+			continue
 		}
 		length, seq := le.Uint32(h), le.Uint64(h[8:])
 		plausible := seq > floor && seq-floor <= 1+uint64(off-anchor)/frameHeaderSize &&
@@ -232,6 +274,12 @@ func (r *segmentReader) salvageFrames(start, anchor int64, floor uint64, visit f
 		h, err := r.bytes(off, frameHeaderSize)
 		if err != nil {
 			return end, err
+		}
+		if allZero(h) {
+			if off, err = r.skipZeros(off); err != nil {
+				return end, err
+			}
+			continue
 		}
 		length, seq := le.Uint32(h), le.Uint64(h[8:])
 		// At start itself any later seq may follow (the damage can be a

@@ -14,8 +14,9 @@ import (
 // WriterOptions configures a Writer.
 type WriterOptions struct {
 	// SegmentBytes is the size past which Append starts a new segment
-	// before writing; 0 means DefaultSegmentBytes. A segment can exceed it
-	// by one Append's worth of frames.
+	// before writing; 0 means DefaultSegmentBytes. Each segment is
+	// allocated at this size when it is created (see the package doc). A
+	// segment can exceed it by one Append's worth of frames.
 	SegmentBytes int64
 }
 
@@ -30,7 +31,8 @@ type Writer struct {
 	active     vfs.File // nil once closed, or after a failed rotation
 	activeSeq  uint64   // the sequence number the active segment is named for
 	activePath string
-	activeSize int64
+	activeSize int64        // where the next frame goes: the end of the records
+	filled     int64        // the active segment's bytes [0, filled) are written
 	old        []oldSegment // ascending
 
 	nextSeq atomic.Uint64
@@ -207,7 +209,12 @@ func (w *Writer) startSegment(seq uint64) (err error) {
 			}
 		}
 	}()
-	if _, err := f.Write(appendHeader(nil)); err != nil {
+	if err := vfs.Allocate(f, w.segmentBytes); err != nil {
+		return fmt.Errorf("wal: preallocating %d bytes for %q: %w", w.segmentBytes, path, err)
+	}
+	// The header and the first zeros go in one write.
+	first := headerThenZeros[:min(int64(len(headerThenZeros)), max(w.segmentBytes, headerSize))]
+	if _, err := f.WriteAt(first, 0); err != nil {
 		return fmt.Errorf("wal: writing header of %q: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
@@ -223,9 +230,43 @@ func (w *Writer) startSegment(seq uint64) (err error) {
 	if err := writeHead(w.fs, w.dir, seq); err != nil {
 		return err
 	}
-	w.active, w.activeSeq, w.activePath, w.activeSize = f, seq, path, headerSize
+	w.active, w.activeSeq, w.activePath = f, seq, path
+	w.activeSize, w.filled = headerSize, int64(len(first))
 	return nil
 }
+
+// fill writes zeros from where the written bytes of the active segment
+// end to zeroFillBytes past end (where the records end), or to
+// SegmentBytes if that comes first, when less than half of that is
+// written already. So the records of an Append overwrite bytes
+// already written, and the fdatasync that makes them durable has no size
+// or extent change to commit, except after the Append that called fill,
+// once per zeroFillBytes. The zeros are not synced on their own: the next
+// sync carries them, and until then a crash leaves zeros or nothing past
+// the records, both of which Replay reads as the end of the log.
+func (w *Writer) fill(end int64) error {
+	if w.filled >= end+zeroFillBytes/2 {
+		return nil
+	}
+	w.filled = max(w.filled, end) // the records are written up to end
+	to := min(end+zeroFillBytes, w.segmentBytes)
+	if to <= w.filled {
+		return nil
+	}
+	if _, err := w.active.WriteAt(zeros[:to-w.filled], w.filled); err != nil {
+		return fmt.Errorf("wal: writing zeros at offset %d of %q: %w", w.filled, w.activePath, err)
+	}
+	w.filled = to
+	return nil
+}
+
+// headerThenZeros is the first write into a new segment: its header and
+// the zeros after it. zeros is what fill writes (at most zeroFillBytes:
+// fill writes from at least end to at most end+zeroFillBytes).
+var (
+	headerThenZeros = append(appendHeader(nil), make([]byte, zeroFillBytes)...)
+	zeros           = headerThenZeros[headerSize:]
+)
 
 // usable returns the error every call on a closed or poisoned writer gets.
 func (w *Writer) usable() error {
@@ -284,9 +325,12 @@ func (w *Writer) Append(payloads [][]byte) (first uint64, err error) {
 	if cap(buf) <= keepBuf {
 		w.buf = buf
 	}
-	n, err := w.active.Write(buf)
+	n, err := w.active.WriteAt(buf, w.activeSize)
 	if err == nil && n != len(buf) {
 		err = fmt.Errorf("short write: %d of %d bytes", n, len(buf))
+	}
+	if err == nil {
+		err = w.fill(w.activeSize + int64(len(buf)))
 	}
 	if err != nil {
 		// Part of the batch may be on disk; only Replay can tell.
@@ -298,12 +342,13 @@ func (w *Writer) Append(payloads [][]byte) (first uint64, err error) {
 	return first, nil
 }
 
-// Sync fsyncs the active segment, making every appended record durable.
+// Sync makes every appended record durable: fdatasync of the active
+// segment (see vfs.Datasync).
 func (w *Writer) Sync() error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if err := w.active.Sync(); err != nil {
+	if err := vfs.Datasync(w.active); err != nil {
 		return w.poison(fmt.Errorf("wal: fsync %q: %w", w.activePath, err))
 	}
 	return nil
@@ -330,19 +375,34 @@ func (w *Writer) Rotate() error {
 }
 
 func (w *Writer) rotate() error {
-	if err := w.active.Sync(); err != nil {
-		return w.poison(fmt.Errorf("wal: fsync %q: %w", w.activePath, err))
-	}
-	err := w.active.Close()
-	w.active = nil
-	if err != nil {
-		return w.poison(fmt.Errorf("wal: closing %q: %w", w.activePath, err))
+	if err := w.finishSegment(); err != nil {
+		return w.poison(err)
 	}
 	w.old = append(w.old, oldSegment{seq: w.activeSeq, path: w.activePath, size: w.activeSize})
 	if err := w.startSegment(w.nextSeq.Load()); err != nil {
 		return w.poison(err)
 	}
 	w.bytes.Add(headerSize)
+	return nil
+}
+
+// finishSegment syncs and closes the active segment, then cuts off the
+// zeros after its records (durably: Truncate fsyncs), so a finished
+// segment takes the disk space of its records. A crash before the cut
+// leaves the zeros, which Replay reads as the segment's end.
+func (w *Writer) finishSegment() error {
+	f := w.active
+	w.active = nil
+	if err := vfs.Datasync(f); err != nil {
+		f.Close()
+		return fmt.Errorf("wal: fsync %q: %w", w.activePath, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("wal: closing %q: %w", w.activePath, err)
+	}
+	if err := w.fs.Truncate(w.activePath, w.activeSize); err != nil {
+		return fmt.Errorf("wal: cutting the unused end of %q at offset %d: %w", w.activePath, w.activeSize, err)
+	}
 	return nil
 }
 
@@ -383,22 +443,17 @@ func (w *Writer) Close() error {
 	}
 	err := w.usable()
 	w.closed = true
-	f := w.active
-	w.active = nil
-	if f == nil {
+	if w.active == nil {
 		return err
 	}
 	if err != nil {
-		f.Close()
+		w.active.Close()
+		w.active = nil
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		w.failed = fmt.Errorf("wal: fsync %q: %w", w.activePath, err)
+	if err := w.finishSegment(); err != nil {
+		w.failed = err
 		return fmt.Errorf("%w: %w", ErrPoisoned, w.failed)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("wal: closing %q: %w", w.activePath, err)
 	}
 	return nil
 }

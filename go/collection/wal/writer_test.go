@@ -13,12 +13,15 @@ import (
 )
 
 // dirBytes sums the sizes of dir's segments.
+// dirBytes is the bytes the segments in dir hold up to the end of their
+// records (the zeros after them in a preallocated segment not counted).
 func dirBytes(t *testing.T, fs vfs.FS, dir string) int64 {
 	t.Helper()
 	var total int64
 	for name, b := range snapshot(t, fs, dir) {
 		if _, ok := parseSegmentName(name); ok {
-			total += int64(len(b))
+			ends := frameEnds(t, b)
+			total += ends[len(ends)-1]
 		}
 	}
 	return total
