@@ -20,12 +20,7 @@ func TestReadsHideExpiredPointsWithoutListingEveryPoint(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items: allocations are not the code's")
 	}
-	clock := newFakeClock()
-	c, err := Create(t.TempDir(), expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, clock := expiringCollection(t, t.TempDir())
 	const n = 5000
 	ids := make([]ID, n)
 	vecs := make([]float32, 2*n)
@@ -39,7 +34,7 @@ func TestReadsHideExpiredPointsWithoutListingEveryPoint(t *testing.T) {
 		counts[i], indices[i], values[i] = 1, 1, 1+float32(i%7)
 	}
 	ttls[3] = 10 // one point expires
-	err = c.UpsertPointsExpiring(ids, map[string]FieldValues{
+	err := c.UpsertPointsExpiring(ids, map[string]FieldValues{
 		"":   {Vectors: vecs},
 		"kw": {Counts: counts, Indices: indices, Vectors: values},
 	}, docs, Expiry{TTL: ttls})
@@ -124,12 +119,7 @@ func TestReadsHideExpiredPointsWithoutListingEveryPoint(t *testing.T) {
 // points not expired (and the dense search a deny list): every kind of
 // read still hides all of them.
 func TestManyExpiredPointsAreHiddenFromEveryRead(t *testing.T) {
-	clock := newFakeClock()
-	c, err := Create(t.TempDir(), expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, clock := expiringCollection(t, t.TempDir())
 	const n = 2*maxHiddenExtra + 100 // the odd ones expire: more than maxHiddenExtra
 	upsertExpiring(t, c, n, 10)
 	checkVisible(t, c, n, upTo(n))
