@@ -3,9 +3,7 @@ package hnsw
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/strata-db/strata/go/internal/synth"
 )
@@ -17,44 +15,13 @@ import (
 // are published.
 func TestTombstonesDoesNotWaitForAnAddInProgress(t *testing.T) {
 	const per = 100
-	data := synth.Clustered(2*per, testDim, 10, 0.2, 3)
-	x := mustNew(t, Config{Dim: testDim, M: 8, EfConstruction: 32})
-	first := make([]uint64, per)
-	for i := range first {
-		first[i] = uint64(i)
-	}
-	if err := x.Add(data[:per*testDim], first, nil, 1); err != nil {
-		t.Fatal(err)
-	}
+	x, data, first := firstBatch(t, per)
 	if _, err := x.Remove(first[:10], false); err != nil {
 		t.Fatal(err)
 	}
-	// The second batch overwrites ids 10..59 and adds 100..149.
-	second := make([]uint64, per)
-	for i := range second {
-		second[i] = uint64(10 + i)
-		if i >= per/2 {
-			second[i] = uint64(per + i - per/2)
-		}
-	}
-	got := make(chan int, 1)
-	x.build.addPlaced = func() {
-		go func() { got <- x.Tombstones() }()
-		// A watchdog, not a speed bound: before Tombstones stopped taking
-		// writeMu this waited for ever (the Add holds it).
-		select {
-		case n := <-got:
-			got <- n
-		case <-time.After(2 * time.Minute):
-			got <- -1
-		}
-	}
-	if err := x.Add(data[per*testDim:], second, nil, 1); err != nil {
-		t.Fatal(err)
-	}
-	x.build.addPlaced = nil
-	if n := <-got; n != 10 {
-		t.Fatalf("Tombstones during the Add = %d, want the 10 removed before it (-1: it waited for the Add)", n)
+	second := secondBatch(per, 10) // overwrites ids 10..59, adds 100..149
+	if n := readDuringAdd(t, x, data, second, x.Tombstones); n != 10 {
+		t.Fatalf("Tombstones during the Add = %d, want the 10 removed before it", n)
 	}
 	if n := x.Tombstones(); n != 10+per/2 {
 		t.Fatalf("Tombstones after the Add = %d, want 10 removed + %d replaced", n, per/2)
@@ -106,25 +73,15 @@ func TestTombstonesWhileWritingCountsWholeBatches(t *testing.T) {
 			counts = append(counts, dead)
 		}
 	}
-	stop := make(chan struct{})
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		seen := 0 // steps done by the last count
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			n := x.Tombstones()
-			j := slices.Index(counts[seen:], n)
-			if j < 0 {
-				errs <- fmt.Errorf("Tombstones = %d, not the count after %d or more steps (%v)", n, seen, counts[seen:])
-				return
-			}
-			seen += j
+	seen := 0 // steps done by the last count
+	stop := checkWhile(t, func() error {
+		n := x.Tombstones()
+		j := slices.Index(counts[seen:], n)
+		if j < 0 {
+			return fmt.Errorf("Tombstones = %d, not the count after %d or more steps (%v)", n, seen, counts[seen:])
 		}
+		seen += j
+		return nil
 	})
 	for si, st := range steps {
 		var err error
@@ -145,12 +102,7 @@ func TestTombstonesWhileWritingCountsWholeBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	stop()
 	if n := x.Tombstones(); n != counts[len(counts)-1] {
 		t.Fatalf("Tombstones after the writes = %d, model %d", n, counts[len(counts)-1])
 	}
