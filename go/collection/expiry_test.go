@@ -54,9 +54,22 @@ func expiringCollection(t *testing.T, dir string) (*Collection, *fakeClock) {
 	return c, clock
 }
 
-// upsertExpiring writes points 0..n-1 at (i, 0) with the word "cache" and
-// sparse coordinate 1, the odd ones with a ttl of ttl seconds.
+// upsertExpiring writes points 0..n-1 (upsertExpiringEach), the odd ones
+// with a ttl of ttl seconds.
 func upsertExpiring(t *testing.T, c *Collection, n int, ttl float64) {
+	t.Helper()
+	upsertExpiringEach(t, c, n, func(i int) float64 {
+		if i%2 == 1 {
+			return ttl
+		}
+		return math.NaN()
+	})
+}
+
+// upsertExpiringEach writes points 0..n-1 at (i, 0) with the word
+// "cache" and sparse coordinate 1 (of value 1 + i%7), point i with a ttl
+// of ttlOf(i) seconds (NaN: none).
+func upsertExpiringEach(t *testing.T, c *Collection, n int, ttlOf func(i int) float64) {
 	t.Helper()
 	ids := make([]ID, n)
 	vecs := make([]float32, 2*n)
@@ -64,13 +77,9 @@ func upsertExpiring(t *testing.T, c *Collection, n int, ttl float64) {
 	docs := make([]meta.Document, n)
 	counts, indices, values := make([]int, n), make([]uint32, n), make([]float32, n)
 	for i := range n {
-		ids[i], vecs[2*i] = IntID(uint64(i)), float32(i)
-		ttls[i] = math.NaN()
-		if i%2 == 1 {
-			ttls[i] = ttl
-		}
+		ids[i], vecs[2*i], ttls[i] = IntID(uint64(i)), float32(i), ttlOf(i)
 		docs[i] = mustDoc(t, fmt.Appendf(nil, `{"body": "cache entry %d", "i": %d}`, i, i))
-		counts[i], indices[i], values[i] = 1, 1, 1
+		counts[i], indices[i], values[i] = 1, 1, 1+float32(i%7)
 	}
 	err := c.UpsertPointsExpiring(ids, map[string]FieldValues{
 		"":   {Vectors: vecs},
