@@ -234,14 +234,16 @@ func (c *Collection) checkpointLoop() {
 		case <-c.stop:
 			return
 		case <-c.checkpointKick:
-			c.look()
-		case looked = <-c.lookNow:
+			if !c.mergesHeld() {
+				c.look()
+			}
+		case looked = <-c.lookNow: // a test's own look: no hold stops it
 			if !c.look() {
 				close(looked)
 				continue
 			}
 		case <-tick.C:
-			if !c.look() {
+			if c.mergesHeld() || !c.look() {
 				continue
 			}
 		}
@@ -266,6 +268,17 @@ func (c *Collection) checkpointLoop() {
 		if looked != nil {
 			close(looked)
 		}
+	}
+}
+
+// mergesHeld reports whether Tuning.HoldMerges still holds the loop's
+// own looks back.
+func (c *Collection) mergesHeld() bool {
+	select {
+	case <-c.tuning.HoldMerges:
+		return false
+	default:
+		return c.tuning.HoldMerges != nil
 	}
 }
 

@@ -9,12 +9,7 @@ import (
 // reaped is absent for every read, so deleting it deletes nothing that
 // was there, as for a missing id (it counted as deleted).
 func TestDeletingAnExpiredPointCountsItAsGone(t *testing.T) {
-	clock := newFakeClock()
-	c, err := Create(t.TempDir(), expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, clock := expiringCollection(t, t.TempDir())
 	const n = 6
 	upsertExpiring(t, c, n, 10) // the odd ones expire after 10 s
 	clock.advance(10 * time.Second)
@@ -41,12 +36,7 @@ func TestDeletingAnExpiredPointCountsItAsGone(t *testing.T) {
 // yet its expiry (they subtracted the expired keys from a count that had
 // already lost one: off by one while the reaper ran).
 func TestCountWhileTheReaperDeletes(t *testing.T) {
-	clock := newFakeClock()
-	c, err := Create(t.TempDir(), expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, clock := expiringCollection(t, t.TempDir())
 	const n = 10
 	upsertExpiring(t, c, n, 10)
 	clock.advance(10 * time.Second)

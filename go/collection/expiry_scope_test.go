@@ -1,13 +1,11 @@
 package collection
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/collection/text"
 )
 
@@ -20,32 +18,14 @@ func TestReadsHideExpiredPointsWithoutListingEveryPoint(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop items: allocations are not the code's")
 	}
-	clock := newFakeClock()
-	c, err := Create(t.TempDir(), expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, clock := expiringCollection(t, t.TempDir())
 	const n = 5000
-	ids := make([]ID, n)
-	vecs := make([]float32, 2*n)
-	ttls := make([]float64, n)
-	docs := make([]meta.Document, n)
-	counts, indices, values := make([]int, n), make([]uint32, n), make([]float32, n)
-	for i := range n {
-		ids[i], vecs[2*i] = IntID(uint64(i)), float32(i)
-		ttls[i] = math.NaN()
-		docs[i] = mustDoc(t, fmt.Appendf(nil, `{"body": "cache entry %d"}`, i))
-		counts[i], indices[i], values[i] = 1, 1, 1+float32(i%7)
-	}
-	ttls[3] = 10 // one point expires
-	err = c.UpsertPointsExpiring(ids, map[string]FieldValues{
-		"":   {Vectors: vecs},
-		"kw": {Counts: counts, Indices: indices, Vectors: values},
-	}, docs, Expiry{TTL: ttls})
-	if err != nil {
-		t.Fatal(err)
-	}
+	upsertExpiringEach(t, c, n, func(i int) float64 {
+		if i == 3 {
+			return 10 // one point expires
+		}
+		return math.NaN()
+	})
 	c.waitIndexed()
 	reads := map[string]func() []ID{
 		"sparse": func() []ID {
@@ -64,22 +44,14 @@ func TestReadsHideExpiredPointsWithoutListingEveryPoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := make([]ID, len(hits))
-			for i, h := range hits {
-				out[i] = h.ID
-			}
-			return out
+			return hitIDs(hits)
 		},
 		"hybrid": func() []ID {
 			hits, err := c.QueryText([]float32{3, 0}, TextQuery{Text: "cache"}, 10, 0, nil, 1, text.Fusion{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := make([]ID, len(hits))
-			for i, h := range hits {
-				out[i] = h.ID
-			}
-			return out
+			return hitIDs(hits)
 		},
 	}
 	// Bytes allocated per read (TotalAlloc counts every allocation,
@@ -124,12 +96,7 @@ func TestReadsHideExpiredPointsWithoutListingEveryPoint(t *testing.T) {
 // points not expired (and the dense search a deny list): every kind of
 // read still hides all of them.
 func TestManyExpiredPointsAreHiddenFromEveryRead(t *testing.T) {
-	clock := newFakeClock()
-	c, err := Create(t.TempDir(), expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, clock := expiringCollection(t, t.TempDir())
 	const n = 2*maxHiddenExtra + 100 // the odd ones expire: more than maxHiddenExtra
 	upsertExpiring(t, c, n, 10)
 	checkVisible(t, c, n, upTo(n))
@@ -137,4 +104,13 @@ func TestManyExpiredPointsAreHiddenFromEveryRead(t *testing.T) {
 	checkVisible(t, c, n, evens(n))
 	c.waitBuilt()
 	checkVisible(t, c, n, evens(n))
+}
+
+// hitIDs is the ids of text or hybrid hits, in their order.
+func hitIDs(hits []Hit) []ID {
+	out := make([]ID, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
 }

@@ -40,9 +40,36 @@ func expiringOptions() Options {
 		Sparse: []SparseField{{Name: "kw"}}, TextFields: []string{"body"}}
 }
 
-// upsertExpiring writes points 0..n-1 at (i, 0) with the word "cache" and
-// sparse coordinate 1, the odd ones with a ttl of ttl seconds.
+// expiringCollection creates a collection of expiringOptions in dir
+// whose clock the test moves (and no background reaper), closed when the
+// test ends.
+func expiringCollection(t *testing.T, dir string) (*Collection, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock()
+	c, err := Create(dir, expiringOptions(), expiryTuning(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, clock
+}
+
+// upsertExpiring writes points 0..n-1 (upsertExpiringEach), the odd ones
+// with a ttl of ttl seconds.
 func upsertExpiring(t *testing.T, c *Collection, n int, ttl float64) {
+	t.Helper()
+	upsertExpiringEach(t, c, n, func(i int) float64 {
+		if i%2 == 1 {
+			return ttl
+		}
+		return math.NaN()
+	})
+}
+
+// upsertExpiringEach writes points 0..n-1 at (i, 0) with the word
+// "cache" and sparse coordinate 1 (of value 1 + i%7), point i with a ttl
+// of ttlOf(i) seconds (NaN: none).
+func upsertExpiringEach(t *testing.T, c *Collection, n int, ttlOf func(i int) float64) {
 	t.Helper()
 	ids := make([]ID, n)
 	vecs := make([]float32, 2*n)
@@ -50,13 +77,9 @@ func upsertExpiring(t *testing.T, c *Collection, n int, ttl float64) {
 	docs := make([]meta.Document, n)
 	counts, indices, values := make([]int, n), make([]uint32, n), make([]float32, n)
 	for i := range n {
-		ids[i], vecs[2*i] = IntID(uint64(i)), float32(i)
-		ttls[i] = math.NaN()
-		if i%2 == 1 {
-			ttls[i] = ttl
-		}
+		ids[i], vecs[2*i], ttls[i] = IntID(uint64(i)), float32(i), ttlOf(i)
 		docs[i] = mustDoc(t, fmt.Appendf(nil, `{"body": "cache entry %d", "i": %d}`, i, i))
-		counts[i], indices[i], values[i] = 1, 1, 1
+		counts[i], indices[i], values[i] = 1, 1, 1+float32(i%7)
 	}
 	err := c.UpsertPointsExpiring(ids, map[string]FieldValues{
 		"":   {Vectors: vecs},
@@ -237,12 +260,7 @@ func upTo(n int) []uint64 {
 // leaking through any read before the reaper has deleted it, and the
 // reaper from deleting anything else.
 func TestExpiredPointIsHiddenFromEveryRead(t *testing.T) {
-	clock := newFakeClock()
-	c, err := Create(t.TempDir(), expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, clock := expiringCollection(t, t.TempDir())
 	const n = 12
 	upsertExpiring(t, c, n, 10)
 	checkVisible(t, c, n, upTo(n))
@@ -373,12 +391,8 @@ func TestExpiryInputErrors(t *testing.T) {
 // TestExpiryOutlivesCheckpointAndCrash prevents a reopen from forgetting
 // expiry times, whether they are in the snapshot or only in the log.
 func TestExpiryOutlivesCheckpointAndCrash(t *testing.T) {
-	clock := newFakeClock()
 	dir := t.TempDir()
-	c, err := Create(dir, expiringOptions(), expiryTuning(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, clock := expiringCollection(t, dir)
 	const n = 8
 	upsertExpiring(t, c, n, 10) // odd ones at +10 s, in the snapshot
 	if err := c.Checkpoint(); err != nil {
@@ -389,7 +403,7 @@ func TestExpiryOutlivesCheckpointAndCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.abandon()
-	c, err = Open(dir, expiryTuning(clock))
+	c, err := Open(dir, expiryTuning(clock))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -219,29 +219,7 @@ func TestMultivectorRecallAgainstExactMaxSim(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			const n, dim, k, nq = 800, 32, 10, 30
 			dir := t.TempDir()
-			c, err := Create(dir, Options{Vectors: []VectorField{{Name: "tokens", Dim: dim, Metric: m, Multivector: MaxSim}}, Seed: 1},
-				Tuning{CheckpointBytes: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(3, 3))
-			pool := synth.Clustered(n*12, dim, 60, 0.3, 5)
-			points := make([]multiPoint, n)
-			ids := make([]uint64, n)
-			var counts []int
-			var rows []float32
-			at := 0
-			for i := range n {
-				cnt := 2 + rng.IntN(11)
-				ids[i] = uint64(i)
-				points[i] = multiPoint{id: uint64(i), rows: pool[at*dim : (at+cnt)*dim]}
-				at += cnt
-				counts = append(counts, cnt)
-				rows = append(rows, points[i].rows...)
-			}
-			if err := c.UpsertPoints(IntIDs(ids), map[string]FieldValues{"tokens": {Vectors: rows, Counts: counts}}, nil); err != nil {
-				t.Fatal(err)
-			}
+			c, points := multiSet(t, dir, m, n, dim, 3)
 			queries := synth.Clustered(nq*4, dim, 60, 0.3, 9)
 			measure := func(c *Collection) {
 				t.Helper()

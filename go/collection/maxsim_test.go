@@ -9,17 +9,19 @@ import (
 	"github.com/strata-db/strata/go/metric"
 )
 
-// multiSet makes a collection of n points of 2-12 vectors each in a
-// multivector field "tokens" (cosine) and returns it with the points.
-func multiSet(t *testing.T, n, dim int) (*Collection, []multiPoint) {
+// multiSet makes a collection in dir of n points of 2-12 vectors each
+// (their counts drawn from seed) in a multivector field "tokens" of
+// metric m, waits until they are in its graph, and returns it with the
+// points. It closes the collection when the test ends.
+func multiSet(t *testing.T, dir string, m metric.Metric, n, dim int, seed uint64) (*Collection, []multiPoint) {
 	t.Helper()
-	c, err := Create(t.TempDir(), Options{Vectors: []VectorField{{Name: "tokens", Dim: dim, Metric: metric.Cosine, Multivector: MaxSim}}, Seed: 1},
+	c, err := Create(dir, Options{Vectors: []VectorField{{Name: "tokens", Dim: dim, Metric: m, Multivector: MaxSim}}, Seed: 1},
 		Tuning{CheckpointBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	rng := rand.New(rand.NewPCG(5, 5))
+	rng := rand.New(rand.NewPCG(seed, seed))
 	pool := synth.Clustered(n*12, dim, 60, 0.3, 5)
 	points := make([]multiPoint, n)
 	ids := make([]uint64, n)
@@ -67,7 +69,7 @@ func maxSimRecall(t *testing.T, c *Collection, points []multiPoint, dim, k, ef, 
 // ef nearest vectors per query vector and missed points).
 func TestMaxSimOverFewVectorsIsExact(t *testing.T) {
 	const dim, k, nq = 16, 10, 20
-	c, points := multiSet(t, 300, dim) // about 2,100 vectors
+	c, points := multiSet(t, t.TempDir(), metric.Cosine, 300, dim, 5) // about 2,100 vectors
 	recall, plans := maxSimRecall(t, c, points, dim, k, k, nq)
 	if recall != 1 || plans[hnsw.PlanExact] != nq {
 		t.Fatalf("recall@%d at ef %d over %d points: %.3f, plans %v; want 1 and every query exact", k, k, len(points), recall, plans)
@@ -80,7 +82,7 @@ func TestMaxSimOverFewVectorsIsExact(t *testing.T) {
 // points whose vectors all lie beyond that many.
 func TestMaxSimAtEfOfThePointCountIsExact(t *testing.T) {
 	const dim, k, nq = 16, 10, 20
-	c, points := multiSet(t, 800, dim) // about 5,600 vectors: past exactMaxSimRows
+	c, points := multiSet(t, t.TempDir(), metric.Cosine, 800, dim, 5) // about 5,600 vectors: past exactMaxSimRows
 	// Every point at ef 801: at most 801 nearest vectors per
 	// query vector held the candidates.
 	if recall, plans := maxSimRecall(t, c, points, dim, 800, c.Len()+1, nq); recall != 1 || plans[hnsw.PlanExact] != nq {

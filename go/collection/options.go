@@ -134,6 +134,12 @@ type Tuning struct {
 	// ReapBatch bounds the expired points one look of the reaper deletes
 	// (one log record); default 4096.
 	ReapBatch int
+	// HoldMerges, if not nil, holds back the checkpoint loop's own looks
+	// (merges, vacuums, renumbering; see checkpoint.go) until it is
+	// closed; the checkpoints the log calls for still run. A test hook:
+	// the crash tests arm a kill point before an idle merge can start,
+	// and the metamorphic test merges only where it looks itself.
+	HoldMerges <-chan struct{}
 	// Observer, if not nil, is told how long each fsync and checkpoint took
 	// and how many writes each group commit carried (for metrics).
 	Observer Observer

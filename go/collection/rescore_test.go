@@ -8,18 +8,12 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/synth"
 )
 
 // l2 is the squared L2 distance the engine reports for metric.L2, in
 // float64.
-func l2(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		s += d * d
-	}
-	return s
-}
+func l2(a, b []float32) float64 { return synth.Distance("l2", a, b) }
 
 // checkFloatDistances fails unless every answer of c to queries is at the
 // float distance of the vector it upserted (vecs, by id), as a float
@@ -143,25 +137,7 @@ func TestSQ8RescoreRecallAtLeastCodesOnly(t *testing.T) {
 	const n, nq, k = 3000, 50, 10
 	vecs := randomVectors(rng, n)
 	queries := randomVectors(rng, nq)
-	truth := make([][]int, nq)
-	for q := range nq {
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		qv := queries[q*testDim : (q+1)*testDim]
-		slices.SortFunc(order, func(a, b int) int {
-			da, db := l2(qv, vecs[a*testDim:(a+1)*testDim]), l2(qv, vecs[b*testDim:(b+1)*testDim])
-			switch {
-			case da < db:
-				return -1
-			case da > db:
-				return 1
-			}
-			return 0
-		})
-		truth[q] = order[:k]
-	}
+	truth := synth.KNN("l2", vecs, queries, testDim, k)
 	recall := func(codesOnly bool) float64 {
 		opts := testOptions()
 		opts.Quantization, opts.CodesOnly = hnsw.QuantSQ8, codesOnly

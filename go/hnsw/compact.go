@@ -125,7 +125,7 @@ func (x *Index) Compact(threads int) error {
 		g = x.carryOver(g, touched, x.drawLevelsOnly(len(touched)), 0, &byID)
 		x.mapMu.Lock()
 		x.graph.Store(g)
-		x.byID = byID
+		x.byID, x.published = byID, g.count
 		if renumbered {
 			x.orderedLive = byID.len()
 		}

@@ -17,6 +17,38 @@ import (
 // the ids the batch overwrites once each.
 func TestIDsDoesNotWaitForAnAddInProgress(t *testing.T) {
 	const per = 100
+	x, data, first := firstBatch(t, per)
+	second := secondBatch(per, 0) // overwrites ids 0..49, adds 100..149
+	type listed struct {
+		ids []uint64
+		err error
+	}
+	l := readDuringAdd(t, x, data, second, func() listed {
+		ids, err := x.IDs()
+		return listed{ids, err}
+	})
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	if !slices.Equal(l.ids, first) {
+		t.Fatalf("IDs during the Add listed %d ids %v..., want the first batch's %d in order", len(l.ids),
+			l.ids[:min(5, len(l.ids))], per)
+	}
+	ids, err := x.IDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Insertion order: the ids the second batch did not touch, then its own.
+	want := append(slices.Clone(first[per/2:]), second...)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("IDs after the Add = %v..., want %v...", ids[:5], want[:5])
+	}
+}
+
+// firstBatch returns an index holding ids 0..per-1, their ids, and the
+// vectors of a second batch of per.
+func firstBatch(t *testing.T, per int) (*Index, []float32, []uint64) {
+	t.Helper()
 	data := synth.Clustered(2*per, testDim, 10, 0.2, 3)
 	x := mustNew(t, Config{Dim: testDim, M: 8, EfConstruction: 32})
 	first := make([]uint64, per)
@@ -26,53 +58,77 @@ func TestIDsDoesNotWaitForAnAddInProgress(t *testing.T) {
 	if err := x.Add(data[:per*testDim], first, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	// The second batch overwrites ids 0..49 and adds 100..149.
-	second := make([]uint64, per)
-	for i := range second {
-		second[i] = uint64(i)
+	return x, data[per*testDim:], first
+}
+
+// secondBatch is the ids of a batch of per after firstBatch: it
+// overwrites per/2 of them from overwrite on and adds per/2 new ids.
+func secondBatch(per, overwrite int) []uint64 {
+	ids := make([]uint64, per)
+	for i := range ids {
+		ids[i] = uint64(overwrite + i)
 		if i >= per/2 {
-			second[i] = uint64(per + i - per/2)
+			ids[i] = uint64(per + i - per/2)
 		}
 	}
-	type listed struct {
-		ids []uint64
-		err error
-	}
-	got := make(chan listed, 1)
+	return ids
+}
+
+// readDuringAdd adds vectors as ids to x and, while the Add is in
+// progress (its nodes placed, not linked, writeMu held), runs read in
+// another goroutine and returns what it read. It fails the test if read
+// waited for the Add: a watchdog of two minutes, not a speed bound.
+func readDuringAdd[T any](t *testing.T, x *Index, vectors []float32, ids []uint64, read func() T) T {
+	t.Helper()
+	got := make(chan T, 1)
+	waited := false
 	x.build.addPlaced = func() {
-		go func() {
-			ids, err := x.IDs()
-			got <- listed{ids, err}
-		}()
-		// A watchdog, not a speed bound: before IDs stopped taking
-		// writeMu this waited for ever (the Add holds it).
+		go func() { got <- read() }()
 		select {
-		case l := <-got:
-			got <- l
+		case v := <-got:
+			got <- v
 		case <-time.After(2 * time.Minute):
-			got <- listed{err: fmt.Errorf("IDs waited for the Add in progress")}
+			waited = true
 		}
 	}
-	if err := x.Add(data[per*testDim:], second, nil, 1); err != nil {
+	defer func() { x.build.addPlaced = nil }()
+	if err := x.Add(vectors, ids, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	l := <-got
-	if l.err != nil {
-		t.Fatal(l.err)
+	if waited {
+		t.Fatal("the read waited for the Add in progress")
 	}
-	if !slices.Equal(l.ids, first) {
-		t.Fatalf("IDs during the Add listed %d ids %v..., want the first batch's %d in order", len(l.ids),
-			l.ids[:min(5, len(l.ids))], per)
-	}
-	x.build.addPlaced = nil
-	ids, err := x.IDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Insertion order: the ids the second batch did not touch, then its own.
-	want := append(slices.Clone(first[per/2:]), second...)
-	if !slices.Equal(ids, want) {
-		t.Fatalf("IDs after the Add = %v..., want %v...", ids[:5], want[:5])
+	return <-got
+}
+
+// checkWhile runs check over and over in another goroutine until the
+// returned stop is called; stop fails the test with check's first error.
+func checkWhile(t *testing.T, check func() error) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := check(); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	return func() {
+		t.Helper()
+		close(done)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -106,30 +162,19 @@ func TestIDsWhileAddingListsWholeBatches(t *testing.T) {
 		next := slices.DeleteFunc(slices.Clone(prev), func(id uint64) bool { return slices.Contains(ids, id) })
 		orders = append(orders, append(next, ids...))
 	}
-	stop := make(chan struct{})
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		seen := 0 // batches whole in the last list
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			ids, err := x.IDs()
-			if err != nil {
-				errs <- err
-				return
-			}
-			j := slices.IndexFunc(orders[seen:], func(o []uint64) bool { return slices.Equal(o, ids) })
-			if j < 0 {
-				errs <- fmt.Errorf("IDs listed %d ids (%v...), not the insertion order after %d or more batches",
-					len(ids), ids[:min(5, len(ids))], seen)
-				return
-			}
-			seen += j
+	seen := 0 // batches whole in the last list
+	stop := checkWhile(t, func() error {
+		ids, err := x.IDs()
+		if err != nil {
+			return err
 		}
+		j := slices.IndexFunc(orders[seen:], func(o []uint64) bool { return slices.Equal(o, ids) })
+		if j < 0 {
+			return fmt.Errorf("IDs listed %d ids (%v...), not the insertion order after %d or more batches",
+				len(ids), ids[:min(5, len(ids))], seen)
+		}
+		seen += j
+		return nil
 	})
 	for b, ids := range batchIDs {
 		vecs := make([]float32, 0, len(ids)*testDim)
@@ -141,12 +186,7 @@ func TestIDsWhileAddingListsWholeBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	stop()
 	if ids, _ := x.IDs(); !slices.Equal(ids, orders[batches]) {
 		t.Fatalf("IDs after the writes differ from the model's insertion order")
 	}

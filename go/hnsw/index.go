@@ -44,11 +44,17 @@ type Index struct {
 	entryMu     sync.Mutex // held while a node raises the top level
 	locks       [lockStripes]sync.Mutex
 
-	mapMu  sync.RWMutex
-	byID   idTable    // live id -> node
-	nextID uint64     // first id of the next auto-numbered batch
-	rng    *rand.Rand // level draws; used under writeMu only
-	pcg    *rand.PCG  // rng's source, saved with the index
+	mapMu sync.RWMutex
+	byID  idTable // live id -> node
+	// published is the node count (live nodes and tombstones) that byID
+	// accounts for: set with byID when an Add, a Compact or a load
+	// publishes its nodes, so that Tombstones reads it under mapMu
+	// without waiting for an Add in progress, whose nodes count once
+	// published.
+	published int
+	nextID    uint64     // first id of the next auto-numbered batch
+	rng       *rand.Rand // level draws; used under writeMu only
+	pcg       *rand.PCG  // rng's source, saved with the index
 
 	// closeMu is held shared by every operation that reads the graph and
 	// exclusively by Close, so a memory-mapped file is never unmapped

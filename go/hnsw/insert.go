@@ -140,6 +140,7 @@ func (x *Index) add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	if newOf != nil {
 		x.orderedLive = x.byID.len()
 	}
+	x.published = g.count
 	x.mapMu.Unlock()
 	if outIDs != nil {
 		copy(outIDs, ids)

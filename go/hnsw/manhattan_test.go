@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -32,33 +33,14 @@ func TestManhattanGraphFindsTheL1Neighbours(t *testing.T) {
 	if err := x.Add(data, ids, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	l1 := func(a, b []float32) float64 {
-		var s float64
-		for i := range a {
-			s += math.Abs(float64(a[i]) - float64(b[i]))
-		}
-		return s
-	}
+	l1 := func(a, b []float32) float64 { return synth.Distance("l1", a, b) }
 	hits := 0
 	for range nq {
 		q := make([]float32, dim)
 		for i := range q {
 			q[i] = float32(rng.NormFloat64())
 		}
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int {
-			da, db := l1(q, data[a*dim:(a+1)*dim]), l1(q, data[b*dim:(b+1)*dim])
-			switch {
-			case da < db:
-				return -1
-			case da > db:
-				return 1
-			}
-			return 0
-		})
+		order := synth.KNN("l1", data, q, dim, k)[0]
 		outIDs, outDists := make([]int64, k), make([]float32, k)
 		if err := x.Search(q, k, 200, 1, outIDs, outDists); err != nil {
 			t.Fatal(err)

@@ -101,11 +101,12 @@ func (x *Index) IDs() ([]uint64, error) {
 }
 
 // Tombstones returns the number of removed or replaced vectors still held
-// in the graph (what Compact would reclaim).
+// in the graph (what Compact would reclaim). It reads under mapMu's read
+// lock and never waits for an Add in progress (a collection's vacuum
+// look and Info ask while its builder adds): it counts the nodes
+// published so far, each batch's replaced vectors once its ids are.
 func (x *Index) Tombstones() int {
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
-	return x.graph.Load().count - x.byID.len()
+	return x.published - x.byID.len()
 }

@@ -373,7 +373,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 		}
 		x.byID.set(id, uint32(node))
 	}
-	x.nextID = p.NextID
+	x.nextID, x.published = p.NextID, n
 	x.graph.Store(g)
 	if err := x.loadRaBitQ(f, g); err != nil {
 		return nil, err

@@ -19,6 +19,19 @@ func TestMain(m *testing.M) {
 
 func testDriver() *Driver { return &Driver{Command: []string{os.Args[0], "-test.run=^$"}} }
 
+// checkTally logs what a test's crashes verified and fails it if any
+// failed or none verified an acknowledged write.
+func checkTally(t *testing.T, total Tally) {
+	t.Helper()
+	t.Log(total)
+	if len(total.Failures) > 0 {
+		t.Fatalf("%d failures", len(total.Failures))
+	}
+	if total.Acked == 0 {
+		t.Fatal("no acknowledged write was verified")
+	}
+}
+
 // TestKilledWorkloadLosesNoAcknowledgedWrite SIGKILLs workload processes
 // at random times, inside WAL and snapshot writes (torn at a byte offset),
 // at steps of checkpoints and recoveries, and keeps crashing one directory
@@ -32,13 +45,7 @@ func TestKilledWorkloadLosesNoAcknowledgedWrite(t *testing.T) {
 	total.Merge(d.Series(root, tier(4, 100, 100), 3_000, ModeStep, collection.FsyncAlways, hnsw.QuantNone, testLog{t}))
 	total.Merge(d.Series(root, tier(1, 10, 10), 4_000, ModeEnd, collection.FsyncNever, hnsw.QuantNone, testLog{t}))
 	total.Merge(d.Chain(root+"/chain", tier(8, 50, 50), 5_000, collection.FsyncAlways, hnsw.QuantNone, testLog{t}))
-	t.Log(total)
-	if len(total.Failures) > 0 {
-		t.Fatalf("%d failures", len(total.Failures))
-	}
-	if total.Acked == 0 {
-		t.Fatal("no acknowledged write was verified")
-	}
+	checkTally(t, total)
 }
 
 // TestKilledInsideAMergeLosesNoAcknowledgedWrite SIGKILLs workloads at
@@ -70,22 +77,14 @@ func TestKilledInsideAMergeLosesNoAcknowledgedWrite(t *testing.T) {
 	steps, bytes := kfs.steps, kfs.bytes
 	kfs.mu.Unlock()
 	if steps < mergeKillSteps || bytes < mergeKillBytes {
-		// The idle merge can land before the kill point is armed (timing);
-		// the series below still kills its own workloads at every step.
-		t.Logf("the merge phase took %d steps and wrote %d checkpoint bytes: kills at steps up to %d or bytes up to %d may land after it",
+		t.Fatalf("the merge phase took %d steps and wrote %d checkpoint bytes: kills at steps up to %d or bytes up to %d may land after it",
 			steps, bytes, mergeKillSteps, mergeKillBytes)
 	}
 	t.Logf("merge phase: %d merges, %d steps, %d checkpoint bytes", in.Vacuums, steps, bytes)
 	c.Close()
 	d := testDriver()
 	total := d.MergeSeries(t.TempDir(), tier(4, 20, 200), 12_000, collection.FsyncAlways, hnsw.QuantNone, testLog{t})
-	t.Log(total)
-	if len(total.Failures) > 0 {
-		t.Fatalf("%d failures", len(total.Failures))
-	}
-	if total.Acked == 0 {
-		t.Fatal("no acknowledged write was verified")
-	}
+	checkTally(t, total)
 }
 
 // TestKilledTwoFieldWorkloadLosesNoPartialWrite SIGKILLs the multi-field
@@ -102,35 +101,15 @@ func TestKilledTwoFieldWorkloadLosesNoPartialWrite(t *testing.T) {
 	total.Merge(d.Series(root, tier(3, 100, 100), 7_000, ModeByte, collection.FsyncAlways, hnsw.QuantNone, testLog{t}))
 	total.Merge(d.Series(root, tier(2, 50, 100), 8_000, ModeStep, collection.FsyncAlways, hnsw.QuantNone, testLog{t}))
 	total.Merge(d.Chain(root+"/chain", tier(6, 30, 50), 9_000, collection.FsyncAlways, hnsw.QuantNone, testLog{t}))
-	t.Log(total)
-	if len(total.Failures) > 0 {
-		t.Fatalf("%d failures", len(total.Failures))
-	}
-	if total.Acked == 0 {
-		t.Fatal("no acknowledged write was verified")
-	}
+	checkTally(t, total)
 }
 
 // TestVerifyCatchesLostAndPhantomWrites makes sure the checker can fail: a
 // journal claiming an acknowledged write the collection lacks is a loss,
 // a collection holding a write the journal never attempted a phantom.
 func TestVerifyCatchesLostAndPhantomWrites(t *testing.T) {
-	fs := memfs.New()
 	w := Workload{Seed: 1, Workers: 2, Ops: 20, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1}
-	c, err := w.OpenOrCreate(fs, "/col")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	j, _ := NewJournal("", false)
-	if err := w.Run(c, j); err != nil {
-		t.Fatal(err)
-	}
-	events := j.Events()
-	all := Cut{Acked: len(events), Attempted: len(events)}
-	if _, _, err := Verify(c, Model{}, events, all); err != nil {
-		t.Fatalf("untouched run: %v", err)
-	}
+	c, events, _, _ := verifiedRun(t, w)
 	// The claimed write must leave id 3 present: an upsert that writes it
 	// already expired (ExpiresAt) is as good as a delete, and op 999's is
 	// one, so whenever the run's last op on id 3 deleted it nothing was lost.
@@ -148,6 +127,31 @@ func TestVerifyCatchesLostAndPhantomWrites(t *testing.T) {
 	}
 }
 
+// verifiedRun runs w on a fresh in-memory collection, checks that Verify
+// passes what it left untouched, and returns the collection (closed when
+// the test ends), the journal's events, the cut of all of them and the
+// model Verify built: for tests that the checker fails on a change made
+// behind the journal's back.
+func verifiedRun(t *testing.T, w Workload) (*collection.Collection, []Event, Cut, Model) {
+	t.Helper()
+	c, err := w.OpenOrCreate(memfs.New(), "/col")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	j, _ := NewJournal("", false)
+	if err := w.Run(c, j); err != nil {
+		t.Fatal(err)
+	}
+	events := j.Events()
+	all := Cut{Acked: len(events), Attempted: len(events)}
+	model, _, err := Verify(c, Model{}, events, all)
+	if err != nil {
+		t.Fatalf("untouched run: %v", err)
+	}
+	return c, events, all, model
+}
+
 type testLog struct{ t *testing.T }
 
 func (l testLog) Write(p []byte) (int, error) {
@@ -160,23 +164,8 @@ func (l testLog) Write(p []byte) (int, error) {
 // fail: a multivector value dropped or added behind the journal's back is
 // a difference from every state the journal allows.
 func TestVerifyCatchesALostPartialWrite(t *testing.T) {
-	fs := memfs.New()
 	w := Workload{Seed: 2, Workers: 1, Ops: 40, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1, Fields: true}
-	c, err := w.OpenOrCreate(fs, "/col")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	j, _ := NewJournal("", false)
-	if err := w.Run(c, j); err != nil {
-		t.Fatal(err)
-	}
-	events := j.Events()
-	all := Cut{Acked: len(events), Attempted: len(events)}
-	model, _, err := Verify(c, Model{}, events, all)
-	if err != nil {
-		t.Fatalf("untouched run: %v", err)
-	}
+	c, events, all, model := verifiedRun(t, w)
 	// Which points keep a value depends on the order the writer met its
 	// ids (a map's): change one point's field behind the journal's back,
 	// dropping its value if it has one, else giving it one.
@@ -209,22 +198,8 @@ func TestVerifyCatchesALostPartialWrite(t *testing.T) {
 // the journal allows.
 func TestVerifyCatchesAChangedSparseValue(t *testing.T) {
 	for _, drop := range []bool{true, false} {
-		fs := memfs.New()
 		w := Workload{Seed: 3, Workers: 1, Ops: 40, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1, Fields: true}
-		c, err := w.OpenOrCreate(fs, "/col")
-		if err != nil {
-			t.Fatal(err)
-		}
-		j, _ := NewJournal("", false)
-		if err := w.Run(c, j); err != nil {
-			t.Fatal(err)
-		}
-		events := j.Events()
-		all := Cut{Acked: len(events), Attempted: len(events)}
-		model, _, err := Verify(c, Model{}, events, all)
-		if err != nil {
-			t.Fatalf("untouched run: %v", err)
-		}
+		c, events, all, model := verifiedRun(t, w)
 		var victim uint64
 		found := false
 		for id, e := range model {
@@ -236,6 +211,7 @@ func TestVerifyCatchesAChangedSparseValue(t *testing.T) {
 		if !found {
 			t.Fatal("the workload left no point with a sparse value")
 		}
+		var err error
 		if drop {
 			_, err = c.DeleteVectors([]collection.ID{ExternalID(victim)}, []string{SparseField})
 		} else {
@@ -248,7 +224,6 @@ func TestVerifyCatchesAChangedSparseValue(t *testing.T) {
 		if _, _, err := Verify(c, Model{}, events, all); !errors.Is(err, ErrLost) {
 			t.Fatalf("drop %v: a sparse value changed behind the journal's back: %v, want ErrLost", drop, err)
 		}
-		c.Close()
 	}
 }
 
@@ -258,23 +233,8 @@ func TestVerifyCatchesAChangedSparseValue(t *testing.T) {
 // every state the journal allows, and the workload writes both points
 // that expire and points that expired before they were written.
 func TestVerifyCatchesAChangedExpiry(t *testing.T) {
-	fs := memfs.New()
 	w := Workload{Seed: 4, Workers: 1, Ops: 60, Dim: 8, Fsync: collection.FsyncAlways, CheckpointBytes: -1}
-	c, err := w.OpenOrCreate(fs, "/col")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	j, _ := NewJournal("", false)
-	if err := w.Run(c, j); err != nil {
-		t.Fatal(err)
-	}
-	events := j.Events()
-	all := Cut{Acked: len(events), Attempted: len(events)}
-	model, _, err := Verify(c, Model{}, events, all)
-	if err != nil {
-		t.Fatalf("untouched run: %v", err)
-	}
+	c, events, all, model := verifiedRun(t, w)
 	expired := 0
 	for _, ev := range events {
 		if op := ev.Attempt; op != nil && op.Kind == KindUpsert {

@@ -49,19 +49,25 @@ func (d *Driver) Series(root string, n int, seed uint64, mode string, fsync coll
 	for i := range n {
 		cs := RandomCase(seed+uint64(i), mode, fsync, quant)
 		cs.Fields = d.Fields
-		dir := filepath.Join(root, fmt.Sprintf("case-%d", cs.Seed))
-		_, rep, err := d.Crash(dir, cs, Model{})
-		if err != nil {
-			msg := fmt.Sprintf("%v\n  replay: go run ./go/cmd/crashtest run %s", err, cs)
-			t.Failures = append(t.Failures, msg)
-			fmt.Fprintln(log, "FAIL", msg)
-			continue
-		}
-		t.add(rep)
-		os.RemoveAll(dir)
-		os.Remove(dir + ".journal")
+		d.runCase(filepath.Join(root, fmt.Sprintf("case-%d", cs.Seed)), cs, &t, log)
 	}
 	return t
+}
+
+// runCase crashes cs in a fresh dir and adds what it verified to t; a
+// failure is recorded with its one-line replay command and its directory
+// kept for a look, a pass's directory removed.
+func (d *Driver) runCase(dir string, cs Case, t *Tally, log io.Writer) {
+	_, rep, err := d.Crash(dir, cs, Model{})
+	if err != nil {
+		msg := fmt.Sprintf("%v\n  replay: go run ./go/cmd/crashtest run %s", err, cs)
+		t.Failures = append(t.Failures, msg)
+		fmt.Fprintln(log, "FAIL", msg)
+		return
+	}
+	t.add(rep)
+	os.RemoveAll(dir)
+	os.Remove(dir + ".journal")
 }
 
 // mergeKillSteps and mergeKillBytes bound MergeSeries' kill points.
@@ -85,17 +91,7 @@ func (d *Driver) MergeSeries(root string, n int, seed uint64, fsync collection.F
 		} else {
 			cs.Mode, cs.Pattern, cs.N = ModeByte, PatternSnapshot, 1+rng.Int64N(mergeKillBytes)
 		}
-		dir := filepath.Join(root, fmt.Sprintf("merge-%d", cs.Seed))
-		_, rep, err := d.Crash(dir, cs, Model{})
-		if err != nil {
-			msg := fmt.Sprintf("%v\n  replay: go run ./go/cmd/crashtest run %s", err, cs)
-			t.Failures = append(t.Failures, msg)
-			fmt.Fprintln(log, "FAIL", msg)
-			continue
-		}
-		t.add(rep)
-		os.RemoveAll(dir)
-		os.Remove(dir + ".journal")
+		d.runCase(filepath.Join(root, fmt.Sprintf("merge-%d", cs.Seed)), cs, &t, log)
 	}
 	return t
 }

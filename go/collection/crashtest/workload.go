@@ -50,8 +50,10 @@ type Workload struct {
 	// in a child, the kill point counts from there on (KillFS.Arm).
 	Merge bool
 	// idle is called when the writes are done and Merge waits (the
-	// child arms its KillFS).
+	// child arms its KillFS); only then does Run release hold, the
+	// collection's Tuning.HoldMerges, so that no merge starts before.
 	idle func()
+	hold chan struct{}
 }
 
 // mergeWait bounds Merge's wait: the idle look comes within about two
@@ -88,13 +90,21 @@ func (w *Workload) tuning(fs vfs.FS) collection.Tuning {
 	if reap == 0 {
 		reap = 5 * time.Millisecond
 	}
-	return collection.Tuning{FS: fs, CheckpointBytes: w.CheckpointBytes, SegmentBytes: w.SegmentBytes,
+	t := collection.Tuning{FS: fs, CheckpointBytes: w.CheckpointBytes, SegmentBytes: w.SegmentBytes,
 		BatchInterval: 2 * time.Millisecond, Threads: 2, ReapInterval: reap}
+	if w.hold != nil {
+		t.HoldMerges = w.hold
+	}
+	return t
 }
 
 // OpenOrCreate opens the workload's collection in dir, creating it if
-// dir holds none.
+// dir holds none. A Merge workload's collection merges nothing until Run
+// has called idle.
 func (w *Workload) OpenOrCreate(fs vfs.FS, dir string) (*collection.Collection, error) {
+	if w.Merge && w.hold == nil {
+		w.hold = make(chan struct{})
+	}
 	if collection.Exists(fs, dir) {
 		return collection.Open(dir, w.tuning(fs))
 	}
@@ -163,6 +173,10 @@ func (w *Workload) Run(c *collection.Collection, j *Journal) error {
 	}
 	if w.idle != nil {
 		w.idle()
+	}
+	if w.hold != nil {
+		close(w.hold) // the kill point is armed: merges may start
+		w.hold = nil
 	}
 	for deadline := time.Now().Add(mergeWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if in := c.Info(); in.Vacuums > 0 && !in.Merging && in.Seq == in.LastCheckpoint {

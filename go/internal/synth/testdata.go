@@ -26,19 +26,22 @@ func Clustered(n, dim, centers int, sigma float64, seed uint64) []float32 {
 }
 
 // Distance computes a reference distance in float64: "l2" squared
-// Euclidean, "ip" 1-dot, "cosine" 1-cos.
+// Euclidean, "l1" Manhattan, "ip" 1-dot, "cosine" 1-cos.
 func Distance(metric string, a, b []float32) float64 {
-	var dot, na, nb, l2 float64
+	var dot, na, nb, l2, l1 float64
 	for i := range a {
 		x, y := float64(a[i]), float64(b[i])
 		dot += x * y
 		na += x * x
 		nb += y * y
 		l2 += (x - y) * (x - y)
+		l1 += math.Abs(x - y)
 	}
 	switch metric {
 	case "l2":
 		return l2
+	case "l1":
+		return l1
 	case "ip":
 		return 1 - dot
 	default:
