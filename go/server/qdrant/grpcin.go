@@ -17,7 +17,8 @@ import (
 // shared call answers it: one parser of ids, vectors, payloads and
 // filters (compileFilter builds meta's filter tree from it), one set of
 // checks and messages. Constructs gRPC has and REST lacks (inference
-// objects, formulas, MMR) are refused here by name.
+// objects, formulas, MMR) are refused here by name. Dense vectors of
+// upserts and of plain nearest queries are passed as decoded (doc.go).
 
 // rawJSON is v as JSON; nil for nil. Values no JSON holds (NaN, ±Inf)
 // are a bad request.
