@@ -7,13 +7,23 @@ ports, a fresh data directory), creates one collection through the Qdrant door (
 m 16, ef_construct 100) and loads n synthetic clustered points (100 Gaussian centres, sigma
 0.3, as bench/loadgen makes them) through the native door, waits until they are indexed, then
 measures every cell of (clients x operation x door) for --duration seconds, in --rounds
-rounds, the door order rotating each round so that no door always runs first or last:
+rounds, the door order rotating each round so that no door always runs first or last (before
+each cell it waits until the points the upserts before it wrote are indexed, so that no cell
+pays for the builder's work of another):
 
-  door    native (strata.client.Client), rest (QdrantClient(url)), grpc (prefer_grpc=True)
+  door    native (strata.client.Client), rest (QdrantClient(host="127.0.0.1"), as is),
+          rest-ka (the same with limits=httpx.Limits(max_connections=None): connections kept
+          alive), grpc (prefer_grpc=True)
   op      query (top-10, ef 64, ids and scores only), upsert-1 (one point with a payload),
           upsert-batch (--batch points per request with payloads; figures count requests)
   clients 1, 8, 32 concurrent clients, each a process of its own (Python clients hold the
           GIL, so threads would measure one interpreter), one connection each
+
+qdrant-client turns keep-alive off when the host is "localhost" or "127.0.0.1"
+(qdrant_remote.py: `httpx.Limits(max_connections=None, max_keepalive_connections=0)`, "Disable
+keep-alive for local connections"): "rest" opens a TCP connection per request, as every user on
+loopback gets; "rest-ka" is what it does for any other host. Each cell counts the TCP
+connections the clients opened (httpcore's connect_tcp), per request.
 
 All doors query the same collection, so they search the same graph. A request counts when it
 finishes inside the cell's window and its answer has the expected shape (10 hits; an upsert
@@ -56,7 +66,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runinfo
 
-DOORS = ("native", "rest", "grpc")
+DOORS = ("native", "rest", "rest-ka", "grpc")
 OPS = ("query", "upsert-1", "upsert-batch")
 COLLECTION = "bench"
 QUERIES_PER_WORKER = 200
@@ -109,9 +119,12 @@ class Door:
 
             self.col = Client(f"http://127.0.0.1:{ports['native']}").collection(COLLECTION)
         else:
+            import httpx
+
+            keep = {"limits": httpx.Limits(max_connections=None)} if door == "rest-ka" else {}
             self.qc = QdrantClient(host="127.0.0.1", port=ports["rest"],
                                    grpc_port=ports["grpc"], prefer_grpc=door == "grpc",
-                                   timeout=120, check_compatibility=False)
+                                   timeout=120, check_compatibility=False, **keep)
             self.params = models.SearchParams(hnsw_ef=ef)
 
     def query(self, vec_np, vec_list) -> bool:
@@ -135,8 +148,25 @@ class Door:
         return r.status == m.UpdateStatus.COMPLETED
 
 
+CONNECTS = [0]  # TCP connections this client process opened through httpcore
+
+
+def count_connects() -> None:
+    import httpcore._backends.sync as sync
+
+    connect = sync.SyncBackend.connect_tcp
+
+    def counted(self, *args, **kwargs):
+        CONNECTS[0] += 1
+        return connect(self, *args, **kwargs)
+
+    sync.SyncBackend.connect_tcp = counted
+
+
 def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
     import numpy as np
+
+    count_connects()
 
     rng = np.random.default_rng(1000 + index)
     centres = centres_of(cfg["dim"])
@@ -158,7 +188,7 @@ def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
         errors, first_error, i = 0, "", index * 7919
         while time.time() < start_at:
             time.sleep(min(0.01, max(0.0, start_at - time.time())))
-        cpu0 = time.process_time()
+        cpu0, connects0 = time.process_time(), CONNECTS[0]
         while True:
             t0 = time.perf_counter()
             if time.time() >= end_at:
@@ -185,7 +215,8 @@ def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
                 lat.append(time.perf_counter() - t0)
             else:
                 errors += 1
-        answers.put(("cell", index, lat, errors, first_error, time.process_time() - cpu0))
+        answers.put(("cell", index, lat, errors, first_error, time.process_time() - cpu0,
+                     CONNECTS[0] - connects0))
 
 
 # --- the server ----------------------------------------------------------------------
@@ -267,6 +298,14 @@ def percentile(sorted_lat: list[float], q: float) -> float | None:
 
 def run_cell(pool, answers, build: str, server: subprocess.Popen, ports: dict, door: str,
              op: str, clients: int, duration: float, profile: Path | None) -> dict:
+    # The upserts of the cells before leave points in the tail for the graph builder, whose
+    # CPU would be counted to this cell's requests (a query cell after an upsert-batch one
+    # measured 7 ms of server CPU per query and a 50 ms p50, on every door): wait it out.
+    waited = time.perf_counter()
+    tail = native_info(ports).get("tail_rows", 0)
+    if tail:
+        wait_indexed(ports, timeout=600)
+    waited = time.perf_counter() - waited
     start_at = time.time() + 0.5 + 0.02 * clients  # every client has the command by then
     end_at = start_at + duration
     for q in pool[:clients]:
@@ -288,13 +327,14 @@ def run_cell(pool, answers, build: str, server: subprocess.Popen, ports: dict, d
     time.sleep(max(0.0, end_at - time.time()))
     cpu1 = proc_cpu(server.pid)
     lat: list[float] = []
-    errors, first_error, client_cpu = 0, "", 0.0
+    errors, first_error, client_cpu, connects = 0, "", 0.0, 0
     for _ in range(clients):
-        _, _, got, e, fe, c = answers.get()
+        _, _, got, e, fe, c, nc = answers.get()
         lat += got
         errors += e
         first_error = first_error or fe
         client_cpu += c
+        connects += nc
     if prof is not None:
         prof.join()
     lat.sort()
@@ -307,6 +347,8 @@ def run_cell(pool, answers, build: str, server: subprocess.Popen, ports: dict, d
             "server_cpu_s": cpu1 - cpu0, "client_cpu_s": client_cpu,
             "server_cpu_us_per_req": (cpu1 - cpu0) / reqs * 1e6 if reqs else None,
             "client_cpu_us_per_req": client_cpu / reqs * 1e6 if reqs else None,
+            "connects_per_req": connects / reqs if reqs else None,
+            "tail_rows_before": tail, "waited_for_index_s": waited,
             "loadavg": os.getloadavg()[0]}
 
 
@@ -337,6 +379,7 @@ def summarize(cells: list[dict]) -> list[dict]:
                     "req_per_s": med("req_per_s"), "p50_ms": med("p50_ms"),
                     "p99_ms": med("p99_ms"), "server_cpu_us_per_req": med("server_cpu_us_per_req"),
                     "client_cpu_us_per_req": med("client_cpu_us_per_req"),
+                    "connects_per_req": med("connects_per_req"),
                     "errors": sum(c["errors"] for c in cs),
                     "ratio_to_native": statistics.median(ratios) if ratios else None,
                     **({f"{k}_to_baseline": statistics.median(v) if v else None
@@ -411,7 +454,7 @@ def main() -> None:
                                          args.duration, args.profile if rnd == 0 else None)
                             c["round"] = rnd
                             cells.append(c)
-                            print(f"round {rnd} {b:8} {door:6} {op:12} c={nc:<3} "
+                            print(f"round {rnd} {b:8} {door:7} {op:12} c={nc:<3} "
                                   f"{c['req_per_s']:8.0f} req/s  p50 {c['p50_ms'] or 0:7.2f} ms"
                                   f"  cpu/req server {c['server_cpu_us_per_req'] or 0:6.0f} us "
                                   f"client {c['client_cpu_us_per_req'] or 0:6.0f} us  errors "
@@ -450,7 +493,7 @@ def main() -> None:
     nan = float("nan")
     for s in result["summary"]:
         r, rb = s["ratio_to_native"], s.get("server_cpu_us_per_req_to_baseline")
-        print(f"{s['build']:8} {s['door']:6} {s['op']:12} c={s['clients']:<3} "
+        print(f"{s['build']:8} {s['door']:7} {s['op']:12} c={s['clients']:<3} "
               f"{s['req_per_s']:8.0f} req/s  x{r if r is not None else nan:.2f} of native  "
               f"server {s['server_cpu_us_per_req'] or 0:.0f} us/req"
               + (f" (x{rb if rb is not None else nan:.2f} of baseline)"

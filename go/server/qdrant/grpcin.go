@@ -17,7 +17,8 @@ import (
 // shared call answers it: one parser of ids, vectors, payloads and
 // filters (compileFilter builds meta's filter tree from it), one set of
 // checks and messages. Constructs gRPC has and REST lacks (inference
-// objects, formulas, MMR) are refused here by name.
+// objects, formulas, MMR) are refused here by name. Dense vectors of
+// upserts and of plain nearest queries are passed as decoded (doc.go).
 
 // rawJSON is v as JSON; nil for nil. Values no JSON holds (NaN, ±Inf)
 // are a bad request.
@@ -682,7 +683,12 @@ func queryPointsRequest(q *pb.QueryPoints) (*queryRequest, error) {
 	if req.Filter, err = rawFilter(q.GetFilter()); err != nil {
 		return nil, err
 	}
-	if q.Query != nil {
+	if d, ok := q.GetQuery().GetNearest().GetVariant().(*pb.VectorInput_Dense); ok && len(q.GetPrefetch()) == 0 && q.LookupFrom == nil {
+		// the usual query: its vector as it came, without JSON (search1)
+		if req.nearest, err = denseJSON(d.Dense.GetData()); err != nil {
+			return nil, err
+		}
+	} else if q.Query != nil {
 		v, err := queryJSON(q.GetQuery())
 		if err != nil {
 			return nil, err
@@ -1242,6 +1248,9 @@ func u32Ptr(v uint32) *int {
 func queryGroupsRequestOf(g *pb.QueryPointGroups) (*queryGroupsRequest, error) {
 	q, err := queryPointsRequest(&pb.QueryPoints{Prefetch: g.GetPrefetch(), Query: g.Query, Using: g.Using, Filter: g.Filter,
 		Params: g.Params, ScoreThreshold: g.ScoreThreshold, WithPayload: g.WithPayload, WithVectors: g.WithVectors, LookupFrom: g.LookupFrom})
+	if err == nil {
+		err = q.jsonQuery() // groups read the query as JSON
+	}
 	if err != nil {
 		return nil, err
 	}

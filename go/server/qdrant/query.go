@@ -34,6 +34,27 @@ type queryRequest struct {
 	WithPayload    json.RawMessage `json:"with_payload"`
 	LookupFrom     json.RawMessage `json:"lookup_from"`
 	ShardKey       json.RawMessage `json:"shard_key"`
+	// nearest is the query {"nearest": [...]} the gRPC door decoded
+	// already (one dense vector, checked finite), instead of Query: the
+	// JSON round trip of its numbers was the largest part of the door's
+	// own cost of a gRPC query. search1 reads it; every other reader
+	// gets Query from jsonQuery.
+	nearest []float32
+}
+
+// jsonQuery moves nearest into Query as JSON, for the readers of the
+// query other than search1's plain nearest search (hybrid, groups,
+// multivectors).
+func (req *queryRequest) jsonQuery() error {
+	if req.nearest == nil {
+		return nil
+	}
+	raw, err := json.Marshal(map[string][]float32{"nearest": req.nearest})
+	if err != nil {
+		return badRequestf("%v", err)
+	}
+	req.Query, req.nearest = raw, nil
+	return nil
 }
 
 // search answers one query or search request.
@@ -97,6 +118,9 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
 			return nil, err
 		}
+		if err := req.jsonQuery(); err != nil {
+			return nil, err
+		}
 		hybrid := req
 		if searchAPI { // a NamedSparseVector {"name", "vector": {"indices", "values"}}
 			hybrid = &queryRequest{Query: raw, Using: &using, Filter: req.Filter, ScoreThreshold: req.ScoreThreshold}
@@ -108,7 +132,7 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		return scoredRecords(c, ids, scores, sel, withVector)
 	}
 	field, ok := schemaOf(c).dense[using]
-	if !ok && (searchAPI || present(req.Query) || req.Using != nil) {
+	if !ok && (searchAPI || present(req.Query) || req.nearest != nil || req.Using != nil) {
 		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
 	}
 	dim := field.Dim
@@ -129,7 +153,15 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		q.rows, err = parseVector(raw, dim)
 	case present(req.Vector):
 		return nil, badRequestf("unknown field \"vector\" (the query API takes \"query\")")
+	case req.nearest != nil && field.Multivector == collection.SingleVector:
+		if len(req.nearest) != dim {
+			return nil, badRequestf("Wrong input: Vector dimension error: expected dim: %d, got %d", dim, len(req.nearest))
+		}
+		q = &vectorQuery{kind: queryNearest, field: field, rows: req.nearest, nq: 1}
 	default:
+		if err := req.jsonQuery(); err != nil {
+			return nil, err
+		}
 		q, err = h.planQuery(c, field, req.Query, req.LookupFrom)
 	}
 	if err != nil {

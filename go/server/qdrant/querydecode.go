@@ -25,103 +25,95 @@ import (
 func decodeQueryRequest(body []byte, req *queryRequest) bool {
 	var seen uint32
 	return eachField(body, func(key, value []byte) bool {
-		var bit uint32
-		var raw *json.RawMessage
-		switch string(key) {
-		case "query":
-			bit, raw = 1<<0, &req.Query
-		case "vector":
-			bit, raw = 1<<1, &req.Vector
-		case "prefetch":
-			bit, raw = 1<<2, &req.Prefetch
-		case "filter":
-			bit, raw = 1<<3, &req.Filter
-		case "with_vector":
-			bit, raw = 1<<4, &req.WithVector
-		case "with_payload":
-			bit, raw = 1<<5, &req.WithPayload
-		case "lookup_from":
-			bit, raw = 1<<6, &req.LookupFrom
-		case "shard_key":
-			bit, raw = 1<<7, &req.ShardKey
-		case "using":
-			bit = 1 << 8
-		case "params":
-			bit = 1 << 9
-		case "score_threshold":
-			bit = 1 << 10
-		case "limit":
-			bit = 1 << 11
-		case "offset":
-			bit = 1 << 12
-		default:
-			return false
+		for i := range queryFields {
+			f := &queryFields[i]
+			if f.key != string(key) {
+				continue
+			}
+			if seen&(1<<i) != 0 {
+				return false // encoding/json merges a repeated object: leave it the case
+			}
+			seen |= 1 << i
+			return f.set(req, value)
 		}
-		if seen&bit != 0 {
-			return false // encoding/json merges a repeated object: leave it the case
-		}
-		seen |= bit
-		if raw != nil {
-			*raw = value
+		return false
+	})
+}
+
+// queryFields are the keys decodeQueryRequest reads, each with how its
+// value is stored: as it is (json.RawMessage), or parsed into a pointer
+// field that null leaves nil, as encoding/json does.
+var queryFields = [...]struct {
+	key string
+	set func(req *queryRequest, value []byte) bool
+}{
+	{"query", rawField(func(r *queryRequest) *json.RawMessage { return &r.Query })},
+	{"vector", rawField(func(r *queryRequest) *json.RawMessage { return &r.Vector })},
+	{"prefetch", rawField(func(r *queryRequest) *json.RawMessage { return &r.Prefetch })},
+	{"filter", rawField(func(r *queryRequest) *json.RawMessage { return &r.Filter })},
+	{"with_vector", rawField(func(r *queryRequest) *json.RawMessage { return &r.WithVector })},
+	{"with_payload", rawField(func(r *queryRequest) *json.RawMessage { return &r.WithPayload })},
+	{"lookup_from", rawField(func(r *queryRequest) *json.RawMessage { return &r.LookupFrom })},
+	{"shard_key", rawField(func(r *queryRequest) *json.RawMessage { return &r.ShardKey })},
+	{"using", nullable(func(r *queryRequest) **string { return &r.Using }, plainString)},
+	{"params", nullable(func(r *queryRequest) **searchParams { return &r.Params }, paramsObject)},
+	{"score_threshold", nullable(func(r *queryRequest) **float64 { return &r.ScoreThreshold }, jsonFloat)},
+	{"limit", nullable(func(r *queryRequest) **int { return &r.Limit }, jsonInt)},
+	{"offset", nullable(func(r *queryRequest) **int { return &r.Offset }, jsonInt)},
+}
+
+func rawField(field func(*queryRequest) *json.RawMessage) func(*queryRequest, []byte) bool {
+	return func(req *queryRequest, value []byte) bool {
+		*field(req) = value
+		return true
+	}
+}
+
+// nullable parses value into a new T for a pointer field, nil for null.
+func nullable[T any](field func(*queryRequest) **T, parse func([]byte, *T) bool) func(*queryRequest, []byte) bool {
+	return func(req *queryRequest, value []byte) bool {
+		dst := field(req)
+		if string(value) == "null" {
+			*dst = nil
 			return true
 		}
-		isNull := string(value) == "null"
-		switch bit {
-		case 1 << 8:
-			if isNull {
-				req.Using = nil
-				return true
-			}
-			// encoding/json unescapes, and turns invalid UTF-8 into U+FFFD
-			if value[0] != '"' || bytes.IndexByte(value, '\\') >= 0 || !utf8.Valid(value) {
-				return false
-			}
-			s := string(value[1 : len(value)-1])
-			req.Using = &s
-		case 1 << 9:
-			if isNull {
-				req.Params = nil
-				return true
-			}
-			if value[0] != '{' {
-				return false
-			}
-			var p searchParams
-			if strictUnmarshal(value, &p) != nil {
-				return false
-			}
-			req.Params = &p
-		case 1 << 10:
-			if isNull {
-				req.ScoreThreshold = nil
-				return true
-			}
-			if _, _, fault := jsonnum.Number(value, 0); fault != jsonnum.OK {
-				return false
-			}
-			f, err := strconv.ParseFloat(string(value), 64)
-			if err != nil {
-				return false
-			}
-			req.ScoreThreshold = &f
-		default: // limit, offset
-			dst := &req.Limit
-			if bit == 1<<12 {
-				dst = &req.Offset
-			}
-			if isNull {
-				*dst = nil
-				return true
-			}
-			if _, integer, fault := jsonnum.Number(value, 0); fault != jsonnum.OK || !integer {
-				return false
-			}
-			n, err := strconv.Atoi(string(value))
-			if err != nil {
-				return false
-			}
-			*dst = &n
+		v := new(T)
+		if !parse(value, v) {
+			return false
 		}
+		*dst = v
 		return true
-	})
+	}
+}
+
+// plainString is a string without escapes: encoding/json unescapes, and
+// turns invalid UTF-8 into U+FFFD.
+func plainString(value []byte, dst *string) bool {
+	if value[0] != '"' || bytes.IndexByte(value, '\\') >= 0 || !utf8.Valid(value) {
+		return false
+	}
+	*dst = string(value[1 : len(value)-1])
+	return true
+}
+
+func paramsObject(value []byte, dst *searchParams) bool {
+	return value[0] == '{' && strictUnmarshal(value, dst) == nil
+}
+
+func jsonFloat(value []byte, dst *float64) bool {
+	if _, _, fault := jsonnum.Number(value, 0); fault != jsonnum.OK {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(value), 64)
+	*dst = f
+	return err == nil
+}
+
+func jsonInt(value []byte, dst *int) bool {
+	if _, integer, fault := jsonnum.Number(value, 0); fault != jsonnum.OK || !integer {
+		return false
+	}
+	n, err := strconv.Atoi(string(value))
+	*dst = n
+	return err == nil
 }

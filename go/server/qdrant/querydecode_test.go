@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +61,17 @@ func FuzzDecodeQueryRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkQueryDecode)
+}
+
+// BenchmarkDecodeQueryRequest: qdrant-client's query_points body.
+func BenchmarkDecodeQueryRequest(b *testing.B) {
+	body := []byte(`{"query":[` + strings.Repeat("0.123456789,", 127) + `0.5],"limit":10,` +
+		`"params":{"hnsw_ef":64},"with_payload":false,"with_vector":false}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := new(queryRequest) // as decode's, on the heap
+		if !decodeQueryRequest(body, req) {
+			b.Fatal("not decoded")
+		}
+	}
 }
