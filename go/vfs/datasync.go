@@ -7,13 +7,6 @@ type DataSyncer interface {
 	Datasync() error
 }
 
-// Allocator is a File that can reserve disk space for its first size
-// bytes (fallocate). A wrapping File implements it by forwarding to
-// Allocate.
-type Allocator interface {
-	Allocate(size int64) error
-}
-
 // Datasync makes f's data durable: fdatasync(2) for an operating-system
 // file on Linux, f's own Datasync if it has one, Sync otherwise. It is as
 // durable as Sync for data written over bytes the file already had, and
@@ -25,17 +18,4 @@ func Datasync(f File) error {
 		return d.Datasync()
 	}
 	return datasync(f)
-}
-
-// Allocate reserves disk space for f's first size bytes and makes f at
-// least size bytes long (the new bytes read as zeros): fallocate(2) on
-// Linux, f's own Allocate if it has one. Elsewhere, and on filesystems
-// without fallocate, it does nothing and returns nil: it is an
-// optimisation (space taken up front, in few extents), and callers must
-// not rely on the size it sets.
-func Allocate(f File, size int64) error {
-	if a, ok := f.(Allocator); ok {
-		return a.Allocate(size)
-	}
-	return allocate(f, size)
 }

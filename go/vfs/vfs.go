@@ -16,8 +16,7 @@
 // (SyncDir). Package memfs simulates exactly this, so crash tests can check
 // that code relies on nothing more.
 //
-// Datasync and Allocate (fdatasync and fallocate) are optional: a File
-// that lacks them gets Sync and nothing.
+// Datasync (fdatasync) is optional: a File that lacks it gets Sync.
 package vfs
 
 import (

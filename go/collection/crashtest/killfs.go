@@ -189,17 +189,15 @@ func (f *killFile) write(p []byte, do func([]byte) (int, error)) (int, error) {
 	return 0, nil
 }
 
-// Datasync and Allocate forward to the wrapped file, so that a log on the
-// operating system's filesystem is written as it is in use (fdatasync,
-// fallocate); Datasync counts as Sync does.
+// Datasync forwards to the wrapped file, so that a log on the operating
+// system's filesystem is synced as it is in use (fdatasync); it counts as
+// Sync does.
 func (f *killFile) Datasync() error {
 	if !isLogSegment(f.name) {
 		f.fs.step()
 	}
 	return vfs.Datasync(f.File)
 }
-
-func (f *killFile) Allocate(size int64) error { return vfs.Allocate(f.File, size) }
 
 func (f *killFile) Sync() error {
 	if !isLogSegment(f.name) {

@@ -30,12 +30,10 @@
 //
 // A version 1 segment ends at its last frame: the writer appended to it,
 // and any bytes after the last valid frame are a torn tail. A version 2
-// segment is preallocated: the writer allocates SegmentBytes for it when
-// it creates it (fallocate(2) where there is one), writes records in
-// place and keeps the 1 MiB after the records (zeroFillBytes, at most to
-// SegmentBytes) written with zeros ahead of them, so that the fdatasync
-// of a record changes neither the file's size nor its extents except
-// once per half MiB (measured on ext4 with BenchmarkFsync in package
+// segment is written ahead: the writer keeps the 1 MiB after the records
+// (zeroFillBytes, at most to SegmentBytes) written with zeros, and writes
+// records in place over them, so that the fdatasync of a record changes
+// neither the file's size nor its extents except once per half MiB (measured on ext4 with BenchmarkFsync in package
 // collection: see the modes there). Zeros from a frame boundary to the
 // end of the file are the segment's unused end, not damage: Replay stops
 // there and cuts nothing. A crash during an Append leaves some of its
@@ -52,7 +50,7 @@
 //
 //	0000000000000005.wal, version 2, after a crash
 //	+--------+---------+---------+-----------------------------------+
-//	| header | frame 5 | frame 6 | zeros (written ahead, allocated)  |
+//	| header | frame 5 | frame 6 | zeros (written ahead, <= 1 MiB)   |
 //	+--------+---------+---------+-----------------------------------+
 //	                             ^ the end of the log
 //

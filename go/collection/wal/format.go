@@ -12,7 +12,7 @@ import (
 // written with them must stay readable.
 const (
 	magic = "STRATWAL"
-	// version is the segment format a Writer writes: 2, preallocated
+	// version is the segment format a Writer writes: 2, written ahead
 	// (zeros after the last record are unused space, not a torn tail).
 	// Replay reads versions 1 (segments that end at their last frame)
 	// and 2.

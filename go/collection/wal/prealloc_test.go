@@ -11,7 +11,7 @@ import (
 )
 
 // crashedPreallocated writes records 1..last to a log whose segments are
-// preallocated at segBytes and abandons the writer after a Sync, as a
+// written ahead with zeros (segBytes each) and abandons the writer after a Sync, as a
 // crash leaves it: the last segment ends in zeros.
 func crashedPreallocated(t *testing.T, fs vfs.FS, last uint64, segBytes int64) {
 	t.Helper()

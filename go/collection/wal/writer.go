@@ -14,9 +14,8 @@ import (
 // WriterOptions configures a Writer.
 type WriterOptions struct {
 	// SegmentBytes is the size past which Append starts a new segment
-	// before writing; 0 means DefaultSegmentBytes. Each segment is
-	// allocated at this size when it is created (see the package doc). A
-	// segment can exceed it by one Append's worth of frames.
+	// before writing; 0 means DefaultSegmentBytes. A segment can exceed
+	// it by one Append's worth of frames.
 	SegmentBytes int64
 }
 
@@ -209,9 +208,6 @@ func (w *Writer) startSegment(seq uint64) (err error) {
 			}
 		}
 	}()
-	if err := vfs.Allocate(f, w.segmentBytes); err != nil {
-		return fmt.Errorf("wal: preallocating %d bytes for %q: %w", w.segmentBytes, path, err)
-	}
 	// The header and the first zeros go in one write.
 	first := headerThenZeros[:min(int64(len(headerThenZeros)), max(w.segmentBytes, headerSize))]
 	if _, err := f.WriteAt(first, 0); err != nil {
