@@ -41,6 +41,9 @@ type rabitqCodes struct {
 	// planes are the extended codes of a codes-only index as bit planes
 	// (rabitq_codesonly.go), in place of ex.
 	planes []uint64
+	// qg is the quantized graph searches run on instead of the HNSW graph
+	// (Config.RaBitQLayout = LayoutQG, rabitq_qg.go), or nil.
+	qg *qgRows
 	// blocks are the level-0 neighbour records the traversal reads
 	// (rabitq_blocks.go); nil searches the rows one neighbour at a time.
 	blocks *neighbourBlocks
@@ -168,6 +171,9 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 	if x.rabitqBlocks {
 		rq.buildBlocks(g)
 	}
+	if x.cfg.RaBitQLayout == LayoutQG {
+		rq.qg = x.buildQG(g, n)
+	}
 	rq.expanded = x.expandsExactly(rq)
 	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
 	return rq
@@ -288,6 +294,9 @@ func (x *Index) RaBitQBytes() int {
 	n := len(rq.rows)*8 + len(rq.ex) + len(rq.planes)*8 + len(rq.fx)*factorBytes
 	if rq.blocks != nil {
 		n += len(rq.blocks.words) * 4
+	}
+	if rq.qg != nil {
+		n += rq.qg.bytes()
 	}
 	return n
 }
