@@ -66,7 +66,7 @@ const (
 	qgRescale
 	qgErr
 	qgSum
-	qgMeta // ‖u‖², then padding
+	qgMeta        // ‖u‖², then padding
 	qgFactorWords = qgMeta + 16
 )
 
