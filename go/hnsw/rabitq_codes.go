@@ -121,7 +121,11 @@ func (x *Index) buildRaBitQLocked(bits int) error {
 	if x.cfg.Metric != metric.L2 {
 		m = rabitq.InnerProduct // hnsw's ip and cosine distances are 1 − dot
 	}
-	q, err := rabitq.NewClustered(x.cfg.Dim, m, bits, x.cfg.Seed, g.vectors[:n*x.cfg.Dim], rabitqClusters(n))
+	clusters := rabitqClusters(n)
+	if x.cfg.RaBitQLayout == LayoutQG {
+		clusters = 1 // the quantized graph's codes are residuals of nodes; the rows only back it up
+	}
+	q, err := rabitq.NewClustered(x.cfg.Dim, m, bits, x.cfg.Seed, g.vectors[:n*x.cfg.Dim], clusters)
 	if err != nil {
 		return fmt.Errorf("hnsw: %w", err)
 	}
@@ -153,7 +157,7 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 			rq.fx = make([]rabitq.Factors, n)
 		}
 	}
-	inParts(n-from, func(lo, hi int) {
+	rabitqParts(n-from, func(lo, hi int) {
 		e := q.NewEncoder()
 		for i := from + lo; i < from+hi; i++ {
 			var ex []uint8

@@ -3,6 +3,7 @@ package hnsw
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -145,13 +146,13 @@ func (r *qgRows) fill(g *graph, ids []uint32, entry uint32) *qgRows {
 	r.words = make([]uint32, n*r.rowWords)
 	adviseHugePages(r.words)
 	rotated := make([]float32, n*D)
-	inParts(n, func(lo, hi int) {
+	rabitqParts(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r.q.Rotate(g.vector(uint32(i)), rotated[i*D:(i+1)*D])
 		}
 	})
 	words := D / 64
-	inParts(n, func(lo, hi int) {
+	rabitqParts(n, func(lo, hi int) {
 		e := r.q.NewEncoder()
 		codes := make([]uint64, qgDegree*words)
 		var slots [32][]uint64
@@ -192,7 +193,7 @@ func (r *qgRows) fill(g *graph, ids []uint32, entry uint32) *qgRows {
 // emptySlot when even those run out (graphs of few nodes).
 func (x *Index) qgNeighbours(g *graph, n int) []uint32 {
 	ids := make([]uint32, n*qgDegree)
-	inParts(n, func(lo, hi int) {
+	rabitqParts(n, func(lo, hi int) {
 		var seen visitedSet
 		var cands []candidate
 		for u := lo; u < hi; u++ {
@@ -243,9 +244,30 @@ func (x *Index) qgNeighbours(g *graph, n int) []uint32 {
 	return ids
 }
 
+// rabitqParts runs part over [0, n) nodes split among the cores: their
+// codes, records and rows are independent. (inParts, sized for copies,
+// splits only from 2^18 elements a part, so the codes of an index below
+// half a million nodes were built on one core.)
+func rabitqParts(n int, part func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), n/rabitqPartMin)
+	if parts <= 1 {
+		part(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		wg.Go(func() { part(lo, hi) })
+	}
+	wg.Wait()
+}
+
+// rabitqPartMin is the fewest nodes worth a goroutine of the build.
+const rabitqPartMin = 512
+
 // qgFillCandidates bounds the links' links measured to fill one row: the
 // fill costs at most this many distances per node.
-const qgFillCandidates = 256
+const qgFillCandidates = 96
 
 // qgMedoid is the node of g's first n nearest to their mean (the first
 // such node on ties), the quantized graph's entry point.
