@@ -1,5 +1,11 @@
 package rabitq
 
+import (
+	"math"
+
+	"github.com/strata-db/strata/go/kernels"
+)
+
 // Codes relative to a vector instead of a centroid, as SymphonyQG codes a
 // node's neighbours (Gao & Long, SIGMOD 2025): the neighbour o of a node u
 // is coded through r' = P·o − P·u, whose norm is the length of the edge
@@ -22,19 +28,34 @@ func (q *Quantizer) Rotate(v, out []float32) { q.rot.Apply(v, out) }
 func (e *Encoder) EncodeResidual(ro, ru []float32, bits []uint64) Factors {
 	q := e.q
 	D := q.Padded()
-	r := e.buf[:D]
+	r, sign := e.buf[:D], e.abs[:D]
 	ro, ru = ro[:D], ru[:D]
-	var norm2, ipc float64
+	bits = bits[:D/64]
+	clear(bits)
+	// One pass without branches (a residual's signs are coin tosses) and
+	// float32 sums by the kernels: a graph codes 32 residuals a node, so
+	// this is most of its build. sign holds x = ±1/2 of each dimension.
+	pop := 0
 	for i := range r {
-		r[i] = ro[i] - ru[i]
-		norm2 += float64(r[i]) * float64(r[i])
-		ipc += float64(r[i]) * float64(ru[i])
+		x := ro[i] - ru[i]
+		r[i] = x
+		var b uint32
+		if x > 0 {
+			b = 1
+		}
+		bits[i>>6] |= uint64(b) << (i & 63)
+		pop += int(b)
+		sign[i] = math.Float32frombits(0x3f000000 | (b^1)<<31) // +1/2 for b = 1, −1/2 for 0
 	}
+	norm2 := float64(kernels.L2Squared(ro, ru))
 	add := norm2
 	if q.metric == InnerProduct {
-		add = -ipc
+		add = -float64(kernels.Dot(r, ru))
 	}
-	return q.encode1(r, ru, bits, add, norm2)
+	ipx := float64(kernels.Dot(sign, r)) // ⟨x, r'⟩ = Σ|r'ᵢ|/2
+	f := q.factors(add, norm2, ipx, float64(D)/4, float64(kernels.Dot(sign, ru)))
+	f.Sum = float32(pop)
+	return f
 }
 
 // EstimateFastFrom is EstimateFast for a code relative to a vector u
