@@ -464,8 +464,9 @@ class RabitqlibSymqgAdapter(RabitqlibHnswAdapter):
 
 ADAPTERS = {
     a.name: a for a in (StrataAdapter, StrataSQ8Adapter, StrataRaBitQAdapter,
-                        StrataRaBitQ1Adapter, StrataRaBitQQGAdapter, HnswlibAdapter, FaissAdapter, FaissSQ8Adapter,
-                        FaissHNSWRaBitQAdapter, RabitqlibHnswAdapter, RabitqlibSymqgAdapter)
+                        StrataRaBitQ1Adapter, StrataRaBitQQGAdapter, HnswlibAdapter, FaissAdapter,
+                        FaissSQ8Adapter, FaissHNSWRaBitQAdapter, RabitqlibHnswAdapter,
+                        RabitqlibSymqgAdapter)
 }
 # The library that the "algorithm check" compares strata against, ef for ef.
 REFERENCE = "hnswlib"
