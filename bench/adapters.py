@@ -188,22 +188,34 @@ class StrataRaBitQAdapter(StrataAdapter):
     name = "strata-rabitq"
     quantization = "rabitq"
     bits = 8
+    layout: str | None = None
 
     def build(self, train: np.ndarray, threads: int) -> None:
+        extra = {"layout": self.layout} if self.layout else {}
         self.index = self.strata.Index(self.dim, metric=self.metric, M=self.M,
                                        ef_construction=self.ef_construction, num_threads=threads,
-                                       seed=self.seed, quantization="rabitq", bits=self.bits)
+                                       seed=self.seed, quantization="rabitq", bits=self.bits,
+                                       **extra)
         ids = np.asarray(self.index.add(train))
         assert np.array_equal(ids, np.arange(train.shape[0]))
 
     def info(self) -> dict:
-        return {**super().info(), "bits": self.bits,
+        return {**super().info(), "bits": self.bits, "layout": self.layout,
                 "memory_bytes_per_vector": self.index.info()["memory"]["bytes_per_vector"]}
 
 
 class StrataRaBitQ1Adapter(StrataRaBitQAdapter):
     name = "strata-rabitq1"
     bits = 1
+
+
+class StrataRaBitQQGAdapter(StrataRaBitQAdapter):
+    """layout="qg": SymphonyQG's quantized graph (degree 32, no upper levels, codes relative to
+    each node beside its vector), every expanded vector measured exactly."""
+
+    name = "strata-rabitq-qg"
+    bits = 1
+    layout = "qg"
 
 
 # ----------------------------------------------------------------------------- hnswlib
@@ -452,8 +464,9 @@ class RabitqlibSymqgAdapter(RabitqlibHnswAdapter):
 
 ADAPTERS = {
     a.name: a for a in (StrataAdapter, StrataSQ8Adapter, StrataRaBitQAdapter,
-                        StrataRaBitQ1Adapter, HnswlibAdapter, FaissAdapter, FaissSQ8Adapter,
-                        FaissHNSWRaBitQAdapter, RabitqlibHnswAdapter, RabitqlibSymqgAdapter)
+                        StrataRaBitQ1Adapter, StrataRaBitQQGAdapter, HnswlibAdapter, FaissAdapter,
+                        FaissSQ8Adapter, FaissHNSWRaBitQAdapter, RabitqlibHnswAdapter,
+                        RabitqlibSymqgAdapter)
 }
 # The library that the "algorithm check" compares strata against, ef for ef.
 REFERENCE = "hnswlib"

@@ -76,6 +76,9 @@ func strata_info_get(h C.strata_handle, out *C.strata_info, errBuf *C.char, errL
 		quantization, rerank := C.int(cfg.Quantization), cfg.Rerank
 		if cfg.RaBitQBits > 0 {
 			quantization, rerank = C.STRATA_QUANT_RABITQ, !cfg.RaBitQCodesOnly
+			if cfg.RaBitQLayout == hnsw.LayoutQG {
+				quantization = C.STRATA_QUANT_RABITQ_QG
+			}
 		}
 		mem := x.Memory()
 		*out = C.strata_info{

@@ -126,7 +126,9 @@ int strata_check_integrity(strata_handle h, char *err, size_t errlen);
 enum strata_quantization {
     STRATA_QUANT_NONE = 0,    /* float32 vectors */
     STRATA_QUANT_SQ8 = 1,     /* 8-bit scalar quantization */
-    STRATA_QUANT_RABITQ = 2   /* float32 vectors plus RaBitQ codes that graph searches run on */
+    STRATA_QUANT_RABITQ = 2,  /* float32 vectors plus RaBitQ codes that graph searches run on */
+    STRATA_QUANT_RABITQ_QG = 3 /* STRATA_QUANT_RABITQ with 1-bit codes searched as a quantized
+                                  graph (SymphonyQG's layout): bits 0 or 1, rerank 1 */
 };
 
 enum strata_plan {

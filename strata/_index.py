@@ -402,6 +402,9 @@ _QUANTIZATIONS: dict[str | None, int] = {
     "sq8": const("STRATA_QUANT_SQ8"),
     "rabitq": const("STRATA_QUANT_RABITQ"),
 }
+# quantization="rabitq" with layout="qg" (the C ABI's own quantization code).
+_QUANT_RABITQ_QG = const("STRATA_QUANT_RABITQ_QG")
+_LAYOUTS = (None, "qg")
 # The parts info()["memory"] reports, by their strata_info field.
 _MEMORY_PARTS = {
     "graph": "graph_bytes",
@@ -449,9 +452,16 @@ class Index(_BaseIndex):
     then drops them; searches re-rank with the extended codes and return
     their estimated distances; a second add, compact and get_vectors raise
     ValueError.
+
+    layout="qg" (quantization="rabitq", bits 1): searches run on a quantized
+    graph laid out as SymphonyQG's: degree 32, no upper levels, one row per
+    vector holding the vector, its neighbours' ids and their 1-bit codes
+    relative to it, so a hop is one contiguous read; every vector expanded
+    is measured exactly. It keeps a second copy of the vectors in the rows
+    (info()["memory"]["rabitq_neighbour_blocks"]), and every add rebuilds it.
     """
 
-    __slots__ = ("_M", "_bits", "_ef_construction", "_quantization", "_rerank")
+    __slots__ = ("_M", "_bits", "_ef_construction", "_layout", "_quantization", "_rerank")
     _kind = const("STRATA_KIND_HNSW")
 
     def __init__(
@@ -465,8 +475,14 @@ class Index(_BaseIndex):
         quantization: str | None = None,
         rerank: bool = True,
         bits: int | None = None,
+        layout: str | None = None,
     ) -> None:
         self._M = _set(M, "M")
+        if layout not in _LAYOUTS:
+            raise ValueError(f"unknown layout {layout!r}; choose None or 'qg'")
+        if layout is not None and quantization != "rabitq":
+            raise ValueError(f"layout {layout!r} is a layout of quantization='rabitq'")
+        self._layout = layout
         self._ef_construction = _set(ef_construction, "ef_construction")
         if quantization not in _QUANTIZATIONS:
             raise ValueError(
@@ -489,7 +505,8 @@ class Index(_BaseIndex):
     ) -> int:
         return lib.strata_create_hnsw(
             dim, metric, self._M, self._ef_construction, seed, has_seed,
-            _QUANTIZATIONS[self._quantization], self._rerank, self._bits, handle, err, ERRLEN,
+            _QUANT_RABITQ_QG if self._layout == "qg" else _QUANTIZATIONS[self._quantization],
+            self._rerank, self._bits, handle, err, ERRLEN,
         )  # fmt: skip
 
     @property
@@ -506,6 +523,11 @@ class Index(_BaseIndex):
         return self._quantization
 
     @property
+    def layout(self) -> str | None:
+        """The traversal layout of a rabitq index: None (the HNSW graph) or "qg"."""
+        return self._layout
+
+    @property
     def bits(self) -> int | None:
         """Bits per dimension of a rabitq index's re-ranking codes (None otherwise)."""
         return self._bits if self._quantization == "rabitq" else None
@@ -519,6 +541,8 @@ class Index(_BaseIndex):
         params = f"{super()._params()}, M={self._M}, ef_construction={self._ef_construction}"
         if self._quantization == "rabitq":
             params += f", quantization='rabitq', bits={self._bits}"
+            if self._layout is not None:
+                params += f", layout={self._layout!r}"
             if not self._rerank:
                 params += ", rerank=False"
         elif self._quantization is not None:
@@ -796,7 +820,10 @@ class Index(_BaseIndex):
         if rc:
             self.close()
             check(rc, err)
-        quantization = {code: name for name, code in _QUANTIZATIONS.items()}[info.quantization]
+        layout = "qg" if info.quantization == _QUANT_RABITQ_QG else None
+        codes = {code: name for name, code in _QUANTIZATIONS.items()}
+        quantization = "rabitq" if layout else codes[info.quantization]
+        self._layout = layout
         self._dim, self._metric = int(info.dim), _METRIC_NAMES[info.metric]
         self._M, self._ef_construction = int(info.m), int(info.ef_construction)
         self._quantization, self._rerank = quantization, bool(info.rerank)

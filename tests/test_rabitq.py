@@ -236,3 +236,32 @@ def test_codes_only_save_load_and_pickle(tmp_path, data, codes_only) -> None:
     assert reloaded.rerank is False
     reloaded.add(data[0][:500])
     assert reloaded.info()["memory"]["bytes"]["floats"] == 0
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+def test_qg_layout_recall_persistence_and_errors(tmp_path, data, metric: str) -> None:
+    points, queries = data
+    truth = np.argsort(reference_distances(metric, queries, points), axis=1)[:, :10]
+    flat = strata.Index(DIM, metric=metric, seed=3)
+    flat.add(points, num_threads=1)
+    index = strata.Index(DIM, metric=metric, seed=3, quantization="rabitq", layout="qg")
+    index.add(points, num_threads=1)
+    assert index.layout == "qg" and index.bits == 1 and "layout='qg'" in repr(index)
+    assert index.info()["memory"]["bytes"]["rabitq_neighbour_blocks"] > 0
+    ids, dists, stats = _stats(index, queries)
+    assert stats["plan"] == "graph"
+    assert recall(ids, truth) >= recall(_stats(flat, queries)[0], truth) - 0.02
+    # Distances are exact: every vector the search returns was measured.
+    exact = reference_distances(metric, queries, points)
+    np.testing.assert_allclose(dists, np.take_along_axis(exact, ids, axis=1), rtol=1e-4, atol=1e-3)
+    path = tmp_path / "qg.strata"
+    index.save(path)
+    for copy in (strata.Index.load(path), pickle.loads(pickle.dumps(index))):
+        assert copy.layout == "qg" and copy.quantization == "rabitq"
+        np.testing.assert_array_equal(_stats(copy, queries)[0], ids)
+    with pytest.raises(ValueError, match="layout 'qg' is a layout of quantization='rabitq'"):
+        strata.Index(DIM, layout="qg")
+    with pytest.raises(ValueError, match="bits 0 or 1"):
+        strata.Index(DIM, quantization="rabitq", layout="qg", bits=8)
+    with pytest.raises(ValueError, match="unknown layout"):
+        strata.Index(DIM, quantization="rabitq", layout="hnsw")

@@ -60,6 +60,34 @@ type Config struct {
 	// codes and report their estimates (rabitq_codesonly.go). Not in the
 	// file's parameters: a file without vectors and with bit planes is one.
 	RaBitQCodesOnly bool
+	// RaBitQLayout, with RaBitQBits = 1, chooses how the codes are laid
+	// out for the traversal: LayoutRecords (the HNSW graph with neighbour
+	// records, rabitq_blocks.go) or LayoutQG (SymphonyQG's quantized graph,
+	// rabitq_qg.go). Stored in the file as the presence of section RBQG.
+	RaBitQLayout Layout
+}
+
+// Layout is the traversal layout of a RaBitQ index (Config.RaBitQLayout).
+type Layout uint8
+
+const (
+	// LayoutRecords searches the HNSW graph on the codes, each node's
+	// neighbours' codes beside its level-0 links.
+	LayoutRecords Layout = iota
+	// LayoutQG searches a quantized graph of degree 32 without upper
+	// levels, one row per node holding its vector, its neighbours' ids and
+	// their codes relative to it (rabitq_qg.go).
+	LayoutQG
+)
+
+func (l Layout) String() string {
+	switch l {
+	case LayoutRecords:
+		return "records"
+	case LayoutQG:
+		return "qg"
+	}
+	return fmt.Sprintf("layout(%d)", uint8(l))
 }
 
 // maxID is the largest id Add and Load accept.
@@ -125,6 +153,13 @@ func (c *Config) validate() error {
 	}
 	if c.RaBitQBits > 0 && c.Quantization != QuantNone {
 		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, c.Quantization)
+	}
+	switch {
+	case c.RaBitQLayout > LayoutQG:
+		return fmt.Errorf("%w: unknown rabitq layout %d", ErrInvalidArgument, c.RaBitQLayout)
+	case c.RaBitQLayout == LayoutQG && (c.RaBitQBits != 1 || c.RaBitQCodesOnly):
+		return fmt.Errorf("%w: the qg layout measures every node it expands with its float vector: it needs rabitq bits 1 and float vectors, got bits %d (codes-only %t)",
+			ErrInvalidArgument, c.RaBitQBits, c.RaBitQCodesOnly)
 	}
 	if c.EfConstruction < 1 || c.EfConstruction > math.MaxUint32 {
 		// New checks the tighter limits.MaxEfConstruction; this is what

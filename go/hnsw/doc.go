@@ -80,6 +80,17 @@
 // extended codes, held as bit planes beside the 1-bit codes, about a fifth
 // of a float index's memory at 3 bits (rabitq_codesonly.go).
 //
+// An index of Config.RaBitQLayout = LayoutQG (1 bit) searches a quantized
+// graph instead of the HNSW graph (rabitq_qg.go, SymphonyQG's layout): the
+// HNSW build's level-0 links filled to degree 32 from the links' links, no
+// upper levels (the medoid is the entry), one 64-byte-aligned row per node
+// holding its float vector, its 32 neighbour ids, their 1-bit codes
+// relative to the node (rabitq/residual.go) in FastScan order and their
+// factors, so a hop is one contiguous read; the search keeps a sorted
+// buffer of ef estimates and measures each node it expands exactly. It is
+// rebuilt whole by each Add and Compact and saved as section RBQG (the
+// ids; the rows are recomputed on Load).
+//
 // # Persistence
 //
 // Save writes the arrays as sections of a go/indexfile container (CRC-32C per

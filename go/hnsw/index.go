@@ -103,7 +103,7 @@ func newIndex(cfg Config) *Index {
 		pcg:     rand.NewPCG(cfg.Seed, 0x5eed5eed),
 	}
 	x.rng = rand.New(x.pcg)
-	x.rabitqBlocks = cfg.RaBitQBits == 1 && rabitqPadded(cfg.Dim) >= expandedMinDims
+	x.rabitqBlocks = cfg.RaBitQBits == 1 && cfg.RaBitQLayout == LayoutRecords && rabitqPadded(cfg.Dim) >= expandedMinDims
 	x.graph.Store(newGraph(cfg.Dim, cfg.M, nil, cfg.storesFloats()))
 	x.pool.New = func() any { return new(searcher) }
 	return x

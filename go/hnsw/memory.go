@@ -24,7 +24,9 @@ type Memory struct {
 	// RaBitQCodes is the current RaBitQ codes: 1-bit codes, and extended
 	// codes with more bits; RaBitQFactors their per-node factors;
 	// RaBitQBlocks the level-0 neighbour records the traversal reads
-	// (rabitq_blocks.go: each node's neighbours' codes and factors again).
+	// (rabitq_blocks.go: each node's neighbours' codes and factors again),
+	// or the quantized graph's rows (rabitq_qg.go: each node's vector, its
+	// neighbours' ids, codes and factors).
 	RaBitQCodes, RaBitQFactors, RaBitQBlocks int
 }
 
@@ -47,6 +49,9 @@ func (x *Index) Memory() Memory {
 		m.RaBitQFactors = 8*rq.n*rowFactorWords + len(rq.fx)*int(unsafe.Sizeof(rabitq.Factors{}))
 		if rq.blocks != nil {
 			m.RaBitQBlocks = 4 * len(rq.blocks.words)
+		}
+		if rq.qg != nil {
+			m.RaBitQBlocks = rq.qg.bytes()
 		}
 	}
 	return m

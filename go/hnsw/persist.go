@@ -264,6 +264,9 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 		RaBitQBits: int(p.RaBitQBits),
 	}
 	_, cfg.RaBitQCodesOnly = f.Section(tagRaBitQPlanes)
+	if _, qg := f.Section(tagRaBitQGraph); qg {
+		cfg.RaBitQLayout = LayoutQG
+	}
 	if p.Rerank > 1 || p.Dim == 0 || p.M == 0 || p.EfConstruction == 0 {
 		return nil, fmt.Errorf("%w: parameters %+v", ErrFormat, p)
 	}

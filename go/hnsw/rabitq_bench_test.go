@@ -164,10 +164,16 @@ func BenchmarkRaBitQSearchOne(b *testing.B) {
 	x, _ := s.graph(b)
 	ids := make([]int64, k)
 	dists := make([]float32, k)
-	for _, bits := range []int{0, 1, 2, 8, 9} {
+	for _, bits := range []int{0, 1, 2, 8, 9, 3} {
 		x.DropRaBitQ()
 		switch bits {
 		case 0:
+		case 3: // the qg layout (rabitq_qg.go) built from this graph
+			if err := x.BuildRaBitQ(1); err != nil {
+				b.Fatal(err)
+			}
+			rq := x.rabitq.Load()
+			rq.qg = x.buildQG(rq.g, rq.n)
 		case 2: // 1 bit, the neighbour blocks searched as a RaBitQBits = 1 index does
 			if err := x.BuildRaBitQBlocks(1); err != nil {
 				b.Fatal(err)
@@ -179,24 +185,26 @@ func BenchmarkRaBitQSearchOne(b *testing.B) {
 			}
 			x.rabitq.Load().refineOnExpand = bits == 9
 		}
-		name := map[int]string{0: "float", 1: "rabitq1+float", 2: "rabitq1-expanded", 8: "rabitq8", 9: "rabitq8-expand"}[bits]
+		name := map[int]string{0: "float", 1: "rabitq1+float", 2: "rabitq1-expanded", 3: "qg", 8: "rabitq8", 9: "rabitq8-expand"}[bits]
 		if only := os.Getenv("STRATA_RABITQ_MODES"); only != "" && !slices.Contains(strings.Split(only, ","), name) {
 			continue
 		}
 		b.Run(name, func(b *testing.B) {
 			runtime.LockOSThread() // threadCPU reads this thread's clock
 			defer runtime.UnlockOSThread()
-			var nref int64
+			var nref, ndis, nhops int64
 			cpu0 := threadCPU()
 			for i := 0; b.Loop(); i++ {
 				st, err := x.SearchFiltered(s.query(i%nq), k, ef, 1, nil, ids, dists)
 				if err != nil {
 					b.Fatal(err)
 				}
-				nref += st.Refinements
+				nref, ndis, nhops = nref+st.Refinements, ndis+st.DistanceComputations, nhops+st.LinksRead
 			}
 			b.ReportMetric((threadCPU()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(nref)/float64(b.N), "refine/op")
+			b.ReportMetric(float64(ndis)/float64(b.N), "dist/op")
+			b.ReportMetric(float64(nhops)/float64(b.N), "hops/op")
 		})
 	}
 }

@@ -88,7 +88,7 @@ func newNeighbourBlocks(g *graph, padded, n int, extended bool) *neighbourBlocks
 // The caller holds Index.writeMu, so no link list changes meanwhile.
 func (rq *rabitqCodes) buildBlocks(g *graph) {
 	nb := newNeighbourBlocks(g, rq.padded, rq.n, rq.ex != nil)
-	inParts(rq.n, func(lo, hi int) {
+	rabitqParts(rq.n, func(lo, hi int) {
 		for node := lo; node < hi; node++ {
 			rq.packNode(g, nb, uint32(node))
 		}

@@ -41,6 +41,9 @@ type rabitqCodes struct {
 	// planes are the extended codes of a codes-only index as bit planes
 	// (rabitq_codesonly.go), in place of ex.
 	planes []uint64
+	// qg is the quantized graph searches run on instead of the HNSW graph
+	// (Config.RaBitQLayout = LayoutQG, rabitq_qg.go), or nil.
+	qg *qgRows
 	// blocks are the level-0 neighbour records the traversal reads
 	// (rabitq_blocks.go); nil searches the rows one neighbour at a time.
 	blocks *neighbourBlocks
@@ -118,7 +121,11 @@ func (x *Index) buildRaBitQLocked(bits int) error {
 	if x.cfg.Metric != metric.L2 {
 		m = rabitq.InnerProduct // hnsw's ip and cosine distances are 1 − dot
 	}
-	q, err := rabitq.NewClustered(x.cfg.Dim, m, bits, x.cfg.Seed, g.vectors[:n*x.cfg.Dim], rabitqClusters(n))
+	clusters := rabitqClusters(n)
+	if x.cfg.RaBitQLayout == LayoutQG {
+		clusters = 1 // the quantized graph's codes are residuals of nodes; the rows only back it up
+	}
+	q, err := rabitq.NewClustered(x.cfg.Dim, m, bits, x.cfg.Seed, g.vectors[:n*x.cfg.Dim], clusters)
 	if err != nil {
 		return fmt.Errorf("hnsw: %w", err)
 	}
@@ -150,7 +157,7 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 			rq.fx = make([]rabitq.Factors, n)
 		}
 	}
-	inParts(n-from, func(lo, hi int) {
+	rabitqParts(n-from, func(lo, hi int) {
 		e := q.NewEncoder()
 		for i := from + lo; i < from+hi; i++ {
 			var ex []uint8
@@ -167,6 +174,9 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 	})
 	if x.rabitqBlocks {
 		rq.buildBlocks(g)
+	}
+	if x.cfg.RaBitQLayout == LayoutQG {
+		rq.qg = x.buildQG(g, n)
 	}
 	rq.expanded = x.expandsExactly(rq)
 	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
@@ -288,6 +298,9 @@ func (x *Index) RaBitQBytes() int {
 	n := len(rq.rows)*8 + len(rq.ex) + len(rq.planes)*8 + len(rq.fx)*factorBytes
 	if rq.blocks != nil {
 		n += len(rq.blocks.words) * 4
+	}
+	if rq.qg != nil {
+		n += rq.qg.bytes()
 	}
 	return n
 }

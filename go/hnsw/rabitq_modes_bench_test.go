@@ -20,7 +20,8 @@ import (
 //   - build time (wall and process CPU, every core) of the indexes named by
 //     $STRATA_MODES_BUILDS, in that order (default "float"): "float",
 //     "rabitq1" (the door's default, Config.RaBitQBits = 1: float vectors,
-//     1-bit codes and neighbour blocks) and "codes-only" (Config.RaBitQCodesOnly
+//     1-bit codes and neighbour blocks), "qg" (Config.RaBitQLayout =
+//     LayoutQG: the quantized graph of rabitq_qg.go) and "codes-only" (Config.RaBitQCodesOnly
 //     with $STRATA_MODES_BITS, 3, bits); repeat names to alternate them;
 //
 //   - each mode's memory per vector (Index.Memory), with the float vectors
@@ -65,6 +66,8 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		case "float":
 		case "rabitq1":
 			cfg.RaBitQBits = 1
+		case "qg":
+			cfg.RaBitQBits, cfg.RaBitQLayout = 1, LayoutQG
 		case "codes-only":
 			cfg.RaBitQBits, cfg.RaBitQCodesOnly = codeBits, true
 		default:

@@ -30,6 +30,11 @@ import (
 //	                 Config.RaBitQBits = 1 whose searches run on them
 //	                 (expandsExactly): its blocks are rebuilt from the rows
 //	                 and the links
+//	RBQG  []uint32   1 + count·32: the quantized graph (Config.RaBitQLayout =
+//	                 LayoutQG, rabitq_qg.go): its entry node, then each node's 32
+//	                 neighbour ids (emptySlot for none); its rows are rebuilt from
+//	                 them and the vectors (the codes are a function of both), and a
+//	                 file with RBQG loads as LayoutQG
 //
 // Loading checks every factor is finite and names an existing centroid,
 // and that a block's ids and factors are those of the node's links and
@@ -43,6 +48,7 @@ var (
 	tagRaBitQExFactors = indexfile.FourCC("RBQF")
 	tagRaBitQBlocks    = indexfile.FourCC("RBQN")
 	tagRaBitQPlanes    = indexfile.FourCC("RBQB")
+	tagRaBitQGraph     = indexfile.FourCC("RBQG")
 )
 
 // rabitqParams is the fixed-size block of section RBQP.
@@ -89,6 +95,9 @@ func (x *Index) rabitqSections(g *graph) ([]indexfile.Section, error) {
 	}
 	if rq.blocks != nil {
 		sections = append(sections, indexfile.Section{Tag: tagRaBitQBlocks, Data: indexfile.BytesOf(rq.blocks.words)})
+	}
+	if rq.qg != nil {
+		sections = append(sections, indexfile.Section{Tag: tagRaBitQGraph, Data: indexfile.BytesOf(rq.qg.section())})
 	}
 	return sections, nil
 }
@@ -162,7 +171,7 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 		}
 	}
 	_, stored := f.Section(tagRaBitQBlocks)
-	x.rabitqBlocks = stored || x.cfg.RaBitQBits == 1 && rq.padded >= expandedMinDims
+	x.rabitqBlocks = stored || x.cfg.RaBitQBits == 1 && x.cfg.RaBitQLayout == LayoutRecords && rq.padded >= expandedMinDims
 	switch {
 	case stored:
 		if err := rq.loadBlocks(f, g); err != nil {
@@ -171,10 +180,34 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 	case x.rabitqBlocks:
 		rq.buildBlocks(g) // a file written before 1-bit indexes searched the blocks
 	}
+	if x.cfg.RaBitQLayout == LayoutQG {
+		if rq.qg, err = x.loadQG(f, g, n); err != nil {
+			return err
+		}
+	}
 	rq.expanded = x.expandsExactly(rq)
 	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
 	x.rabitq.Store(rq)
 	return nil
+}
+
+// loadQG rebuilds the quantized graph of g's n nodes from section RBQG,
+// after checking that it names existing nodes only.
+func (x *Index) loadQG(f *indexfile.File, g *graph, n int) (*qgRows, error) {
+	words, err := section[uint32](f, tagRaBitQGraph, 1+n*qgDegree)
+	if err != nil {
+		return nil, err
+	}
+	entry, ids := words[0], words[1:]
+	if int(entry) >= n {
+		return nil, fmt.Errorf("%w: quantized graph entry %d of %d nodes", ErrFormat, entry, n)
+	}
+	for i, id := range ids {
+		if id != emptySlot && (int(id) >= n || int(id) == i/qgDegree) {
+			return nil, fmt.Errorf("%w: quantized graph node %d links node %d of %d", ErrFormat, i/qgDegree, id, n)
+		}
+	}
+	return newQGRows(x.qgQuantizer(), g.dim, n).fill(g, ids, entry), nil
 }
 
 // checkFactors refuses factors a search could not use: a non-finite

@@ -30,6 +30,7 @@ type rabitqScratch struct {
 	refine    int64       // refinements (extended code or float) since then
 	exact     int64       // float distances since then
 	bytes     int64       // bytes of codes, links and vectors read since then (rows touched × their size)
+	hops      int64       // nodes expanded (searchQG)
 }
 
 // bufferEntry is a candidate of the traversal buffer.
@@ -189,6 +190,9 @@ func (sc *rabitqScratch) rescore(g *graph, dk distance, q []float32, k int) []ca
 // searchOneRaBitQ is searchRaBitQ with pooled scratch, counting its work in
 // s; the result aliases s.results.
 func (x *Index) searchOneRaBitQ(rq *rabitqCodes, g *graph, s *searcher, q []float32, k, ef int, adm *admission) []candidate {
+	if rq.qg != nil {
+		return x.searchOneQG(rq.qg, g, s, q, k, ef, adm)
+	}
 	sc := rq.pool.Get().(*rabitqScratch)
 	sc.estimate, sc.refine, sc.exact, sc.bytes = 0, 0, 0, 0
 	if rq.expanded && rq.blocks != nil && g.floats && !rq.codesOnly {

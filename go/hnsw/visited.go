@@ -30,3 +30,6 @@ func (v *visitedSet) visit(node uint32) bool {
 	v.stamps[node] = v.epoch
 	return false
 }
+
+// has reports whether node is marked, without marking it.
+func (v *visitedSet) has(node uint32) bool { return v.stamps[node] == v.epoch }

@@ -48,8 +48,28 @@ func (e *Encoder) Encode(v []float32, bits []uint64, ex []uint8) (f1, fx Factors
 	if q.metric == InnerProduct {
 		add = -ipc
 	}
+	f1 = q.encode1(r, rc, bits, add, norm2)
+	f1.Cluster = uint32(cluster)
+	if q.bits == 1 || ex == nil {
+		return f1, Factors{}
+	}
+	ipx, xnorm2, sum := e.encodeEx(r, ex[:D])
+	half := float64(int(1)<<q.bits-1) / 2
+	ipxc := 0.0
+	for i, u := range ex[:D] {
+		ipxc += (float64(u) - half) * float64(rc[i])
+	}
+	fx = q.factors(add, norm2, ipx, xnorm2, ipxc)
+	fx.Sum, fx.Cluster = float32(sum), uint32(cluster)
+	return f1, fx
+}
 
+// encode1 writes the 1-bit code of the rotated residual r of the rotated
+// centre rc into bits and returns its factors (Cluster 0), given the
+// residual's own distance term add and ‖r‖².
+func (q *Quantizer) encode1(r, rc []float32, bits []uint64, add, norm2 float64) Factors {
 	// 1-bit code: x = ±1/2, ⟨x, r'⟩ = Σ|r'|/2, ‖x‖² = D/4.
+	D := len(r)
 	bits = bits[:D/64]
 	clear(bits)
 	var absSum, ipxc float64 // Σ|r'ᵢ|, ⟨x, c'⟩
@@ -64,20 +84,9 @@ func (e *Encoder) Encode(v []float32, bits []uint64, ex []uint8) (f1, fx Factors
 		}
 		absSum += math.Abs(float64(x))
 	}
-	f1 = q.factors(add, norm2, absSum/2, float64(D)/4, ipxc)
-	f1.Sum, f1.Cluster = float32(pop), uint32(cluster)
-	if q.bits == 1 || ex == nil {
-		return f1, Factors{}
-	}
-	ipx, xnorm2, sum := e.encodeEx(r, ex[:D])
-	half := float64(int(1)<<q.bits-1) / 2
-	ipxc = 0
-	for i, u := range ex[:D] {
-		ipxc += (float64(u) - half) * float64(rc[i])
-	}
-	fx = q.factors(add, norm2, ipx, xnorm2, ipxc)
-	fx.Sum, fx.Cluster = float32(sum), uint32(cluster)
-	return f1, fx
+	f := q.factors(add, norm2, absSum/2, float64(D)/4, ipxc)
+	f.Sum = float32(pop)
+	return f
 }
 
 // factors returns Add, Rescale and Err of a code x of residual r' given

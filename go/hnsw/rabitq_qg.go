@@ -1,0 +1,431 @@
+package hnsw
+
+import (
+	"cmp"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/strata-db/strata/go/kernels"
+	"github.com/strata-db/strata/go/quant/rabitq"
+)
+
+// qgRows are the quantized graph of an index of Config.RaBitQLayout =
+// LayoutQG, SymphonyQG's layout (Gao & Long, SIGMOD 2025; RaBitQ-Library's
+// symqg/qg.hpp): a graph of fixed degree 32 without upper levels, entered
+// at the medoid, whose node u has one contiguous row holding everything
+// expanding u reads, so that a hop is one random read:
+//
+//	words []uint32   node u's row at [u*rowWords, (u+1)*rowWords), rowWords
+//	                 a multiple of 16 (each row starts on a 64-byte line)
+//	[0, vecWords)            u's float vector (dim float32s, zero-padded)
+//	[vecWords, +32)          its 32 neighbour ids, emptySlot past its degree
+//	[idsEnd, +D)             the neighbours' 1-bit codes relative to u, in
+//	                         kernels.FastScan32's block layout (4·D bytes)
+//	[codesEnd, +128)         per neighbour float32 Add, Rescale, Err, Sum
+//	                         (rabitq.EncodeResidual), 32 of each
+//	[factorsEnd, +16)        ‖u‖² (for the inner product's bound), padding
+//
+// At D = dim = 512: 4,800 bytes per node (75 lines) against 2,048 for the
+// float vector alone.
+//
+// The codes are residuals of the node being expanded, not of centroids
+// (rabitq/residual.go): the query's terms of u are its exact distance to
+// u, which the search measures anyway, and the residuals are edges, much
+// shorter than distances to centroids, so the estimates are tighter.
+//
+// The neighbours are u's level-0 HNSW links (heuristically pruned, usually
+// fewer than 32) filled to 32 with the nearest of their own links that u
+// does not link yet, as SymphonyQG's builder fills its rows with the
+// candidates its pruning dropped: every slot of the FastScan block is paid
+// for, so every slot carries an edge.
+//
+// Like the other codes the rows describe one graph generation (rabitqFor):
+// Add, Compact and Renumber rebuild them (keepRaBitQ). Remove changes no
+// row; a tombstone routes but is never returned (admission).
+type qgRows struct {
+	q        *rabitq.Quantizer // one centroid (the origin): only its rotation and query are used
+	dim      int
+	padded   int
+	vecWords int
+	rowWords int
+	n        int
+	entry    uint32 // the medoid: the node nearest to the mean
+	words    []uint32
+	pool     sync.Pool // *rabitqScratch
+}
+
+// qgDegree is the number of neighbours of every row: one FastScan block.
+const qgDegree = 32
+
+// The arrays after a row's codes, in words from their start.
+const (
+	qgAdd = 32 * iota
+	qgRescale
+	qgErr
+	qgSum
+	qgMeta        // ‖u‖², then padding
+	qgFactorWords = qgMeta + 16
+)
+
+func newQGRows(q *rabitq.Quantizer, dim, n int) *qgRows {
+	r := &qgRows{q: q, dim: dim, padded: q.Padded(), n: n}
+	r.vecWords = (dim + 15) / 16 * 16
+	r.rowWords = r.vecWords + qgDegree + r.padded + qgFactorWords
+	r.pool.New = func() any {
+		qq := q.NewQuery()
+		qq.SetEpsilon(rabitqEpsilon)
+		qq.EnableFastScan()
+		return &rabitqScratch{query: qq}
+	}
+	return r
+}
+
+func (r *qgRows) row(node uint32) []uint32 {
+	off := int(node) * r.rowWords
+	return r.words[off : off+r.rowWords : off+r.rowWords]
+}
+
+func (r *qgRows) ids(row []uint32) []uint32 { return row[r.vecWords : r.vecWords+qgDegree] }
+
+func (r *qgRows) codes(row []uint32) []uint32 {
+	return row[r.vecWords+qgDegree : r.vecWords+qgDegree+r.padded]
+}
+
+func (r *qgRows) factors(row []uint32) []uint32 {
+	return row[r.vecWords+qgDegree+r.padded:]
+}
+
+// section is the content of the file's section RBQG: the entry, then
+// every row's ids.
+func (r *qgRows) section() []uint32 {
+	out := make([]uint32, 1, 1+r.n*qgDegree)
+	out[0] = r.entry
+	for u := 0; u < r.n; u++ {
+		out = append(out, r.ids(r.row(uint32(u)))...)
+	}
+	return out
+}
+
+// bytes is the memory of the rows.
+func (r *qgRows) bytes() int { return 4 * len(r.words) }
+
+// buildQG builds the quantized graph of g's first n nodes: neighbours
+// (qgNeighbours), then every row's codes from the rotated vectors. The
+// caller holds writeMu (or g is not yet visible), so no link changes.
+func (x *Index) buildQG(g *graph, n int) *qgRows {
+	q := x.qgQuantizer()
+	r := newQGRows(q, g.dim, n)
+	ids := x.qgNeighbours(g, n)
+	return r.fill(g, ids, qgMedoid(g, n))
+}
+
+// qgQuantizer is the quantizer of the quantized graph: the index's
+// rotation (Config.Seed) with the origin as its one centroid, which no
+// code uses (they are residuals of nodes).
+func (x *Index) qgQuantizer() *rabitq.Quantizer {
+	m := rabitq.L2
+	if x.dk != distL2 {
+		m = rabitq.InnerProduct
+	}
+	q, err := rabitq.New(x.cfg.Dim, m, 1, x.cfg.Seed, nil)
+	if err != nil {
+		panic("hnsw: rabitq quantizer of a validated config: " + err.Error()) // dim and bits were checked by New
+	}
+	return q
+}
+
+// fill writes the rows of r from g's vectors and the neighbour ids (n·32,
+// emptySlot for none), with entry as the entry point.
+func (r *qgRows) fill(g *graph, ids []uint32, entry uint32) *qgRows {
+	n, D := r.n, r.padded
+	r.entry = entry
+	r.words = make([]uint32, n*r.rowWords)
+	adviseHugePages(r.words)
+	rotated := make([]float32, n*D)
+	rabitqParts(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r.q.Rotate(g.vector(uint32(i)), rotated[i*D:(i+1)*D])
+		}
+	})
+	words := D / 64
+	rabitqParts(n, func(lo, hi int) {
+		e := r.q.NewEncoder()
+		codes := make([]uint64, qgDegree*words)
+		var slots [32][]uint64
+		for u := lo; u < hi; u++ {
+			row := r.row(uint32(u))
+			v := g.vector(uint32(u))
+			copy(wordFloats(row[:r.vecWords]), v)
+			copy(r.ids(row), ids[u*qgDegree:(u+1)*qgDegree])
+			f := r.factors(row)
+			var norm2 float32
+			for _, a := range v {
+				norm2 += a * a
+			}
+			f[qgMeta] = math.Float32bits(norm2)
+			ru := rotated[u*D : (u+1)*D]
+			for j, id := range ids[u*qgDegree : (u+1)*qgDegree] {
+				slots[j] = nil
+				if id == emptySlot {
+					continue
+				}
+				code := codes[j*words : (j+1)*words]
+				fac := e.EncodeResidual(rotated[int(id)*D:(int(id)+1)*D], ru, code)
+				slots[j] = code
+				f[qgAdd+j] = math.Float32bits(fac.Add)
+				f[qgRescale+j] = math.Float32bits(fac.Rescale)
+				f[qgErr+j] = math.Float32bits(fac.Err)
+				f[qgSum+j] = math.Float32bits(fac.Sum)
+			}
+			kernels.FastScanPackBlock(wordBytes(r.codes(row)), words, &slots)
+		}
+	})
+	return r
+}
+
+// qgNeighbours returns the 32 neighbour slots of each of g's first n
+// nodes: its level-0 links, then the nearest of its links' links (at most
+// qgFillCandidates of them considered) it does not link to yet, then
+// emptySlot when even those run out (graphs of few nodes).
+func (x *Index) qgNeighbours(g *graph, n int) []uint32 {
+	ids := make([]uint32, n*qgDegree)
+	rabitqParts(n, func(lo, hi int) {
+		var seen visitedSet
+		var cands []candidate
+		for u := lo; u < hi; u++ {
+			slots := ids[u*qgDegree : (u+1)*qgDegree]
+			seen.reset(n)
+			seen.visit(uint32(u))
+			links := g.links(uint32(u), 0)
+			count := int(atomic.LoadUint32(&links[0]))
+			have := 0
+			for i := 1; i <= count && have < qgDegree; i++ {
+				if id := atomic.LoadUint32(&links[i]); int(id) < n && !seen.visit(id) {
+					slots[have] = id
+					have++
+				}
+			}
+			if have < qgDegree {
+				cands = cands[:0]
+				vu := g.vector(uint32(u))
+			fill:
+				for _, nb := range slots[:have] {
+					l2 := g.links(nb, 0)
+					c2 := int(atomic.LoadUint32(&l2[0]))
+					for i := 1; i <= c2; i++ {
+						id := atomic.LoadUint32(&l2[i])
+						if int(id) >= n || seen.visit(id) {
+							continue
+						}
+						cands = append(cands, candidate{g.floatDist(x.dk, vu, id), id})
+						if len(cands) == qgFillCandidates {
+							break fill
+						}
+					}
+				}
+				slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.dist, b.dist) })
+				for _, c := range cands {
+					if have == qgDegree {
+						break
+					}
+					slots[have] = c.node
+					have++
+				}
+			}
+			for ; have < qgDegree; have++ {
+				slots[have] = emptySlot
+			}
+		}
+	})
+	return ids
+}
+
+// rabitqParts runs part over [0, n) nodes split among the cores: their
+// codes, records and rows are independent. (inParts, sized for copies,
+// splits only from 2^18 elements a part, so the codes of an index below
+// half a million nodes were built on one core.)
+func rabitqParts(n int, part func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), n/rabitqPartMin)
+	if parts <= 1 {
+		part(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		wg.Go(func() { part(lo, hi) })
+	}
+	wg.Wait()
+}
+
+// rabitqPartMin is the fewest nodes worth a goroutine of the build.
+const rabitqPartMin = 512
+
+// qgFillCandidates bounds the links' links measured to fill one row: the
+// fill costs at most this many distances per node.
+const qgFillCandidates = 96
+
+// qgMedoid is the node of g's first n nearest to their mean (the first
+// such node on ties), the quantized graph's entry point.
+func qgMedoid(g *graph, n int) uint32 {
+	mean64 := make([]float64, g.dim)
+	for i := 0; i < n; i++ {
+		for j, v := range g.vector(uint32(i)) {
+			mean64[j] += float64(v)
+		}
+	}
+	mean := make([]float32, g.dim)
+	for j := range mean {
+		mean[j] = float32(mean64[j] / float64(max(n, 1)))
+	}
+	best, bestD := uint32(0), float32(math.Inf(1))
+	for i := 0; i < n; i++ {
+		if d := kernels.L2Squared(mean, g.vector(uint32(i))); d < bestD {
+			best, bestD = uint32(i), d
+		}
+	}
+	return best
+}
+
+// qgPrefetchLines is how many lines of the next candidate's row the
+// search prefetches while it expands the current one (its vector first).
+const qgPrefetchLines = 24
+
+// searchQG answers one query on the quantized graph as SymphonyQG's search
+// loop does: a sorted buffer of ef candidates by estimated distance;
+// expanding the nearest unexpanded one measures its vector exactly (the
+// top k of those measured are the answer), then estimates its 32
+// neighbours with one kernels.FastScan32 of its row's codes, relative to
+// it, and inserts those that can enter the buffer. The expanded node
+// moves to where its exact distance belongs, so an estimate too
+// optimistic stops holding the beam open. Non-admitted nodes route
+// the search but are never returned. q is normalised already for cosine.
+//
+// A node is marked visited when it is expanded, not when it is estimated
+// (as SymphonyQG does), so a node can sit in the buffer more than once,
+// once per estimate, until its first copy is expanded and the others are
+// dropped: an estimate from a far node does not shut out a better one from
+// a nearer node. Marking at estimation instead lost recall where the 1-bit
+// estimates are poor (clustered data of 64 dimensions: 0.84-0.94 against
+// the float graph's 0.97-1.00 at ef 48-200; with this, 1.00) and, on
+// pypi-use512's first 5,000 rows, reached 0.9675 at ef 32 with 1,922
+// distances a query where this reaches 0.9885 with 2,667 and 0.948 with
+// 1,263 at ef 16.
+// It returns up to k candidates by exact distance, nearest first, aliasing
+// the scratch.
+func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k, ef int, adm *admission, entry uint32) []candidate {
+	if r.n == 0 {
+		return nil
+	}
+	sc.query.Prepare(q)
+	var qnorm2 float32
+	ip := x.dk != distL2
+	if ip {
+		qnorm2 = kernels.Dot(q, q)
+	}
+	base := unsafe.Pointer(unsafe.SliceData(r.words))
+	rowBytes := uintptr(r.rowWords) * 4
+	prefetch := min(qgPrefetchLines, int(rowBytes/64))
+	sc.visited.reset(r.n)
+	sc.visited.visit(entry)
+	sc.buffer = append(sc.buffer[:0], bufferEntry{dist: -inf, node: entry})
+	best := sc.best[:0]
+	for next := 0; next < len(sc.buffer); {
+		c := &sc.buffer[next]
+		c.expanded = true
+		node := c.node
+		if node != entry {
+			if sc.visited.visit(node) {
+				// A duplicate of a node expanded already: drop it.
+				sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
+				for next < len(sc.buffer) && sc.buffer[next].expanded {
+					next++
+				}
+				continue
+			}
+		}
+		for j := next + 1; j < len(sc.buffer); j++ {
+			if !sc.buffer[j].expanded {
+				sc.next[0] = sc.buffer[j].node
+				kernels.PrefetchRows(base, rowBytes, sc.next[:], prefetch)
+				break
+			}
+		}
+		row := r.row(node)
+		vec := wordFloats(row[:r.dim])
+		var d, norm float32
+		if ip {
+			dot := kernels.Dot(q, vec)
+			d = 1 - dot
+			norm = float32(math.Sqrt(float64(max(qnorm2+math.Float32frombits(r.factors(row)[qgMeta])-2*dot, 0))))
+		} else {
+			d = kernels.L2Squared(q, vec)
+			norm = float32(math.Sqrt(float64(d)))
+		}
+		sc.exact++
+		sc.hops++
+		if !adm.filtering() || adm.admits(g, node) {
+			if len(best) < k {
+				best.push(candidate{d, node})
+			} else if d < best[0].dist {
+				best.replaceTop(candidate{d, node})
+			}
+		}
+		// Move it to where its exact distance belongs.
+		sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
+		lowest := sc.insert(bufferEntry{dist: d, node: node, lower: d, expanded: true}, ef)
+		lowest = min(lowest, r.expand(sc, row, d, norm, ef))
+		next = min(next, lowest)
+		for next < len(sc.buffer) && sc.buffer[next].expanded {
+			next++
+		}
+	}
+	sc.bytes += sc.hops * int64(rowBytes)
+	sc.best = best
+	sortAscending(best)
+	return best
+}
+
+// expand estimates the neighbours of row's node, whose exact distance is
+// d and ‖q − u‖ norm, and inserts those that can enter the buffer,
+// marking them visited. It returns the lowest position an entry went to.
+func (r *qgRows) expand(sc *rabitqScratch, row []uint32, d, norm float32, ef int) int {
+	lowest := len(sc.buffer)
+	kernels.FastScan32(sc.query.LUT, wordBytes(r.codes(row)), &sc.fast)
+	ff := wordFloats(r.factors(row)[:qgMeta])
+	for j, id := range r.ids(row) {
+		if id == emptySlot {
+			break
+		}
+		est, _ := sc.query.EstimateFastFrom(sc.fast[j], ff[qgAdd+j], ff[qgRescale+j], ff[qgErr+j], ff[qgSum+j], d, norm)
+		if len(sc.buffer) == ef && est >= sc.buffer[ef-1].dist {
+			continue // it cannot enter now
+		}
+		if sc.visited.has(id) {
+			continue // expanded already
+		}
+		if pos := sc.insert(bufferEntry{dist: est, node: id}, ef); pos < lowest {
+			lowest = pos
+		}
+	}
+	sc.estimate += qgDegree
+	return lowest
+}
+
+// searchOneQG is searchQG with pooled scratch, counting its work in s.
+func (x *Index) searchOneQG(r *qgRows, g *graph, s *searcher, q []float32, k, ef int, adm *admission) []candidate {
+	sc := r.pool.Get().(*rabitqScratch)
+	sc.estimate, sc.refine, sc.exact, sc.bytes, sc.hops = 0, 0, 0, 0, 0
+	s.results = append(s.results[:0], x.searchQG(r, g, sc, q, k, ef, adm, r.entry)...)
+	if s.testing.rabitqBytes != nil {
+		s.testing.rabitqBytes.Add(sc.bytes)
+	}
+	s.ndis += sc.estimate + sc.exact
+	s.nhops += sc.hops
+	r.pool.Put(sc)
+	return s.results
+}

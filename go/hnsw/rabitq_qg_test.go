@@ -1,0 +1,204 @@
+package hnsw
+
+import (
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/vfs"
+
+	"github.com/strata-db/strata/go/internal/synth"
+	"github.com/strata-db/strata/go/metric"
+)
+
+// qgFixture is an index of the qg layout over the first n rows of a real
+// set, with the exact neighbours of its first nq queries.
+type qgFixture struct {
+	rabitqFixture
+}
+
+func newQGFixture(t *testing.T, set string, m metric.Metric, n, nq int) *qgFixture {
+	t.Helper()
+	data, err := loadSweepSet(set, n)
+	if err != nil {
+		t.Skipf("real data not available: %v", err)
+	}
+	f := &qgFixture{rabitqFixture{dim: data.Dim, k: 10}}
+	f.data = data.Train
+	f.queries = data.Queries[:nq*data.Dim]
+	x, err := New(Config{Dim: f.dim, Metric: m, Seed: 3, RaBitQBits: 1, RaBitQLayout: LayoutQG})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uint64, len(f.data)/f.dim)
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
+	if err := x.Add(f.data, ids, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph
+	f.x = x
+	f.truth = exactTruth(f.data, f.queries, f.dim, f.k, m)
+	return f
+}
+
+// TestQGRecall is issue 22's same-algorithm check for the qg layout on
+// real data: at equal ef the quantized graph must reach the float HNSW
+// graph's recall within recallSlack.
+func TestQGRecall(t *testing.T) {
+	f := newQGFixture(t, "pypi-use512", metric.Cosine, 5000/raceHalve, 200)
+	rq := f.x.rabitq.Load()
+	if rq == nil || rq.qg == nil {
+		t.Fatal("the index has no quantized graph")
+	}
+	for _, ef := range []int{16, 32, 64, 128} {
+		_, recall, st := f.search(t, ef, nil)
+		f.x.rabitq.Store(nil)
+		_, floatRecall, fst := f.search(t, ef, nil)
+		f.x.rabitq.Store(rq)
+		t.Logf("ef %d: qg recall %.4f, %d distances; float %.4f, %d", ef, recall, st.DistanceComputations, floatRecall, fst.DistanceComputations)
+		if recall < floatRecall-recallSlack {
+			t.Errorf("ef %d: recall %.4f, want >= %.4f (float %.4f)", ef, recall, floatRecall-recallSlack, floatRecall)
+		}
+	}
+}
+
+// newQGSynth is a qg-layout index over clustered data (no real data
+// needed) with its exact neighbours.
+func newQGSynth(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture {
+	t.Helper()
+	f := &rabitqFixture{dim: dim, k: 10}
+	f.data = synth.Clustered(n, dim, 50, 0.4, 21)
+	f.queries = synth.Clustered(100, dim, 50, 0.4, 22)
+	x, err := New(Config{Dim: dim, Metric: m, Seed: 3, RaBitQBits: 1, RaBitQLayout: LayoutQG})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = uint64(i)
+	}
+	if err := x.Add(f.data, ids, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph
+	f.x = x
+	f.truth = exactTruth(f.data, f.queries, dim, f.k, m)
+	return f
+}
+
+// TestQGSurvivesSaveAndLoad: a saved qg index loads as one (section RBQG)
+// and answers exactly as before, resident or mapped; a damaged RBQG fails
+// with ErrFormat.
+func TestQGSurvivesSaveAndLoad(t *testing.T) {
+	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
+		f := newQGSynth(t, m, 2000, 64)
+		want, recall, st := f.search(t, 48, nil)
+		if f.x.rabitq.Load().qg == nil || recall < 0.8 {
+			t.Fatalf("%s: no quantized graph, or recall %.3f", m, recall)
+		}
+		path := filepath.Join(t.TempDir(), "x.idx")
+		if err := f.x.Save(vfs.Default, path); err != nil {
+			t.Fatal(err)
+		}
+		for _, mmap := range []bool{false, true} {
+			y, err := Load(vfs.Default, path, LoadOptions{MmapVectors: mmap})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if y.cfg.RaBitQLayout != LayoutQG || y.rabitq.Load() == nil || y.rabitq.Load().qg == nil {
+				t.Fatalf("%s mmap=%v: loaded without its quantized graph (layout %s)", m, mmap, y.cfg.RaBitQLayout)
+			}
+			y.testing.forcePlan, y.testing.forcedPlan = true, PlanGraph
+			g := &rabitqFixture{x: y, dim: f.dim, k: f.k, queries: f.queries, truth: f.truth}
+			got, _, gst := g.search(t, 48, nil)
+			if !slices.Equal(got, want) || gst.DistanceComputations != st.DistanceComputations {
+				t.Fatalf("%s mmap=%v: loaded index answers differently (%d vs %d distances)", m, mmap, gst.DistanceComputations, st.DistanceComputations)
+			}
+			y.Close()
+		}
+		sections, err := f.x.sections(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(sections, isTag(tagRaBitQGraph))
+		if i < 0 {
+			t.Fatal("no RBQG section written")
+		}
+		for name, damage := range map[string]func([]byte) []byte{
+			"short":      func(b []byte) []byte { return b[:len(b)-4] },
+			"entry":      func(b []byte) []byte { binary.LittleEndian.PutUint32(b, 2000); return b },
+			"self link":  func(b []byte) []byte { binary.LittleEndian.PutUint32(b[4:], 0); return b },
+			"past nodes": func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 5000); return b },
+		} {
+			s := slices.Clone(sections)
+			s[i].Data = damage(slices.Clone(sections[i].Data))
+			p := filepath.Join(t.TempDir(), "bad.idx")
+			if err := indexfile.Write(vfs.Default, p, s); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Load(vfs.Default, p, LoadOptions{}); !errors.Is(err, ErrFormat) {
+				t.Errorf("%s: damaged RBQG (%s) loaded: %v", m, name, err)
+			}
+		}
+	}
+}
+
+// TestQGHonoursRemovalsAndFilters: removed and filtered-out nodes route
+// the quantized graph's search but are never returned.
+func TestQGHonoursRemovalsAndFilters(t *testing.T) {
+	const n = 3000
+	f := newQGSynth(t, metric.L2, n, 48)
+	ids, _, _ := f.search(t, 64, nil)
+	removed := slices.Clone(ids[:f.k])
+	rm := make([]uint64, len(removed))
+	for i, id := range removed {
+		rm[i] = uint64(id)
+	}
+	if _, err := f.x.Remove(rm, false); err != nil {
+		t.Fatal(err)
+	}
+	if f.x.rabitq.Load().qg == nil || f.x.codesOf(f.x.graph.Load()) == nil {
+		t.Fatal("Remove dropped the quantized graph")
+	}
+	allow := make([]uint64, 0, n/2)
+	for id := uint64(0); id < n; id += 2 {
+		allow = append(allow, id)
+	}
+	for _, filter := range []*Filter{nil, {Allow: allow}} {
+		got, _, _ := f.search(t, 64, filter)
+		found := 0
+		for _, id := range got {
+			if slices.Contains(removed, id) {
+				t.Fatalf("returned removed id %d", id)
+			}
+			if filter != nil && id >= 0 && id%2 == 1 {
+				t.Fatalf("returned id %d, which the filter excludes", id)
+			}
+			if id >= 0 {
+				found++
+			}
+		}
+		if found < len(got)*9/10 {
+			t.Errorf("filter %v: %d of %d answers found", filter != nil, found, len(got))
+		}
+	}
+}
+
+// TestQGConfigErrors: the qg layout refuses what it cannot search.
+func TestQGConfigErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{Dim: 8, RaBitQBits: 4, RaBitQLayout: LayoutQG},
+		{Dim: 8, RaBitQBits: 3, RaBitQCodesOnly: true, RaBitQLayout: LayoutQG},
+		{Dim: 8, RaBitQLayout: LayoutQG},
+		{Dim: 8, RaBitQBits: 1, RaBitQLayout: 7},
+	} {
+		if _, err := New(cfg); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%+v: %v, want ErrInvalidArgument", cfg, err)
+		}
+	}
+}
