@@ -10,8 +10,8 @@ func (x *Index) Export() (ids []uint64, offsets []uint64, data []byte) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	entries, _ := x.sortedEntries()
-	ids = make([]uint64, 0, len(x.slots))
-	offsets = make([]uint64, 1, len(x.slots)+1)
+	ids = make([]uint64, 0, x.slots.Len())
+	offsets = make([]uint64, 1, x.slots.Len()+1)
 	size := 0
 	for _, doc := range x.docs {
 		size += max(len(doc), 2)
