@@ -524,7 +524,37 @@ def segments_section(runs: list) -> str:
         "merges, which run in the background at half the cores and lagged behind the "
         "checkpoints on the loaded machine: queries search every segment, so QPS falls with "
         "the count.", "", segment_sizes_table(by_size, show), "",
-        merge_scale_table(at_scale, show)])
+        merge_scale_table(at_scale, show), "",
+        reopen_table([(n, p, r) for n, p, r in runs if "reopen" in r])])
+
+
+def reopen_table(runs: list) -> str:
+    """Reopen with a 10k-record log tail, before and after, one run (issue 24)."""
+    if not runs:
+        return ""
+    rows = []
+    for name, path, r in runs:
+        for coll, modes in r["reopen"].items():
+            for mode, cell in modes.items():
+                b, a = cell["before"], cell["after"]
+                rows.append([when(name), f"`{r['commits']['before']}` / `{r['commits']['after']}`",
+                             coll, mode.replace("_", " "),
+                             f"{b['cpu_seconds_median']:.2f} / {a['cpu_seconds_median']:.2f}",
+                             f"{cell['cpu_seconds_ratio_after_over_before']:.2f}",
+                             f"{b['wall_seconds_median']:.2f} / {a['wall_seconds_median']:.2f}",
+                             f"{b['rss_after_reopen_mib_median']:.0f} / "
+                             f"{a['rss_after_reopen_mib_median']:.0f}", f"`{path.name}`"])
+    lo, hi = runs[-1][2]["load_average_1min_min_max"]
+    return "\n".join([
+        "### Reopen with a 10k-record log tail (`TestSegmentBenchReopen`, issue 24)", "",
+        "Before and after builds alternating in one run, medians of the rounds; CPU seconds "
+        "are the process's (getrusage) over the timed Open. In process: the reopen after an "
+        "open, 10,000 single-row upserts and a close in the same process; fresh process: the "
+        f"same reopen as a new process's first work. Load average {lo:.0f}-{hi:.0f} on the 2 "
+        "cores, so wall seconds are mostly waiting for a core.", "",
+        table(["time", "commits (before / after)", "collection", "process",
+               "CPU s (before / after)", "CPU ratio", "wall s (before / after)",
+               "RSS MiB after", "file"], rows)])
 
 
 def merge_scale_table(runs: list, show: Callable) -> str:

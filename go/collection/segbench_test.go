@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -590,8 +591,117 @@ func TestSegmentBenchReopen(t *testing.T) {
 	if dir == "" || out == "" {
 		t.Skip("set STRATA_SEGBENCH_REOPEN=<collection copy> and STRATA_SEGBENCH_REOPEN_OUT=<file.json> to run")
 	}
-	const dim, tailRecords = 128, 10000
 	res := map[string]any{}
+	if spec := os.Getenv("STRATA_SEGBENCH_REOPEN_BUILD"); spec != "" {
+		if _, err := os.Stat(dir); err != nil {
+			buildReopenCollection(t, dir, spec)
+			t.Skip("built " + dir + "; copy it and run again to measure")
+		}
+	}
+	// STRATA_SEGBENCH_REOPEN_FRESH=1: the collection's log already holds
+	// the tail (a previous run's); only the timed reopen runs, the first
+	// thing this process does (a restart, without the heap the first open
+	// and the writes leave behind).
+	fresh := os.Getenv("STRATA_SEGBENCH_REOPEN_FRESH") == "1"
+	res["fresh_process"] = fresh
+	if !fresh {
+		writeReopenTail(t, dir, res)
+	}
+	// STRATA_SEGBENCH_REOPEN_PROFILE names a CPU profile of the reopen
+	// alone.
+	if p := os.Getenv("STRATA_SEGBENCH_REOPEN_PROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	began, cpu := time.Now(), cpuSeconds()
+	c, err := collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
+	pprof.StopCPUProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res["reopen_10k_tail_seconds"] = time.Since(began).Seconds()
+	res["reopen_10k_tail_cpu_seconds"] = cpuSeconds() - cpu
+	res["reopen_points"] = c.Len()
+	res["tail_rows_after_reopen"] = c.Info().TailRows
+	res["reopen_segments"] = c.Describe()["segments"]
+	debug.FreeOSMemory()
+	res["rss_after_reopen_mib"] = procStatusMiB("VmRSS")
+	c.CloseForDrop()
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", b)
+}
+
+// buildReopenCollection makes the collection TestSegmentBenchReopen
+// reopens when STRATA_SEGBENCH_REOPEN_BUILD is
+// "<n>x<dim>[x<segments>[x<ef_construction>]]": n clustered synthetic
+// points (100 blobs, spread 0.25, L2) of dim, upserted in batches of
+// 1,000 with a checkpoint after each n/segments (default 1: one segment),
+// graphs built at ef_construction (default 200; a lower one builds a
+// 1M collection in a fraction of the time on a loaded machine, and a
+// reopen reads files of the same shape), then left to its idle merges (at most 20
+// minutes) and closed. The reopen changes the collection it measures, so
+// each measurement runs on a fresh copy of the one built.
+func buildReopenCollection(t *testing.T, dir, spec string) {
+	parts := strings.Split(spec, "x")
+	n, _ := strconv.Atoi(parts[0])
+	dim, _ := strconv.Atoi(parts[1])
+	segs := 1
+	if len(parts) > 2 {
+		segs, _ = strconv.Atoi(parts[2])
+	}
+	efc := 200
+	if len(parts) > 3 {
+		efc, _ = strconv.Atoi(parts[3])
+	}
+	if n <= 0 || dim <= 0 || segs <= 0 || efc <= 0 || n%(1000*segs) != 0 {
+		t.Fatalf("STRATA_SEGBENCH_REOPEN_BUILD %q: want <n>x<dim>[x<segments>[x<ef_construction>]], n a multiple of 1000*segments", spec)
+	}
+	tuning := collection.Tuning{CheckpointBytes: -1, Fsync: collection.FsyncNever, HasFsync: true}
+	if segs > 1 {
+		tuning.VacuumRatio = -1 // keep the segments apart
+	}
+	c, err := collection.Create(dir, collection.Options{Dim: dim, Metric: metric.L2, Seed: 1, EfConstruction: efc}, tuning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec := synth.NewBlobs(rand.New(rand.NewPCG(1, 1)), 100, dim, 0.25).Draw
+	ids := make([]collection.ID, 1000)
+	for at := 0; at < n; at += 1000 {
+		for i := range ids {
+			ids[i] = collection.IntID(uint64(at + i))
+		}
+		if err := c.Upsert(ids, vec(1000), nil); err != nil {
+			t.Fatal(err)
+		}
+		if (at+1000)%(n/segs) == 0 {
+			if err := c.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("built %d of %d", at+1000, n)
+		}
+	}
+	if segs == 1 {
+		waitSteady(c, 20*time.Minute)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeReopenTail opens the collection in dir, notes the open's cost in
+// res, logs 10,000 single-row upserts (the tail TestSegmentBenchReopen's
+// reopen replays) and closes it without a checkpoint.
+func writeReopenTail(t *testing.T, dir string, res map[string]any) {
+	const tailRecords = 10000
 	began, cpu := time.Now(), cpuSeconds()
 	c, err := collection.Open(dir, collection.Tuning{CheckpointBytes: -1, Fsync: collection.FsyncNever, HasFsync: true, TailRows: 1 << 20})
 	if err != nil {
@@ -601,6 +711,8 @@ func TestSegmentBenchReopen(t *testing.T) {
 	res["open_cpu_seconds"] = cpuSeconds() - cpu
 	res["points"] = c.Len()
 	res["segments"] = c.Describe()["segments"]
+	dim := c.Options().Dim
+	res["dim"] = dim
 	vec := synth.NewBlobs(rand.New(rand.NewPCG(7, 7)), 100, dim, 0.25).Draw
 	tv := vec(tailRecords)
 	base := uint64(1) << 40 // ids no bench run uses
@@ -613,21 +725,4 @@ func TestSegmentBenchReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	debug.FreeOSMemory()
-	began, cpu = time.Now(), cpuSeconds()
-	c, err = collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res["reopen_10k_tail_seconds"] = time.Since(began).Seconds()
-	res["reopen_10k_tail_cpu_seconds"] = cpuSeconds() - cpu
-	res["reopen_points"] = c.Len()
-	res["tail_rows_after_reopen"] = c.Info().TailRows
-	debug.FreeOSMemory()
-	res["rss_after_reopen_mib"] = procStatusMiB("VmRSS")
-	c.CloseForDrop()
-	b, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(out, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s", b)
 }

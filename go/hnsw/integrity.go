@@ -2,8 +2,13 @@ package hnsw
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 )
+
+// checkChunk is the fewest nodes checkStructure gives a goroutine.
+const checkChunk = 1 << 16
 
 // CheckIntegrity verifies the graph's invariants (see checkStructure), that
 // no node below the settled count is a tombstone or unfinished, and that
@@ -79,8 +84,40 @@ func (g *graph) checkStructure() error {
 				ErrCorrupt, node, level, g.upperStart[node], g.upperUsed)
 		}
 	}
-	seen := make(map[uint32]struct{}, g.m0)
-	for node := uint32(0); int(node) < g.count; node++ {
+	// The links are checked in parallel chunks of nodes (a graph read
+	// from a file is checked on every Open). Duplicates are found with a
+	// stamp per node: stamp[nb] == the stamp of the list being checked,
+	// one word write per link instead of a map insertion (the map made
+	// this check 0.9 s of a 1M-node Load).
+	workers := min(runtime.GOMAXPROCS(0), max(1, g.count/checkChunk))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := g.count*w/workers, g.count*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = g.checkLinks(uint32(lo), uint32(hi))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLinks checks the link lists of nodes [lo, hi) (checkStructure's
+// last four rules; the levels and upper slots are checked before).
+func (g *graph) checkLinks(lo, hi uint32) error {
+	// stamp[nb] holds the stamp of the last list that named nb; each list
+	// gets a new one, so nothing is cleared between lists (only if the
+	// uint32 stamps wrap).
+	stamp := make([]uint32, g.count)
+	var cur uint32
+	for node := lo; node < hi; node++ {
 		level := int(g.levels[node])
 		for l := 0; l <= level; l++ {
 			links := g.links(node, l)
@@ -88,9 +125,11 @@ func (g *graph) checkStructure() error {
 			if n > g.maxLinks(l) {
 				return fmt.Errorf("%w: node %d has %d links at level %d (max %d)", ErrCorrupt, node, n, l, g.maxLinks(l))
 			}
-			clear(seen)
-			for i := 1; i <= n; i++ {
-				nb := links[i]
+			if cur++; cur == 0 {
+				clear(stamp)
+				cur = 1
+			}
+			for _, nb := range links[1 : 1+n] {
 				switch {
 				case nb == node:
 					return fmt.Errorf("%w: node %d links to itself at level %d", ErrCorrupt, node, l)
@@ -98,11 +137,10 @@ func (g *graph) checkStructure() error {
 					return fmt.Errorf("%w: node %d links to unallocated node %d at level %d", ErrCorrupt, node, nb, l)
 				case int(g.levels[nb]) < l:
 					return fmt.Errorf("%w: node %d links at level %d to node %d of level %d", ErrCorrupt, node, l, nb, g.levels[nb])
-				}
-				if _, dup := seen[nb]; dup {
+				case stamp[nb] == cur:
 					return fmt.Errorf("%w: node %d links twice to node %d at level %d", ErrCorrupt, node, nb, l)
 				}
-				seen[nb] = struct{}{}
+				stamp[nb] = cur
 			}
 		}
 	}

@@ -168,18 +168,6 @@ func (g *graph) rankOf(node uint32) uint32 {
 	return g.rank[node]
 }
 
-// remap renumbers every node in the table by newOf.
-func (t *idTable) remap(newOf []uint32) {
-	for i, v := range t.dense {
-		if v != 0 {
-			t.dense[i] = newOf[v-1] + 1
-		}
-	}
-	for id, node := range t.sparse {
-		t.sparse[id] = newOf[node]
-	}
-}
-
 // insertionOrder returns the allocated nodes in insertion order.
 func (g *graph) insertionOrder() []uint32 {
 	order := make([]uint32, g.count)

@@ -205,3 +205,28 @@ func TestReadTellsNewerVersionFromDamagedVersion(t *testing.T) {
 	_, err = readBytes(t, dir, damaged, ReadOptions{})
 	checkCorrupt(t, err, "damaged version")
 }
+
+// TestReadInPiecesInParallel runs the corruption, round-trip and I/O
+// error tests with every file read and checksummed in pieces of 24 bytes
+// by four goroutines (not the big file's flips: at 24 bytes a piece they
+// take minutes) (verify's path for files of parallelFrom bytes and
+// more): the same files load, and the same damage is found.
+func TestReadInPiecesInParallel(t *testing.T) {
+	from, piece, procs := parallelFrom, readPiece, runtime.GOMAXPROCS(4)
+	parallelFrom, readPiece = 0, 24
+	defer func() { parallelFrom, readPiece = from, piece; runtime.GOMAXPROCS(procs) }()
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"truncation", TestReadRejectsTruncationAtEveryBoundary},
+		{"flipped bits", TestReadRejectsEveryFlippedBitOfASmallFile},
+		{"forged layouts", TestReadRejectsForgedLayouts},
+		{"round trip", TestRoundTripIsByteExact},
+		{"empty sections", TestEmptyFileAndEmptySectionsRoundTrip},
+		{"mapped", TestMappedAndHeapSectionsAreIdenticalAndAligned},
+		{"io errors", TestReadReportsIOErrorsAsIOErrorsNotCorruption},
+	} {
+		t.Run(tc.name, tc.fn)
+	}
+}

@@ -63,6 +63,14 @@
 // table, or the section (by tag) and the offset; a file from a newer
 // format version yields ErrVersion.
 //
+// A file of 32 MiB of sections or more is read and checksummed in 8 MiB
+// pieces by GOMAXPROCS goroutines, the pieces' CRCs combined into the
+// section's (zlib's crc32_combine), so that one large file loads on every
+// core; the error reported is still that of the first damaged section in
+// file order. Every byte is still read and checked before Read returns:
+// a load costs time proportional to the file (reading 673 MB into memory
+// is most of a 1M x 128 segment's load).
+//
 // # Memory-mapped sections
 //
 // Sections whose tags are listed in ReadOptions.MmapTags are mapped

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/strata-db/strata/go/internal/idtable"
 )
 
 // Index holds the metadata document of every live id of a collection and
@@ -13,7 +15,7 @@ import (
 // It is safe for concurrent use: writers are exclusive, readers share.
 type Index struct {
 	mu    sync.RWMutex
-	slots map[uint64]uint32        // id -> slot
+	slots idtable.Table            // id -> slot
 	ids   []uint64                 // slot -> id; stale for free slots
 	docs  [][]byte                 // slot -> canonical JSON; nil for {} and free slots
 	free  []uint32                 // free slots, reused last-in first-out
@@ -59,12 +61,23 @@ type pathPostings struct {
 }
 
 // NewIndex returns an empty index.
-func NewIndex() *Index {
-	return &Index{
-		slots:  make(map[uint64]uint32),
+func NewIndex() *Index { return newIndexSized(0) }
+
+// newIndexSized returns an empty index with room for n ids: no slice
+// copying while Import fills it. (The slots were a Go map, whose 1M
+// insertions were most of a 1M-point reopen's meta.Import: package
+// idtable keeps the usual dense ids in a flat slice.)
+func newIndexSized(n int) *Index {
+	x := &Index{
+		slots:  idtable.New(),
+		ids:    make([]uint64, 0, n),
+		docs:   make([][]byte, 0, n),
+		alive:  newBitset(wordsFor(n)),
 		paths:  make(map[string]*pathPostings),
 		dotted: make(map[string][]*pathPostings),
 	}
+	x.order.entries = make([]orderEntry, 0, n)
+	return x
 }
 
 // Put inserts id's document, or replaces it if id is present.
@@ -89,7 +102,7 @@ func (x *Index) PutBatch(ids []uint64, docs []Document) {
 }
 
 func (x *Index) put(id uint64, d Document) {
-	if slot, ok := x.slots[id]; ok {
+	if slot, ok := x.slots.Get(id); ok {
 		old := x.docs[slot]
 		if bytes.Equal(old, d.json) {
 			return
@@ -99,6 +112,11 @@ func (x *Index) put(id uint64, d Document) {
 		x.walk(slot, d.fields, x.pathBuf[:0], true)
 		return
 	}
+	x.add(id, d)
+}
+
+// add puts the document of an id the index does not hold.
+func (x *Index) add(id uint64, d Document) {
 	var slot uint32
 	if n := len(x.free); n > 0 {
 		slot = x.free[n-1]
@@ -116,7 +134,7 @@ func (x *Index) put(id uint64, d Document) {
 			x.alive = append(x.alive, make(bitset, max(need, 2*len(x.alive))-len(x.alive))...)
 		}
 	}
-	x.slots[id] = slot
+	x.slots.Set(id, slot)
 	x.alive.set(slot)
 	x.walk(slot, d.fields, x.pathBuf[:0], true)
 	x.order.added(id, slot)
@@ -128,12 +146,12 @@ func (x *Index) Delete(ids []uint64) int {
 	defer x.mu.Unlock()
 	n := 0
 	for _, id := range ids {
-		slot, ok := x.slots[id]
+		slot, ok := x.slots.Get(id)
 		if !ok {
 			continue
 		}
 		x.unindex(slot, x.docs[slot])
-		delete(x.slots, id)
+		x.slots.Del(id)
 		x.docs[slot] = nil
 		x.alive.clear(slot)
 		x.free = append(x.free, slot)
@@ -147,7 +165,7 @@ func (x *Index) Delete(ids []uint64) int {
 func (x *Index) Get(id uint64) (json []byte, ok bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	slot, ok := x.slots[id]
+	slot, ok := x.slots.Get(id)
 	if !ok {
 		return nil, false
 	}
@@ -161,7 +179,7 @@ func (x *Index) Get(id uint64) (json []byte, ok bool) {
 func (x *Index) Contains(id uint64) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	_, ok := x.slots[id]
+	_, ok := x.slots.Get(id)
 	return ok
 }
 
@@ -169,7 +187,7 @@ func (x *Index) Contains(id uint64) bool {
 func (x *Index) Len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return len(x.slots)
+	return x.slots.Len()
 }
 
 // LenWithout is the number of documents whose id is not among ids
@@ -178,9 +196,9 @@ func (x *Index) Len() int {
 func (x *Index) LenWithout(ids []uint64) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := len(x.slots)
+	n := x.slots.Len()
 	for _, id := range ids {
-		if _, ok := x.slots[id]; ok {
+		if _, ok := x.slots.Get(id); ok {
 			n--
 		}
 	}

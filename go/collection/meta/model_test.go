@@ -311,14 +311,14 @@ func checkIntegrity(t *testing.T, x *Index) {
 	t.Helper()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if got := x.alive.count(); got != len(x.slots) {
-		t.Fatalf("alive has %d slots, %d ids", got, len(x.slots))
+	if got := x.alive.count(); got != x.slots.Len() {
+		t.Fatalf("alive has %d slots, %d ids", got, x.slots.Len())
 	}
-	for id, slot := range x.slots {
+	x.slots.Each(func(id uint64, slot uint32) {
 		if x.ids[slot] != id || !x.alive.has(slot) {
 			t.Fatalf("id %d -> slot %d -> id %d (alive %v)", id, slot, x.ids[slot], x.alive.has(slot))
 		}
-	}
+	})
 	for _, slot := range x.free {
 		if x.alive.has(slot) || x.docs[slot] != nil {
 			t.Fatalf("free slot %d is alive or has a document", slot)

@@ -89,7 +89,7 @@ func (x *Index) rebuildOrder() {
 		}
 		return 0
 	})
-	merged := make([]orderEntry, 0, len(x.slots))
+	merged := make([]orderEntry, 0, x.slots.Len())
 	push := func(e orderEntry) {
 		// An id deleted and put again can be listed twice, both entries live
 		// (same id, same slot): keep one.

@@ -16,7 +16,7 @@ func (x *Index) Count(f *Filter) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if f.MatchesAll() {
-		return len(x.slots)
+		return x.slots.Len()
 	}
 	return x.eval(f).count()
 }
@@ -29,10 +29,10 @@ func (x *Index) IDsAfter(f *Filter, after uint64, hasAfter bool, limit int) []ui
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if limit <= 0 {
-		limit = len(x.slots)
+		limit = x.slots.Len()
 	}
 	var res bitset
-	n := len(x.slots)
+	n := x.slots.Len()
 	if f.MatchesAll() {
 		res = x.alive
 	} else {
@@ -43,7 +43,7 @@ func (x *Index) IDsAfter(f *Filter, after uint64, hasAfter bool, limit int) []ui
 		return []uint64{}
 	}
 	// A small result is cheaper to sort than to find by walking every id.
-	if n < len(x.slots)/16 {
+	if n < x.slots.Len()/16 {
 		out := make([]uint64, 0, n)
 		res.each(func(slot uint32) {
 			if id := x.ids[slot]; !hasAfter || id > after {
@@ -162,7 +162,7 @@ func (e *evaluator) eval(n *node) bitset {
 	case nodeIDs:
 		res := newBitset(e.words)
 		for _, id := range n.ids {
-			if slot, ok := x.slots[id]; ok {
+			if slot, ok := x.slots.Get(id); ok {
 				res.set(slot)
 			}
 		}

@@ -10,8 +10,8 @@ func (x *Index) Export() (ids []uint64, offsets []uint64, data []byte) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	entries, _ := x.sortedEntries()
-	ids = make([]uint64, 0, len(x.slots))
-	offsets = make([]uint64, 1, len(x.slots)+1)
+	ids = make([]uint64, 0, x.slots.Len())
+	offsets = make([]uint64, 1, x.slots.Len()+1)
 	size := 0
 	for _, doc := range x.docs {
 		size += max(len(doc), 2)
@@ -43,7 +43,7 @@ func Import(ids []uint64, offsets []uint64, data []byte) (*Index, error) {
 	if offsets[0] != 0 || offsets[len(ids)] != uint64(len(data)) {
 		return nil, fmt.Errorf("%w: offsets run from %d to %d, want 0 to %d (the data size)", ErrCorrupt, offsets[0], offsets[len(ids)], len(data))
 	}
-	x := NewIndex()
+	x := newIndexSized(len(ids))
 	for i, id := range ids {
 		if i > 0 && id <= ids[i-1] {
 			return nil, fmt.Errorf("%w: entry %d: id %d does not follow id %d (ids must ascend)", ErrCorrupt, i, id, ids[i-1])
@@ -52,11 +52,15 @@ func Import(ids []uint64, offsets []uint64, data []byte) (*Index, error) {
 		if hi < lo || hi > uint64(len(data)) {
 			return nil, fmt.Errorf("%w: entry %d (id %d): offsets %d..%d do not delimit a document in %d bytes", ErrCorrupt, i, id, lo, hi, len(data))
 		}
+		if hi-lo == 2 && data[lo] == '{' && data[lo+1] == '}' {
+			x.add(id, Document{}) // the empty document, as Export writes it: nothing to parse or index
+			continue
+		}
 		doc, err := ReadDocument(data[lo:hi])
 		if err != nil {
 			return nil, fmt.Errorf("%w: entry %d (id %d): %v", ErrCorrupt, i, id, err)
 		}
-		x.put(id, doc)
+		x.add(id, doc) // ids ascend: each is new
 	}
 	return x, nil
 }

@@ -191,13 +191,30 @@
 // # Reopen
 //
 // Open loads each segment file (hnsw.Load: the float vectors are read
-// into memory, or mapped for a field of mmap placement, below), removes
-// its deleted keys, checks its live count against the manifest and that no key is
-// live in two segments, and starts an empty active graph with the
-// segments' quantizer; then it replays the log after the snapshot into
-// the tail. A snapshot of formats 1-3 (one index file) is loaded as the
-// active graph, which the first checkpoint seals into a segment: old
-// collections are converted then.
+// into memory, or mapped for a field of mmap placement, below), a field's
+// files in parallel, GOMAXPROCS at a time, and each file read and
+// checksummed in pieces on every core (package indexfile); it removes
+// each segment's deleted keys, checks its live count against the
+// manifest and that no key is live in two segments (nothing to check for
+// one segment: Load refuses a file whose keys repeat; more are sorted
+// together), and starts an empty active graph with the segments'
+// quantizer; then it replays the log after the snapshot into the tail,
+// with no graph insertion. A snapshot of formats 1-3 (one index file) is
+// loaded as the active graph, which the first checkpoint seals into a
+// segment: old collections are converted then.
+//
+// Open is not yet constant in N. It still, per row: reads every byte of
+// every segment file into memory and checks its CRC (the vectors too, for
+// ram placement, as that placement promises; 673 MB at 1M x 128, most of
+// what is left), checks every link (hnsw's structure check, needed
+// before a search may follow one; 0.1 CPU s at 1M since it stamps nodes
+// instead of filling a map), and folds the state runs into the document
+// index and the id tables (meta.Import, now a flat table for the usual
+// dense ids: package idtable). Measured (TestSegmentBenchReopen, 10k
+// tail, medians of 3 alternating rounds at load 30;
+// bench/results/segments/segments-20261203T102226Z-9bd895e-reopen.json):
+// see "What is left". Constant time needs the sections mapped and their CRCs verified after Open,
+// lazily, which changes what ram placement and indexfile.Read promise.
 //
 // # What is left (the end of issue 24)
 //
@@ -216,15 +233,15 @@
 //     bursty ingest); a continuous ingest is not idle and does not.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
-//   - Reopen at 1M x 128 with a 10k-record tail took 2.0 CPU seconds
-//     (4.2 s wall at load 30-60) once merged, and 3.8 CPU seconds with
-//     11 segments (32 s wall; TestSegmentBenchReopen on a copy of the 1M
-//     bench's directory), against a target of 2 s: the
-//     segments are loaded one after another (hnsw.Load 2.0 s, of which
-//     the structure check 0.9 s) and the state runs folded into the
-//     document index (meta.Import 1.6 s, most of it in its Go map of 1M
-//     keys); loading segments in parallel and presizing the map are
-//     the obvious next steps, not done.
+//   - Reopen at 1M x 128 with a 10k-record tail: 1.24 CPU s as a new
+//     process's first work (2.59 before: 0.48x), 2.36 CPU s after other
+//     work in the same process (3.83; it pays Go's zeroing of reused
+//     heap), 1.46 CPU s with ten segments (2.38); wall 4.8-9.3 s at load
+//     26-32 on the 2 cores, against a target of 2 s. 100k x 512: 0.36-0.82
+//     CPU s, no change within the rounds' scatter, against 1 s (wall
+//     1.9-3.2 s). Every byte of the segment files is still read and
+//     checked on Open ("Reopen" above); mapping them with lazy checks is
+//     the step left.
 //   - A merge holds its sources and the new graph in memory while it
 //     builds (above, "Memory while merging"); a merge of the whole
 //     collection peaks near twice its resident size.

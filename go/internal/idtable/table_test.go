@@ -1,4 +1,4 @@
-package hnsw
+package idtable
 
 import (
 	"math/rand/v2"
@@ -9,7 +9,7 @@ import (
 // against a plain map, across dense growth and migration.
 func TestIDTableMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
-	tab := newIDTable()
+	tab := New()
 	ref := map[uint64]uint32{}
 	for step := 0; step < 200000; step++ {
 		var id uint64
@@ -23,27 +23,27 @@ func TestIDTableMatchesMap(t *testing.T) {
 		}
 		if rng.IntN(4) == 0 {
 			_, want := ref[id]
-			if got := tab.del(id); got != want {
-				t.Fatalf("step %d: del(%d) = %v, want %v", step, id, got, want)
+			if got := tab.Del(id); got != want {
+				t.Fatalf("step %d: Del(%d) = %v, want %v", step, id, got, want)
 			}
 			delete(ref, id)
 		} else {
 			node := uint32(rng.IntN(1 << 30))
-			tab.set(id, node)
+			tab.Set(id, node)
 			ref[id] = node
 		}
-		if tab.len() != len(ref) {
-			t.Fatalf("step %d: len %d, want %d", step, tab.len(), len(ref))
+		if tab.Len() != len(ref) {
+			t.Fatalf("step %d: len %d, want %d", step, tab.Len(), len(ref))
 		}
 	}
 	for id, node := range ref {
-		if got, ok := tab.get(id); !ok || got != node {
-			t.Fatalf("get(%d) = %d, %v; want %d", id, got, ok, node)
+		if got, ok := tab.Get(id); !ok || got != node {
+			t.Fatalf("Get(%d) = %d, %v; want %d", id, got, ok, node)
 		}
 	}
 	count := 0
-	tab.eachNode(func(uint32) { count++ })
+	tab.EachValue(func(uint32) { count++ })
 	if count != len(ref) {
-		t.Fatalf("eachNode visited %d, want %d", count, len(ref))
+		t.Fatalf("EachValue visited %d, want %d", count, len(ref))
 	}
 }
