@@ -339,6 +339,7 @@ func (c *Collection) vacuum(idle bool) bool {
 				continue
 			}
 		}
+		policy.MaxMergedKeys = mergeBudget(f.index.Len())
 		for merged < maxMergesPerLook {
 			srcs, _ := f.index.Plan(policy)
 			if srcs == nil {
@@ -376,6 +377,13 @@ func (c *Collection) markMerge() error {
 func mergePolicyOf(c *Collection) segment.MergePolicy {
 	return segment.MergePolicy{Factor: mergeFactor, MaxSegments: maxSegments,
 		TombstoneRatio: c.tuning.VacuumRatio, MinTombstones: vacuumMinTombstones}
+}
+
+// mergeBudget is the most live keys a merge of several segments of a
+// field holding live keys may produce (segment.MergePolicy.MaxMergedKeys):
+// mergeBudgetShare of the field, and at least mergeBudgetMin keys.
+func mergeBudget(live int) int {
+	return max(mergeBudgetMin, int(mergeBudgetShare*float64(live)))
 }
 
 // crowded reports whether dead tombstones among live keys call for a
