@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -82,6 +83,10 @@ type rssSampler struct {
 	// mergingCPU is the process's CPU time over the samples during which
 	// a merge was building (writes and queries included).
 	mergingCPU float64
+	// maxLive is the largest live heap a collection found (the memory
+	// the collection and the bench held, without the garbage GOGC lets
+	// the heap carry until the next collection).
+	maxLive float64
 }
 
 func startRSSSampler(c *collection.Collection) *rssSampler {
@@ -95,8 +100,18 @@ func (s *rssSampler) run() {
 	defer s.done.Done()
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"}}
+		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	prof := os.Getenv("STRATA_SEGBENCH_HEAPPROF")
+	// STRATA_SEGBENCH_RSSLOG names a file for every sample: seconds, RSS,
+	// heap objects, heap freed and not returned (MiB), merging, segments.
+	var rssLog *os.File
+	if name := os.Getenv("STRATA_SEGBENCH_RSSLOG"); name != "" {
+		if f, err := os.Create(name); err == nil {
+			rssLog = f
+			defer f.Close()
+		}
+	}
+	began := time.Now()
 	lastProf, lastCPU := 0.0, cpuSeconds()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -119,11 +134,16 @@ func (s *rssSampler) run() {
 		} else {
 			s.notMergingPeak = max(s.notMergingPeak, rss)
 		}
+		metrics.Read(samples)
+		mib := func(i int) float64 { return float64(samples[i].Value.Uint64()) / (1 << 20) }
+		if rssLog != nil {
+			fmt.Fprintf(rssLog, "%.2f %.1f %.1f %.1f %v %v %v\n", time.Since(began).Seconds(), rss, mib(0), mib(3),
+				merging, s.c.Describe()["segments"], s.c.Info().TailRows)
+		}
+		s.maxLive = max(s.maxLive, mib(5))
 		if rss > s.peak["rss_mib"].(float64) {
-			metrics.Read(samples)
-			mib := func(i int) float64 { return float64(samples[i].Value.Uint64()) / (1 << 20) }
 			s.peak = map[string]any{"rss_mib": rss, "heap_objects_mib": mib(0), "heap_goal_mib": mib(1),
-				"heap_unused_mib": mib(2), "heap_free_not_released_mib": mib(3), "heap_released_mib": mib(4),
+				"heap_unused_mib": mib(2), "heap_free_not_released_mib": mib(3), "heap_released_mib": mib(4), "heap_live_at_last_gc_mib": mib(5),
 				"merging": merging, "segments": s.c.Describe()["segments"]}
 		}
 		s.mu.Unlock()
@@ -144,6 +164,7 @@ func (s *rssSampler) result() map[string]any {
 	s.peak["max_rss_while_merging_mib"] = s.mergingPeak
 	s.peak["max_rss_not_merging_mib"] = s.notMergingPeak
 	s.peak["cpu_seconds_while_merging"] = s.mergingCPU
+	s.peak["max_heap_live_mib"] = s.maxLive
 	return s.peak
 }
 

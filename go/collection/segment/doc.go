@@ -110,16 +110,30 @@
 //     dropped: their bytes and cores go to the ingest meanwhile, and the
 //     bound keeps what a query searches to 12 graphs plus the active one;
 //   - idle (no write since the previous look: MergePolicy.Idle), Factor
-//     segments of one tier are merged into one, and then the segments are
-//     merged down: with three or more holding live keys, all but the
-//     largest into one, and all of them into one once the others hold as
-//     many live keys as the largest. An idle collection so settles at one
-//     segment, or the largest and one smaller, and the largest is rebuilt
-//     only when that at least doubles it.
+//     segments of one tier are merged into one, and then segments of
+//     similar sizes: smallest first, a run of two or more in which each
+//     holds at most twice the keys of the smaller ones of the run
+//     together. A key is so rewritten only when its segment grows by half
+//     or more (at most log1.5(N / seal) times), and a burst of small seals
+//     is merged among its own kind, never into a large segment rebuilt
+//     for it (the policy before merged all but the largest at each idle
+//     look and rebuilt the second largest after every burst);
+//   - every merge of several segments is bounded (MaxMergedKeys; the
+//     collection: half the field's live keys, at least 8,192): a merge
+//     holds its new graph beside the segments it replaces until it lands,
+//     so the bound is what a merge adds to the memory, and segments of
+//     half the bound or more merge with nothing. A field larger than
+//     the small bound so settles at two or more segments, not one: each
+//     costs a query one more graph search (TestSegmentQueryBench), the
+//     price of a merge that never doubles the memory. A tombstone
+//     rewrite is of one segment and not bounded.
 //
 // A merge (Graphs.Merge) streams the sources' live keys and vectors into
 // a new graph 8,192 at a time (it holds the sources, the new graph and
-// one chunk, never a copy of all the vectors), holding no lock (writes,
+// one chunk, never a copy of all the vectors; the new graph's arrays are
+// allocated once at their final size, hnsw.Index.Reserve, and the
+// garbage of the writes meanwhile is returned to the OS after each
+// chunk), holding no lock (writes,
 // the builder and queries go on; it uses half the cores); then, under
 // the mutex, it removes from the new graph the keys the builder removed
 // from the sources meanwhile and replaces the sources by it in one state
