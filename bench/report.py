@@ -601,7 +601,8 @@ def merge_scale_table(runs: list, show: Callable) -> str:
             for size in sizes:
                 v = get(r["runs"][size]) if size in r["runs"] else None
                 cells.append(v if isinstance(v, str) else show(v))
-            rows.append([when(name), f"`{r['commit']}`", label, *cells, f"`{path.name}`"])
+            if any(cell != "-" for cell in cells):  # a measure the file's run did not take
+                rows.append([when(name), f"`{r['commit']}`", label, *cells, f"`{path.name}`"])
     return "\n".join([
         "### Merge policy at scale: write amplification, reopen, memory (issue 24, step 4)", "",
         "The same benchmark with the merge policy of the package doc at each file's commit "
