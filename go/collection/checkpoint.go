@@ -262,6 +262,7 @@ func (c *Collection) checkpointLoop() {
 			}
 		}
 		c.merged = false
+		c.merging.Store(false) // the last merge's checkpoint has run
 		c.lookCheckpoints = c.stats.Checkpoints.Load()
 		if looked != nil {
 			close(looked)
@@ -351,10 +352,15 @@ func (c *Collection) vacuum(idle bool) bool {
 			// this loop has stopped, or a field removed meanwhile: there
 			// is nothing to report.
 			err := f.index.Merge(srcs, threads)
-			c.merging.Store(false)
 			if err != nil {
+				c.merging.Store(false)
 				break
 			}
+			// merging stays set until the checkpoint that writes the merge
+			// has run (checkpointLoop): until then the merge has not
+			// landed on disk, and a reader of Info waiting for the merges
+			// to settle (TestSegmentBench's waitSteady) took a checkpoint
+			// of several seconds at 1M for a steady state.
 			merged++
 			c.stats.Vacuums.Add(1)
 			c.stats.VacuumNanos.Add(int64(time.Since(began)))
