@@ -239,7 +239,8 @@
 //   - Idle merges of similar sizes leave a field larger than 16,384 keys
 //     at two segments or more (the bound of half the field), and a burst
 //     waits for others of its size: queries pay for each segment
-//     (TestSegmentQueryBench), short of the 0.85x of one index.
+//     (TestSegmentQueryBench): 0.52x one index's QPS at 100k, 0.83x at
+//     1M (4 segments each; TestSegmentBench at 8bcba67), against 0.85x.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
 //   - Reopen at 1M x 128 with a 10k-record tail took 2.0 CPU seconds
