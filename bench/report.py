@@ -580,6 +580,15 @@ def merge_scale_table(runs: list, show: Callable) -> str:
         ("checkpoint after 100 upserts + 10 deletes: bytes / upserted vector bytes (median of 5)",
          ratio("checkpoint_bytes_median", "small_change_upserted_bytes")),
         ("ingest incl. checkpoints, s", lambda r: r.get("ingest_incl_checkpoints_seconds")),
+        ("ingest rows/s (wall, batches of 1,000, fsync always)",
+         lambda r: r.get("ingest_rows_per_s")),
+        ("ingest CPU µs per row (the process's)", lambda r: r.get("ingest_cpu_us_per_row")),
+        ("ingest checkpoints (n/10 rows each): median s",
+         lambda r: (statistics.median(r["ingest_checkpoint_seconds"])
+                    if r.get("ingest_checkpoint_seconds") else None)),
+        ("checkpoint after a small change: median s",
+         lambda r: r.get("checkpoint_seconds_after_small_change_median")),
+        ("RSS at the steady state (after a GC), MiB", lambda r: r.get("rss_at_steady_mib")),
         ("peak RSS during the ingest (the bench holds the raw vectors too), MiB",
          lambda r: r.get("ingest_peak_rss_mib")),
         ("reopen with a 10k-record log tail, s", lambda r: r.get("reopen_10k_tail_seconds")),
@@ -587,10 +596,27 @@ def merge_scale_table(runs: list, show: Callable) -> str:
         ("RSS after that reopen, MiB", lambda r: r.get("rss_after_reopen_mib")),
         ("segments at the query measurement", lambda r: r.get("segments_at_query")),
         ("collection QPS at recall@10 >= 0.95, 1 thread", lambda r: r.get("query_collection")),
+        ("one hnsw.Index over the same vectors, same run", lambda r: r.get("query_one_index")),
+        ("collection / one index, QPS at recall@10 0.95", lambda r: r.get("qps_ratio_at_95")),
         ("collection / one index, queries per CPU second", lambda r: r.get("cpu_ratio_at_95")),
+        ("among a random 10 %, the collection's ef", lambda r: r.get("query_filtered_10pct")),
         ("30 % overwrites, then merges: steady RSS before, MiB", over("steady_rss_mib")),
         ("peak RSS over the overwrites and merges, MiB", over("peak_rss_mib")),
         ("peak / steady RSS", over("peak_over_steady_rss")),
+        ("highest RSS while a merge built / steady",
+         lambda r: (over("at_peak_rss")(r) or {}).get("max_rss_while_merging_mib", 0)
+         / over("steady_rss_mib")(r) if (over("at_peak_rss")(r) or {}).get(
+             "max_rss_while_merging_mib") and over("steady_rss_mib")(r) else None),
+        ("largest live heap (at a GC) / steady RSS",
+         lambda r: (over("at_peak_rss")(r) or {}).get("max_heap_live_mib", 0)
+         / over("steady_rss_mib")(r) if (over("at_peak_rss")(r) or {}).get(
+             "max_heap_live_mib") and over("steady_rss_mib")(r) else None),
+        ("at the peak: heap freed, not yet returned to the OS, MiB",
+         lambda r: (over("at_peak_rss")(r) or {}).get("heap_free_not_released_mib")),
+        ("CPU µs per overwritten row (writes, queries, merges)",
+         over("cpu_us_per_overwritten_row")),
+        ("CPU s while a merge built (the process's)",
+         lambda r: (over("at_peak_rss")(r) or {}).get("cpu_seconds_while_merging")),
         ("query p99 / max meanwhile, ms",
          lambda r: (f"{over('query_p99_ms')(r):,.3g} / {over('query_max_ms')(r):,.3g}"
                     if over("query_p99_ms")(r) is not None else None)),
@@ -605,14 +631,18 @@ def merge_scale_table(runs: list, show: Callable) -> str:
             for size in sizes:
                 v = get(r["runs"][size]) if size in r["runs"] else None
                 cells.append(v if isinstance(v, str) else show(v))
-            rows.append([when(name), f"`{r['commit']}`", label, *cells, f"`{path.name}`"])
+            if any(cell != "-" for cell in cells):  # a measure the file's run did not take
+                rows.append([when(name), f"`{r['commit']}`", label, *cells, f"`{path.name}`"])
     return "\n".join([
         "### Merge policy at scale: write amplification, reopen, memory (issue 24, step 4)", "",
-        "The same benchmark with the merge policy of the package doc (merges deferred while "
-        "writes come, fan-in 10, at most 12 segments; each merge checkpointed when it lands), "
-        "synthetic clustered data (100 Gaussian blobs), 128-d, L2, fsync always. Bytes are "
-        "this process's `write_bytes` of /proc/self/io. A \"-\" is a phase that had not "
-        "finished when the run was stopped (the file's note says which).", "",
+        "The same benchmark with the merge policy of the package doc at each file's commit "
+        "(the file's `merge_policy`: from the 2026-12-03 files, merges of similar sizes "
+        "bounded to half the field), synthetic clustered data (100 Gaussian blobs), 128-d, L2, "
+        "fsync always (`bench/segbench.py`). Bytes are this process's `write_bytes` of "
+        "/proc/self/io; RSS includes the heap the Go runtime has freed but not yet returned "
+        "(the live heap row is without it). A \"-\" is a phase that had not finished when "
+        "the run was stopped, or a measure the file's commit did not take (the file's note "
+        "says which). Wall times depend on the load average in the file.", "",
         table(["time", "commit", "measure", *sizes, "file"], rows)])
 
 

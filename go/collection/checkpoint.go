@@ -264,6 +264,7 @@ func (c *Collection) checkpointLoop() {
 			}
 		}
 		c.merged = false
+		c.merging.Store(false) // the last merge's checkpoint has run
 		c.lookCheckpoints = c.stats.Checkpoints.Load()
 		if looked != nil {
 			close(looked)
@@ -352,6 +353,7 @@ func (c *Collection) vacuum(idle bool) bool {
 				continue
 			}
 		}
+		policy.MaxMergedKeys = mergeBudget(f.index.Len())
 		for merged < maxMergesPerLook {
 			srcs, _ := f.index.Plan(policy)
 			if srcs == nil {
@@ -363,10 +365,15 @@ func (c *Collection) vacuum(idle bool) bool {
 			// this loop has stopped, or a field removed meanwhile: there
 			// is nothing to report.
 			err := f.index.Merge(srcs, threads)
-			c.merging.Store(false)
 			if err != nil {
+				c.merging.Store(false)
 				break
 			}
+			// merging stays set until the checkpoint that writes the merge
+			// has run (checkpointLoop): until then the merge has not
+			// landed on disk, and a reader of Info waiting for the merges
+			// to settle (TestSegmentBench's waitSteady) took a checkpoint
+			// of several seconds at 1M for a steady state.
 			merged++
 			c.stats.Vacuums.Add(1)
 			c.stats.VacuumNanos.Add(int64(time.Since(began)))
@@ -389,6 +396,13 @@ func (c *Collection) markMerge() error {
 func mergePolicyOf(c *Collection) segment.MergePolicy {
 	return segment.MergePolicy{Factor: mergeFactor, MaxSegments: maxSegments,
 		TombstoneRatio: c.tuning.VacuumRatio, MinTombstones: vacuumMinTombstones}
+}
+
+// mergeBudget is the most live keys a merge of several segments of a
+// field holding live keys may produce (segment.MergePolicy.MaxMergedKeys):
+// mergeBudgetShare of the field, and at least mergeBudgetMin keys.
+func mergeBudget(live int) int {
+	return max(mergeBudgetMin, int(mergeBudgetShare*float64(live)))
 }
 
 // crowded reports whether dead tombstones among live keys call for a

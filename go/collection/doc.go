@@ -197,7 +197,8 @@
 // segment, "Merging": a segment whose tombstones reach Tuning.VacuumRatio
 // is rewritten; while writes come nothing else unless a field passes 12
 // segments; when no write came since the previous look, segments of one
-// size tier and then all of them are merged down to one or two;
+// size tier and then segments of similar sizes, no merge of several
+// producing more than half the field's live keys;
 // Info().Merging is set meanwhile), each written by a checkpoint of its
 // own right after it (an idle collection logs a no-op marker record for
 // it: a delete of no ids), and otherwise a renumbering of the active

@@ -174,6 +174,15 @@ const (
 	// "Merging", has the write amplification arithmetic).
 	mergeFactor = 10
 	maxSegments = 12
+	// mergeBudgetShare bounds a merge of several segments to that share
+	// of the field's live keys (mergeBudget): a merge holds its new graph
+	// beside the segments it replaces until it lands, so this is what it
+	// adds to the collection's memory (half: a merge peaks near 1.5x the
+	// steady memory, not 2x as a merge of everything did). Small fields
+	// (below mergeBudgetMin keys, about 5 MB of graph at 128-d) merge
+	// down to one segment all the same.
+	mergeBudgetShare = 0.5
+	mergeBudgetMin   = 1 << 13
 	// renumberGrowth is how much the graph grows between renumberings:
 	// each copies the whole graph, so the copies of a collection grown
 	// from empty add up to 1/(1-1/1.5) = 3 times its final size.

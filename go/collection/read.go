@@ -528,7 +528,8 @@ type Info struct {
 	// fields have, summed (the active graphs with nodes among them).
 	Segments int
 	// Merging is set while a merge of segments builds (package segment,
-	// "Merging"): what Segments counts is about to change.
+	// "Merging") and until the checkpoint that writes it has run: what
+	// Segments counts is about to change, or the change is not on disk.
 	Merging bool
 	Failed  string // why writes are refused, if they are
 }

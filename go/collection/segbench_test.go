@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,6 +65,107 @@ func procStatusMiB(field string) float64 {
 // /proc/self/clear_refs, Linux 4.0 and later); false if it cannot.
 func resetPeakRSS() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0o644) == nil
+}
+
+// rssSampler samples VmRSS every 50 ms and keeps what was going on at
+// its highest: the Go heap's live objects and goal, the memory the heap
+// holds but has returned or not yet returned to the OS, whether a merge
+// was building and the segment count. With STRATA_SEGBENCH_HEAPPROF set
+// it writes a heap profile there each time the peak grows by 5 %.
+type rssSampler struct {
+	c    *collection.Collection
+	stop chan struct{}
+	done sync.WaitGroup
+	mu   sync.Mutex
+	peak map[string]any
+	// mergingPeak is the highest RSS seen while a merge was building.
+	mergingPeak, notMergingPeak float64
+	// mergingCPU is the process's CPU time over the samples during which
+	// a merge was building (writes and queries included).
+	mergingCPU float64
+	// maxLive is the largest live heap a collection found (the memory
+	// the collection and the bench held, without the garbage GOGC lets
+	// the heap carry until the next collection).
+	maxLive float64
+}
+
+func startRSSSampler(c *collection.Collection) *rssSampler {
+	s := &rssSampler{c: c, stop: make(chan struct{}), peak: map[string]any{"rss_mib": 0.0}}
+	s.done.Add(1)
+	go s.run()
+	return s
+}
+
+func (s *rssSampler) run() {
+	defer s.done.Done()
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	prof := os.Getenv("STRATA_SEGBENCH_HEAPPROF")
+	// STRATA_SEGBENCH_RSSLOG names a file for every sample: seconds, RSS,
+	// heap objects, heap freed and not returned (MiB), merging, segments.
+	var rssLog *os.File
+	if name := os.Getenv("STRATA_SEGBENCH_RSSLOG"); name != "" {
+		if f, err := os.Create(name); err == nil {
+			rssLog = f
+			defer f.Close()
+		}
+	}
+	began := time.Now()
+	lastProf, lastCPU := 0.0, cpuSeconds()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+		}
+		rss := procStatusMiB("VmRSS")
+		merging := s.c.Info().Merging
+		cpu := cpuSeconds()
+		s.mu.Lock()
+		if merging {
+			s.mergingCPU += cpu - lastCPU
+		}
+		lastCPU = cpu
+		if merging {
+			s.mergingPeak = max(s.mergingPeak, rss)
+		} else {
+			s.notMergingPeak = max(s.notMergingPeak, rss)
+		}
+		metrics.Read(samples)
+		mib := func(i int) float64 { return float64(samples[i].Value.Uint64()) / (1 << 20) }
+		if rssLog != nil {
+			fmt.Fprintf(rssLog, "%.2f %.1f %.1f %.1f %v %v %v\n", time.Since(began).Seconds(), rss, mib(0), mib(3),
+				merging, s.c.Describe()["segments"], s.c.Info().TailRows)
+		}
+		s.maxLive = max(s.maxLive, mib(5))
+		if rss > s.peak["rss_mib"].(float64) {
+			s.peak = map[string]any{"rss_mib": rss, "heap_objects_mib": mib(0), "heap_goal_mib": mib(1),
+				"heap_unused_mib": mib(2), "heap_free_not_released_mib": mib(3), "heap_released_mib": mib(4), "heap_live_at_last_gc_mib": mib(5),
+				"merging": merging, "segments": s.c.Describe()["segments"]}
+		}
+		s.mu.Unlock()
+		if prof != "" && rss > lastProf*1.05 {
+			lastProf = rss
+			if f, err := os.Create(prof); err == nil {
+				_ = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}
+}
+
+// result stops the sampler and returns what it saw at the peak.
+func (s *rssSampler) result() map[string]any {
+	close(s.stop)
+	s.done.Wait()
+	s.peak["max_rss_while_merging_mib"] = s.mergingPeak
+	s.peak["max_rss_not_merging_mib"] = s.notMergingPeak
+	s.peak["cpu_seconds_while_merging"] = s.mergingCPU
+	s.peak["max_heap_live_mib"] = s.maxLive
+	return s.peak
 }
 
 // waitSteady waits until no merge builds and the segment count stayed
@@ -208,22 +312,29 @@ func TestSegmentBench(t *testing.T) {
 	// automatic ones every 64 MiB of log would at 1M x 128).
 	var segCounts []any
 	var ckptBytes []int64 // each checkpoint's write_bytes, after n/10 rows
+	var ckptSeconds []float64
+	res["load_at_start"] = loadAverage()
 	w0 := writeBytes(t)
-	began := time.Now()
+	began, cpu0 := time.Now(), cpuSeconds()
 	for at := 0; at < n; at += 1000 {
 		if err := c.Upsert(ids(at, 1000), data[at*dim:(at+1000)*dim], nil); err != nil {
 			t.Fatal(err)
 		}
 		if (at+1000)%(n/10) == 0 {
-			before := writeBytes(t)
+			before, t0 := writeBytes(t), time.Now()
 			if err := c.Checkpoint(); err != nil {
 				t.Fatal(err)
 			}
+			ckptSeconds = append(ckptSeconds, time.Since(t0).Seconds())
 			ckptBytes = append(ckptBytes, writeBytes(t)-before)
 			segCounts = append(segCounts, segments(c))
 		}
 	}
 	res["ingest_incl_checkpoints_seconds"] = time.Since(began).Seconds()
+	res["ingest_cpu_seconds"] = cpuSeconds() - cpu0
+	res["ingest_rows_per_s"] = float64(n) / time.Since(began).Seconds()
+	res["ingest_cpu_us_per_row"] = (cpuSeconds() - cpu0) / float64(n) * 1e6
+	res["ingest_checkpoint_seconds"] = ckptSeconds
 	data = nil // the collection holds the vectors now: keep them out of the RSS below
 	res["ingest_write_bytes"] = writeBytes(t) - w0
 	res["ingest_write_over_raw"] = float64(writeBytes(t)-w0) / float64(n*dim*4)
@@ -236,7 +347,7 @@ func TestSegmentBench(t *testing.T) {
 
 	// Bytes per checkpoint after a small change: 100 upserts (50 new, 50
 	// overwrites) and 10 deletions, then a checkpoint, five times.
-	var perCheckpoint []float64
+	var perCheckpoint, perCheckpointSeconds []float64
 	for round := range 5 {
 		newIDs := ids(n+round*50, 50)
 		old := make([]collection.ID, 50)
@@ -251,13 +362,16 @@ func TestSegmentBench(t *testing.T) {
 		if _, err := c.Delete(ids(round*10, 10)); err != nil {
 			t.Fatal(err)
 		}
-		before := writeBytes(t)
+		before, t0 := writeBytes(t), time.Now()
 		if err := c.Checkpoint(); err != nil {
 			t.Fatal(err)
 		}
+		perCheckpointSeconds = append(perCheckpointSeconds, time.Since(t0).Seconds())
 		perCheckpoint = append(perCheckpoint, float64(writeBytes(t)-before))
 	}
 	slices.Sort(perCheckpoint)
+	slices.Sort(perCheckpointSeconds)
+	res["checkpoint_seconds_after_small_change_median"] = perCheckpointSeconds[2]
 	res["small_change_upserted_bytes"] = 100 * dim * 4
 	res["checkpoint_bytes_after_small_change"] = perCheckpoint
 	res["checkpoint_bytes_median"] = perCheckpoint[2]
@@ -293,6 +407,9 @@ func TestSegmentBench(t *testing.T) {
 	res["write_bytes_to_steady"] = writeBytes(t) - w0
 	res["write_to_steady_over_raw"] = float64(writeBytes(t)-w0) / float64(n*dim*4)
 	res["vacuums_to_steady"] = c.Info().Vacuums
+	debug.FreeOSMemory()
+	res["rss_at_steady_mib"] = procStatusMiB("VmRSS")
+	res["load_at_steady"] = loadAverage()
 	save()
 	// Reopen with a log tail of 10k single-row records after the snapshot
 	// (before the queries, which then run on the reopened collection once
@@ -489,6 +606,7 @@ func TestSegmentBench(t *testing.T) {
 	res["overwrite_merge"] = overwriteMerge(t, dir, n, vec, ids)
 	save()
 	res["query_while_ingesting"] = queryWhileIngesting(t)
+	res["load_at_end"] = loadAverage()
 	save()
 	b, _ := json.MarshalIndent(res, "", "  ")
 	t.Logf("%s", b)
@@ -538,6 +656,7 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 			lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 		}
 	}()
+	sampler := startRSSSampler(c)
 	w0, cpu0 := writeBytes(t), cpuSeconds()
 	began := time.Now()
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -562,6 +681,9 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 	res["write_bytes"] = writeBytes(t) - w0
 	res["write_over_overwritten_raw"] = float64(writeBytes(t)-w0) / float64(over*dim*4)
 	res["cpu_seconds"] = cpuSeconds() - cpu0
+	res["cpu_us_per_overwritten_row"] = (cpuSeconds() - cpu0) / float64(over) * 1e6
+	res["at_peak_rss"] = sampler.result()
+	res["merge_seconds"] = c.Info().VacuumSeconds
 	peak := procStatusMiB("VmHWM")
 	res["peak_rss_mib"] = peak
 	if steady > 0 {
@@ -578,6 +700,64 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 		res["query_max_ms"] = lat[len(lat)-1]
 	}
 	return res
+}
+
+// TestSegmentBenchOverwrite runs TestSegmentBench's 30 % overwrite phase
+// alone (STRATA_SEGBENCH_OVERWRITE names the JSON output,
+// STRATA_SEGBENCH_N the size, default 100,000 x 128): the collection is
+// built as TestSegmentBench builds it (batches of 1,000, a checkpoint
+// every 10 %) but without fsync, and left to settle first. It is the
+// merge's memory measurement, without the hour of phases before it at 1M.
+func TestSegmentBenchOverwrite(t *testing.T) {
+	out := os.Getenv("STRATA_SEGBENCH_OVERWRITE")
+	if out == "" {
+		t.Skip("set STRATA_SEGBENCH_OVERWRITE=<file.json> to run")
+	}
+	n := 100000
+	if s := os.Getenv("STRATA_SEGBENCH_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	const dim = 128
+	rng := rand.New(rand.NewPCG(1, 1))
+	vec := synth.NewBlobs(rng, 100, dim, 0.25).Draw
+	ids := func(from, m int) []collection.ID {
+		out := make([]collection.ID, m)
+		for i := range out {
+			out[i] = collection.IntID(uint64(from + i))
+		}
+		return out
+	}
+	dir := filepath.Join(t.TempDir(), "c")
+	c, err := collection.Create(dir, collection.Options{Dim: dim, Metric: metric.L2, Seed: 1, Fsync: collection.FsyncNever},
+		collection.Tuning{CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := map[string]any{"n": n, "dim": dim, "load_at_start": loadAverage()}
+	began, cpu := time.Now(), cpuSeconds()
+	for at := 0; at < n; at += 1000 {
+		if err := c.Upsert(ids(at, 1000), vec(1000), nil); err != nil {
+			t.Fatal(err)
+		}
+		if (at+1000)%(n/10) == 0 {
+			if err := c.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res["build_seconds"], res["build_cpu_seconds"] = time.Since(began).Seconds(), cpuSeconds()-cpu
+	res["build_settle_seconds"] = waitSteady(c, 30*time.Minute).Seconds()
+	res["build_vacuums"] = c.Info().Vacuums
+	if err := c.CloseForDrop(); err != nil {
+		t.Fatal(err)
+	}
+	res["overwrite_merge"] = overwriteMerge(t, dir, n, vec, ids)
+	res["load_at_end"] = loadAverage()
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", b)
 }
 
 // TestSegmentBenchReopen measures a reopen with a 10k-record log tail of

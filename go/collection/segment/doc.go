@@ -110,16 +110,30 @@
 //     dropped: their bytes and cores go to the ingest meanwhile, and the
 //     bound keeps what a query searches to 12 graphs plus the active one;
 //   - idle (no write since the previous look: MergePolicy.Idle), Factor
-//     segments of one tier are merged into one, and then the segments are
-//     merged down: with three or more holding live keys, all but the
-//     largest into one, and all of them into one once the others hold as
-//     many live keys as the largest. An idle collection so settles at one
-//     segment, or the largest and one smaller, and the largest is rebuilt
-//     only when that at least doubles it.
+//     segments of one tier are merged into one, and then segments of
+//     similar sizes: smallest first, a run of two or more in which each
+//     holds at most twice the keys of the smaller ones of the run
+//     together. A key is so rewritten only when its segment grows by half
+//     or more (at most log1.5(N / seal) times), and a burst of small seals
+//     is merged among its own kind, never into a large segment rebuilt
+//     for it (the policy before merged all but the largest at each idle
+//     look and rebuilt the second largest after every burst);
+//   - every merge of several segments is bounded (MaxMergedKeys; the
+//     collection: half the field's live keys, at least 8,192): a merge
+//     holds its new graph beside the segments it replaces until it lands,
+//     so the bound is what a merge adds to the memory, and segments of
+//     half the bound or more merge with nothing. A field larger than
+//     the small bound so settles at two or more segments, not one: each
+//     costs a query one more graph search (TestSegmentQueryBench), the
+//     price of a merge that never doubles the memory. A tombstone
+//     rewrite is of one segment and not bounded.
 //
 // A merge (Graphs.Merge) streams the sources' live keys and vectors into
 // a new graph 8,192 at a time (it holds the sources, the new graph and
-// one chunk, never a copy of all the vectors), holding no lock (writes,
+// one chunk, never a copy of all the vectors; the new graph's arrays are
+// allocated once at their final size, hnsw.Index.Reserve, and the
+// garbage of the writes meanwhile is returned to the OS after each
+// chunk), holding no lock (writes,
 // the builder and queries go on; it uses half the cores); then, under
 // the mutex, it removes from the new graph the keys the builder removed
 // from the sources meanwhile and replaces the sources by it in one state
@@ -152,8 +166,9 @@
 // At 1M x 128 with C = 100k (the bench's checkpoint every 10 %, as the
 // automatic 64 MiB ones would be), F = 10 and the bound 12, the ingest
 // merges nothing (10 seals) and writes 2.41x the raw bytes (measured at
-// 100k and 1M, TestSegmentBench); the idle merge down after it rewrites
-// every row once more, + s: 3.87x in all, measured at 100k. The old
+// 100k and 1M, TestSegmentBench); the idle merges after it rewrite
+// every row once more, + s: 3.87x in all, measured at 100k (3.76x with
+// the bound of half the field: two merges of five seals each). The old
 // policy (F 4, bound 8, merges while writes came) rewrote 0.8N during
 // the ingest and N again when idle (the 1M build was estimated at 3.3x
 // before its idle merges). A steady state of one segment costs at least
@@ -174,19 +189,31 @@
 //
 // Memory while merging. The sources stay in memory (or mapped) until the
 // swap, and the new graph is built beside them, so a merge of segments
-// holding L live keys peaks at their size plus the new graph's, about
-// twice the merged segments; the renumbering's copy of the new graph
-// comes after the sources are gone (before this step, a merge also held
-// a copy of all its sources' vectors and renumbered beside the sources).
-// A merge of the whole collection (the idle merge down, or the rewrite
-// of its one segment after overwrites) so peaks near twice its resident
-// size: the target of 1.5x after 30 % overwrites needs a merge that
-// writes its graph to its file as it builds, which is not done. Measured
-// (TestSegmentBench, 100k x 128, 30 % overwritten in batches of 1,000
-// while queries run, then the merges): the peak RSS was 3.8x the steady
-// RSS (101 MiB after debug.FreeOSMemory); the Go heap's growth between
-// collections (GOGC 100) is part of that, the overwrites' new segment
-// and the rewrite of the old one the rest.
+// holding L live keys adds the new graph, about the size of the merged
+// segments; the renumbering's copy of the new graph comes after the
+// sources are gone. So that nothing else is held: the new graph is
+// allocated once at its final size (hnsw.Index.Reserve; grown by half at
+// each fill, every growth copied all its arrays and left the old copy to
+// the collector), the garbage of the writes meanwhile is returned before
+// the merge and after each chunk (debug.FreeOSMemory: with GOGC 100 the
+// heap otherwise carries as much garbage as the live memory the merge
+// raised), the checkpoint that writes the merged segment verifies its
+// file through a buffer (indexfile.Verify, not a read of the whole file),
+// and a merge of several segments is bounded to half the field (above),
+// so that no merge rebuilds the whole collection at once. Only a
+// tombstone rewrite of a segment that large does: the target of 1.5x
+// the steady RSS for it needs a merge that writes its graph to its file
+// as it builds, which is not done. Measured (TestSegmentBenchOverwrite,
+// 100k x 128, 30 % overwritten in batches of 1,000 while queries run,
+// then the merges; RSS sampled every 50 ms; main's engine in the same
+// run): peak / steady RSS 3.63x -> 2.73x, and the largest live heap at a
+// collection over the phase 1.50x the steady RSS. The rest of the peak
+// is garbage not yet collected or returned (GOGC 100 lets the heap grow
+// to twice the live memory between collections), made by the write path
+// and the queries, not the merge: over the whole test the builder's
+// batches (Tail.Next) allocated 342 MB and the searches 302 MB of 1.8 GB.
+// Once a merge has collected at its start, the RSS stays at or below
+// 1.68x the steady RSS while it builds.
 //
 // # Reopen
 //
@@ -226,11 +253,11 @@
 //   - Merges run in the checkpoint loop at half the cores and, while
 //     writes come, only past 12 segments: until the collection is idle
 //     queries pay for every segment (TestSegmentQueryBench).
-//   - The idle merge down rebuilds the second-largest segment after each
-//     checkpoint that sealed something, until it holds as many keys as
-//     the largest: a collection written in bursts with idle gaps between
-//     them rewrites it once per burst (quadratic in its size over a long
-//     bursty ingest); a continuous ingest is not idle and does not.
+//   - Idle merges of similar sizes leave a field larger than 16,384 keys
+//     at two segments or more (the bound of half the field), and a burst
+//     waits for others of its size: queries pay for each segment
+//     (TestSegmentQueryBench): 0.52x one index's QPS at 100k, 0.83x at
+//     1M (4 segments each; TestSegmentBench at 8bcba67), against 0.85x.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
 //   - Reopen at 1M x 128 with a 10k-record tail: 1.24 CPU s as a new

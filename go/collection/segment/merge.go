@@ -15,19 +15,32 @@ import (
 type MergePolicy struct {
 	// Factor is how many segments of one size tier are merged into one
 	// (tiers are powers of Factor of the live keys), and MaxSegments the
-	// count past which the Factor smallest are merged whatever their
-	// sizes.
+	// count past which the smallest are merged whatever their sizes.
 	Factor, MaxSegments int
 	// A segment whose tombstones are at least TombstoneRatio of its
 	// nodes, and at least MinTombstones, is rewritten alone; a ratio
 	// below 0 never.
 	TombstoneRatio float64
 	MinTombstones  int
-	// Idle says no write came since the policy's previous look: the
-	// sealed segments are then merged down to at most two (the package
-	// doc, "Merging"), since every segment costs each query a search.
+	// MaxMergedKeys bounds the live keys of a merge of several segments
+	// (0: no bound): a merge holds its new graph beside the collection
+	// until it lands, so the bound is what a merge adds to the memory. A
+	// segment's rewrite for its tombstones is never larger than the
+	// segment, and is not bounded.
+	MaxMergedKeys int
+	// Idle says no write came since the policy's previous look: segments
+	// of similar sizes are then merged (the package doc, "Merging"),
+	// since every segment costs each query a search.
 	Idle bool
 }
+
+// similarSizes is how much larger than the others of a merge together
+// its largest segment may be (idle merges): every merge then makes each
+// of its keys' segment at least 1.5 times larger, so a key is rewritten
+// at most log1.5(N / the smallest seal) times, and a burst of small seals
+// is merged among its own kind, never into a large segment that would be
+// rebuilt for it.
+const similarSizes = 2
 
 // Plan returns the sealed segments the policy merges next (nil: none)
 // and whether it is a rewrite for tombstones.
@@ -49,69 +62,98 @@ func (g *Graphs) Plan(p MergePolicy) (srcs []*Graph, rewrite bool) {
 	}
 	// While writes come, merges wait (their bytes and cores go to the
 	// ingest) unless the count passes MaxSegments, which bounds what a
-	// query searches; idle, the tiers and then the merge down run.
+	// query searches; idle, the tiers and then the similar sizes run.
 	if !p.Idle && (p.MaxSegments <= 0 || len(sealed) <= p.MaxSegments) {
 		return nil, false
+	}
+	// Segments at or above half the bound merge with nothing (two of them
+	// would pass it): they are the tiered policy's full segments.
+	var open []*Graph
+	for _, s := range sealed {
+		if p.MaxMergedKeys <= 0 || 2*s.index.Len() < p.MaxMergedKeys {
+			open = append(open, s)
+		}
 	}
 	tier := func(s *Graph) int {
 		return int(math.Log(float64(s.index.Len()+1)) / math.Log(float64(p.Factor)))
 	}
 	tiers := map[int][]*Graph{}
-	for _, s := range sealed {
+	for _, s := range open {
 		t := tier(s)
 		tiers[t] = append(tiers[t], s)
 	}
 	// The lowest tier holding Factor segments (idle), or, past the
-	// bound, the lowest holding two: at most Factor of it, the smallest.
+	// bound, the lowest holding two: at most Factor of it, the smallest,
+	// within MaxMergedKeys.
 	need := p.Factor
 	if !p.Idle {
 		need = 2
 	}
-	low := math.MaxInt
+	var lows []int
 	for t, ss := range tiers {
 		if len(ss) >= need {
-			low = min(low, t)
+			lows = append(lows, t)
 		}
 	}
-	bySize := func(ss []*Graph) []*Graph {
-		return slices.SortedStableFunc(slices.Values(ss), func(a, b *Graph) int {
-			return cmp.Compare(a.index.Len(), b.index.Len())
-		})
+	slices.Sort(lows)
+	for _, t := range lows {
+		if ss := p.bounded(bySize(tiers[t]), p.Factor); len(ss) >= 2 {
+			return ss, false
+		}
 	}
-	if low != math.MaxInt {
-		ss := bySize(tiers[low])
-		return ss[:min(p.Factor, len(ss))], false
+	if !p.Idle { // past the bound, the smallest of every tier
+		if ss := p.bounded(bySize(open), p.Factor); len(ss) >= 2 {
+			return ss, false
+		}
+		return nil, false
 	}
-	if !p.Idle { // past the bound, every segment of its own tier
-		ss := bySize(sealed)
-		return ss[:min(p.Factor, len(ss))], false
-	}
-	return idleMerge(sealed), false
+	return p.similar(bySize(open)), false
 }
 
-// idleMerge returns the segments an idle collection merges (nil: none):
-// with three or more holding live keys, all but the largest, and all of
-// them once the others together hold at least as many live keys as the
-// largest (two segments then too), so that the largest is rebuilt only
-// when that at least doubles it. What is left is one segment, or the
-// largest and one smaller.
-func idleMerge(sealed []*Graph) []*Graph {
-	var live []*Graph
-	largest, rest := 0, 0
-	for _, s := range sealed {
-		if n := s.index.Len(); n > 0 {
-			live = append(live, s)
-			rest += n
-			largest = max(largest, n)
+// bySize sorts segments by live keys, smallest first (stable: oldest
+// first among equals).
+func bySize(ss []*Graph) []*Graph {
+	return slices.SortedStableFunc(slices.Values(ss), func(a, b *Graph) int {
+		return cmp.Compare(a.index.Len(), b.index.Len())
+	})
+}
+
+// bounded returns the longest prefix of ss (smallest first) of at most
+// most segments whose live keys stay within MaxMergedKeys.
+func (p MergePolicy) bounded(ss []*Graph, most int) []*Graph {
+	keys := 0
+	for i, s := range ss {
+		keys += s.index.Len()
+		if i == most || (p.MaxMergedKeys > 0 && keys > p.MaxMergedKeys) {
+			return ss[:i]
 		}
 	}
-	rest -= largest
-	switch {
-	case len(live) >= 2 && rest >= largest:
-		return live
-	case len(live) >= 3:
-		at := slices.IndexFunc(live, func(s *Graph) bool { return s.index.Len() == largest })
-		return slices.Delete(live, at, at+1)
+	return ss
+}
+
+// similar returns the idle merge of segments of similar sizes (nil:
+// none): in ss, smallest first, the first run of two or more segments
+// holding live keys in which each holds at most similarSizes times the
+// keys of the smaller ones of the run together, within MaxMergedKeys
+// (the run from the smallest, else from the next, and so on). A large segment is so rebuilt only when the merge at least
+// grows it by half, never for a small burst: after 3 bursts of 5 keys
+// beside segments of 300 and 70, the bursts become one of 15 and the 70
+// and 300 stay as they are (the policy before rebuilt the 70 with each
+// burst).
+func (p MergePolicy) similar(ss []*Graph) []*Graph {
+	ss = slices.DeleteFunc(slices.Clone(ss), func(s *Graph) bool { return s.index.Len() == 0 })
+	for from := range ss {
+		run, keys := ss[from:from], 0
+		for _, s := range ss[from:] {
+			n := s.index.Len()
+			if (len(run) > 0 && n > similarSizes*keys) || (p.MaxMergedKeys > 0 && keys+n > p.MaxMergedKeys) {
+				break
+			}
+			run, keys = run[:len(run)+1], keys+n
+		}
+		if len(run) >= 2 {
+			return run
+		}
 	}
 	return nil
 }
@@ -148,7 +190,24 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 	if err != nil {
 		return err
 	}
-	var keys []uint64 // every key put into merged
+	live := 0
+	for _, s := range srcs {
+		live += s.index.Len()
+	}
+	// The new graph's arrays are allocated once, at their final size:
+	// grown by half at each fill, every growth copied them all and left
+	// the copy before to the collector (TestSegmentBenchOverwrite at 100k:
+	// the merge's peak was 3.8x the steady RSS).
+	if err := merged.Reserve(live); err != nil {
+		return fmt.Errorf("segment: merge: %w", err)
+	}
+	// The memory the writes meanwhile leave to the collector goes back
+	// before the merge and after each chunk: with GOGC's default the heap
+	// may hold as much garbage as live memory before a collection, and
+	// the merge's new graph raises the live memory, so that without this
+	// the collector let the garbage grow with it.
+	debug.FreeOSMemory()
+	keys := make([]uint64, 0, live) // every key put into merged
 	chunkKeys := make([]uint64, 0, mergeChunk)
 	chunk := make([]float32, mergeChunk*dim)
 	flush := func() error {
@@ -162,6 +221,7 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 		}
 		keys = append(keys, chunkKeys...)
 		chunkKeys = chunkKeys[:0]
+		debug.FreeOSMemory()
 		return nil
 	}
 	for _, s := range srcs {

@@ -36,20 +36,22 @@ func sizesOf(segs []*Graph) []int {
 	return out
 }
 
-// TestIdleMergeLeavesAtMostTwoSegments: with no write coming, the policy
-// merges a collection's segments down to the largest and one smaller (all
-// into one once the others hold as many keys as the largest), and never
-// proposes a merge of one segment, which would rebuild it for nothing.
-func TestIdleMergeLeavesAtMostTwoSegments(t *testing.T) {
+// TestIdleMergeRebuildsNoLargeSegmentForABurst: with no write coming,
+// the policy merges segments of similar sizes only (each at most twice
+// the others of the merge together), so a small burst beside large
+// segments waits for others of its kind instead of rebuilding the
+// second largest with it (the policy before merged all but the largest
+// at every idle look), and it never proposes a merge of one segment.
+func TestIdleMergeRebuildsNoLargeSegmentForABurst(t *testing.T) {
 	// Sizes of distinct tiers (Factor 4), fewer than MaxSegments: only
 	// the idle rule merges them.
 	policy := MergePolicy{Factor: 4, MaxSegments: 8, TombstoneRatio: -1}
 	for _, c := range []struct {
 		sizes, merged, after []int
 	}{
-		{[]int{300, 5, 70}, []int{5, 70}, []int{300, 75}},
-		{[]int{20, 300, 70, 5}, []int{20, 70, 5}, []int{300, 95}},
-		{[]int{300, 70, 260}, []int{300, 70, 260}, []int{630}},
+		{[]int{300, 5, 70}, nil, []int{300, 70, 5}},
+		{[]int{300, 70, 5, 5, 5}, []int{5, 5, 5}, []int{300, 70, 15}},
+		{[]int{300, 70, 260}, []int{260, 300}, []int{70, 560}},
 		{[]int{300, 70}, nil, []int{300, 70}},
 		{[]int{300}, nil, []int{300}},
 	} {
@@ -80,6 +82,77 @@ func TestIdleMergeLeavesAtMostTwoSegments(t *testing.T) {
 		if g.Len() != sum(c.sizes) {
 			t.Fatalf("%v: %d live keys after merging", c.sizes, g.Len())
 		}
+	}
+}
+
+// TestBurstsRewriteEachKeyLogarithmically: 40 bursts of 50 keys, each
+// sealed and followed by idle looks that merge until the policy has
+// nothing left, rewrite each key O(log) times (each merge makes its keys'
+// segment 1.5 times larger or more) and keep the count small; the
+// policy before rebuilt the second-largest segment after every burst
+// (12,400 keys rewritten for these 2,000, at most 2 segments; this one
+// 7,000, at most 4).
+func TestBurstsRewriteEachKeyLogarithmically(t *testing.T) {
+	policy := MergePolicy{Factor: 10, MaxSegments: 12, TombstoneRatio: -1, Idle: true}
+	g := testGraphs(t)
+	rng := rand.New(rand.NewPCG(4, 4))
+	const bursts, burst = 40, 50
+	rewritten, key, most := 0, uint64(0), 0
+	for range bursts {
+		keys := make([]uint64, burst)
+		for i := range keys {
+			keys[i], key = key, key+1
+		}
+		if err := g.Add(vecs(rng, burst), keys, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.SealActive(); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			srcs, _ := g.Plan(policy)
+			if srcs == nil {
+				break
+			}
+			rewritten += sum(sizesOf(srcs))
+			if err := g.Merge(srcs, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		most = max(most, len(g.Sealed()))
+	}
+	// log1.5(40) < 10 rewrites of each key.
+	if rewritten > 10*bursts*burst || most > 8 || g.Len() != bursts*burst {
+		t.Fatalf("%d keys rewritten for %d (at most %d), at most %d segments (8), %d live",
+			rewritten, bursts*burst, 10*bursts*burst, most, g.Len())
+	}
+	t.Logf("%d keys rewritten for %d ingested, at most %d segments, %d at the end", rewritten, bursts*burst, most, len(g.Sealed()))
+}
+
+// TestMergeBudgetBoundsEveryMerge: with MaxMergedKeys, no merge produces
+// more live keys than the bound (what a merge holds beside the segments
+// it replaces), and segments of half the bound or more merge with
+// nothing: ten seals of 200 under a bound of 1,000 settle at two of
+// 1,000, each key rewritten once.
+func TestMergeBudgetBoundsEveryMerge(t *testing.T) {
+	policy := MergePolicy{Factor: 10, MaxSegments: 12, TombstoneRatio: -1, MaxMergedKeys: 1000, Idle: true}
+	g := sealedOfSizes(t, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200)
+	rewritten := 0
+	for {
+		srcs, _ := g.Plan(policy)
+		if srcs == nil {
+			break
+		}
+		if n := sum(sizesOf(srcs)); n > policy.MaxMergedKeys {
+			t.Fatalf("a merge of %v: %d keys, bound %d", sizesOf(srcs), n, policy.MaxMergedKeys)
+		}
+		rewritten += sum(sizesOf(srcs))
+		if err := g.Merge(srcs, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sizesOf(g.Sealed()); !slices.Equal(got, []int{1000, 1000}) || rewritten != 2000 {
+		t.Fatalf("settled at %v after rewriting %d keys, want [1000 1000] and 2000", got, rewritten)
 	}
 }
 
