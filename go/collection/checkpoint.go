@@ -353,7 +353,7 @@ func (c *Collection) vacuum(idle bool) bool {
 				continue
 			}
 		}
-		policy.MaxMergedKeys = mergeBudget(f.index.Len())
+		policy.MaxMergedKeys = mergeBudget(f.index.Len(), f.Dim, f.M)
 		for merged < maxMergesPerLook {
 			srcs, _ := f.index.Plan(policy)
 			if srcs == nil {
@@ -399,10 +399,16 @@ func mergePolicyOf(c *Collection) segment.MergePolicy {
 }
 
 // mergeBudget is the most live keys a merge of several segments of a
-// field holding live keys may produce (segment.MergePolicy.MaxMergedKeys):
-// mergeBudgetShare of the field, and at least mergeBudgetMin keys.
-func mergeBudget(live int) int {
-	return max(mergeBudgetMin, int(mergeBudgetShare*float64(live)))
+// field holding live keys of dim floats and m links may produce
+// (segment.MergePolicy.MaxMergedKeys): mergeBudgetShare of the field, and
+// at least the keys whose vectors and level-0 links (2m of 4 bytes) fill
+// mergeBudgetMinBytes.
+func mergeBudget(live, dim, m int) int {
+	if m <= 0 {
+		m = 16
+	}
+	perKey := 4*max(dim, 1) + 8*m
+	return max(mergeBudgetMinBytes/perKey, int(mergeBudgetShare*float64(live)))
 }
 
 // crowded reports whether dead tombstones among live keys call for a

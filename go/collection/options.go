@@ -178,11 +178,15 @@ const (
 	// of the field's live keys (mergeBudget): a merge holds its new graph
 	// beside the segments it replaces until it lands, so this is what it
 	// adds to the collection's memory (half: a merge peaks near 1.5x the
-	// steady memory, not 2x as a merge of everything did). Small fields
-	// (below mergeBudgetMin keys, about 5 MB of graph at 128-d) merge
-	// down to one segment all the same.
-	mergeBudgetShare = 0.5
-	mergeBudgetMin   = 1 << 13
+	// steady memory, not 2x as a merge of everything did). Fields whose
+	// vectors and level-0 links take less than mergeBudgetMinBytes (about
+	// 400k keys at 128-d, 120k at 512-d) merge down to one segment all
+	// the same: below that a whole merge adds little memory, and each
+	// extra segment costs every query another graph search
+	// (TestSegmentQueryBench: 0.59x one graph's speed with 3 segments at
+	// 100k).
+	mergeBudgetShare    = 0.5
+	mergeBudgetMinBytes = 256 << 20
 	// renumberGrowth is how much the graph grows between renumberings:
 	// each copies the whole graph, so the copies of a collection grown
 	// from empty add up to 1/(1-1/1.5) = 3 times its final size.

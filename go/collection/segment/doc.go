@@ -119,7 +119,8 @@
 //     for it (the policy before merged all but the largest at each idle
 //     look and rebuilt the second largest after every burst);
 //   - every merge of several segments is bounded (MaxMergedKeys; the
-//     collection: half the field's live keys, at least 8,192): a merge
+//     collection: half the field's live keys, at least those filling
+//     256 MiB of vectors and links): a merge
 //     holds its new graph beside the segments it replaces until it lands,
 //     so the bound is what a merge adds to the memory, and segments of
 //     half the bound or more merge with nothing. A field larger than
