@@ -10,6 +10,9 @@ type idTable struct {
 	dense  []uint32
 	sparse map[uint64]uint32
 	n      int
+	// sets counts set calls: a sorted copy of the ids (filter_keys.go)
+	// is current while it and the graph are unchanged.
+	sets uint64
 }
 
 // denseSlack is how far past twice the live count ids may reach and still
@@ -30,6 +33,7 @@ func (t *idTable) get(id uint64) (uint32, bool) {
 }
 
 func (t *idTable) set(id uint64, node uint32) {
+	t.sets++
 	if id >= uint64(len(t.dense)) && id < uint64(2*(t.n+1)+denseSlack) {
 		t.growDense(id)
 	}

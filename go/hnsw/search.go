@@ -79,6 +79,10 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, live, ef, routing)
 	q := query{g: g, k: k, ef: ef, rerouteEf: rerouteEf, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: rq}
+	if allowed != nil && !routing && stats.Plan == PlanGraph {
+		q.fallback = routeOrScan(g, selected, rerouteEf)
+		q.allowedFraction = float64(selected) / float64(max(live, 1))
+	}
 	if !g.floats && g.sq == nil && q.rq == nil && g.entry.Load() != noEntry {
 		return stats, fmt.Errorf("hnsw: a codes-only graph with nodes but no codes to search")
 	}
@@ -127,6 +131,12 @@ type query struct {
 	plan      Plan
 	adm       admission
 	rq        *rabitqCodes // RaBitQ codes of g, or nil
+	// fallback is how a filtered graph search of the allowed nodes that
+	// cannot answer a query does (filterFallback): PlanGraph routes at
+	// rerouteEf, PlanExact scans the allowed nodes. allowedFraction is
+	// selected/live, what sparseNear compares the query's neighbourhood to.
+	fallback        Plan
+	allowedFraction float64
 }
 
 // searchOne answers query qi, writing row qi of the outputs.
@@ -145,7 +155,7 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 		if p.rq != nil {
 			found = x.searchOneRaBitQ(p.rq, g, s, q, k, p.ef, &p.adm)
 		} else {
-			found = x.searchNode(g, s, q, k, p.ef, p.rerouteEf, &p.adm)
+			found = x.searchNode(g, s, q, p)
 		}
 	case PlanExact:
 		if !g.floats && g.sq == nil {
@@ -166,11 +176,12 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 	}
 }
 
-// searchNode returns up to k admitted nodes nearest to q, nearest first.
-// A filtered search that reaches fewer than k allowed nodes is redone
-// routing through every node at rerouteEf. The result aliases the
-// searcher's scratch.
-func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef, rerouteEf int, adm *admission) []candidate {
+// searchNode returns up to p.k admitted nodes nearest to q, nearest
+// first. A filtered search whose allowed nodes the query's neighbourhood
+// lacks, or that reaches fewer than k of them, is answered by p.fallback
+// instead (filterFallback). The result aliases the searcher's scratch.
+func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query) []candidate {
+	k, ef, adm := p.k, p.ef, &p.adm
 	e := g.entry.Load()
 	if e == noEntry {
 		return nil
@@ -183,9 +194,13 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef, rerouteEf 
 	switch {
 	case adm.allow == nil || s.testing.routeFilter:
 		s.searchLayer(g, x.dk, q, cur, ef, 0, adm)
-	case !s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, adm):
+	case s.sparseNear(g, cur.node, adm, p.allowedFraction) ||
+		!s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, adm):
 		s.nreroute++
-		s.searchLayer(g, x.dk, q, cur, rerouteEf, 0, adm)
+		if p.fallback == PlanExact {
+			return x.scan(g, s, q, k, adm)
+		}
+		s.searchLayer(g, x.dk, q, cur, p.rerouteEf, 0, adm)
 	}
 	if g.sq != nil && g.floats {
 		// Re-rank every candidate by its float distance: the code
