@@ -197,6 +197,17 @@ func routeOrScan(g *graph, selected, ef int) Plan {
 	return PlanGraph
 }
 
+// fallbackWork is what the fallback of a filtered graph search costs in
+// distances (choosePlan's units): an exact scan its selected nodes, a
+// routing search at ef about ef·2M·capacity/selected. searchAllowed gives
+// up past it, so a query that falls back pays at most twice its fallback.
+func fallbackWork(g *graph, fallback Plan, selected, ef int) int64 {
+	if fallback == PlanExact {
+		return int64(selected)
+	}
+	return int64(min(float64(ef)*float64(g.m0)*float64(g.capacity())/float64(max(selected, 1)), 1<<40))
+}
+
 // allowedPassCost is what a filtered search of the allowed nodes pays per
 // expansion for the nodes it passes through, in units of ef·2M distances
 // (choosePlan). TestFilterTraversalBench, 100k x 128 clustered, M 16, load

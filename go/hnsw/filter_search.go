@@ -23,9 +23,12 @@ import (
 // not it is admitted. It leaves s.results the (up to) ef nearest admitted
 // nodes found, nearest first, and reports whether the search reached at
 // least want of them: a search that did not (the admitted nodes sit beyond
-// two hops of everything it reached), or that needed more than
-// maxRouteSteps routing steps, is redone by the routing search.
-func (s *searcher) searchAllowed(g *graph, dk distance, q []float32, ep candidate, ef, budget, want int, adm *admission) bool {
+// two hops of everything it reached), that needed more than
+// maxRouteSteps routing steps, or whose distances passed maxWork (the
+// fallback's cost, 0: no bound; a query that falls back so computes at
+// most about twice the fallback's distances) is answered by the fallback (searchNode).
+func (s *searcher) searchAllowed(g *graph, dk distance, q []float32, ep candidate, ef, budget, want int, maxWork int64, adm *admission) bool {
+	startDistances := s.ndis
 	s.visited.reset(g.capacity())
 	s.frontier = s.frontier[:0]
 	s.results = s.results[:0]
@@ -56,11 +59,14 @@ func (s *searcher) searchAllowed(g *graph, dk distance, q []float32, ep candidat
 			// left nearly empty). A search that keeps needing to is
 			// looking for a correlated filter's far cluster, which the
 			// routing search's widened ef finds better: give up.
-			if routes++; routes > maxRouteSteps {
+			if routes++; routes > maxRouteSteps || (maxWork > 0 && s.ndis-startDistances > maxWork) {
 				return false
 			}
 			s.route(g, dk, q, prefetch)
 			continue
+		}
+		if maxWork > 0 && s.ndis-startDistances > maxWork {
+			return false
 		}
 		for i, d := range s.distRows(g, dk, q, pending) {
 			if len(s.results) < ef || d < lowerBound {

@@ -227,3 +227,36 @@ func TestPlanCostModel(t *testing.T) {
 		t.Errorf("routing, 2 selected at ef 64: %v, want exact", got)
 	}
 }
+
+// TestFilteredFallbackCostsAtMostTwiceTheScan prevents a query that the
+// search of the allowed nodes cannot answer from paying for that search in
+// full and then for its fallback: forced to the graph plan, every query
+// of every allow list computes at most twice the distances of the exact
+// scan the fallback is here (every list's scan is cheaper than routing at
+// this size), plus its descent and the step that passed the bound (one
+// expansion or routing step: up to 2M distances).
+func TestFilteredFallbackCostsAtMostTwiceTheScan(t *testing.T) {
+	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
+	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
+	if err := x.Add(fx.data, nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph
+	ids, dists := make([]int64, 10), make([]float32, 10)
+	const descent, lastStep = 100, 32 // the upper levels' greedy steps, generously; 2M
+	for _, name := range slices.Sorted(maps.Keys(fx.lists)) {
+		allow := fx.lists[name]
+		worst, fellBack := int64(0), 0
+		for q := range len(fx.queries) / filterFixtureDim {
+			st, err := x.SearchFiltered(fx.queries[q*filterFixtureDim:(q+1)*filterFixtureDim], 10, 0, 1, &Filter{Allow: allow}, ids, dists)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst, fellBack = max(worst, st.DistanceComputations), fellBack+st.Rerouted
+		}
+		t.Logf("%s: %d allowed, %d queries fell back, at most %d distances", name, len(allow), fellBack, worst)
+		if limit := int64(2*len(allow) + descent + lastStep); worst > limit {
+			t.Errorf("%s: a query computed %d distances, want <= %d (twice the scan of %d allowed, the descent and one step)", name, worst, limit, len(allow))
+		}
+	}
+}

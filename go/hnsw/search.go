@@ -82,6 +82,7 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	if allowed != nil && !routing && stats.Plan == PlanGraph {
 		q.fallback = routeOrScan(g, selected, rerouteEf)
 		q.allowedFraction = float64(selected) / float64(max(live, 1))
+		q.fallbackWork = fallbackWork(g, q.fallback, selected, rerouteEf)
 	}
 	if !g.floats && g.sq == nil && q.rq == nil && g.entry.Load() != noEntry {
 		return stats, fmt.Errorf("hnsw: a codes-only graph with nodes but no codes to search")
@@ -137,6 +138,7 @@ type query struct {
 	// selected/live, what sparseNear compares the query's neighbourhood to.
 	fallback        Plan
 	allowedFraction float64
+	fallbackWork    int64 // the fallback's cost, searchAllowed's bound
 }
 
 // searchOne answers query qi, writing row qi of the outputs.
@@ -195,7 +197,7 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query) []candi
 	case adm.allow == nil || s.testing.routeFilter:
 		s.searchLayer(g, x.dk, q, cur, ef, 0, adm)
 	case s.sparseNear(g, cur.node, adm, p.allowedFraction) ||
-		!s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, adm):
+		!s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, p.fallbackWork, adm):
 		s.nreroute++
 		if p.fallback == PlanExact {
 			return x.scan(g, s, q, k, adm)
