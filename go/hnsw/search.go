@@ -27,9 +27,11 @@ type SearchStats struct {
 	// read, its own expansions and the nodes it passed through to a second
 	// hop (searchAllowed), summed over all queries; 0 for other searches.
 	LinksRead int64
-	// Rerouted counts the queries whose filtered graph search reached
-	// fewer than k allowed nodes, or kept finding none within two hops
-	// (maxRouteSteps), and was redone routing through every node.
+	// Rerouted counts the queries a filtered graph search of the allowed
+	// nodes left to its fallback (an exact scan of them or the routing
+	// search, whichever costs less): their neighbourhood held almost none
+	// (sparseNear), or the search reached fewer than k, kept finding none
+	// within two hops (maxRouteSteps) or passed the fallback's cost.
 	Rerouted int
 	// Refinements counts, on RaBitQ codes (BuildRaBitQ), the candidates
 	// whose 1-bit estimate was refined with an extended code or a float
