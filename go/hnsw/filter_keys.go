@@ -5,27 +5,30 @@ import (
 	"sync/atomic"
 )
 
-// keyTable is an index's live ids in ascending order beside their nodes,
-// for compiling a sorted allow list (Filter.Sorted) without looking up
-// each of its ids: the list and the table are intersected by galloping,
-// which skips the ids outside the index's own in O(log) and costs the
-// smaller side times the log of the ratio otherwise. A collection's
-// segments each hold a part of its keys, and a sealed segment's ids sit
-// in a sparse map (idtable.go): looking up every id of a 10 % allow list
-// in each of 9 segments cost more than the search (go/collection/segment
-// TestSegmentQueryBench).
+// keyTable is what compiling a sorted allow list (Filter.Sorted) needs
+// beyond the id table: the range of the index's live ids, so that the ids
+// of the list outside it are skipped in O(log n), and the ids of the
+// sparse map (idtable.go) in order beside their nodes, which the list's
+// ids past the dense table are intersected with by galloping instead of
+// being looked up one by one in the map. A collection's segments each
+// hold a part of its keys, and a later segment's ids sit in its sparse
+// map: looking up every id of a 10 % allow list in each of 9 segments
+// cost more than the search (go/collection/segment TestSegmentQueryBench);
+// ids in the dense table are cheaper to look up (one array read) than
+// any intersection.
 //
 // It is current while the graph and byID's set count are those it was
 // built from: ids removed since are tombstones in it (compileSorted looks
 // their keys up again), ids added or renumbered make a new graph or set.
-// It costs 12 bytes per node and is built only for an index whose ids did
-// not change between two filtered searches (a sealed segment), never for
-// one taking inserts.
+// It costs 12 bytes per sparse id and is built only for an index whose
+// ids did not change between two filtered searches (a sealed segment),
+// never for one taking inserts.
 type keyTable struct {
-	g     *graph
-	sets  uint64
-	keys  []uint64
-	nodes []uint32
+	g      *graph
+	sets   uint64
+	lo, hi uint64 // the smallest and largest live id; lo > hi: none
+	keys   []uint64
+	nodes  []uint32
 }
 
 // sortedKeys returns the current key table, building it when the ids
@@ -39,18 +42,26 @@ func (x *Index) sortedKeys(g *graph) *keyTable {
 	if x.quietSets.Swap(sets+1) != sets+1 {
 		return nil
 	}
-	t := &keyTable{g: g, sets: sets, keys: make([]uint64, 0, x.byID.len()), nodes: make([]uint32, 0, x.byID.len())}
+	t := &keyTable{g: g, sets: sets, lo: ^uint64(0)}
 	for id, v := range x.byID.dense {
 		if v != 0 {
-			t.keys, t.nodes = append(t.keys, uint64(id)), append(t.nodes, v-1)
+			t.lo = uint64(id)
+			break
+		}
+	}
+	for id := len(x.byID.dense) - 1; id >= 0; id-- {
+		if x.byID.dense[id] != 0 {
+			t.hi = uint64(id)
+			break
 		}
 	}
 	if len(x.byID.sparse) > 0 {
-		start := len(t.keys)
+		t.keys, t.nodes = make([]uint64, 0, len(x.byID.sparse)), make([]uint32, 0, len(x.byID.sparse))
 		for id, node := range x.byID.sparse {
 			t.keys, t.nodes = append(t.keys, id), append(t.nodes, node)
 		}
-		sortByKey(t.keys[start:], t.nodes[start:])
+		sortByKey(t.keys, t.nodes)
+		t.lo, t.hi = min(t.lo, t.keys[0]), max(t.hi, t.keys[len(t.keys)-1])
 	}
 	x.keys.Store(t)
 	return t
@@ -78,10 +89,29 @@ func sortByKey(keys []uint64, nodes []uint32) {
 }
 
 // compileSorted sets in allowed the nodes of the ids of allow (ascending)
-// that t holds live, by galloping through both. A node removed since t was built is looked up again by its id (an
-// upsert in flight still maps it), as compileFilter's lookups would. The
-// caller holds mapMu (read).
+// that the index holds live: the ids outside t's range are skipped, those
+// the dense table covers looked up in it, the rest intersected with t's
+// sparse ids by galloping through both. A sparse node removed since t was
+// built is looked up again by its id (an upsert in flight still maps it),
+// as compileFilter's lookups would. The caller holds mapMu (read).
 func (x *Index) compileSorted(t *keyTable, allow []uint64, allowed bitset) {
+	if t.lo > t.hi {
+		return
+	}
+	from, _ := slices.BinarySearch(allow, t.lo)
+	to, _ := slices.BinarySearch(allow, t.hi+1)
+	if t.hi == ^uint64(0) {
+		to = len(allow)
+	}
+	allow = allow[from:to]
+	dense := x.byID.dense
+	split, _ := slices.BinarySearch(allow, uint64(len(dense)))
+	for _, id := range allow[:split] {
+		if v := dense[id]; v != 0 {
+			allowed.set(v - 1)
+		}
+	}
+	allow = allow[split:]
 	keys, g := t.keys, t.g
 	i, j := 0, 0
 	for i < len(allow) && j < len(keys) {
