@@ -233,8 +233,23 @@ func (x *Index) scan(g *graph, s *searcher, q []float32, k int, adm *admission) 
 		base, stride = unsafe.Pointer(unsafe.SliceData(g.vectors)), uintptr(g.dim)*4
 	}
 	batch := s.pending[:0]
+	// A float graph's batch goes through the multi-row kernel (bit-
+	// identical to one call a row), which keeps several rows' loads in
+	// flight: the allowed rows of a scan come from memory, not cache.
+	rows := g.floats && g.sq == nil && x.dk != distL1 && !s.testing.oneRowKernels
 	flush := func() {
 		kernels.PrefetchRows(base, stride, batch, g.prefetchLines)
+		if rows {
+			for i, d := range s.distRows(g, x.dk, q, batch) {
+				if len(s.results) < k {
+					s.results.push(candidate{d, batch[i]})
+				} else if d < s.results[0].dist {
+					s.results.replaceTop(candidate{d, batch[i]})
+				}
+			}
+			batch = batch[:0]
+			return
+		}
 		for _, node := range batch {
 			var d float32
 			if g.floats {
