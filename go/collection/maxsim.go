@@ -175,14 +175,19 @@ func (f *vectorField) searchMulti(query []float32, k, ef int, sc readScope, thre
 			}
 		}
 		// Every point with a vector in the tail is a candidate: the tail is
-		// searched exactly.
+		// searched exactly (its distances are counted as the candidates
+		// are scored, below).
 		if v.Len() > 0 {
 			allowed := allowFunc(allow)
+			fromGraph := len(s.points)
 			v.Rows(func(l uint64, _ []float32) {
 				if p, ok := f.multi.point[l]; ok && (allowed == nil || allowed(p)) && !sc.expired.has(p) {
 					s.points = append(s.points, p)
 				}
 			})
+			if len(s.points) > fromGraph {
+				stats.Merge(hnsw.SearchStats{Plan: hnsw.PlanExact})
+			}
 		}
 		f.multi.mu.RUnlock()
 	}

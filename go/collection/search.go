@@ -91,31 +91,27 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 	}
 	// The graph counted the allowed points it holds; the tail's keys
 	// decide for themselves (the graph's version of them is hidden).
+	total := stats.Allowed
 	if allow != nil {
-		stats.Allowed = f.allowedCount(&v, allow, allowed, stats.Allowed, denied, changes)
+		total = f.allowedCount(&v, allow, allowed, stats.Allowed, denied, changes)
 	} else {
 		v.Keys(func(key uint64, live bool) {
 			if !denied && f.index.Contains(key) {
-				stats.Allowed--
+				total--
 			}
 			if live && !expired.has(key) {
-				stats.Allowed++
+				total++
 			}
 		})
 		if !denied {
 			for _, key := range expired.keys {
 				if _, inTail := v.Lookup(key); !inTail && f.index.Contains(key) {
-					stats.Allowed-- // counted by the graph, hidden by its expiry
+					total-- // counted by the graph, hidden by its expiry
 				}
 			}
 		}
 	}
-	// The tail is scanned exactly: when the graph had nothing to search
-	// (its rows are all still in the tail) the answer is an exact one, not
-	// an empty one, whether or not the builder has moved them yet.
-	if stats.Plan == hnsw.PlanEmpty && v.Len() > 0 && stats.Allowed > 0 {
-		stats.Plan = hnsw.PlanExact
-	}
+	stats.Merge(tailPart(&v, nq, total-stats.Allowed, total > 0))
 	s.query = slices.Grow(s.query[:0], dim)[:dim]
 	for q := range nq {
 		copy(s.query, queries[q*dim:(q+1)*dim])
@@ -123,7 +119,6 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 			metric.Normalize(s.query)
 		}
 		s.hits = v.Scan(s.query, k, allowed, f.codeDistance(s.query), s.hits)
-		stats.DistanceComputations += int64(v.Len())
 		graphKeys, graphDists := s.keys[q*kg:(q+1)*kg], s.dists[q*kg:(q+1)*kg]
 		out, outD := outKeys[q*k:(q+1)*k], outDists[q*k:(q+1)*k]
 		g, t, w := 0, 0, 0
@@ -147,6 +142,21 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 		}
 	}
 	return stats, nil
+}
+
+// tailPart is the stats of the exact scan of the view's rows for nq
+// queries, to merge with the graph segments' (hnsw.SearchStats.Merge):
+// allowed is the count it adds to the graphs' (the tail's allowed rows
+// less the graphs' rows they hide), and it is an exact plan when it has
+// rows and the search allowed any point (the graphs' plan wins unless
+// they had nothing to search), so that the plan does not depend on
+// whether the builder has moved the rows yet.
+func tailPart(v *segment.View, nq, allowed int, anyAllowed bool) hnsw.SearchStats {
+	part := hnsw.SearchStats{Plan: hnsw.PlanEmpty, Allowed: allowed, DistanceComputations: int64(nq * v.Len())}
+	if v.Len() > 0 && anyAllowed {
+		part.Plan = hnsw.PlanExact
+	}
+	return part
 }
 
 // allowedCount is how many keys of allow (sorted; allowed tests it) have

@@ -38,15 +38,23 @@
 // before measuring them (on graphs too large for L2). Without an id filter
 // and for ef up to 512 the candidates live in one sorted list instead of a
 // frontier heap beside a result heap (searchList). Filters (allow/deny id
-// lists) are compiled once per call into a bitset. A filtered level-0 search
-// measures only admitted nodes (filter_search.go, after ACORN-1): expanding a
-// node gathers its admitted neighbours and, through each neighbour the
-// filter rejects, that neighbour's admitted neighbours, up to 2M nodes; where
-// none lie within two hops it routes, measuring the rejected neighbours
-// (and a search left with fewer than k results is redone routing through
-// every node). A planner scans the admitted vectors exactly instead when
-// that is cheaper (choosePlan: selected < ef·2M·(1 + (1−p)·(1 + 1/(p·2M)))
-// for a fraction p admitted). RaBitQ traversals route through every node on
+// lists) are compiled once per call into a bitset: an allow list the
+// caller marks sorted (Filter.Sorted) is intersected with a table of the
+// index's ids in order (filter_keys.go), kept for an index whose ids do
+// not change between filtered searches, instead of looking up each id. A
+// filtered level-0 search measures only admitted nodes (filter_search.go,
+// after ACORN-1): expanding a node gathers its admitted neighbours and,
+// through each neighbour the filter rejects, that neighbour's admitted
+// neighbours, up to 2M nodes; where none lie within two hops it routes,
+// measuring the rejected neighbours. A query whose neighbourhood (two hops
+// from the end of the descent) holds under 1/8 of the admitted share the
+// filter predicts (a filter correlated with the data, far from the query),
+// or whose search is left with fewer than k results, or passes the
+// fallback's cost in distances, is answered by the fallback: the exact
+// scan of the admitted vectors or the routing search at widened ef,
+// whichever the cost model prefers. A planner scans the admitted vectors
+// exactly instead when that is cheaper (choosePlan: selected <
+// ef·2M·(1 + (1−p)·(1 + 1/(p·2M))) for a fraction p admitted). RaBitQ traversals route through every node on
 // their 1-bit estimates, with ef widened by 1/p² (capped) and the scan chosen
 // when selected² < ef·2M·n. On an SQ8 graph distances are computed on codes
 // with integer kernels and, with Rerank, the candidates are re-ranked with

@@ -12,6 +12,11 @@ import (
 type Filter struct {
 	Allow []uint64
 	Deny  []uint64
+	// Sorted says Allow is in ascending order (segment.Graphs checks it
+	// once per query): an index then intersects it with its own sorted
+	// ids (filter_keys.go) instead of looking up every id of it. A list
+	// out of order with Sorted set loses ids.
+	Sorted bool
 }
 
 // Plan names how a search was answered.
@@ -38,6 +43,27 @@ func (p Plan) String() string {
 		return "exact"
 	}
 	return "empty"
+}
+
+// Merge adds the stats of another part of one search (a segment, a tail
+// scanned exactly) to s: the counts add up, EfSearch is the largest, and
+// Plan is PlanGraph if a part took its graph, else PlanExact if one
+// scanned, else PlanEmpty. Every search over several parts merges its
+// parts' stats with it, so a plan never depends on which part held the
+// rows (s starts as SearchStats{Plan: PlanEmpty}).
+func (s *SearchStats) Merge(part SearchStats) {
+	s.DistanceComputations += part.DistanceComputations
+	s.Refinements += part.Refinements
+	s.LinksRead += part.LinksRead
+	s.Rerouted += part.Rerouted
+	s.Allowed += part.Allowed
+	s.EfSearch = max(s.EfSearch, part.EfSearch)
+	switch {
+	case part.Plan == PlanGraph:
+		s.Plan = PlanGraph
+	case part.Plan == PlanExact && s.Plan == PlanEmpty:
+		s.Plan = PlanExact
+	}
 }
 
 // bitset is a fixed-size set of nodes.
@@ -70,13 +96,20 @@ func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, selected, li
 		return g, nil, live, live
 	}
 	allowed = newBitset(g.capacity())
-	if f.Allow != nil {
+	var keys *keyTable
+	if f.Allow != nil && f.Sorted {
+		keys = x.sortedKeys(g)
+	}
+	switch {
+	case keys != nil:
+		x.compileSorted(keys, f.Allow, allowed)
+	case f.Allow != nil:
 		for _, id := range f.Allow {
 			if node, ok := x.byID.get(id); ok {
 				allowed.set(node)
 			}
 		}
-	} else {
+	default:
 		x.byID.eachNode(allowed.set)
 	}
 	for _, id := range f.Deny {
@@ -144,16 +177,35 @@ func (x *Index) choosePlan(g *graph, selected, live, ef int, routing bool) Plan 
 	}
 	sel, m0, work := float64(selected), float64(g.m0), float64(ef)*float64(g.m0)
 	if routing || selected >= live {
-		if sel*sel < work*float64(g.capacity()) {
-			return PlanExact
-		}
-		return PlanGraph
+		return routeOrScan(g, selected, ef)
 	}
 	p := sel / float64(live)
 	if sel < work*(1+(1-p)*(allowedPassCost+1/(p*m0))) {
 		return PlanExact
 	}
 	return PlanGraph
+}
+
+// routeOrScan is the cheaper of an exact scan of selected nodes and a
+// graph search at ef that routes through every node (choosePlan's model):
+// PlanExact or PlanGraph.
+func routeOrScan(g *graph, selected, ef int) Plan {
+	sel, work := float64(selected), float64(ef)*float64(g.m0)
+	if sel*sel < work*float64(g.capacity()) {
+		return PlanExact
+	}
+	return PlanGraph
+}
+
+// fallbackWork is what the fallback of a filtered graph search costs in
+// distances (choosePlan's units): an exact scan its selected nodes, a
+// routing search at ef about ef·2M·capacity/selected. searchAllowed gives
+// up past it, so a query that falls back pays at most twice its fallback.
+func fallbackWork(g *graph, fallback Plan, selected, ef int) int64 {
+	if fallback == PlanExact {
+		return int64(selected)
+	}
+	return int64(min(float64(ef)*float64(g.m0)*float64(g.capacity())/float64(max(selected, 1)), 1<<40))
 }
 
 // allowedPassCost is what a filtered search of the allowed nodes pays per

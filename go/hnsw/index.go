@@ -67,7 +67,12 @@ type Index struct {
 	build   buildTesting  // zero: production behaviour
 
 	progress atomic.Int64 // nodes inserted by Add and Compact since creation
-	pool     sync.Pool    // *searcher
+	// keys is the live ids in order for filter compilation, built once
+	// the ids stay unchanged between two filtered searches (filter_keys.go).
+	keys atomic.Pointer[keyTable]
+	// quietSets is byID.sets+1 at the last filtered search, 0 before one.
+	quietSets atomic.Uint64
+	pool      sync.Pool // *searcher
 
 	// rabitq holds the RaBitQ codes of the graph (rabitq_codes.go), or nil.
 	rabitq atomic.Pointer[rabitqCodes]

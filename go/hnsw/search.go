@@ -27,9 +27,11 @@ type SearchStats struct {
 	// read, its own expansions and the nodes it passed through to a second
 	// hop (searchAllowed), summed over all queries; 0 for other searches.
 	LinksRead int64
-	// Rerouted counts the queries whose filtered graph search reached
-	// fewer than k allowed nodes, or kept finding none within two hops
-	// (maxRouteSteps), and was redone routing through every node.
+	// Rerouted counts the queries a filtered graph search of the allowed
+	// nodes left to its fallback (an exact scan of them or the routing
+	// search, whichever costs less): their neighbourhood held almost none
+	// (sparseNear), or the search reached fewer than k, kept finding none
+	// within two hops (maxRouteSteps) or passed the fallback's cost.
 	Rerouted int
 	// Refinements counts, on RaBitQ codes (BuildRaBitQ), the candidates
 	// whose 1-bit estimate was refined with an extended code or a float
@@ -79,6 +81,11 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, live, ef, routing)
 	q := query{g: g, k: k, ef: ef, rerouteEf: rerouteEf, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: rq}
+	if allowed != nil && !routing && stats.Plan == PlanGraph {
+		q.fallback = routeOrScan(g, selected, rerouteEf)
+		q.allowedFraction = float64(selected) / float64(max(live, 1))
+		q.fallbackWork = fallbackWork(g, q.fallback, selected, rerouteEf)
+	}
 	if !g.floats && g.sq == nil && q.rq == nil && g.entry.Load() != noEntry {
 		return stats, fmt.Errorf("hnsw: a codes-only graph with nodes but no codes to search")
 	}
@@ -127,6 +134,13 @@ type query struct {
 	plan      Plan
 	adm       admission
 	rq        *rabitqCodes // RaBitQ codes of g, or nil
+	// fallback is how a filtered graph search of the allowed nodes that
+	// cannot answer a query does (filterFallback): PlanGraph routes at
+	// rerouteEf, PlanExact scans the allowed nodes. allowedFraction is
+	// selected/live, what sparseNear compares the query's neighbourhood to.
+	fallback        Plan
+	allowedFraction float64
+	fallbackWork    int64 // the fallback's cost, searchAllowed's bound
 }
 
 // searchOne answers query qi, writing row qi of the outputs.
@@ -145,7 +159,7 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 		if p.rq != nil {
 			found = x.searchOneRaBitQ(p.rq, g, s, q, k, p.ef, &p.adm)
 		} else {
-			found = x.searchNode(g, s, q, k, p.ef, p.rerouteEf, &p.adm)
+			found = x.searchNode(g, s, q, p)
 		}
 	case PlanExact:
 		if !g.floats && g.sq == nil {
@@ -166,11 +180,12 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 	}
 }
 
-// searchNode returns up to k admitted nodes nearest to q, nearest first.
-// A filtered search that reaches fewer than k allowed nodes is redone
-// routing through every node at rerouteEf. The result aliases the
-// searcher's scratch.
-func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef, rerouteEf int, adm *admission) []candidate {
+// searchNode returns up to p.k admitted nodes nearest to q, nearest
+// first. A filtered search whose allowed nodes the query's neighbourhood
+// lacks, or that reaches fewer than k of them, is answered by p.fallback
+// instead (filterFallback). The result aliases the searcher's scratch.
+func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query) []candidate {
+	k, ef, adm := p.k, p.ef, &p.adm
 	e := g.entry.Load()
 	if e == noEntry {
 		return nil
@@ -183,9 +198,13 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, k, ef, rerouteEf 
 	switch {
 	case adm.allow == nil || s.testing.routeFilter:
 		s.searchLayer(g, x.dk, q, cur, ef, 0, adm)
-	case !s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, adm):
+	case s.sparseNear(g, cur.node, adm, p.allowedFraction) ||
+		!s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, p.fallbackWork, adm):
 		s.nreroute++
-		s.searchLayer(g, x.dk, q, cur, rerouteEf, 0, adm)
+		if p.fallback == PlanExact {
+			return x.scan(g, s, q, k, adm)
+		}
+		s.searchLayer(g, x.dk, q, cur, p.rerouteEf, 0, adm)
 	}
 	if g.sq != nil && g.floats {
 		// Re-rank every candidate by its float distance: the code
@@ -214,8 +233,23 @@ func (x *Index) scan(g *graph, s *searcher, q []float32, k int, adm *admission) 
 		base, stride = unsafe.Pointer(unsafe.SliceData(g.vectors)), uintptr(g.dim)*4
 	}
 	batch := s.pending[:0]
+	// A float graph's batch goes through the multi-row kernel (bit-
+	// identical to one call a row), which keeps several rows' loads in
+	// flight: the allowed rows of a scan come from memory, not cache.
+	rows := g.floats && g.sq == nil && x.dk != distL1 && !s.testing.oneRowKernels
 	flush := func() {
 		kernels.PrefetchRows(base, stride, batch, g.prefetchLines)
+		if rows {
+			for i, d := range s.distRows(g, x.dk, q, batch) {
+				if len(s.results) < k {
+					s.results.push(candidate{d, batch[i]})
+				} else if d < s.results[0].dist {
+					s.results.replaceTop(candidate{d, batch[i]})
+				}
+			}
+			batch = batch[:0]
+			return
+		}
 		for _, node := range batch {
 			var d float32
 			if g.floats {

@@ -85,10 +85,14 @@
 //   - Reads load the segment list with one atomic load (copy on write)
 //     and never wait. A search (Graphs.SearchFiltered) searches every
 //     segment with live keys with the same filter (each plans its own
-//     filter: exact for few allowed, the graph otherwise), then merges the
-//     per-segment top k by distance. Its stats sum the distance
-//     computations and Allowed; its plan is the graph's if any segment
-//     took its graph. One segment with keys: the search is that graph's,
+//     filter by its own allowed share: exact for few allowed, the graph
+//     otherwise), then merges the per-segment top k by distance. An allow
+//     list is checked sorted once and marked so (hnsw.Filter.Sorted):
+//     each segment then compiles only the ids within its own key range,
+//     not the whole list. Its stats are the segments' merged
+//     (hnsw.SearchStats.Merge: counts summed, the plan the graph's if any
+//     segment took its graph), as the collection merges the tail's exact
+//     scan into them. One segment with keys: the search is that graph's,
 //     unchanged. Graphs.Changes (Add and Remove counted on entry and
 //     exit) tells a reader whether any key came or went while it read,
 //     so that it may correct the segments' counts by the tail's keys.

@@ -306,14 +306,18 @@ var mergePool = sync.Pool{New: func() any { return new(mergeScratch) }}
 // SearchFiltered searches every segment holding live keys with the same
 // arguments as hnsw.Index.SearchFiltered (each segment plans its own
 // filter) and merges their k nearest, nearest first (ties to the newer
-// segment). The stats sum the segments' distance computations and
-// allowed counts; Plan is PlanGraph if a segment took its graph, else
-// PlanExact if one scanned (PlanEmpty if none searched anything), and
-// EfSearch the largest.
+// segment). The stats are the segments' merged (hnsw.SearchStats.Merge).
 func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *hnsw.Filter,
 	outKeys []int64, outDists []float32) (hnsw.SearchStats, error) {
 	st := g.pinned()
 	defer st.unpin()
+	if filter != nil && filter.Allow != nil && !filter.Sorted && slices.IsSorted(filter.Allow) {
+		// Checked once here, so that each segment intersects the list
+		// with its own sorted keys instead of looking up all of it.
+		sorted := *filter
+		sorted.Sorted = true
+		filter = &sorted
+	}
 	var only *hnsw.Index
 	n := 0
 	st.each(func(x *hnsw.Index) bool {
@@ -352,16 +356,7 @@ func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *h
 		if err != nil {
 			return false
 		}
-		stats.DistanceComputations += one.DistanceComputations
-		stats.Refinements += one.Refinements
-		stats.Allowed += one.Allowed
-		stats.EfSearch = max(stats.EfSearch, one.EfSearch)
-		switch {
-		case one.Plan == hnsw.PlanGraph:
-			stats.Plan = hnsw.PlanGraph
-		case one.Plan == hnsw.PlanExact && stats.Plan == hnsw.PlanEmpty:
-			stats.Plan = hnsw.PlanExact
-		}
+		stats.Merge(one)
 		return true
 	})
 	if err != nil {

@@ -3,10 +3,13 @@ package segment
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,7 +17,22 @@ import (
 	"github.com/strata-db/strata/go/hnsw"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
 )
+
+// loadAverage is the machine's 1, 5 and 15-minute load averages.
+func loadAverage() []float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	var out []float64
+	for _, f := range strings.Fields(string(b))[:3] {
+		v, _ := strconv.ParseFloat(f, 64)
+		out = append(out, v)
+	}
+	return out
+}
 
 // cpuSeconds is this process's user and system CPU time.
 func cpuSeconds() float64 {
@@ -33,6 +51,10 @@ func cpuSeconds() float64 {
 // 0.95: QPS, CPU time per query and distance computations per query,
 // alternated round by round; and the same at 10 % selectivity (an allow
 // list of a random tenth), against its own filtered ground truth.
+// STRATA_SEGQUERY_SEGS lists other segment counts ("1,10");
+// STRATA_SEGQUERY_CACHE names a directory where the built segments are
+// saved and, on a later run (another commit's tree, say), loaded instead
+// of built again: at 1M a build takes most of the run.
 func TestSegmentQueryBench(t *testing.T) {
 	out := os.Getenv("STRATA_SEGQUERY")
 	if out == "" {
@@ -77,16 +99,31 @@ func TestSegmentQueryBench(t *testing.T) {
 	truth, filteredTruth := truthOf(keys), truthOf(allow)
 
 	cfg := hnsw.Config{Dim: dim, Metric: metric.L2, Seed: 1, Keys: true}
+	cache := os.Getenv("STRATA_SEGQUERY_CACHE")
 	build := func(segs int) *Graphs {
 		var sealed []*Graph
 		for s := range segs {
 			lo, hi := s*n/segs, (s+1)*n/segs
-			x, err := hnsw.New(cfg)
-			if err != nil {
-				t.Fatal(err)
+			file := filepath.Join(cache, fmt.Sprintf("n%d-of%d-seg%d.hnsw", n, segs, s))
+			var x *hnsw.Index
+			var err error
+			if cache != "" {
+				if x, err = hnsw.Load(vfs.Default, file, hnsw.LoadOptions{Keys: true}); err == nil {
+					t.Logf("loaded %s", file)
+				}
 			}
-			if err := x.Add(data[lo*dim:hi*dim], keys[lo:hi], nil, 0); err != nil {
-				t.Fatal(err)
+			if x == nil {
+				if x, err = hnsw.New(cfg); err != nil {
+					t.Fatal(err)
+				}
+				if err := x.Add(data[lo*dim:hi*dim], keys[lo:hi], nil, 0); err != nil {
+					t.Fatal(err)
+				}
+				if cache != "" {
+					if err := x.Save(vfs.Default, file); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			g, err := LoadedGraph(x, "", nil)
 			if err != nil {
@@ -112,7 +149,19 @@ func TestSegmentQueryBench(t *testing.T) {
 		dists  float64
 	}
 	var setups []*setup
-	for _, segs := range []int{1, 3, 9} {
+	segCounts := []int{1, 3, 9}
+	if s := os.Getenv("STRATA_SEGQUERY_SEGS"); s != "" {
+		segCounts = nil
+		for _, f := range strings.Split(s, ",") {
+			c, err := strconv.Atoi(f)
+			if err != nil || c < 1 {
+				t.Fatalf("STRATA_SEGQUERY_SEGS: %q", s)
+			}
+			segCounts = append(segCounts, c)
+		}
+	}
+	loadStart := loadAverage()
+	for _, segs := range segCounts {
 		began := time.Now()
 		g := build(segs)
 		t.Logf("%d segments built in %.1fs", segs, time.Since(began).Seconds())
@@ -163,7 +212,8 @@ func TestSegmentQueryBench(t *testing.T) {
 			s.cpuUs = append(s.cpuUs, (cpuSeconds()-cpu)/float64(done)*1e6)
 		}
 	}
-	res := map[string]any{"n": n, "dim": dim, "k": k, "queries": nq, "allowed": len(allow)}
+	res := map[string]any{"n": n, "dim": dim, "k": k, "queries": nq, "allowed": len(allow),
+		"load_average_start": loadStart, "load_average_end": loadAverage()}
 	median := func(v []float64) float64 { v = slices.Sorted(slices.Values(v)); return v[len(v)/2] }
 	byName := map[string]*setup{}
 	for _, s := range setups {
@@ -173,7 +223,7 @@ func TestSegmentQueryBench(t *testing.T) {
 	}
 	ratios := map[string]float64{}
 	for _, s := range setups {
-		base := byName["1_segments"]
+		base := byName[strconv.Itoa(segCounts[0])+"_segments"]
 		if s.filter != nil {
 			// Filtered QPS over the unfiltered QPS of the same segments.
 			unfiltered := byName[s.name[:len(s.name)-len("_filtered_10pct")]]

@@ -14,6 +14,7 @@ type Table struct {
 	dense  []uint32
 	sparse map[uint64]uint32
 	n      int
+	sets   uint64 // Set calls: Sets
 }
 
 // denseSlack is how far past twice the live count ids may reach and still
@@ -38,6 +39,7 @@ func (t *Table) Get(id uint64) (uint32, bool) {
 
 // Set sets id's value (at most 2^32-2).
 func (t *Table) Set(id uint64, v uint32) {
+	t.sets++
 	if id >= uint64(len(t.dense)) && id < uint64(2*(t.n+1)+denseSlack) {
 		t.growDense(id)
 	}
@@ -85,6 +87,27 @@ func (t *Table) Del(id uint64) bool {
 	delete(t.sparse, id)
 	t.n--
 	return true
+}
+
+// Sets counts the Set calls so far: a copy of the ids taken (hnsw's sorted
+// key table) is current while it is unchanged and nothing was deleted.
+func (t *Table) Sets() uint64 { return t.sets }
+
+// Dense is the flat part of the table, for a caller that reads many ids
+// below its length: Dense()[id] is id's value+1, 0 if id is absent, and
+// ids at or past its length are in the map part (EachSparse). Read only;
+// valid until the next Set.
+func (t *Table) Dense() []uint32 { return t.dense }
+
+// SparseLen is the number of ids in the map part.
+func (t *Table) SparseLen() int { return len(t.sparse) }
+
+// EachSparse calls fn with every id of the map part and its value, in no
+// particular order.
+func (t *Table) EachSparse(fn func(id uint64, v uint32)) {
+	for id, v := range t.sparse {
+		fn(id, v)
+	}
 }
 
 // EachValue calls fn with the value of every id, in no particular order.

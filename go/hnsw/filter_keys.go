@@ -1,0 +1,153 @@
+package hnsw
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// keyTable is what compiling a sorted allow list (Filter.Sorted) needs
+// beyond the id table: the range of the index's live ids, so that the ids
+// of the list outside it are skipped in O(log n), and the ids of the
+// sparse map (idtable.go) in order beside their nodes, which the list's
+// ids past the dense table are intersected with by galloping instead of
+// being looked up one by one in the map. A collection's segments each
+// hold a part of its keys, and a later segment's ids sit in its sparse
+// map: looking up every id of a 10 % allow list in each of 9 segments
+// cost more than the search (go/collection/segment TestSegmentQueryBench);
+// ids in the dense table are cheaper to look up (one array read) than
+// any intersection.
+//
+// It is current while the graph and byID's set count are those it was
+// built from: ids removed since are tombstones in it (compileSorted looks
+// their keys up again), ids added or renumbered make a new graph or set.
+// It costs 12 bytes per sparse id and is built only for an index whose
+// ids did not change between two filtered searches (a sealed segment),
+// never for one taking inserts.
+type keyTable struct {
+	g      *graph
+	sets   uint64
+	lo, hi uint64 // the smallest and largest live id; lo > hi: none
+	keys   []uint64
+	nodes  []uint32
+}
+
+// sortedKeys returns the current key table, building it when the ids
+// have not changed since the previous filtered search, or nil. The caller
+// holds mapMu (read).
+func (x *Index) sortedKeys(g *graph) *keyTable {
+	sets := x.byID.sets()
+	if t := x.keys.Load(); t != nil && t.g == g && t.sets == sets {
+		return t
+	}
+	if x.quietSets.Swap(sets+1) != sets+1 {
+		return nil
+	}
+	t := &keyTable{g: g, sets: sets, lo: ^uint64(0)}
+	dense := x.byID.dense()
+	for id, v := range dense {
+		if v != 0 {
+			t.lo = uint64(id)
+			break
+		}
+	}
+	for id := len(dense) - 1; id >= 0; id-- {
+		if dense[id] != 0 {
+			t.hi = uint64(id)
+			break
+		}
+	}
+	if n := x.byID.t.SparseLen(); n > 0 {
+		t.keys, t.nodes = make([]uint64, 0, n), make([]uint32, 0, n)
+		x.byID.t.EachSparse(func(id uint64, node uint32) {
+			t.keys, t.nodes = append(t.keys, id), append(t.nodes, node)
+		})
+		sortByKey(t.keys, t.nodes)
+		t.lo, t.hi = min(t.lo, t.keys[0]), max(t.hi, t.keys[len(t.keys)-1])
+	}
+	x.keys.Store(t)
+	return t
+}
+
+// sortByKey sorts keys ascending and nodes with them.
+func sortByKey(keys []uint64, nodes []uint32) {
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		switch {
+		case keys[a] < keys[b]:
+			return -1
+		case keys[a] > keys[b]:
+			return 1
+		}
+		return 0
+	})
+	k, n := slices.Clone(keys), slices.Clone(nodes)
+	for i, o := range order {
+		keys[i], nodes[i] = k[o], n[o]
+	}
+}
+
+// compileSorted sets in allowed the nodes of the ids of allow (ascending)
+// that the index holds live: the ids outside t's range are skipped, those
+// the dense table covers looked up in it, the rest intersected with t's
+// sparse ids by galloping through both. A sparse node removed since t was
+// built is looked up again by its id (an upsert in flight still maps it),
+// as compileFilter's lookups would. The caller holds mapMu (read).
+func (x *Index) compileSorted(t *keyTable, allow []uint64, allowed bitset) {
+	if t.lo > t.hi {
+		return
+	}
+	from, _ := slices.BinarySearch(allow, t.lo)
+	to, _ := slices.BinarySearch(allow, t.hi+1)
+	if t.hi == ^uint64(0) {
+		to = len(allow)
+	}
+	allow = allow[from:to]
+	dense := x.byID.dense()
+	split, _ := slices.BinarySearch(allow, uint64(len(dense)))
+	for _, id := range allow[:split] {
+		if v := dense[id]; v != 0 {
+			allowed.set(v - 1)
+		}
+	}
+	allow = allow[split:]
+	keys, g := t.keys, t.g
+	i, j := 0, 0
+	for i < len(allow) && j < len(keys) {
+		a, k := allow[i], keys[j]
+		switch {
+		case a < k:
+			i = gallop(allow, i, k)
+		case k < a:
+			j = gallop(keys, j, a)
+		default:
+			node := t.nodes[j]
+			if atomic.LoadUint32(&g.flags[node])&flagDeleted != 0 {
+				var ok bool
+				if node, ok = x.byID.get(a); !ok {
+					i, j = i+1, j+1
+					continue
+				}
+			}
+			allowed.set(node)
+			i, j = i+1, j+1
+		}
+	}
+}
+
+// gallop returns the first index at or after from whose value is at
+// least v in the ascending s (len(s) if none), probing 1, 2, 4, ... ahead
+// before a binary search: O(log d) for a distance d.
+func gallop(s []uint64, from int, v uint64) int {
+	step, lo, hi := 1, from, from+1
+	for hi < len(s) && s[hi] < v {
+		lo = hi
+		step *= 2
+		hi = from + step
+	}
+	hi = min(hi, len(s))
+	at, _ := slices.BinarySearch(s[lo:hi], v)
+	return lo + at
+}
