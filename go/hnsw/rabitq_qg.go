@@ -293,6 +293,18 @@ func qgMedoid(g *graph, n int) uint32 {
 
 // qgPrefetchLines is how many lines of the next candidate's row the
 // search prefetches while it expands the current one (its vector first).
+//
+// Per-hop changes tried against this search, each A/B in one run
+// (bench/qg_ab.py, BenchmarkQGHop, 20k pypi-use512, ef 32 and 64, 7 rounds
+// of 5 passes, load 4-10; answers identical), none faster beyond the noise,
+// which an A/A of one binary against itself puts at 0.98x and 0.91x: one
+// shift of the buffer to move the expanded node to its exact distance in
+// place of remove and reinsert (1.01x, 1.07x CPU per query); the 32
+// estimates computed in one bounds-check-free loop over the factor arrays
+// before the admission tests (1.10x, 1.05x); prefetching the node's own 41
+// lines of codes and factors before its exact distance (1.04x, 0.95x; 9
+// rounds: 1.14x, 1.13x). Results:
+// bench/results/rabitq-go/*-qg-{move,estimates,prefetch-codes,aa}*.json.
 const qgPrefetchLines = 24
 
 // searchQG answers one query on the quantized graph as SymphonyQG's search
