@@ -189,8 +189,13 @@ const parallelCopyMin = 1 << 18
 // it (the page faults, which a virtual machine makes dearer) costs more than
 // copying: the last growth of a 100k x 128 build took 94 ms on one core, 50
 // on two. Insertions are paused meanwhile, so the other cores are idle.
-func inParts(n int, part func(lo, hi int)) {
-	parts := min(runtime.GOMAXPROCS(0), n/parallelCopyMin)
+func inParts(n int, part func(lo, hi int)) { splitParts(n, parallelCopyMin, part) }
+
+// splitParts runs part over [0, n) split among GOMAXPROCS goroutines, each
+// part at least minPart elements (one part, on the caller's goroutine,
+// when n is below twice that).
+func splitParts(n, minPart int, part func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), n/minPart)
 	if parts <= 1 {
 		part(0, n)
 		return

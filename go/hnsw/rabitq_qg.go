@@ -3,7 +3,6 @@ package hnsw
 import (
 	"cmp"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -248,19 +247,7 @@ func (x *Index) qgNeighbours(g *graph, n int) []uint32 {
 // codes, records and rows are independent. (inParts, sized for copies,
 // splits only from 2^18 elements a part, so the codes of an index below
 // half a million nodes were built on one core.)
-func rabitqParts(n int, part func(lo, hi int)) {
-	parts := min(runtime.GOMAXPROCS(0), n/rabitqPartMin)
-	if parts <= 1 {
-		part(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := n*p/parts, n*(p+1)/parts
-		wg.Go(func() { part(lo, hi) })
-	}
-	wg.Wait()
-}
+func rabitqParts(n int, part func(lo, hi int)) { splitParts(n, rabitqPartMin, part) }
 
 // rabitqPartMin is the fewest nodes worth a goroutine of the build.
 const rabitqPartMin = 512
