@@ -16,8 +16,8 @@ import (
 // form of the same Qdrant request, the one the REST door decodes, and the
 // shared call answers it: one parser of ids, vectors, payloads and
 // filters (compileFilter builds meta's filter tree from it), one set of
-// checks and messages. Constructs gRPC has and REST lacks (inference
-// objects, formulas, MMR) are refused here by name. Dense vectors of
+// checks and messages. Constructs strata does not serve (inference
+// objects, relevance feedback) are refused here by name. Dense vectors of
 // upserts and of plain nearest queries are passed as decoded (doc.go).
 
 // rawJSON is v as JSON; nil for nil. Values no JSON holds (NaN, ±Inf)
