@@ -10,7 +10,6 @@ import (
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/vfs"
 
-	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -71,24 +70,7 @@ func TestQGRecall(t *testing.T) {
 // needed) with its exact neighbours.
 func newQGSynth(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture {
 	t.Helper()
-	f := &rabitqFixture{dim: dim, k: 10}
-	f.data = synth.Clustered(n, dim, 50, 0.4, 21)
-	f.queries = synth.Clustered(100, dim, 50, 0.4, 22)
-	x, err := New(Config{Dim: dim, Metric: m, Seed: 3, RaBitQBits: 1, RaBitQLayout: LayoutQG})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]uint64, n)
-	for i := range ids {
-		ids[i] = uint64(i)
-	}
-	if err := x.Add(f.data, ids, nil, 1); err != nil {
-		t.Fatal(err)
-	}
-	x.testing.forcePlan, x.testing.forcedPlan = true, PlanGraph
-	f.x = x
-	f.truth = exactTruth(f.data, f.queries, dim, f.k, m)
-	return f
+	return newSynthFixture(t, Config{Dim: dim, Metric: m, Seed: 3, RaBitQBits: 1, RaBitQLayout: LayoutQG}, n)
 }
 
 // TestQGSurvivesSaveAndLoad: a saved qg index loads as one (section RBQG)

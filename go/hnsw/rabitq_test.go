@@ -27,10 +27,18 @@ type rabitqFixture struct {
 
 func newRaBitQFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture {
 	t.Helper()
+	return newSynthFixture(t, Config{Dim: dim, Metric: m, Seed: 3}, n)
+}
+
+// newSynthFixture is an index made with cfg over n clustered points (no
+// real data needed), built on one thread, with its exact neighbours.
+func newSynthFixture(t *testing.T, cfg Config, n int) *rabitqFixture {
+	t.Helper()
+	dim, m := cfg.Dim, cfg.Metric
 	f := &rabitqFixture{dim: dim, k: 10}
 	f.data = synth.Clustered(n, dim, 50, 0.4, 21)
 	f.queries = synth.Clustered(100, dim, 50, 0.4, 22)
-	x, err := New(Config{Dim: dim, Metric: m, Seed: 3})
+	x, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
