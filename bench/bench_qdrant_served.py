@@ -137,7 +137,9 @@ class Door:
         if self.door == "native":
             got = self.col.query(vec_np, k=10, ef=self.ef, include_metadata=False)
             return len(got.ids[0]) == 10
-        got = self.qc.query_points(COLLECTION, query=vec_list, limit=10,
+        # with_payload=False: ids and scores, as the native door's include_metadata=False
+        # (qdrant-client's default, True, made its answers carry every payload before).
+        got = self.qc.query_points(COLLECTION, query=vec_list, limit=10, with_payload=False,
                                    search_params=self.params).points
         return len(got) == 10
 

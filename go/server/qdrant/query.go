@@ -231,9 +231,19 @@ func lowerIsBetter(m metric.Metric) bool { return m == metric.L2 || m == metric.
 var zeroVersion uint64
 
 func scoredRecords(c *collection.Collection, ids []collection.ID, scores []float64, sel payloadSelector, withVector bool) ([]record, error) {
-	recs, err := records(c, ids, sel, withVector)
-	if err != nil {
-		return nil, err
+	var recs []record
+	if sel.none() && !withVector {
+		// Ids and scores only: the hits need no lookup (the native door's
+		// answer without metadata does none either).
+		recs = make([]record, len(ids))
+		for i, id := range ids {
+			recs[i].ID = pointID{id}
+		}
+	} else {
+		var err error
+		if recs, err = records(c, ids, sel, withVector); err != nil {
+			return nil, err
+		}
 	}
 	// records keeps the order of ids, leaving out the ids gone since:
 	// each record's score is that of the next id equal to its own. One
