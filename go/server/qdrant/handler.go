@@ -350,11 +350,17 @@ func decode(r *http.Request, v any) error {
 		// escapes into U+FFFD: text that changes silently.
 		return badRequestf("Format error in JSON body: %v", err)
 	}
-	if q, ok := v.(*queryRequest); ok {
-		if decodeQueryRequest(body, q) {
+	switch req := v.(type) {
+	case *queryRequest:
+		if decodeQueryRequest(body, req) {
 			return nil
 		}
-		*q = queryRequest{}
+		*req = queryRequest{}
+	case *upsertRequest:
+		if decodeUpsertRequest(body, req) {
+			return nil
+		}
+		*req = upsertRequest{}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
