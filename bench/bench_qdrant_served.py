@@ -21,9 +21,15 @@ pays for the builder's work of another):
 
 qdrant-client turns keep-alive off when the host is "localhost" or "127.0.0.1"
 (qdrant_remote.py: `httpx.Limits(max_connections=None, max_keepalive_connections=0)`, "Disable
-keep-alive for local connections"): "rest" opens a TCP connection per request, as every user on
-loopback gets; "rest-ka" is what it does for any other host. Each cell counts the TCP
-connections the clients opened (httpcore's connect_tcp), per request.
+keep-alive for local connections"): on the default --host 127.0.0.1, "rest" opens a TCP
+connection per request, as every user on loopback gets; "rest-ka" is what it does for any other
+host. --host 127.0.0.2 (loopback too) serves every port there, and "rest" keeps its connections
+as for any remote host. Each cell counts the TCP connections the clients opened (httpcore's
+connect_tcp) after one untimed warm-up query per client before the window: httpx closes a
+pooled connection idle for its keepalive_expiry (5 s), and a client sits idle longer than that
+while the other doors' cells run, so without the warm-up every kept-alive cell opened one
+connection per client inside its window (0.4 and 1.9 connections per request of rest-ka's
+upsert-batch at 8 and 32 clients, where a cell finishes 10-20 requests: read as drops before).
 
 All doors query the same collection, so they search the same graph. A request counts when it
 finishes inside the cell's window and its answer has the expected shape (10 hits; an upsert
@@ -47,6 +53,7 @@ the per-round ratios door / native.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import multiprocessing as mp
@@ -78,9 +85,9 @@ def sha256_of(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def free_port() -> int:
+def free_port(host: str) -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
@@ -110,19 +117,19 @@ def proc_cpu(pid: int) -> float:
 class Door:
     """One door's three operations from one client process."""
 
-    def __init__(self, door: str, ports: dict, dim: int, ef: int):
+    def __init__(self, door: str, ports: dict, dim: int, ef: int, host: str):
         from qdrant_client import QdrantClient, models
 
         self.door, self.models, self.ef = door, models, ef
         if door == "native":
             from strata.client import Client
 
-            self.col = Client(f"http://127.0.0.1:{ports['native']}").collection(COLLECTION)
+            self.col = Client(f"http://{host}:{ports['native']}").collection(COLLECTION)
         else:
             import httpx
 
             keep = {"limits": httpx.Limits(max_connections=None)} if door == "rest-ka" else {}
-            self.qc = QdrantClient(host="127.0.0.1", port=ports["rest"],
+            self.qc = QdrantClient(host=host, port=ports["rest"],
                                    grpc_port=ports["grpc"], prefer_grpc=door == "grpc",
                                    timeout=120, check_compatibility=False, **keep)
             self.params = models.SearchParams(hnsw_ef=ef)
@@ -131,7 +138,9 @@ class Door:
         if self.door == "native":
             got = self.col.query(vec_np, k=10, ef=self.ef, include_metadata=False)
             return len(got.ids[0]) == 10
-        got = self.qc.query_points(COLLECTION, query=vec_list, limit=10,
+        # with_payload=False: ids and scores, as the native door's include_metadata=False
+        # (qdrant-client's default, True, made its answers carry every payload before).
+        got = self.qc.query_points(COLLECTION, query=vec_list, limit=10, with_payload=False,
                                    search_params=self.params).points
         return len(got) == 10
 
@@ -174,8 +183,8 @@ def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
     qlists = queries.tolist()
     writes = clustered(rng, QUERIES_PER_WORKER * cfg["batch"], cfg["dim"], centres)
     wlists = writes.tolist()
-    doors = {(b, d): Door(d, ports, cfg["dim"], cfg["ef"]) for b, ports in builds.items()
-             for d in DOORS}
+    doors = {(b, d): Door(d, ports, cfg["dim"], cfg["ef"], cfg["host"])
+             for b, ports in builds.items() for d in DOORS}
     answers.put(("ready", index))
     n, batch = cfg["n"], cfg["batch"]
     while True:
@@ -186,6 +195,10 @@ def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
         d = doors[(build, door)]
         lat: list[float] = []
         errors, first_error, i = 0, "", index * 7919
+        # the connection this client keeps (if it keeps one) is open before the window; a
+        # failure here shows in the cell's own requests
+        with contextlib.suppress(Exception):
+            d.query(queries[0:1], qlists[0])
         while time.time() < start_at:
             time.sleep(min(0.01, max(0.0, start_at - time.time())))
         cpu0, connects0 = time.process_time(), CONNECTS[0]
@@ -223,16 +236,17 @@ def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
 
 
 def start_server(binary: str, data_dir: str, ports: dict, debug: bool) -> subprocess.Popen:
-    args = [binary, "--data-dir", data_dir, "--addr", f"127.0.0.1:{ports['native']}",
-            "--qdrant-addr", f"127.0.0.1:{ports['rest']}",
-            "--qdrant-grpc-addr", f"127.0.0.1:{ports['grpc']}", "--log-level", "error"]
+    host = ports["host"]
+    args = [binary, "--data-dir", data_dir, "--addr", f"{host}:{ports['native']}",
+            "--qdrant-addr", f"{host}:{ports['rest']}",
+            "--qdrant-grpc-addr", f"{host}:{ports['grpc']}", "--log-level", "error"]
     if debug:
-        args += ["--debug-addr", f"127.0.0.1:{ports['debug']}"]
+        args += ["--debug-addr", f"{host}:{ports['debug']}"]
     proc = subprocess.Popen(args)
     for _ in range(1200):
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{ports['native']}/health", timeout=5)
-            urllib.request.urlopen(f"http://127.0.0.1:{ports['rest']}/", timeout=5)
+            urllib.request.urlopen(f"http://{host}:{ports['native']}/health", timeout=5)
+            urllib.request.urlopen(f"http://{host}:{ports['rest']}/", timeout=5)
             return proc
         except OSError:
             if proc.poll() is not None:
@@ -243,7 +257,7 @@ def start_server(binary: str, data_dir: str, ports: dict, debug: bool) -> subpro
 
 
 def native_info(ports: dict) -> dict:
-    url = f"http://127.0.0.1:{ports['native']}/collections/{COLLECTION}"
+    url = f"http://{ports['host']}:{ports['native']}/collections/{COLLECTION}"
     with urllib.request.urlopen(url, timeout=60) as r:
         return json.loads(r.read())
 
@@ -256,12 +270,12 @@ def load(ports: dict, n: int, dim: int) -> float:
 
     from strata.client import Client
 
-    qc = QdrantClient(url=f"http://127.0.0.1:{ports['rest']}", timeout=300,
+    qc = QdrantClient(url=f"http://{ports['host']}:{ports['rest']}", timeout=300,
                       check_compatibility=False)
     qc.create_collection(COLLECTION, vectors_config=models.VectorParams(
         size=dim, distance=models.Distance.EUCLID),
         hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100))
-    col = Client(f"http://127.0.0.1:{ports['native']}").collection(COLLECTION)
+    col = Client(f"http://{ports['host']}:{ports['native']}").collection(COLLECTION)
     rng = np.random.default_rng(2)
     centres = centres_of(dim)
     t0 = time.perf_counter()
@@ -313,7 +327,8 @@ def run_cell(pool, answers, build: str, server: subprocess.Popen, ports: dict, d
     prof = None
     if profile is not None:
         out = profile / f"{build}-{door}-{op}-c{clients}.pb.gz"
-        url = f"http://127.0.0.1:{ports['debug']}/debug/pprof/profile?seconds={int(duration)}"
+        url = (f"http://{ports['host']}:{ports['debug']}/debug/pprof/profile"
+               f"?seconds={int(duration)}")
 
         def fetch() -> None:
             with urllib.request.urlopen(url, timeout=duration + 60) as r:
@@ -347,7 +362,7 @@ def run_cell(pool, answers, build: str, server: subprocess.Popen, ports: dict, d
             "server_cpu_s": cpu1 - cpu0, "client_cpu_s": client_cpu,
             "server_cpu_us_per_req": (cpu1 - cpu0) / reqs * 1e6 if reqs else None,
             "client_cpu_us_per_req": client_cpu / reqs * 1e6 if reqs else None,
-            "connects_per_req": connects / reqs if reqs else None,
+            "connects": connects, "connects_per_req": connects / reqs if reqs else None,
             "tail_rows_before": tail, "waited_for_index_s": waited,
             "loadavg": os.getloadavg()[0]}
 
@@ -395,6 +410,9 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--ef", type=int, default=64)
     ap.add_argument("--batch", type=int, default=100, help="points per upsert-batch request")
+    ap.add_argument("--host", default="127.0.0.1",
+                    help="loopback address every port is served on (127.0.0.2: qdrant-client "
+                         "keeps its REST connections alive, as for any host but 127.0.0.1)")
     ap.add_argument("--clients", default="1,8,32")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--doors", default=",".join(DOORS))
@@ -417,7 +435,9 @@ def main() -> None:
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     binaries = {"new": args.server, **({"baseline": args.baseline} if args.baseline else {})}
-    builds = {b: {k: free_port() for k in ("native", "rest", "grpc", "debug")} for b in binaries}
+    builds = {b: {"host": args.host, **{k: free_port(args.host)
+                                        for k in ("native", "rest", "grpc", "debug")}}
+              for b in binaries}
     data_dirs = {b: tempfile.mkdtemp(prefix=f"strata-qserved-{b}-") for b in binaries}
     servers = {}
     ctx = mp.get_context("spawn")  # grpcio and the Go runtime do not survive fork
@@ -431,7 +451,8 @@ def main() -> None:
             for b, info in zip(builds, ex.map(wait_indexed, builds.values()), strict=True):
                 print(f"{b}: loaded {args.n} x {args.dim} in {load_s[b]:.1f} s, indexed: "
                       f"{json.dumps(info)[:200]}", flush=True)
-        cfg = {"n": args.n, "dim": args.dim, "ef": args.ef, "batch": args.batch}
+        cfg = {"n": args.n, "dim": args.dim, "ef": args.ef, "batch": args.batch,
+               "host": args.host}
         answers = ctx.Queue()
         for i in range(max(clients)):
             q = ctx.Queue()
@@ -479,7 +500,8 @@ def main() -> None:
               "git": runinfo.git_info(), "versions": {**runinfo.versions(),
                                                       "qdrant-client": version("qdrant-client"),
                                                       "grpcio": version("grpcio")},
-              "params": {"n": args.n, "dim": args.dim, "metric": "euclid", "ef": args.ef,
+              "params": {"host": args.host, "n": args.n, "dim": args.dim, "metric": "euclid",
+                         "ef": args.ef,
                          "k": 10, "batch": args.batch, "clients": clients, "ops": ops,
                          "doors": doors, "duration_s": args.duration, "rounds": args.rounds,
                          "data": "synthetic clustered (100 centres, sigma 0.3)",

@@ -1036,6 +1036,32 @@ def qdrant_served_section(runs: list) -> str:
         table(["time", "commit", "label", "cells", "load at end", "file"], history)])
 
 
+def qdrant_door_section(runs: list) -> str:
+    """BenchmarkDoor A/B: the door's own cost per operation in process, beside the native door."""
+    _, path, r = runs[-1]
+    native = {s["op"].split("/")[0]: s for s in r["summary"] if s["op"].endswith("/native")}
+    rows = []
+    for s in r["summary"]:
+        op = s["op"].split("/")[0]
+        nat = native.get(op)
+        rows.append([s["op"], fmt(s["base_cpu_ns_per_op"] / 1e3), fmt(s["new_cpu_ns_per_op"] / 1e3),
+                     f"{s['base_cpu_ns_per_op'] / nat['base_cpu_ns_per_op']:.2f}" if nat else "-",
+                     f"{s['new_cpu_ns_per_op'] / nat['new_cpu_ns_per_op']:.2f}" if nat else "-",
+                     fmt(s["base_allocs_per_op"]), fmt(s["new_allocs_per_op"]),
+                     f"{s['base_bytes_per_op'] / 1024:.1f}", f"{s['new_bytes_per_op'] / 1024:.1f}"])
+    history = [[when(n), f"`{n.commit}`", n.label or "-", f"`{p.name}`"] for n, p, _ in runs]
+    return "\n".join([
+        "## The Qdrant door's own cost in process (`BenchmarkDoor`, issue 26)", "",
+        "One collection (20,000 x 128) behind the native REST route, the Qdrant REST route "
+        "(http.Handlers, no socket) and the Qdrant gRPC call (grpc-go over an in-memory "
+        "connection, client and server in one process): process CPU (user+system) per "
+        "operation, median over alternating rounds of a baseline build and this one, and "
+        f"each door / native in the same build. {r['note']}. Newest run, `{path.name}`:", "",
+        table(["op", "base CPU us", "new CPU us", "base / native", "new / native",
+               "base allocs", "new allocs", "base KiB", "new KiB"], rows), "",
+        "Every run:", "", table(["time", "commit", "label", "file"], history)])
+
+
 def qdrant_served_ab(runs: list, order: Callable[[dict], tuple]) -> list[str]:
     """The newest run with --baseline: each build against the baseline build, per cell."""
     ab = [(n, p, x) for n, p, x in runs if "baseline" in x.get("builds", {})]
@@ -1073,6 +1099,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("text", text_section), ("sparse", sparse_section), ("hybrid", hybrid_section),
     ("server-load", server_section),
     ("qdrant-served", qdrant_served_section),
+    ("qdrant-door", qdrant_door_section),
     ("vectordbbench", vectordbbench_section),
     ("ray", ray_section), ("langchain", langchain_section),
     ("llamaindex", llamaindex_section), ("tail", tail_section),

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,8 @@ import (
 // through grpc-go over an in-memory connection (its protobuf both ways).
 // The ratio qdrant/native per operation is the door's own cost; the
 // served figures over loopback are bench/bench_qdrant_served.py's.
+// cpu-ns/op is the process's CPU time (user+system, every goroutine) per
+// operation: steadier than ns/op on a loaded machine.
 //
 //	go test ./go/server/qdrant -run '^$' -bench Door -benchmem -cpuprofile cpu.out
 func BenchmarkDoor(b *testing.B) {
@@ -104,6 +107,7 @@ func BenchmarkDoor(b *testing.B) {
 	upsertID := func(i int) uint64 { return uint64(n + i%2000) }
 
 	b.Run("query/native", func(b *testing.B) {
+		defer reportCPU(b)()
 		bodies := make([][]byte, queries)
 		for i := range bodies {
 			bodies[i] = fmt.Appendf(nil, `{"vector":%s,"k":10,"ef":64}`, list(vecs[i]))
@@ -115,6 +119,7 @@ func BenchmarkDoor(b *testing.B) {
 		}
 	})
 	b.Run("query/rest", func(b *testing.B) {
+		defer reportCPU(b)()
 		bodies := make([][]byte, queries)
 		for i := range bodies {
 			bodies[i] = fmt.Appendf(nil, `{"query":%s,"limit":10,"params":{"hnsw_ef":64},"with_payload":false,"with_vector":false}`, list(vecs[i]))
@@ -126,6 +131,7 @@ func BenchmarkDoor(b *testing.B) {
 		}
 	})
 	b.Run("query/grpc", func(b *testing.B) {
+		defer reportCPU(b)()
 		ef, limit := uint64(64), uint64(10)
 		i := 0
 		for b.Loop() {
@@ -140,6 +146,7 @@ func BenchmarkDoor(b *testing.B) {
 	})
 	for _, size := range []int{1, 100} {
 		b.Run(fmt.Sprintf("upsert-%d/native", size), func(b *testing.B) {
+			defer reportCPU(b)()
 			bodies := make([][]byte, queries)
 			for i := range bodies {
 				var s bytes.Buffer
@@ -174,6 +181,7 @@ func BenchmarkDoor(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("upsert-%d/rest", size), func(b *testing.B) {
+			defer reportCPU(b)()
 			bodies := make([][]byte, queries)
 			for i := range bodies {
 				var s bytes.Buffer
@@ -194,6 +202,7 @@ func BenchmarkDoor(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("upsert-%d/grpc", size), func(b *testing.B) {
+			defer reportCPU(b)()
 			wait := true
 			i := 0
 			for b.Loop() {
@@ -209,4 +218,23 @@ func BenchmarkDoor(b *testing.B) {
 			}
 		})
 	}
+}
+
+// reportCPU returns the function that reports the process's CPU time per
+// operation since reportCPU was called, as cpu-ns/op.
+func reportCPU(b *testing.B) func() {
+	start := processCPU(b)
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

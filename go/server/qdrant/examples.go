@@ -638,16 +638,17 @@ func (h *Handler) runQuery(c *collection.Collection, q *vectorQuery, k, ef int, 
 	if err != nil {
 		return ranked{}, err
 	}
-	out := ranked{}
-	for i := range k {
-		if ids[i].IsNone() {
-			break
-		}
-		score := qdrantScore(dists[i], q.field.Metric)
+	n := 0
+	for n < k && !ids[n].IsNone() {
+		n++
+	}
+	out := ranked{ids: ids[:n], scores: make([]float64, n)}
+	for i := range n {
 		if multi {
-			score = multiScore(dists[i], q.nq, q.field.Metric)
+			out.scores[i] = multiScore(dists[i], q.nq, q.field.Metric)
+		} else {
+			out.scores[i] = qdrantScore(dists[i], q.field.Metric)
 		}
-		out.ids, out.scores = append(out.ids, ids[i]), append(out.scores, score)
 	}
 	return out, nil
 }

@@ -25,10 +25,10 @@ func pbID(id collection.ID) *pb.PointId {
 // pbPayload reads a stored payload (canonical JSON) as protobuf Values:
 // integers stay integers, other numbers are doubles.
 func pbPayload(raw json.RawMessage) (map[string]*pb.Value, error) {
-	out := map[string]*pb.Value{}
 	if len(raw) == 0 {
-		return out, nil
+		return nil, nil // no payload asked for: on the wire, as an empty map
 	}
+	out := map[string]*pb.Value{}
 	// A stored payload is valid compact JSON: its top level is split
 	// without reflection (objectFields) and only nested values and
 	// escaped strings are decoded (pbJSONValue); encoding/json decoding
@@ -163,11 +163,19 @@ func pbOrderValue(v any) *pb.OrderValue {
 }
 
 // pbPoints converts records to RetrievedPoints or ScoredPoints: the
-// payload and vectors they share are converted here, once, and point
-// builds the message from them.
-func pbPoints[P any](recs []record, point func(r *record, payload map[string]*pb.Value, vectors *pb.VectorsOutput) P) ([]P, error) {
+// ids, payload and vectors they share are converted here, once, and
+// point builds the i-th message from them. The ids' messages are
+// allocated together (two allocations for an answer, not two per point).
+func pbPoints[P any](recs []record, point func(i int, r *record, id *pb.PointId, payload map[string]*pb.Value, vectors *pb.VectorsOutput) P) ([]P, error) {
 	out := make([]P, len(recs))
+	ids, nums := make([]pb.PointId, len(recs)), make([]pb.PointId_Num, len(recs))
 	for i := range recs {
+		if id := recs[i].ID.ID; id.IsString() {
+			ids[i].PointIdOptions = &pb.PointId_Uuid{Uuid: id.Str()}
+		} else {
+			nums[i].Num = id.Int()
+			ids[i].PointIdOptions = &nums[i]
+		}
 		payload, err := pbPayload(recs[i].Payload)
 		if err != nil {
 			return nil, err
@@ -176,20 +184,22 @@ func pbPoints[P any](recs []record, point func(r *record, payload map[string]*pb
 		if err != nil {
 			return nil, err
 		}
-		out[i] = point(&recs[i], payload, vectors)
+		out[i] = point(i, &recs[i], &ids[i], payload, vectors)
 	}
 	return out, nil
 }
 
 func pbRetrieved(recs []record) ([]*pb.RetrievedPoint, error) {
-	return pbPoints(recs, func(r *record, payload map[string]*pb.Value, vectors *pb.VectorsOutput) *pb.RetrievedPoint {
-		return &pb.RetrievedPoint{Id: pbID(r.ID.ID), Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
+	return pbPoints(recs, func(_ int, r *record, id *pb.PointId, payload map[string]*pb.Value, vectors *pb.VectorsOutput) *pb.RetrievedPoint {
+		return &pb.RetrievedPoint{Id: id, Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
 	})
 }
 
 func pbScored(recs []record) ([]*pb.ScoredPoint, error) {
-	return pbPoints(recs, func(r *record, payload map[string]*pb.Value, vectors *pb.VectorsOutput) *pb.ScoredPoint {
-		p := &pb.ScoredPoint{Id: pbID(r.ID.ID), Payload: payload, Vectors: vectors, OrderValue: pbOrderValue(r.OrderValue)}
+	points := make([]pb.ScoredPoint, len(recs)) // one allocation, as the ids'
+	return pbPoints(recs, func(i int, r *record, id *pb.PointId, payload map[string]*pb.Value, vectors *pb.VectorsOutput) *pb.ScoredPoint {
+		p := &points[i]
+		p.Id, p.Payload, p.Vectors, p.OrderValue = id, payload, vectors, pbOrderValue(r.OrderValue)
 		if r.Score != nil {
 			p.Score = float32(*r.Score)
 		}

@@ -90,6 +90,41 @@ func eachField(raw []byte, fn func(key, value []byte) bool) bool {
 	}
 }
 
+// eachElement calls fn with each element of raw, one JSON list (values
+// checked and without the whitespace around them, sub-slices of raw), in
+// order, until fn returns false; ok is false when fn did or when raw is
+// anything else.
+func eachElement(raw []byte, fn func(value []byte) bool) bool {
+	s := jsonScanner{data: raw}
+	s.pos = jsonnum.SkipSpace(raw, 0)
+	if s.pos >= len(raw) || raw[s.pos] != '[' {
+		return false
+	}
+	s.pos = jsonnum.SkipSpace(raw, s.pos+1)
+	if s.pos < len(raw) && raw[s.pos] == ']' {
+		return jsonnum.SkipSpace(raw, s.pos+1) == len(raw)
+	}
+	for {
+		s.pos = jsonnum.SkipSpace(raw, s.pos)
+		start := s.pos
+		if !s.value(1) || !fn(raw[start:s.pos:s.pos]) {
+			return false
+		}
+		s.pos = jsonnum.SkipSpace(raw, s.pos)
+		if s.pos >= len(raw) {
+			return false
+		}
+		switch raw[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			return jsonnum.SkipSpace(raw, s.pos+1) == len(raw)
+		default:
+			return false
+		}
+	}
+}
+
 // jsonScanner checks JSON values as encoding/json's scanner does,
 // moving pos past each.
 type jsonScanner struct {

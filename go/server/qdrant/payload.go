@@ -20,6 +20,10 @@ type payloadSelector struct {
 }
 
 func parsePayloadSelector(raw json.RawMessage, def bool) (payloadSelector, error) {
+	switch string(raw) {
+	case "true", "false": // qdrant-client's, without reflection
+		return payloadSelector{all: string(raw) == "true"}, nil
+	}
 	if !present(raw) {
 		return payloadSelector{all: def}, nil
 	}
@@ -45,6 +49,9 @@ func parsePayloadSelector(raw json.RawMessage, def bool) (payloadSelector, error
 	}
 	return payloadSelector{include: sel.Include, exclude: sel.Exclude}, nil
 }
+
+// none reports whether s selects no payload at all.
+func (s payloadSelector) none() bool { return !s.all && s.include == nil && s.exclude == nil }
 
 // project returns the payload to answer for a stored document (nil: none).
 func (s payloadSelector) project(doc []byte) (json.RawMessage, error) {
@@ -108,6 +115,10 @@ func put(out map[string]any, parts []string, v json.RawMessage) {
 // parseWithVector reads with_vector: a bool, or a list of vector names
 // of which only the unnamed one ("") exists.
 func parseWithVector(raw json.RawMessage, def bool) (bool, error) {
+	switch string(raw) {
+	case "true", "false": // qdrant-client's, without reflection
+		return string(raw) == "true", nil
+	}
 	if !present(raw) {
 		return def, nil
 	}

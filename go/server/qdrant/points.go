@@ -23,7 +23,7 @@ func truncate(s string) string {
 // parseVector reads a vector: a list of numbers, or {"": [...]} (the
 // unnamed vector by name). Named vectors and sparse vectors are refused.
 func parseVector(raw json.RawMessage, dim int) ([]float32, error) {
-	return appendVector(nil, raw, dim)
+	return appendVector(make([]float32, 0, dim), raw, dim)
 }
 
 // appendVector appends the vector raw holds (as parseVector reads it) to

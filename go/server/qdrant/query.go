@@ -114,7 +114,8 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 			using, raw = named.Name, named.Vector
 		}
 	}
-	if _, sparse := schemaOf(c).sparse[using]; (searchAPI && sparse) || (!searchAPI && needsHybrid(c, req)) {
+	schema := schemaOf(c)
+	if _, sparse := schema.sparse[using]; (searchAPI && sparse) || (!searchAPI && needsHybrid(c, req)) {
 		if err := h.limits.Answer(limit, c.Options().Dim, withVector); err != nil {
 			return nil, err
 		}
@@ -131,7 +132,7 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 		}
 		return scoredRecords(c, ids, scores, sel, withVector)
 	}
-	field, ok := schemaOf(c).dense[using]
+	field, ok := schema.dense[using]
 	if !ok && (searchAPI || present(req.Query) || req.nearest != nil || req.Using != nil) {
 		return nil, badRequestf("Wrong input: Not existing vector name error: %s", using)
 	}
@@ -195,18 +196,17 @@ func (h *Handler) search1(c *collection.Collection, req *queryRequest, searchAPI
 	if err != nil {
 		return nil, err
 	}
-	var hitIDs []collection.ID
-	var scores []float64
+	from, to := min(offset, len(got.ids)), len(got.ids)
 	higher := q.higherIsBetter()
-	for i := offset; i < len(got.ids); i++ {
-		score := got.scores[i]
-		if t := req.ScoreThreshold; t != nil && q.kind != queryNone && q.kind != querySample &&
-			((!higher && score > *t) || (higher && score < *t)) {
-			break // scores are in ranking order: the rest are beyond too
+	if t := req.ScoreThreshold; t != nil && q.kind != queryNone && q.kind != querySample {
+		for i := from; i < to; i++ {
+			if score := got.scores[i]; (!higher && score > *t) || (higher && score < *t) {
+				to = i // scores are in ranking order: the rest are beyond too
+				break
+			}
 		}
-		hitIDs, scores = append(hitIDs, got.ids[i]), append(scores, score)
 	}
-	return scoredRecords(c, hitIDs, scores, sel, withVector)
+	return scoredRecords(c, got.ids[from:to], got.scores[from:to], sel, withVector)
 }
 
 // qdrantScore is Qdrant's score for a strata distance: the similarity for
@@ -226,18 +226,37 @@ func qdrantScore(d float32, m metric.Metric) float64 {
 // (Euclid and Manhattan, Qdrant's distances; the rest are similarities).
 func lowerIsBetter(m metric.Metric) bool { return m == metric.L2 || m == metric.Manhattan }
 
+// zeroVersion is the version of every scored point (strata keeps no
+// per-point version): shared, read by the encoders, never written.
+var zeroVersion uint64
+
 func scoredRecords(c *collection.Collection, ids []collection.ID, scores []float64, sel payloadSelector, withVector bool) ([]record, error) {
-	recs, err := records(c, ids, sel, withVector)
-	if err != nil {
-		return nil, err
+	var recs []record
+	if sel.none() && !withVector {
+		// Ids and scores only: the hits need no lookup (the native door's
+		// answer without metadata does none either).
+		recs = make([]record, len(ids))
+		for i, id := range ids {
+			recs[i].ID = pointID{id}
+		}
+	} else {
+		var err error
+		if recs, err = records(c, ids, sel, withVector); err != nil {
+			return nil, err
+		}
 	}
-	byID := make(map[collection.ID]float64, len(ids))
-	for i, id := range ids {
-		byID[id] = scores[i]
-	}
+	// records keeps the order of ids, leaving out the ids gone since:
+	// each record's score is that of the next id equal to its own. One
+	// slice holds the scores the records point into.
+	own := make([]float64, len(recs))
+	at := 0
 	for i := range recs {
-		score := byID[recs[i].ID.ID]
-		recs[i].Score, recs[i].Version = &score, new(uint64)
+		for at < len(ids) && ids[at] != recs[i].ID.ID {
+			at++
+		}
+		own[i] = scores[at]
+		at++
+		recs[i].Score, recs[i].Version = &own[i], &zeroVersion
 	}
 	return recs, nil
 }

@@ -96,8 +96,54 @@ func plainString(value []byte, dst *string) bool {
 	return true
 }
 
+// paramsObject reads search params: the usual keys once each, spelled as
+// their tags, without reflection ({"hnsw_ef": 64} is every
+// qdrant-client query's); anything else through encoding/json, from a
+// zero value.
 func paramsObject(value []byte, dst *searchParams) bool {
-	return value[0] == '{' && strictUnmarshal(value, dst) == nil
+	if value[0] != '{' {
+		return false
+	}
+	var seen uint8
+	plain := eachField(value, func(key, v []byte) bool {
+		var bit uint8
+		switch string(key) {
+		case "hnsw_ef":
+			bit, dst.HnswEf = 1, nil
+			if string(v) != "null" {
+				dst.HnswEf = new(int)
+				if !jsonInt(v, dst.HnswEf) {
+					return false
+				}
+			}
+		case "exact":
+			bit = 2
+			switch string(v) {
+			case "true", "false":
+				dst.Exact = string(v) == "true"
+			default:
+				return false
+			}
+		case "quantization":
+			bit, dst.Quantization = 4, v
+		case "indexed_only":
+			bit, dst.IndexedOnly = 8, v
+		case "acorn":
+			bit, dst.Acorn = 16, v
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false // encoding/json keeps the last: leave it the case
+		}
+		seen |= bit
+		return true
+	})
+	if plain {
+		return true
+	}
+	*dst = searchParams{}
+	return strictUnmarshal(value, dst) == nil
 }
 
 func jsonFloat(value []byte, dst *float64) bool {

@@ -17,6 +17,9 @@ var queryBodySeeds = []string{
 	`{"limit":1,"limit":2}`, `{"params":{"hnsw_ef":1},"params":{"exact":true}}`, `{"params":{"nope":1}}`,
 	`{"params":{"exact":1}}`, `{"params":[]}`, `{"using":"a\u0062"}`, `{"using":5}`, `{"score_threshold":1e400}`,
 	`{"score_threshold":"1"}`, `{"unknown":1}`, `{"limit":1} {}`, `{"limit":"10"}`, `[]`, `{"query":[1,]}`,
+	`{"params":{"hnsw_ef":64,"exact":false,"quantization":{"rescore":true},"indexed_only":false,"acorn":null}}`,
+	`{"params":{"hnsw_ef":null}}`, `{"params":{"hnsw_ef":1,"hnsw_ef":2}}`, `{"params":{"exact":null}}`,
+	`{"params":{"HNSW_EF":3}}`, `{"params":{"hnsw_ef":1.0}}`, `{"params":{"hnsw_ef":-1,"exact":true}}`, `{"params":{}}`,
 }
 
 // checkQueryDecode holds decodeQueryRequest to encoding/json's strict
