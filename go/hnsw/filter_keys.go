@@ -20,9 +20,11 @@ import (
 // It is current while the graph and byID's set count are those it was
 // built from: ids removed since are tombstones in it (compileSorted looks
 // their keys up again), ids added or renumbered make a new graph or set.
-// It costs 12 bytes per sparse id and is built only for an index whose
-// ids did not change between two filtered searches (a sealed segment),
-// never for one taking inserts.
+// It costs 12 bytes per sparse id. A sealed index (SealKeys: a segment
+// that takes no more ids, only removals) builds it once, when sealed, and
+// again only if a renumbering made it stale; an index taking inserts
+// builds it only once its ids did not change between two filtered
+// searches, so that a stream of inserts does not rebuild it per search.
 type keyTable struct {
 	g      *graph
 	sets   uint64
@@ -31,18 +33,49 @@ type keyTable struct {
 	nodes  []uint32
 }
 
-// sortedKeys returns the current key table, building it when the ids
-// have not changed since the previous filtered search, or nil. The caller
-// holds mapMu (read).
+// SealKeys says the index takes no more ids (a sealed segment; removals
+// are tombstones, which the table handles) and builds its sorted key
+// table now, so that no filtered search waits for it or looks the ids up
+// one by one meanwhile. Inserting into a sealed index stays correct (the
+// table is rebuilt at the next filtered search) but is not what it is for.
+func (x *Index) SealKeys() {
+	x.sealedKeys.Store(true)
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	x.keys.Store(x.buildKeyTable(x.graph.Load()))
+}
+
+// SortedKeysCurrent reports whether a filtered search with a sorted allow
+// list (Filter.Sorted) would intersect it with a key table already built
+// for the index's current ids and graph, rather than build one or look
+// the ids up.
+func (x *Index) SortedKeysCurrent() bool {
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	t := x.keys.Load()
+	return t != nil && t.g == x.graph.Load() && t.sets == x.byID.sets()
+}
+
+// sortedKeys returns the current key table, building it when it is stale
+// and the index is sealed or its ids have not changed since the previous
+// filtered search, or nil. The caller holds mapMu (read).
 func (x *Index) sortedKeys(g *graph) *keyTable {
 	sets := x.byID.sets()
 	if t := x.keys.Load(); t != nil && t.g == g && t.sets == sets {
 		return t
 	}
-	if x.quietSets.Swap(sets+1) != sets+1 {
+	if !x.sealedKeys.Load() && x.quietSets.Swap(sets+1) != sets+1 {
 		return nil
 	}
-	t := &keyTable{g: g, sets: sets, lo: ^uint64(0)}
+	t := x.buildKeyTable(g)
+	x.keys.Store(t)
+	return t
+}
+
+// buildKeyTable makes the key table of g and the current ids. The caller
+// holds mapMu (read).
+func (x *Index) buildKeyTable(g *graph) *keyTable {
+	t := &keyTable{g: g, sets: x.byID.sets(), lo: ^uint64(0)}
 	dense := x.byID.dense()
 	for id, v := range dense {
 		if v != 0 {
@@ -64,7 +97,6 @@ func (x *Index) sortedKeys(g *graph) *keyTable {
 		sortByKey(t.keys, t.nodes)
 		t.lo, t.hi = min(t.lo, t.keys[0]), max(t.hi, t.keys[len(t.keys)-1])
 	}
-	x.keys.Store(t)
 	return t
 }
 

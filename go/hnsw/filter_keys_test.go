@@ -77,3 +77,59 @@ func TestSortedFilterCompilesAsLookups(t *testing.T) {
 	}
 	check("after new ids", ids[1000:1100])
 }
+
+// TestSealedIndexKeyTableIsCurrentWithoutWaiting prevents a sealed
+// index (SealKeys: a segment that takes only removals) from looking up a
+// sorted allow list id by id until the ids have stayed quiet between two
+// filtered searches: its table is current from the seal on, stays so
+// across removals (tombstones do not change keys), is rebuilt by a
+// renumbering, and allows the nodes that looking up each id allows.
+func TestSealedIndexKeyTableIsCurrentWithoutWaiting(t *testing.T) {
+	const dim, n = 8, 3000
+	rng := rand.New(rand.NewPCG(5, 5))
+	data := synth.Clustered(n, dim, 10, 0.3, 5)
+	x := mustNew(t, Config{Dim: dim, Metric: metric.L2, Seed: 1})
+	x.build.reorderMinNodes = -1 // renumbered below, on purpose
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = uint64(i)
+		if i%3 == 0 {
+			ids[i] = 1<<40 + uint64(i) // sparse
+		}
+	}
+	if err := x.Add(data, ids, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	if x.SortedKeysCurrent() {
+		t.Fatal("a key table before any seal or filtered search")
+	}
+	x.SealKeys()
+	check := func(stage string) {
+		t.Helper()
+		if !x.SortedKeysCurrent() {
+			t.Fatalf("%s: the sealed index's key table is not current", stage)
+		}
+		var allow []uint64
+		for _, id := range ids {
+			if rng.IntN(5) == 0 {
+				allow = append(allow, id)
+			}
+		}
+		slices.Sort(allow)
+		_, want, wantSel, _ := x.compileFilter(&Filter{Allow: allow})
+		_, got, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Sorted: true})
+		if !slices.Equal(got, want) || gotSel != wantSel {
+			t.Fatalf("%s: sorted compilation allows %d nodes, lookups %d", stage, gotSel, wantSel)
+		}
+	}
+	check("sealed")
+	if _, err := x.Remove(ids[:500], false); err != nil {
+		t.Fatal(err)
+	}
+	check("after removals")
+	x.build.reorderMinNodes = 1
+	if ok, err := x.Renumber(0); err != nil || !ok {
+		t.Fatalf("Renumber = %v, %v", ok, err)
+	}
+	check("after a renumbering")
+}
