@@ -20,18 +20,38 @@ import (
 // It is current while the graph and byID's set count are those it was
 // built from: ids removed since are tombstones in it (compileSorted looks
 // their keys up again), ids added or renumbered make a new graph or set.
-// It costs 12 bytes per sparse id. A sealed index (SealKeys: a segment
+// It costs at most 12 bytes per sparse id. A sealed index (SealKeys: a segment
 // that takes no more ids, only removals) builds it once, when sealed, and
 // again only if a renumbering made it stale; an index taking inserts
 // builds it only once its ids did not change between two filtered
 // searches, so that a stream of inserts does not rebuild it per search.
+//
+// The sparse ids of a segment are mostly one run of consecutive ids (a
+// later segment of a collection numbered 0..n-1, past the reach of its
+// dense table): those sit in a window, window[id-base] = node+1 (0:
+// absent), when its span is at most windowSpan times their count, so
+// that they are looked up with one array read as the dense ones are
+// instead of galloped through: BenchmarkSortedFilterCompile (20k ids, a
+// 10 % list, CPU time, load average 25) compiles 17-20 ns per allowed id
+// galloping, 5-6 ns through the window (it also checks the node is not
+// a tombstone), 2.4-3.9 ns through the dense table. In 10 segments of
+// 100k of a 1M collection, 6 are past the dense table's reach. The window
+// costs no more memory than the sorted keys would.
 type keyTable struct {
 	g      *graph
 	sets   uint64
 	lo, hi uint64 // the smallest and largest live id; lo > hi: none
+	// Either the window of the sparse ids, or their sorted keys and
+	// their nodes.
+	base   uint64
+	window []uint32
 	keys   []uint64
 	nodes  []uint32
 }
+
+// windowSpan is how many window slots (4 bytes) a sparse id may cost:
+// the 12 bytes a sorted key and its node cost.
+const windowSpan = 3
 
 // SealKeys says the index takes no more ids (a sealed segment; removals
 // are tombstones, which the table handles) and builds its sorted key
@@ -89,14 +109,23 @@ func (x *Index) buildKeyTable(g *graph) *keyTable {
 			break
 		}
 	}
-	if n := x.byID.t.SparseLen(); n > 0 {
-		t.keys, t.nodes = make([]uint64, 0, n), make([]uint32, 0, n)
-		x.byID.t.EachSparse(func(id uint64, node uint32) {
-			t.keys, t.nodes = append(t.keys, id), append(t.nodes, node)
-		})
-		sortByKey(t.keys, t.nodes)
-		t.lo, t.hi = min(t.lo, t.keys[0]), max(t.hi, t.keys[len(t.keys)-1])
+	n := x.byID.t.SparseLen()
+	if n == 0 {
+		return t
 	}
+	first, last := ^uint64(0), uint64(0)
+	x.byID.t.EachSparse(func(id uint64, _ uint32) { first, last = min(first, id), max(last, id) })
+	t.lo, t.hi = min(t.lo, first), max(t.hi, last)
+	if span := last - first; span < uint64(windowSpan*n) {
+		t.base, t.window = first, make([]uint32, span+1)
+		x.byID.t.EachSparse(func(id uint64, node uint32) { t.window[id-first] = node + 1 })
+		return t
+	}
+	t.keys, t.nodes = make([]uint64, 0, n), make([]uint32, 0, n)
+	x.byID.t.EachSparse(func(id uint64, node uint32) {
+		t.keys, t.nodes = append(t.keys, id), append(t.nodes, node)
+	})
+	sortByKey(t.keys, t.nodes)
 	return t
 }
 
@@ -123,10 +152,9 @@ func sortByKey(keys []uint64, nodes []uint32) {
 
 // compileSorted sets in allowed the nodes of the ids of allow (ascending)
 // that the index holds live: the ids outside t's range are skipped, those
-// the dense table covers looked up in it, the rest intersected with t's
-// sparse ids by galloping through both. A sparse node removed since t was
-// built is looked up again by its id (an upsert in flight still maps it),
-// as compileFilter's lookups would. The caller holds mapMu (read).
+// the dense table covers looked up in it, the rest looked up in t's
+// window or intersected with its sorted sparse ids by galloping through
+// both. The caller holds mapMu (read).
 func (x *Index) compileSorted(t *keyTable, allow []uint64, allowed bitset) {
 	if t.lo > t.hi {
 		return
@@ -145,7 +173,20 @@ func (x *Index) compileSorted(t *keyTable, allow []uint64, allowed bitset) {
 		}
 	}
 	allow = allow[split:]
-	keys, g := t.keys, t.g
+	if t.window != nil {
+		from, _ := slices.BinarySearch(allow, t.base)
+		for _, id := range allow[from:] {
+			off := id - t.base
+			if off >= uint64(len(t.window)) {
+				break
+			}
+			if v := t.window[off]; v != 0 {
+				x.allowCurrent(t.g, id, v-1, allowed)
+			}
+		}
+		return
+	}
+	keys := t.keys
 	i, j := 0, 0
 	for i < len(allow) && j < len(keys) {
 		a, k := allow[i], keys[j]
@@ -155,18 +196,23 @@ func (x *Index) compileSorted(t *keyTable, allow []uint64, allowed bitset) {
 		case k < a:
 			j = gallop(keys, j, a)
 		default:
-			node := t.nodes[j]
-			if atomic.LoadUint32(&g.flags[node])&flagDeleted != 0 {
-				var ok bool
-				if node, ok = x.byID.get(a); !ok {
-					i, j = i+1, j+1
-					continue
-				}
-			}
-			allowed.set(node)
+			x.allowCurrent(t.g, a, t.nodes[j], allowed)
 			i, j = i+1, j+1
 		}
 	}
+}
+
+// allowCurrent sets in allowed node, id's node when the key table was
+// built, or if that node was removed since, id's node now (an upsert in
+// flight still maps it), as compileFilter's lookups would.
+func (x *Index) allowCurrent(g *graph, id uint64, node uint32, allowed bitset) {
+	if atomic.LoadUint32(&g.flags[node])&flagDeleted != 0 {
+		var ok bool
+		if node, ok = x.byID.get(id); !ok {
+			return
+		}
+	}
+	allowed.set(node)
 }
 
 // gallop returns the first index at or after from whose value is at
