@@ -709,7 +709,8 @@ def segquery_section(runs: list) -> str:
         "segments (STRATA_SEGQUERY_SEGS=1,10) from cached segment files; from 9e79102 a sealed "
         "segment builds its key table when sealed, looks the ids of a later segment (past its "
         "dense table) up in a window instead of galloping, and a filtered call reuses its "
-        "allow bitset.", "",
+        "allow bitset; from a53ee02 Remove clears a window slot, so the window needs no "
+        "tombstone check (`-1m10-` files: 10 segments only).", "",
         table(["time", "commit", "points", "segments", "among", "ef", "recall@10", "QPS",
                "CPU µs / query", "distances / query", "file"], rows)])
 
