@@ -18,10 +18,12 @@ import (
 // any intersection.
 //
 // It is current while the graph and byID's set count are those it was
-// built from: ids removed since are tombstones in it (compileSorted looks
-// their keys up again), ids added or renumbered make a new graph or set.
-// It costs at most 12 bytes per sparse id. A sealed index (SealKeys: a segment
-// that takes no more ids, only removals) builds it once, when sealed, and
+// built from: Remove clears a removed id's window slot (forget) and a
+// removed node of the sorted keys is a tombstone (compileSorted looks its
+// key up again); ids added or renumbered make a new graph or set. It
+// costs at most 12 bytes per sparse id. A sealed index (SealKeys: a
+// segment that takes no more ids, only removals) builds it once, when
+// sealed, and
 // again only if a renumbering made it stale; an index taking inserts
 // builds it only once its ids did not change between two filtered
 // searches, so that a stream of inserts does not rebuild it per search.
@@ -32,12 +34,11 @@ import (
 // absent), when its span is at most windowSpan times their count, so
 // that they are looked up with one array read as the dense ones are
 // instead of galloped through: BenchmarkSortedFilterCompile (20k ids, a
-// 10 % list, CPU time, load average 25) compiles 17-20 ns per allowed id
-// galloping, 5-6 ns through the window when it also checked that the
-// node was not a tombstone (Remove now clears the slot instead), 2.4-3.9
-// ns through the dense table. In 10 segments of
-// 100k of a 1M collection, 6 are past the dense table's reach. The window
-// costs no more memory than the sorted keys would.
+// 10 % list, CPU time, load average 25-45) compiles 17-20 ns per allowed
+// id galloping, 2.9-3.9 ns through the window (5-6 ns while it checked
+// each node for a tombstone), 2.6-3.9 ns through the dense table. In 10
+// segments of 100k of a 1M collection, 6 are past the dense table's
+// reach. The window costs no more memory than the sorted keys would.
 type keyTable struct {
 	g      *graph
 	sets   uint64
