@@ -683,12 +683,12 @@ def segment_sizes_table(runs: list, show: Callable) -> str:
 def segquery_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
-        for segs in (1, 3, 9):
+        for segs in (1, 3, 9, 10):
             for suffix, what in (("", "all points"), ("_filtered_10pct", "a random 10%")):
                 v = r.get(f"{segs}_segments{suffix}")
                 if v is None:
                     continue
-                rows.append([when(name), f"`{name.commit}`", str(segs), what, f"{v['ef']:.0f}",
+                rows.append([when(name), f"`{name.commit}`", f"{r['n']:,}", str(segs), what, f"{v['ef']:.0f}",
                              f"{v['recall']:.3f}", f"{v['qps_median']:,.0f}",
                              f"{v['cpu_us_per_query_median']:,.0f}",
                              f"{v['distances_per_query']:,.0f}", f"`{path.name}`"])
@@ -705,8 +705,13 @@ def segquery_section(runs: list) -> str:
         "list is intersected with each segment's own keys instead of looked up whole in every "
         "segment, and the exact scan measures its rows in batches: the 9-segment filtered row "
         "(each segment scans its ~1,100 allowed rows) costs its scans. The `-main` and `-after` "
-        "files of one time ran side by side.", "",
-        table(["time", "commit", "segments", "among", "ef", "recall@10", "QPS",
+        "files of one time ran side by side. The 1M rows split the points into 1 and 10 "
+        "segments (STRATA_SEGQUERY_SEGS=1,10) from cached segment files; from 9e79102 a sealed "
+        "segment builds its key table when sealed, looks the ids of a later segment (past its "
+        "dense table) up in a window instead of galloping, and a filtered call reuses its "
+        "allow bitset; from a53ee02 Remove clears a window slot, so the window needs no "
+        "tombstone check (`-1m10-` files: 10 segments only).", "",
+        table(["time", "commit", "points", "segments", "among", "ef", "recall@10", "QPS",
                "CPU µs / query", "distances / query", "file"], rows)])
 
 

@@ -40,8 +40,9 @@
 // frontier heap beside a result heap (searchList). Filters (allow/deny id
 // lists) are compiled once per call into a bitset: an allow list the
 // caller marks sorted (Filter.Sorted) is intersected with a table of the
-// index's ids in order (filter_keys.go), kept for an index whose ids do
-// not change between filtered searches, instead of looking up each id. A
+// index's ids in order (filter_keys.go), instead of looking up each id:
+// built when a sealed segment is sealed (Index.SealKeys), else once the
+// ids did not change between two filtered searches. A
 // filtered level-0 search measures only admitted nodes (filter_search.go,
 // after ACORN-1): expanding a node gathers its admitted neighbours and,
 // through each neighbour the filter rejects, that neighbour's admitted

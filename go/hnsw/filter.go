@@ -95,7 +95,7 @@ func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, selected, li
 	if f == nil || (f.Allow == nil && len(f.Deny) == 0) {
 		return g, nil, live, live
 	}
-	allowed = newBitset(g.capacity())
+	allowed = x.takeBitset(g.capacity())
 	var keys *keyTable
 	if f.Allow != nil && f.Sorted {
 		keys = x.sortedKeys(g)
@@ -118,6 +118,25 @@ func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, selected, li
 		}
 	}
 	return g, allowed, allowed.count(), live
+}
+
+// takeBitset returns an empty bitset of n nodes, a released one if one
+// of that size is free: at 1M nodes a bitset is 128 KB, which a filtered
+// call allocated and the collector reclaimed every time.
+func (x *Index) takeBitset(n int) bitset {
+	if p, ok := x.bitsets.Get().(*bitset); ok && len(*p) == (n+63)/64 {
+		clear(*p)
+		return *p
+	}
+	return newBitset(n)
+}
+
+// releaseBitset gives back a bitset of takeBitset's that nothing reads
+// any more (nil: none).
+func (x *Index) releaseBitset(b bitset) {
+	if b != nil {
+		x.bitsets.Put(&b)
+	}
 }
 
 // maxFilterBoost caps filteredEf's widening of the candidate list.

@@ -3,6 +3,7 @@ package hnsw
 import (
 	"math/rand/v2"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/strata-db/strata/go/internal/synth"
@@ -14,8 +15,14 @@ import (
 // other nodes than looking up each id does: ids in the dense table and in
 // the sparse map, duplicates, ids the index lacks, after removals (the
 // table's tombstones), upserts and new ids (a stale table), and a deny
-// list on top.
+// list on top; with sparse ids scattered (galloped through) and in one
+// run (the table's window).
 func TestSortedFilterCompilesAsLookups(t *testing.T) {
+	t.Run("scattered", func(t *testing.T) { testSortedFilterCompilesAsLookups(t, false) })
+	t.Run("run", func(t *testing.T) { testSortedFilterCompilesAsLookups(t, true) })
+}
+
+func testSortedFilterCompilesAsLookups(t *testing.T, run bool) {
 	const dim, n = 8, 3000
 	rng := rand.New(rand.NewPCG(4, 4))
 	data := synth.Clustered(2*n, dim, 10, 0.3, 4)
@@ -26,6 +33,9 @@ func TestSortedFilterCompilesAsLookups(t *testing.T) {
 			ids[i] = uint64(i) // dense
 		} else {
 			ids[i] = 1<<40 + uint64(rng.IntN(1<<30)) // sparse
+			if run {
+				ids[i] = 1<<40 + uint64(i)
+			}
 		}
 	}
 	if err := x.Add(data[:n*dim], ids, nil, 1); err != nil {
@@ -57,6 +67,9 @@ func TestSortedFilterCompilesAsLookups(t *testing.T) {
 		if x.keys.Load() == nil {
 			t.Fatalf("%s: no key table built for a quiet index", stage)
 		}
+		if stage == "built" && (x.keys.Load().window != nil) != run {
+			t.Fatalf("%s: window %v for sparse ids in a run %v", stage, x.keys.Load().window != nil, run)
+		}
 	}
 	check("built", nil)
 	if _, err := x.Remove(ids[:300], false); err != nil {
@@ -76,4 +89,116 @@ func TestSortedFilterCompilesAsLookups(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after new ids", ids[1000:1100])
+}
+
+// TestSealedIndexKeyTableIsCurrentWithoutWaiting prevents a sealed
+// index (SealKeys: a segment that takes only removals) from looking up a
+// sorted allow list id by id until the ids have stayed quiet between two
+// filtered searches: its table is current from the seal on, stays so
+// across removals (tombstones do not change keys), is rebuilt by a
+// renumbering, and allows the nodes that looking up each id allows.
+func TestSealedIndexKeyTableIsCurrentWithoutWaiting(t *testing.T) {
+	const dim, n = 8, 3000
+	rng := rand.New(rand.NewPCG(5, 5))
+	data := synth.Clustered(n, dim, 10, 0.3, 5)
+	x := mustNew(t, Config{Dim: dim, Metric: metric.L2, Seed: 1})
+	x.build.reorderMinNodes = -1 // renumbered below, on purpose
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = uint64(i)
+		if i%3 == 0 {
+			ids[i] = 1<<40 + uint64(i) // sparse
+		}
+	}
+	if err := x.Add(data, ids, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	if x.SortedKeysCurrent() {
+		t.Fatal("a key table before any seal or filtered search")
+	}
+	x.SealKeys()
+	if x.keys.Load().window == nil {
+		t.Fatal("sparse ids in a run of thrice their count are not in a window")
+	}
+	check := func(stage string) {
+		t.Helper()
+		if !x.SortedKeysCurrent() {
+			t.Fatalf("%s: the sealed index's key table is not current", stage)
+		}
+		var allow []uint64
+		for _, id := range ids {
+			if rng.IntN(5) == 0 {
+				allow = append(allow, id)
+			}
+		}
+		slices.Sort(allow)
+		_, want, wantSel, _ := x.compileFilter(&Filter{Allow: allow})
+		_, got, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Sorted: true})
+		if !slices.Equal(got, want) || gotSel != wantSel {
+			t.Fatalf("%s: sorted compilation allows %d nodes, lookups %d", stage, gotSel, wantSel)
+		}
+	}
+	check("sealed")
+	if _, err := x.Remove(ids[:500], false); err != nil {
+		t.Fatal(err)
+	}
+	check("after removals")
+	x.build.reorderMinNodes = 1
+	if ok, err := x.Renumber(0); err != nil || !ok {
+		t.Fatalf("Renumber = %v, %v", ok, err)
+	}
+	check("after a renumbering")
+}
+
+// BenchmarkSortedFilterCompile measures compiling a sorted 10 % allow
+// list into a sealed index's bitset for the layouts of its ids: dense
+// (0..n-1, the dense table), a run past the dense table's reach (a later
+// segment of a collection: the key table's window) and scattered (the
+// galloping intersection).
+func BenchmarkSortedFilterCompile(b *testing.B) {
+	const dim, n = 4, 20000
+	data := synth.Clustered(n, dim, 10, 0.3, 6)
+	for _, layout := range []string{"dense", "run", "scattered"} {
+		rng := rand.New(rand.NewPCG(6, 6))
+		ids := make([]uint64, n)
+		for i := range ids {
+			switch layout {
+			case "dense":
+				ids[i] = uint64(i)
+			case "run":
+				ids[i] = 1<<30 + uint64(i)
+			default:
+				ids[i] = 1<<40 + uint64(i)<<20 + uint64(rng.IntN(1<<20))
+			}
+		}
+		x := mustNew(b, Config{Dim: dim, Metric: metric.L2, Seed: 1, M: 8, EfConstruction: 32})
+		if err := x.Add(data, ids, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+		x.SealKeys()
+		var allow []uint64
+		for _, id := range ids {
+			if rng.IntN(10) == 0 {
+				allow = append(allow, id)
+			}
+		}
+		f := &Filter{Allow: allow, Sorted: true}
+		b.Run(layout, func(b *testing.B) {
+			// CPU time, steadier than wall time on a loaded machine.
+			cpu := cpuNanos()
+			for range b.N {
+				x.compileFilter(f)
+			}
+			b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N*len(allow)), "cpu-ns/allowed")
+		})
+	}
+}
+
+// cpuNanos is this process's user and system CPU time.
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

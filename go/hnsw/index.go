@@ -67,12 +67,15 @@ type Index struct {
 	build   buildTesting  // zero: production behaviour
 
 	progress atomic.Int64 // nodes inserted by Add and Compact since creation
-	// keys is the live ids in order for filter compilation, built once
-	// the ids stay unchanged between two filtered searches (filter_keys.go).
-	keys atomic.Pointer[keyTable]
+	// keys is the live ids in order for filter compilation, built when
+	// the index is sealed (sealedKeys) or once the ids stay unchanged
+	// between two filtered searches (filter_keys.go).
+	keys       atomic.Pointer[keyTable]
+	sealedKeys atomic.Bool
 	// quietSets is byID.sets+1 at the last filtered search, 0 before one.
 	quietSets atomic.Uint64
 	pool      sync.Pool // *searcher
+	bitsets   sync.Pool // *bitset: compiled filters (takeBitset)
 
 	// rabitq holds the RaBitQ codes of the graph (rabitq_codes.go), or nil.
 	rabitq atomic.Pointer[rabitqCodes]

@@ -35,6 +35,7 @@ func (x *Index) Remove(ids []uint64, missingOK bool) (int, error) {
 		g.lowerSettled(node)
 		g.setFlag(node, flagDeleted)
 		x.byID.del(id)
+		x.keys.Load().forget(id)
 		removed++
 	}
 	x.touch(ids)

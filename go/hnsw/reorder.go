@@ -223,6 +223,9 @@ func (x *Index) Renumber(growth float64) (bool, error) {
 	x.byID.remap(newOf)
 	x.graph.Store(ng)
 	x.mapMu.Unlock()
+	if x.sealedKeys.Load() {
+		x.SealKeys() // the new numbering's table, before a search needs it
+	}
 	x.orderedLive = live
 	return true, x.keepRaBitQ(true, nil)
 }

@@ -71,6 +71,7 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 	}
 	ef = max(ef, k)
 	g, allowed, selected, live := x.compileFilter(filter)
+	defer x.releaseBitset(allowed) // every search of the call is done by then
 	rq := x.codesOf(g)
 	// RaBitQ traversals estimate every neighbour from its node's record
 	// at once, so they route through the nodes a filter rejects

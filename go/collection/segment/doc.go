@@ -89,7 +89,9 @@
 //     otherwise), then merges the per-segment top k by distance. An allow
 //     list is checked sorted once and marked so (hnsw.Filter.Sorted):
 //     each segment then compiles only the ids within its own key range,
-//     not the whole list. Its stats are the segments' merged
+//     not the whole list, intersecting them with its sorted key table,
+//     built when it becomes sealed (Seal, SealActive, load, merge, a
+//     mapped copy: hnsw.Index.SealKeys), not at search time. Its stats are the segments' merged
 //     (hnsw.SearchStats.Merge: counts summed, the plan the graph's if any
 //     segment took its graph), as the collection merges the tail's exact
 //     scan into them. One segment with keys: the search is that graph's,

@@ -71,13 +71,15 @@ func NewGraphs(cfg hnsw.Config, active *hnsw.Index, sealed []*Graph) *Graphs {
 }
 
 // LoadedGraph makes a sealed segment of an index read from file, with the
-// keys deleted since it was written (the manifest's tombstones) removed.
+// keys deleted since it was written (the manifest's tombstones) removed
+// and its sorted key table built (sealKeys).
 func LoadedGraph(index *hnsw.Index, file string, deleted []uint64) (*Graph, error) {
 	if len(deleted) > 0 {
 		if _, err := index.Remove(deleted, false); err != nil {
 			return nil, fmt.Errorf("segment %s: tombstones: %w", file, err)
 		}
 	}
+	sealKeys(index)
 	return &Graph{index: index, file: file, deleted: deleted}, nil
 }
 
@@ -277,6 +279,7 @@ func (g *Graphs) Close() error {
 // what it becomes) and starts an empty one. The caller holds the field's
 // build lock.
 func (g *Graphs) SealActive() error {
+	sealKeys(g.state.Load().active)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.state.Load()

@@ -112,6 +112,7 @@ func (g *Graphs) MapSealed(load func(file string) (*hnsw.Index, error)) (int, er
 		if err != nil {
 			return switched, fmt.Errorf("segment %s: mapping: %w", j.file, err)
 		}
+		sealKeys(x)
 		ok, err := g.swapMapped(j.seg, x)
 		if !ok {
 			x.Close()

@@ -248,6 +248,7 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 	}
 	chunk = nil
 
+	sealKeys(merged) // the renumbering below keeps it current
 	if err := g.swap(srcs, merged, keys); err != nil {
 		return err
 	}

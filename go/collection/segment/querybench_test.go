@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,21 @@ func loadAverage() []float64 {
 	return out
 }
 
+// machine is the CPU model and core count, as bench/runinfo.py records
+// them.
+func machine() map[string]any {
+	model := "?"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if key, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(key) == "model name" {
+				model = strings.TrimSpace(value)
+				break
+			}
+		}
+	}
+	return map[string]any{"cpu_model": model, "cores": runtime.NumCPU(), "goarch": runtime.GOARCH}
+}
+
 // cpuSeconds is this process's user and system CPU time.
 func cpuSeconds() float64 {
 	var ru syscall.Rusage
@@ -55,6 +71,10 @@ func cpuSeconds() float64 {
 // STRATA_SEGQUERY_CACHE names a directory where the built segments are
 // saved and, on a later run (another commit's tree, say), loaded instead
 // of built again: at 1M a build takes most of the run.
+// STRATA_SEGQUERY_COMMIT is the commit the test binary was built from,
+// recorded in the output (a binary of another tree may run in this one).
+// STRATA_SEGQUERY_ONLY keeps only the setups whose names contain it
+// ("filtered", "1_segments_filtered"): for a profile of one of them.
 func TestSegmentQueryBench(t *testing.T) {
 	out := os.Getenv("STRATA_SEGQUERY")
 	if out == "" {
@@ -79,18 +99,28 @@ func TestSegmentQueryBench(t *testing.T) {
 		}
 	}
 	truthOf := func(among []uint64) [][]uint64 {
+		// The k nearest by insertion into a sorted k-list: a full sort of
+		// a million distances per query was minutes of the run at 1M.
 		type hit struct {
 			key uint64
 			d   float32
 		}
 		truth := make([][]uint64, nq)
-		hits := make([]hit, len(among))
+		best := make([]hit, 0, k+1)
 		for q := range nq {
-			for i, key := range among {
-				hits[i] = hit{key, metric.L2.Distance(qs[q*dim:(q+1)*dim], data[key*dim:(key+1)*dim])}
+			best = best[:0]
+			for _, key := range among {
+				d := metric.L2.Distance(qs[q*dim:(q+1)*dim], data[key*dim:(key+1)*dim])
+				if len(best) == k && d >= best[k-1].d {
+					continue
+				}
+				at, _ := slices.BinarySearchFunc(best, d, func(h hit, d float32) int { return cmp.Compare(h.d, d) })
+				best = slices.Insert(best, at, hit{key, d})
+				if len(best) > k {
+					best = best[:k]
+				}
 			}
-			slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.d, b.d) })
-			for _, h := range hits[:k] {
+			for _, h := range best {
 				truth[q] = append(truth[q], h.key)
 			}
 		}
@@ -147,6 +177,10 @@ func TestSegmentQueryBench(t *testing.T) {
 		qps    []float64
 		cpuUs  []float64
 		dists  float64
+		// per query at ef: link lists a filtered graph search read, and
+		// the share of queries a filtered graph search left to its fallback
+		links, rerouted float64
+		plan            string // the merged plan of the last query
 	}
 	var setups []*setup
 	segCounts := []int{1, 3, 9}
@@ -166,11 +200,17 @@ func TestSegmentQueryBench(t *testing.T) {
 		g := build(segs)
 		t.Logf("%d segments built in %.1fs", segs, time.Since(began).Seconds())
 		name := strconv.Itoa(segs) + "_segments"
-		setups = append(setups, &setup{name: name, g: g, truth: truth},
-			&setup{name: name + "_filtered_10pct", g: g, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth})
+		for _, s := range []*setup{{name: name, g: g, truth: truth},
+			{name: name + "_filtered_10pct", g: g, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth}} {
+			if strings.Contains(s.name, os.Getenv("STRATA_SEGQUERY_ONLY")) {
+				setups = append(setups, s)
+			}
+		}
 	}
 	outKeys, outDists := make([]int64, k), make([]float32, k)
+	var last hnsw.SearchStats // the last pass's totals beside its distances
 	pass := func(s *setup, ef int) (recall float64, dists int64) {
+		last = hnsw.SearchStats{}
 		hits := 0
 		for q := range nq {
 			st, err := s.g.SearchFiltered(qs[q*dim:(q+1)*dim], k, ef, 1, s.filter, outKeys, outDists)
@@ -178,6 +218,9 @@ func TestSegmentQueryBench(t *testing.T) {
 				t.Fatal(err)
 			}
 			dists += st.DistanceComputations
+			last.LinksRead += st.LinksRead
+			last.Rerouted += st.Rerouted
+			last.Plan = st.Plan
 			for _, key := range outKeys {
 				if key >= 0 && slices.Contains(s.truth[q], uint64(key)) {
 					hits++
@@ -194,6 +237,7 @@ func TestSegmentQueryBench(t *testing.T) {
 		for _, ef := range []int{10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512} {
 			r, d := pass(s, ef)
 			s.ef, s.recall, s.dists = ef, r, float64(d)/nq
+			s.links, s.rerouted, s.plan = float64(last.LinksRead)/nq, float64(last.Rerouted)/nq, last.Plan.String()
 			if r >= target {
 				break
 			}
@@ -213,13 +257,15 @@ func TestSegmentQueryBench(t *testing.T) {
 		}
 	}
 	res := map[string]any{"n": n, "dim": dim, "k": k, "queries": nq, "allowed": len(allow),
-		"load_average_start": loadStart, "load_average_end": loadAverage()}
+		"load_average_start": loadStart, "load_average_end": loadAverage(),
+		"machine": machine(), "commit": os.Getenv("STRATA_SEGQUERY_COMMIT")}
 	median := func(v []float64) float64 { v = slices.Sorted(slices.Values(v)); return v[len(v)/2] }
 	byName := map[string]*setup{}
 	for _, s := range setups {
 		byName[s.name] = s
-		res[s.name] = map[string]float64{"ef": float64(s.ef), "recall": s.recall, "qps_median": median(s.qps),
-			"cpu_us_per_query_median": median(s.cpuUs), "distances_per_query": s.dists}
+		res[s.name] = map[string]any{"ef": s.ef, "recall": s.recall, "qps_median": median(s.qps),
+			"cpu_us_per_query_median": median(s.cpuUs), "distances_per_query": s.dists,
+			"links_read_per_query": s.links, "rerouted_per_query": s.rerouted, "plan": s.plan}
 	}
 	ratios := map[string]float64{}
 	for _, s := range setups {
@@ -227,7 +273,13 @@ func TestSegmentQueryBench(t *testing.T) {
 		if s.filter != nil {
 			// Filtered QPS over the unfiltered QPS of the same segments.
 			unfiltered := byName[s.name[:len(s.name)-len("_filtered_10pct")]]
+			if unfiltered == nil {
+				continue
+			}
 			ratios[s.name+"_over_unfiltered_cpu"] = median(unfiltered.cpuUs) / median(s.cpuUs)
+			continue
+		}
+		if base == nil {
 			continue
 		}
 		ratios[s.name+"_over_one_index_cpu"] = median(base.cpuUs) / median(s.cpuUs)

@@ -23,6 +23,7 @@ type Saving struct {
 // naming the new files with name. The caller holds the field's build
 // lock, so that nothing is inserted meanwhile.
 func (g *Graphs) Seal(name func() string) ([]Saving, error) {
+	sealKeys(g.state.Load().active)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.state.Load()
@@ -54,6 +55,18 @@ func (g *Graphs) Seal(name func() string) ([]Saving, error) {
 		out = append(out, sv)
 	}
 	return out, nil
+}
+
+// sealKeys builds the sorted key table of an index that is becoming a
+// sealed segment (hnsw.Index.SealKeys), before it is one: a filtered
+// search of a sealed segment intersects its allow list with the table
+// from the first query on. It runs before mu is taken (the build lock
+// keeps inserts out; removals meanwhile are tombstones the table
+// handles), so that writers do not wait for the sort.
+func sealKeys(x *hnsw.Index) {
+	if x.Len() > 0 {
+		x.SealKeys()
+	}
 }
 
 // empty returns a new empty graph of the field's parameters sharing
