@@ -10,10 +10,14 @@ before the change, with rabitq_qg_bench_test.go beside it), then:
 Each round runs base then new (the order flips every round), each binary
 measuring $STRATA_QG_ROUNDS passes over the queries; the medians of the
 per-pass CPU ns per query are compared. The answers' hashes must agree
-(the change kept the results) or the script fails. Writes
+(the change kept the results) or the script fails, unless
+--answers-may-differ (a change of the search's results, such as its loop):
+then each side's CPU ns and hops per query at --at-recall are interpolated
+between the efs that bracket it ($STRATA_QG_EFS must). Writes
 bench/results/rabitq-go/rabitq-go-<time>-<commit>-<label>.json.
 """
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -32,6 +36,18 @@ def run(binary: str, env: dict) -> list[dict]:
     return [json.loads(line[6:]) for line in out.stderr.splitlines() if line.startswith("QGHOP ")]
 
 
+def at_recall(rows: list[dict], target: float) -> dict | None:
+    """CPU ns, hops and ef per query at recall target, linear between the two
+    efs that bracket it (rows of one side, by ef); None if none do."""
+    rows = sorted(rows, key=lambda r: r["ef"])
+    for lo, hi in itertools.pairwise(rows):
+        if lo["recall"] <= target <= hi["recall"] and hi["recall"] > lo["recall"]:
+            f = (target - lo["recall"]) / (hi["recall"] - lo["recall"])
+            return {key: lo[key] + f * (hi[key] - lo[key])
+                    for key in ("ef", "cpu_ns_per_query", "hops_per_query", "dist_per_query")}
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True)
@@ -39,6 +55,8 @@ def main() -> None:
     ap.add_argument("--label", required=True)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--answers-may-differ", action="store_true")
+    ap.add_argument("--at-recall", type=float, default=0.95)
     args = ap.parse_args()
     env = dict(os.environ, **dict(e.split("=", 1) for e in args.env))
     cells: dict[tuple[str, int], dict] = {}
@@ -63,12 +81,21 @@ def main() -> None:
                      "results_hash": c["results_hash"]})
     for ef in sorted({ef for _, ef in cells}):
         base, new = cells[("base", ef)], cells[("new", ef)]
-        if base["results_hash"] != new["results_hash"]:
+        if base["results_hash"] != new["results_hash"] and not args.answers_may_differ:
             sys.exit(f"ef {ef}: the new build's answers differ from the base's")
         b = statistics.median(base["cpu_ns_per_query_rounds"])
         n = statistics.median(new["cpu_ns_per_query_rounds"])
         print(f"ef {ef}: base {b:,.0f} new {n:,.0f} cpu ns/query, new/base {n / b:.3f}, "
               f"recall {new['recall']:.4f}", file=sys.stderr)
+    at = {}
+    if args.answers_may_differ:
+        for mode in ("base", "new"):
+            at[mode] = at_recall([r for r in rows if r["mode"] == mode], args.at_recall)
+            print(f"{mode} at recall {args.at_recall}: {at[mode]}", file=sys.stderr)
+        if at["base"] and at["new"]:
+            print(f"new/base CPU ns per query at recall {args.at_recall}: "
+                  f"{at['new']['cpu_ns_per_query'] / at['base']['cpu_ns_per_query']:.3f}",
+                  file=sys.stderr)
     first = next(iter(cells.values()))
     out = runinfo.result_path("rabitq-go", args.label)
     out.write_text(json.dumps({
@@ -76,7 +103,8 @@ def main() -> None:
         "set": first["set"], "n": first["n"], "queries": first["queries"], "k": first["k"],
         "dim": first["dim"], "rounds": args.rounds, "env": args.env,
         "loadavg": f"{statistics.median(loads):.2f}", "loadavg_range": [min(loads), max(loads)],
-        "machine": runinfo.machine(), "git": runinfo.git_info(), "rows": rows}, indent=2) + "\n")
+        "machine": runinfo.machine(), "git": runinfo.git_info(), "rows": rows,
+        **({"at_recall": {"recall": args.at_recall, **at}} if at else {})}, indent=2) + "\n")
     print(out, file=sys.stderr)
 
 

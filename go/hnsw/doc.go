@@ -95,8 +95,9 @@
 // upper levels (the medoid is the entry), one 64-byte-aligned row per node
 // holding its float vector, its 32 neighbour ids, their 1-bit codes
 // relative to the node (rabitq/residual.go) in FastScan order and their
-// factors, so a hop is one contiguous read; the search keeps a sorted
-// buffer of ef estimates and measures each node it expands exactly. It is
+// factors, so a hop is one contiguous read; the search is SymphonyQG's
+// loop: a sorted buffer of ef estimates whose expanded entries keep their
+// slots, each node it expands measured exactly. It is
 // rebuilt whole by each Add and Compact and saved as section RBQG (the
 // ids; the rows are recomputed on Load).
 //

@@ -281,39 +281,47 @@ func qgMedoid(g *graph, n int) uint32 {
 // qgPrefetchLines is how many lines of the next candidate's row the
 // search prefetches while it expands the current one (its vector first).
 //
-// Per-hop changes tried against this search, each A/B in one run
-// (bench/qg_ab.py, BenchmarkQGHop, 20k pypi-use512, ef 32 and 64, 7 rounds
-// of 5 passes, load 4-10; answers identical), none faster beyond the noise,
-// which an A/A of one binary against itself puts at 0.98x and 0.91x: one
-// shift of the buffer to move the expanded node to its exact distance in
-// place of remove and reinsert (1.01x, 1.07x CPU per query); the 32
-// estimates computed in one bounds-check-free loop over the factor arrays
-// before the admission tests (1.10x, 1.05x); prefetching the node's own 41
-// lines of codes and factors before its exact distance (1.04x, 0.95x; 9
-// rounds: 1.14x, 1.13x). Results:
+// Per-hop changes tried against the search before it kept expanded
+// entries in place (below), each A/B in one run (bench/qg_ab.py,
+// BenchmarkQGHop, 20k pypi-use512, ef 32 and 64, 7 rounds of 5 passes,
+// load 4-10; answers identical), none faster beyond the noise, which an A/A
+// of one binary against itself puts at 0.98x and 0.91x: one shift of the
+// buffer to move the expanded node to its exact distance in place of
+// remove and reinsert (1.01x, 1.07x CPU per query); the 32 estimates
+// computed in one bounds-check-free loop over the factor arrays before the
+// admission tests (1.10x, 1.05x); prefetching the node's own 41 lines of
+// codes and factors before its exact distance (1.04x, 0.95x; 9 rounds:
+// 1.14x, 1.13x). Results:
 // bench/results/rabitq-go/*-qg-{move,estimates,prefetch-codes,aa}*.json.
 const qgPrefetchLines = 24
 
-// searchQG answers one query on the quantized graph as SymphonyQG's search
-// loop does: a sorted buffer of ef candidates by estimated distance;
-// expanding the nearest unexpanded one measures its vector exactly (the
-// top k of those measured are the answer), then estimates its 32
-// neighbours with one kernels.FastScan32 of its row's codes, relative to
-// it, and inserts those that can enter the buffer. The expanded node
-// moves to where its exact distance belongs, so an estimate too
-// optimistic stops holding the beam open. Non-admitted nodes route
-// the search but are never returned. q is normalised already for cosine.
+// searchQG answers one query on the quantized graph with SymphonyQG's
+// search loop (qg.hpp's search and scan_neighbors): a sorted buffer of ef
+// candidates by estimated distance; expanding the nearest unexpanded one
+// measures its vector exactly (the top k of those measured are the
+// answer), then estimates its 32 neighbours with one kernels.FastScan32 of
+// its row's codes, relative to it, and inserts those that can enter the
+// buffer. Non-admitted nodes route the search but are never returned. q
+// is normalised already for cosine.
 //
-// A node is marked visited when it is expanded, not when it is estimated
-// (as SymphonyQG does), so a node can sit in the buffer more than once,
-// once per estimate, until its first copy is expanded and the others are
-// dropped: an estimate from a far node does not shut out a better one from
-// a nearer node. Marking at estimation instead lost recall where the 1-bit
-// estimates are poor (clustered data of 64 dimensions: 0.84-0.94 against
-// the float graph's 0.97-1.00 at ef 48-200; with this, 1.00) and, on
-// pypi-use512's first 5,000 rows, reached 0.9675 at ef 32 with 1,922
-// distances a query where this reaches 0.9885 with 2,667 and 0.948 with
-// 1,263 at ef 16.
+// An expanded entry stays where its estimate put it, and a node is marked
+// visited when it is expanded, not when it is estimated, so a node can sit
+// in the buffer more than once, once per estimate; a later copy is skipped
+// when it comes up but keeps its slot. Marking at estimation instead lost
+// recall where the 1-bit estimates are poor (clustered data of 64
+// dimensions: 0.84-0.94 against the float graph's 0.97-1.00 at ef 48-200)
+// because an estimate from a far node shut out a better one from a nearer
+// node.
+//
+// The loop used to move each expanded node to its exact distance and drop
+// the later copies of a node from the buffer, which keeps more distinct
+// candidates per slot: more recall at equal ef, but more hops for the same
+// recall. Counted on pypi-use512's first 50,000 rows, 500 queries
+// (BenchmarkQGHop), recall@10 0.95 took 62 hops a query that way and 51.5
+// this way; SymphonyQG itself (rabitqlib, bench/qg_symqg_count.cpp) takes
+// 48.8 on its own graph, and this loop 48.9 on that graph, so the rest of
+// the gap is the graph's.
+//
 // It returns up to k candidates by exact distance, nearest first, aliasing
 // the scratch.
 func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k, ef int, adm *admission, entry uint32) []candidate {
@@ -331,28 +339,22 @@ func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k,
 	prefetch := min(qgPrefetchLines, int(rowBytes/64))
 	sc.visited.reset(r.n)
 	sc.visited.visit(entry)
-	sc.buffer = append(sc.buffer[:0], bufferEntry{dist: -inf, node: entry})
+	// The entry's slot goes to the first estimate that needs it, as
+	// SymphonyQG's entry enters at the largest distance.
+	sc.buffer = append(sc.buffer[:0], bufferEntry{dist: inf, node: entry})
 	best := sc.best[:0]
 	for next := 0; next < len(sc.buffer); {
-		c := &sc.buffer[next]
-		c.expanded = true
-		node := c.node
-		if node != entry {
-			if sc.visited.visit(node) {
-				// A duplicate of a node expanded already: drop it.
-				sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
-				for next < len(sc.buffer) && sc.buffer[next].expanded {
-					next++
-				}
-				continue
-			}
+		node := sc.buffer[next].node
+		sc.buffer[next].expanded = true
+		for next < len(sc.buffer) && sc.buffer[next].expanded {
+			next++
 		}
-		for j := next + 1; j < len(sc.buffer); j++ {
-			if !sc.buffer[j].expanded {
-				sc.next[0] = sc.buffer[j].node
-				kernels.PrefetchRows(base, rowBytes, sc.next[:], prefetch)
-				break
-			}
+		if node != entry && sc.visited.visit(node) {
+			continue // a later copy of a node expanded already
+		}
+		if next < len(sc.buffer) {
+			sc.next[0] = sc.buffer[next].node
+			kernels.PrefetchRows(base, rowBytes, sc.next[:], prefetch)
 		}
 		row := r.row(node)
 		vec := wordFloats(row[:r.dim])
@@ -374,11 +376,7 @@ func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k,
 				best.replaceTop(candidate{d, node})
 			}
 		}
-		// Move it to where its exact distance belongs.
-		sc.buffer = append(sc.buffer[:next], sc.buffer[next+1:]...)
-		lowest := sc.insert(bufferEntry{dist: d, node: node, lower: d, expanded: true}, ef)
-		lowest = min(lowest, r.expand(sc, row, d, norm, ef))
-		next = min(next, lowest)
+		next = min(next, r.expand(sc, row, d, norm, ef))
 		for next < len(sc.buffer) && sc.buffer[next].expanded {
 			next++
 		}

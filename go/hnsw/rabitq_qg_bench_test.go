@@ -1,13 +1,16 @@
 package hnsw
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/strata-db/strata/go/internal/synth"
 )
@@ -20,15 +23,25 @@ import (
 // per query, and an FNV hash of every answer's ids and distance bits, which
 // two builds of the search must share when a change keeps the results),
 // for bench/qg_ab.py to alternate two builds of this package and compare.
+// $STRATA_QG_GRAPH names a peer's graph (peerQGRows) to search instead of
+// the one buildQG makes, to tell the graph's share from the search's.
+// $STRATA_QG_DUMP names a directory to write the rows, queries and truth
+// to first (dumpQGSet), for a peer's harness to search the same set.
 func BenchmarkQGHop(b *testing.B) {
 	s := loadRaBitQBenchSet(b, 20000, 500)
 	x, _ := s.graph(b)
 	truth := s.truth()
+	if dir := os.Getenv("STRATA_QG_DUMP"); dir != "" {
+		dumpQGSet(b, dir, s, truth)
+	}
 	if err := x.BuildRaBitQ(1); err != nil {
 		b.Fatal(err)
 	}
 	rq := x.rabitq.Load()
 	rq.qg = x.buildQG(rq.g, rq.n)
+	if path := os.Getenv("STRATA_QG_GRAPH"); path != "" {
+		rq.qg = peerQGRows(b, x, rq.g, rq.n, path)
+	}
 	k, nq, dim := s.k, s.nq, s.dim
 	rounds := envInt("STRATA_QG_ROUNDS", 5)
 	ids := make([]int64, nq*k)
@@ -67,4 +80,63 @@ func BenchmarkQGHop(b *testing.B) {
 			fmt.Fprintf(os.Stderr, "QGHOP %s\n", line)
 		}
 	}
+}
+
+// dumpQGSet writes the set's training rows (train.f32), queries
+// (queries.f32), both n×dim little-endian float32, and the truth
+// (truth.u32, nq×k uint32) to dir, so that a peer's harness (SymphonyQG's
+// counters in bench/qg_symqg_count.cpp) measures the same rows and queries.
+func dumpQGSet(b *testing.B, dir string, s *rabitqBenchSet, truth [][]uint64) {
+	ids := make([]uint32, 0, len(truth)*s.k)
+	for _, t := range truth {
+		for _, id := range t[:s.k] {
+			ids = append(ids, uint32(id))
+		}
+	}
+	for name, data := range map[string][]byte{
+		"train.f32":   wordBytes(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s.data.Train))), len(s.data.Train))),
+		"queries.f32": wordBytes(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s.queries))), len(s.queries))),
+		"truth.u32":   wordBytes(ids),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// peerQGRows are the rows of the graph in the file at path (a uint32
+// entry, then n rows of 32 uint32 neighbour ids, as qg_symqg_count writes
+// SymphonyQG's), coded as buildQG codes its own.
+func peerQGRows(b *testing.B, x *Index, g *graph, n int, path string) *qgRows {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(raw) != 4*(1+n*qgDegree) {
+		b.Fatalf("%s: %d bytes, want %d for %d nodes", path, len(raw), 4*(1+n*qgDegree), n)
+	}
+	words := make([]uint32, len(raw)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(raw[4*i:])
+	}
+	// The file's rows and ids are the training rows' (the ids Add gave);
+	// the graph's nodes may be in another order (reorder.go).
+	nodeOf := make([]uint32, n)
+	for u := range n {
+		if int(g.labels[u]) >= n {
+			b.Fatalf("node %d has id %d, not a training row of %d", u, g.labels[u], n)
+		}
+		nodeOf[g.labels[u]] = uint32(u)
+	}
+	ids := make([]uint32, n*qgDegree)
+	for u := range n {
+		row := words[1+int(g.labels[u])*qgDegree:][:qgDegree]
+		for j, id := range row {
+			if int(id) >= n {
+				b.Fatalf("%s: row %d links to %d of %d", path, g.labels[u], id, n)
+			}
+			ids[u*qgDegree+j] = nodeOf[id]
+		}
+	}
+	return newQGRows(x.qgQuantizer(), g.dim, n).fill(g, ids, nodeOf[words[0]])
 }
