@@ -657,6 +657,20 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 		}
 	}()
 	sampler := startRSSSampler(c)
+	// STRATA_SEGBENCH_ALLOCPROF=<prefix>: allocation profiles at the
+	// phase's start and end (<prefix>.start, <prefix>.end), for
+	// go tool pprof -sample_index=alloc_space -base <prefix>.start <prefix>.end
+	// (run with -test.memprofilerate to sample finer than 512 KiB).
+	allocProf := func(suffix string) {
+		if p := os.Getenv("STRATA_SEGBENCH_ALLOCPROF"); p != "" {
+			if f, err := os.Create(p + suffix); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}
+	allocProf(".start")
+	defer allocProf(".end")
 	w0, cpu0 := writeBytes(t), cpuSeconds()
 	began := time.Now()
 	rng := rand.New(rand.NewPCG(9, 9))

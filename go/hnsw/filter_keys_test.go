@@ -47,9 +47,9 @@ func TestSortedFilterCompilesAsLookups(t *testing.T) {
 	check := func(stage string, deny []uint64) {
 		t.Helper()
 		allow := allowList()
-		_, want, wantSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny})
+		_, want, _, wantSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny})
 		for range 2 { // the second builds the table if the first found the ids quiet
-			_, got, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny, Sorted: true})
+			_, got, _, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny, Sorted: true})
 			if !slices.Equal(got, want) || gotSel != wantSel {
 				t.Fatalf("%s: sorted compilation allows %d nodes, lookups %d (bitsets equal: %v)", stage, gotSel, wantSel, slices.Equal(got, want))
 			}

@@ -162,6 +162,11 @@ func (p MergePolicy) similar(ss []*Graph) []*Graph {
 // inserts at a time: what it holds besides the sources and the new graph.
 const mergeChunk = 8192
 
+// mergeRun is how many keys' vectors a merge copies under one read lock
+// of a source's id map: a removal from the source (the builder's) waits
+// for at most that copy (1,024 x 128 floats: 512 KiB).
+const mergeRun = 1024
+
 // Merge builds one graph of the live keys of srcs (sealed segments of g)
 // and puts it in their place. The build holds no lock, so writers and
 // readers go on: keys the builder removes from srcs meanwhile are
@@ -229,14 +234,25 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 		if err != nil {
 			return err
 		}
-		for i, id := range ids {
+		// By runs of up to mergeRun keys, one GetVectors each (one lock
+		// and one lookup pass per run, not per key); a run with a key
+		// removed after IDs is copied again key by key, skipping it: it
+		// is gone from srcs, and the swap would drop it anyway.
+		for len(ids) > 0 {
 			at := len(chunkKeys)
-			// A key removed after IDs is skipped: it is gone from srcs,
-			// and the swap would drop it anyway.
-			if err := s.index.GetVectors(ids[i:i+1], chunk[at*dim:(at+1)*dim]); err != nil {
-				continue
+			run := ids[:min(len(ids), mergeChunk-at, mergeRun)]
+			ids = ids[len(run):]
+			if err := s.index.GetVectors(run, chunk[at*dim:(at+len(run))*dim]); err == nil {
+				chunkKeys = append(chunkKeys, run...)
+			} else {
+				for i, id := range run {
+					at := len(chunkKeys)
+					if s.index.GetVectors(run[i:i+1], chunk[at*dim:(at+1)*dim]) == nil {
+						chunkKeys = append(chunkKeys, id)
+					}
+				}
 			}
-			if chunkKeys = append(chunkKeys, id); len(chunkKeys) == mergeChunk {
+			if len(chunkKeys) == mergeChunk {
 				if err := flush(); err != nil {
 					return err
 				}
@@ -299,6 +315,10 @@ func (g *Graphs) swap(srcs []*Graph, merged *hnsw.Index, keys []uint64) error {
 		}
 	}
 	g.state.Store(&graphState{active: st.active, sealed: next})
+	// The sources are in no state now: nothing keeps them from the
+	// collector but the readers still holding them (Merge returns them to
+	// the system before it renumbers the new graph).
+	g.merging = nil
 	for _, s := range srcs {
 		s.retire() // a mapped source is unmapped once no reader holds it
 	}
