@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -671,6 +672,18 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 	}
 	allocProf(".start")
 	defer allocProf(".end")
+	// With STRATA_SEGBENCH_HEAPPROF, also the live heap once the merges
+	// have settled (<name>.end, after a collection): what the collection
+	// still holds.
+	defer func() {
+		if p := os.Getenv("STRATA_SEGBENCH_HEAPPROF"); p != "" {
+			runtime.GC()
+			if f, err := os.Create(p + ".end"); err == nil {
+				_ = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}()
 	w0, cpu0 := writeBytes(t), cpuSeconds()
 	began := time.Now()
 	rng := rand.New(rand.NewPCG(9, 9))

@@ -142,8 +142,14 @@
 // the builder and queries go on; it uses half the cores); then, under
 // the mutex, it removes from the new graph the keys the builder removed
 // from the sources meanwhile and replaces the sources by it in one state
-// swap. Once the sources' memory is returned, the new graph is
-// renumbered breadth-first for locality (as one large Add would be).
+// swap. A merge of one segment (a rewrite for its tombstones) copies its
+// keys in that segment's breadth-first order (hnsw.Index.IDsBreadthFirst),
+// so the new graph is laid out by neighbourhood as a renumbered one, and
+// is not renumbered: the renumbering copies the whole new graph
+// (hnsw.TestCopyOrderLocality, 100k x 128 with 30 % removed: 70.1 us of
+// CPU per query copied breadth-first, 68.1 copied in insertion order and
+// renumbered, noise; 82.7 in insertion order without). A merge of several
+// is renumbered breadth-first once the sources' memory is returned.
 // The collection then checkpoints at once: each merge has its own
 // manifest switch (the same CURRENT protocol), so its bytes are not
 // charged to the next checkpoint of writes and a merge done while idle

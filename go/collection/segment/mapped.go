@@ -3,6 +3,7 @@ package segment
 import (
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -154,6 +155,10 @@ func (g *Graphs) MapSealed(load func(file string) (*hnsw.Index, error)) (int, er
 // in the process's memory (a field of ram placement gets its merged
 // segment in memory as before). A source it cannot map is kept as it is.
 func (g *Graphs) MapSources(srcs []*Graph, load func(file string) (*hnsw.Index, error)) []*Graph {
+	// The load allocates the file's links and ids beside the copy in
+	// memory: the garbage of the writes before goes back first (at 100k
+	// the heap held 163 MiB for 110 live when the load began).
+	debug.FreeOSMemory()
 	out := slices.Clone(srcs)
 	for i, s := range srcs {
 		g.mu.Lock()
@@ -176,6 +181,7 @@ func (g *Graphs) MapSources(srcs []*Graph, load func(file string) (*hnsw.Index, 
 			continue
 		}
 		s.waitReleased(releaseWait)
+		debug.FreeOSMemory() // the copy in memory, before the next load
 		out[i] = now
 	}
 	return out
