@@ -364,6 +364,7 @@ func (c *Collection) vacuum(idle bool) bool {
 			// Merge fails only on a closed index, which Close does after
 			// this loop has stopped, or a field removed meanwhile: there
 			// is nothing to report.
+			srcs = f.index.MapSources(srcs, c.mergeSourceLoader(f))
 			err := f.index.Merge(srcs, threads)
 			if err != nil {
 				c.merging.Store(false)

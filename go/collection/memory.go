@@ -90,3 +90,16 @@ func (c *Collection) mapSegments(set *fieldSet) (bool, error) {
 	}
 	return switched, nil
 }
+
+// mergeSourceLoader loads a segment file of f with its float vectors
+// mapped whatever f's placement: a merge reads its sources from their
+// files (segment.Graphs.MapSources), and the segment it makes is placed as
+// f says.
+func (c *Collection) mergeSourceLoader(f *vectorField) func(file string) (*hnsw.Index, error) {
+	segDir := filepath.Join(c.dir, snapshot.SegmentsDir)
+	opts := f.loadOptions()
+	opts.MmapVectors = true
+	return func(file string) (*hnsw.Index, error) {
+		return hnsw.Load(c.fs, filepath.Join(segDir, file), opts)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -103,7 +104,8 @@ func (s *rssSampler) run() {
 		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	prof := os.Getenv("STRATA_SEGBENCH_HEAPPROF")
 	// STRATA_SEGBENCH_RSSLOG names a file for every sample: seconds, RSS,
-	// heap objects, heap freed and not returned (MiB), merging, segments.
+	// heap objects, heap freed and not returned (MiB), merging, segments,
+	// tail rows, RssFile (MiB: mapped file pages, the merge's sources').
 	var rssLog *os.File
 	if name := os.Getenv("STRATA_SEGBENCH_RSSLOG"); name != "" {
 		if f, err := os.Create(name); err == nil {
@@ -137,14 +139,15 @@ func (s *rssSampler) run() {
 		metrics.Read(samples)
 		mib := func(i int) float64 { return float64(samples[i].Value.Uint64()) / (1 << 20) }
 		if rssLog != nil {
-			fmt.Fprintf(rssLog, "%.2f %.1f %.1f %.1f %v %v %v\n", time.Since(began).Seconds(), rss, mib(0), mib(3),
-				merging, s.c.Describe()["segments"], s.c.Info().TailRows)
+			fmt.Fprintf(rssLog, "%.2f %.1f %.1f %.1f %v %v %v %.1f\n", time.Since(began).Seconds(), rss, mib(0), mib(3),
+				merging, s.c.Describe()["segments"], s.c.Info().TailRows, procStatusMiB("RssFile"))
 		}
 		s.maxLive = max(s.maxLive, mib(5))
 		if rss > s.peak["rss_mib"].(float64) {
 			s.peak = map[string]any{"rss_mib": rss, "heap_objects_mib": mib(0), "heap_goal_mib": mib(1),
 				"heap_unused_mib": mib(2), "heap_free_not_released_mib": mib(3), "heap_released_mib": mib(4), "heap_live_at_last_gc_mib": mib(5),
-				"merging": merging, "segments": s.c.Describe()["segments"]}
+				"merging": merging, "segments": s.c.Describe()["segments"],
+				"rss_anon_mib": procStatusMiB("RssAnon"), "rss_file_mib": procStatusMiB("RssFile")}
 		}
 		s.mu.Unlock()
 		if prof != "" && rss > lastProf*1.05 {
@@ -657,6 +660,32 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 		}
 	}()
 	sampler := startRSSSampler(c)
+	// STRATA_SEGBENCH_ALLOCPROF=<prefix>: allocation profiles at the
+	// phase's start and end (<prefix>.start, <prefix>.end), for
+	// go tool pprof -sample_index=alloc_space -base <prefix>.start <prefix>.end
+	// (run with -test.memprofilerate to sample finer than 512 KiB).
+	allocProf := func(suffix string) {
+		if p := os.Getenv("STRATA_SEGBENCH_ALLOCPROF"); p != "" {
+			if f, err := os.Create(p + suffix); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}
+	allocProf(".start")
+	defer allocProf(".end")
+	// With STRATA_SEGBENCH_HEAPPROF, also the live heap once the merges
+	// have settled (<name>.end, after a collection): what the collection
+	// still holds.
+	defer func() {
+		if p := os.Getenv("STRATA_SEGBENCH_HEAPPROF"); p != "" {
+			runtime.GC()
+			if f, err := os.Create(p + ".end"); err == nil {
+				_ = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}()
 	w0, cpu0 := writeBytes(t), cpuSeconds()
 	began := time.Now()
 	rng := rand.New(rand.NewPCG(9, 9))

@@ -399,3 +399,46 @@ func TestAllowedStaysExactWhileTheBuilderMovesTheTail(t *testing.T) {
 		t.Fatalf("stats.Allowed = %d once built, want %d", got, want)
 	}
 }
+
+// TestTailQueryAllocations prevents a query over a graph and a tail of
+// overwrites from allocating per hidden key again: while writes overwrite
+// points the tail hides more keys than maxHiddenExtra, so every query
+// lists them for the graph to deny; the list is the search's pooled
+// scratch, not a new one per query (it was over half of what a 30 %
+// overwrite allocated, TestSegmentBenchOverwrite at 100k), and so is
+// each graph segment's set of the nodes it may return (hnsw).
+func TestTailQueryAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items: allocations are not the code's")
+	}
+	c := mustCreate(t, t.TempDir(), Tuning{CheckpointBytes: -1})
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	upsertRandom(t, c, rng, model{}, idRange(2000))
+	c.waitIndexed()
+	release := c.holdBuilder()
+	defer release()
+	allocs := func(overwrites int) float64 {
+		over := idRange(overwrites)
+		if err := c.Upsert(IntIDs(over), randomVectors(rng, len(over)), nil); err != nil {
+			t.Fatal(err)
+		}
+		q := randomVectors(rng, 1)
+		ids, dists := make([]ID, 10), make([]float32, 10)
+		return testing.AllocsPerRun(50, func() {
+			if _, err := c.Query(q, 10, 0, nil, 1, ids, dists); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	few := allocs(2 * maxHiddenExtra) // past maxHiddenExtra: the graph denies them
+	many := allocs(1500)
+	if many > few+1 {
+		t.Errorf("a query hiding 1,500 tail keys allocates %.0f times, one hiding %d %.0f: something allocates per hidden key",
+			many, 2*maxHiddenExtra, few)
+	}
+	if many > 0.5 { // a collection emptying the pools may cost a run one
+		t.Errorf("a query over a graph and a tail of overwrites allocates %.1f times, want 0", many)
+	}
+	t.Logf("allocations per query: %.0f (%d hidden keys), %.0f (1,500)", few, 2*maxHiddenExtra, many)
+}

@@ -3,6 +3,8 @@ package hnsw
 import (
 	"math"
 	"math/bits"
+	"slices"
+	"sync"
 )
 
 // Filter restricts a search to some ids. Allow, when not nil, lists the only
@@ -69,8 +71,6 @@ func (s *SearchStats) Merge(part SearchStats) {
 // bitset is a fixed-size set of nodes.
 type bitset []uint64
 
-func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
-
 func (b bitset) set(i uint32)      { b[i>>6] |= 1 << (i & 63) }
 func (b bitset) unset(i uint32)    { b[i>>6] &^= 1 << (i & 63) }
 func (b bitset) has(i uint32) bool { return b[i>>6]&(1<<(i&63)) != 0 }
@@ -83,19 +83,37 @@ func (b bitset) count() int {
 	return c
 }
 
+// bitsets keeps compiled filters' node sets between searches
+// (compileFilter, releaseFilter): a new one per filtered search of each
+// segment was capacity/8 bytes of garbage per query (a collection's
+// queries deny the keys its tail hides while writes overwrite points).
+var bitsets = sync.Pool{New: func() any { return new(bitset) }}
+
+// releaseFilter returns a set compileFilter made (nil: none).
+func releaseFilter(held *bitset) {
+	if held != nil {
+		bitsets.Put(held)
+	}
+}
+
 // compileFilter turns f into a bitset over g's nodes and counts the live
 // nodes it allows and the live nodes in all. It holds mapMu so ids and
 // nodes come from the same generation; allowed is nil when f restricts
-// nothing.
-func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, selected, live int) {
+// nothing. The caller gives held to releaseFilter once the search is
+// done with allowed.
+func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, held *bitset, selected, live int) {
 	x.mapMu.RLock()
 	defer x.mapMu.RUnlock()
 	g = x.graph.Load()
 	live = x.byID.len()
 	if f == nil || (f.Allow == nil && len(f.Deny) == 0) {
-		return g, nil, live, live
+		return g, nil, nil, live, live
 	}
-	allowed = x.takeBitset(g.capacity())
+	held = bitsets.Get().(*bitset)
+	words := (g.capacity() + 63) / 64
+	*held = slices.Grow((*held)[:0], words)[:words]
+	clear(*held)
+	allowed = *held
 	var keys *keyTable
 	if f.Allow != nil && f.Sorted {
 		keys = x.sortedKeys(g)
@@ -117,26 +135,7 @@ func (x *Index) compileFilter(f *Filter) (g *graph, allowed bitset, selected, li
 			allowed.unset(node)
 		}
 	}
-	return g, allowed, allowed.count(), live
-}
-
-// takeBitset returns an empty bitset of n nodes, a released one if one
-// of that size is free: at 1M nodes a bitset is 128 KB, which a filtered
-// call allocated and the collector reclaimed every time.
-func (x *Index) takeBitset(n int) bitset {
-	if p, ok := x.bitsets.Get().(*bitset); ok && len(*p) == (n+63)/64 {
-		clear(*p)
-		return *p
-	}
-	return newBitset(n)
-}
-
-// releaseBitset gives back a bitset of takeBitset's that nothing reads
-// any more (nil: none).
-func (x *Index) releaseBitset(b bitset) {
-	if b != nil {
-		x.bitsets.Put(&b)
-	}
+	return g, allowed, held, allowed.count(), live
 }
 
 // maxFilterBoost caps filteredEf's widening of the candidate list.

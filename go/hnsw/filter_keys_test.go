@@ -57,9 +57,9 @@ func testSortedFilterCompilesAsLookups(t *testing.T, run bool) {
 	check := func(stage string, deny []uint64) {
 		t.Helper()
 		allow := allowList()
-		_, want, wantSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny})
+		_, want, _, wantSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny})
 		for range 2 { // the second builds the table if the first found the ids quiet
-			_, got, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny, Sorted: true})
+			_, got, _, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Deny: deny, Sorted: true})
 			if !slices.Equal(got, want) || gotSel != wantSel {
 				t.Fatalf("%s: sorted compilation allows %d nodes, lookups %d (bitsets equal: %v)", stage, gotSel, wantSel, slices.Equal(got, want))
 			}
@@ -132,8 +132,8 @@ func TestSealedIndexKeyTableIsCurrentWithoutWaiting(t *testing.T) {
 			}
 		}
 		slices.Sort(allow)
-		_, want, wantSel, _ := x.compileFilter(&Filter{Allow: allow})
-		_, got, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Sorted: true})
+		_, want, _, wantSel, _ := x.compileFilter(&Filter{Allow: allow})
+		_, got, _, gotSel, _ := x.compileFilter(&Filter{Allow: allow, Sorted: true})
 		if !slices.Equal(got, want) || gotSel != wantSel {
 			t.Fatalf("%s: sorted compilation allows %d nodes, lookups %d", stage, gotSel, wantSel)
 		}

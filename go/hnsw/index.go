@@ -75,7 +75,6 @@ type Index struct {
 	// quietSets is byID.sets+1 at the last filtered search, 0 before one.
 	quietSets atomic.Uint64
 	pool      sync.Pool // *searcher
-	bitsets   sync.Pool // *bitset: compiled filters (takeBitset)
 
 	// rabitq holds the RaBitQ codes of the graph (rabitq_codes.go), or nil.
 	rabitq atomic.Pointer[rabitqCodes]

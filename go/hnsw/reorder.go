@@ -229,3 +229,29 @@ func (x *Index) Renumber(growth float64) (bool, error) {
 	x.orderedLive = live
 	return true, x.keepRaBitQ(true, nil)
 }
+
+// IDsBreadthFirst returns the live ids in Renumber's order (breadth-first
+// over level 0 from the entry point; live nodes not reached follow in
+// node order). Another graph built by adding them in this order has its
+// nodes laid out by neighbourhood as a renumbered one, without the copy a
+// renumbering makes (a collection's merge of one segment). It waits for
+// an Add or Remove in progress: the links must hold still.
+func (x *Index) IDsBreadthFirst() ([]uint64, error) {
+	if err := x.acquire(); err != nil {
+		return nil, err
+	}
+	defer x.closeMu.RUnlock()
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mapMu.RLock()
+	defer x.mapMu.RUnlock()
+	g := x.graph.Load()
+	out := make([]uint64, 0, x.byID.len())
+	for _, node := range g.bfsOrder() {
+		id := g.labels[node]
+		if n, ok := x.byID.get(id); ok && n == node {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

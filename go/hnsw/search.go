@@ -70,8 +70,8 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 		ef = max(k, DefaultEfSearch)
 	}
 	ef = max(ef, k)
-	g, allowed, selected, live := x.compileFilter(filter)
-	defer x.releaseBitset(allowed) // every search of the call is done by then
+	g, allowed, held, selected, live := x.compileFilter(filter)
+	defer releaseFilter(held)
 	rq := x.codesOf(g)
 	// RaBitQ traversals estimate every neighbour from its node's record
 	// at once, so they route through the nodes a filter rejects

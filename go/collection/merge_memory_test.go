@@ -1,0 +1,70 @@
+package collection
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestMergeReadsItsSourcesMapped: a merge first puts in the place of its
+// sources that have files their files' indexes with the vectors mapped
+// (segment.Graphs.MapSources), so that the sources' floats and the new
+// graph are not both in memory; every answer is the same before, with the
+// sources mapped and after the merge, and the merged segment of a field
+// of ram placement is in memory again, with nothing left mapped.
+func TestMergeReadsItsSourcesMapped(t *testing.T) {
+	dir := t.TempDir()
+	tuning := Tuning{CheckpointBytes: -1, VacuumRatio: -1} // no merge but this test's
+	c := mustCreate(t, dir, tuning)
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := model{}
+	upsertRandom(t, c, rng, m, idRange(1500))
+	c.waitIndexed()
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	upsertRandom(t, c, rng, m, idRange(2000)[1000:])
+	c.waitIndexed()
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	f := c.fields.Load().def
+	srcs := f.index.Sealed()
+	if len(srcs) != 2 {
+		t.Fatalf("%d sealed segments, want 2", len(srcs))
+	}
+	queries := randomVectors(rng, 20)
+	answers := func() [][]ID {
+		var out [][]ID
+		for q := range 20 {
+			ids, _ := nearest(t, c, queries[q*testDim:(q+1)*testDim], 10, nil)
+			out = append(out, ids)
+		}
+		return out
+	}
+	before := answers()
+	mapped := f.index.MapSources(srcs, c.mergeSourceLoader(f))
+	if n := f.index.Mapped(); n != 2 {
+		t.Fatalf("%d sources mapped, want 2", n)
+	}
+	if got := answers(); !slices.EqualFunc(got, before, slices.Equal) {
+		t.Fatalf("answers changed once the sources were mapped")
+	}
+	checkModel(t, c, m)
+	if err := f.index.Merge(mapped, 2); err != nil {
+		t.Fatal(err)
+	}
+	if n, segs := f.index.Mapped(), len(f.index.Sealed()); n != 0 || segs != 1 {
+		t.Fatalf("after the merge: %d segments mapped of %d, want 0 of 1 (ram placement)", n, segs)
+	}
+	checkModel(t, c, m)
+	if err := c.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = mustOpen(t, dir, tuning)
+	defer c.Close()
+	checkModel(t, c, m)
+}
