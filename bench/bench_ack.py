@@ -7,8 +7,8 @@
 from `git archive`, with HEAD's go/collection/ackbench_test.go copied in, so both run the same
 benchmarks), then runs them round by round, alternating: BenchmarkAckBatch (1,000 x 512-d per
 call), BenchmarkAckSingle (1 and 8 writers), each with the builder stopped (the ack path alone)
-and running, and BenchmarkFsync (the disk's floor: a 2 KiB append + fsync, and the alternatives).
-It writes every round's figures, their medians and after/before ratios.
+and running, BenchmarkAckBuild (the builder's own rows/s over 4,000 rows) and BenchmarkFsync
+(the disk's floor: a 2 KiB append + fsync, and the alternatives). It writes every round's figures, their medians and after/before ratios.
 
 `python` measures Collection.upsert through the C ABI: single rows from 1 and 8 Python threads
 and batches of 1,000 from one, fsync="always", 512-d: rows/s, CPU seconds per row
@@ -40,11 +40,11 @@ import runinfo
 
 REPO = runinfo.REPO_DIR
 BENCH = ("BenchmarkAckBatch/build=off|BenchmarkAckBatch/build=on|BenchmarkAckSingle|"
-         "BenchmarkFsync")
+         "BenchmarkAckBuild|BenchmarkFsync")
 # Iterations per benchmark (-test.benchtime Nx): BenchmarkAckBatch counts batches of 1,000.
 # The build=on batch run passes the tail's bound (8,192 rows), so it ends builder-bound.
 BENCHTIME = {"BenchmarkAckBatch/build=off": 40, "BenchmarkAckBatch/build=on": 12,
-             "BenchmarkAckSingle": 2000, "BenchmarkFsync": 1000}
+             "BenchmarkAckSingle": 2000, "BenchmarkAckBuild": 4, "BenchmarkFsync": 1000}
 LINE = re.compile(r"^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$")
 
 
