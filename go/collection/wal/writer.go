@@ -5,12 +5,10 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 
 	"github.com/strata-db/strata/go/vfs"
-	"golang.org/x/sys/unix"
 )
 
 // WriterOptions configures a Writer.
@@ -210,12 +208,6 @@ func (w *Writer) startSegment(seq uint64) (err error) {
 			}
 		}
 	}()
-	// Experiment (reverted next commit): the 64 MiB fallocate 4b82093 removed.
-	if osf, ok := f.(*os.File); ok {
-		if err := unix.Fallocate(int(osf.Fd()), 0, 0, w.segmentBytes); err != nil {
-			return fmt.Errorf("wal: fallocate: %w", err)
-		}
-	}
 	// The header and the first zeros go in one write.
 	first := headerThenZeros[:min(int64(len(headerThenZeros)), max(w.segmentBytes, headerSize))]
 	if _, err := f.WriteAt(first, 0); err != nil {
