@@ -7,8 +7,10 @@
 from `git archive`, with HEAD's go/collection/ackbench_test.go copied in, so both run the same
 benchmarks), then runs them round by round, alternating: BenchmarkAckBatch (1,000 x 512-d per
 call), BenchmarkAckSingle (1 and 8 writers), each with the builder stopped (the ack path alone)
-and running, and BenchmarkFsync (the disk's floor: a 2 KiB append + fsync, and the alternatives).
-It writes every round's figures, their medians and after/before ratios.
+and running, BenchmarkAckBuild (the builder's own rows/s over 4,000 rows) and BenchmarkFsync
+(the disk's floor: a 2 KiB append + fsync, and the alternatives). It writes every round's
+figures, their medians and after/before ratios. `--only REGEX` runs the benchmarks whose key
+matches (a targeted A/B; the file's label ends in -targeted).
 
 `python` measures Collection.upsert through the C ABI: single rows from 1 and 8 Python threads
 and batches of 1,000 from one, fsync="always", 512-d: rows/s, CPU seconds per row
@@ -40,11 +42,11 @@ import runinfo
 
 REPO = runinfo.REPO_DIR
 BENCH = ("BenchmarkAckBatch/build=off|BenchmarkAckBatch/build=on|BenchmarkAckSingle|"
-         "BenchmarkFsync")
+         "BenchmarkAckBuild|BenchmarkFsync")
 # Iterations per benchmark (-test.benchtime Nx): BenchmarkAckBatch counts batches of 1,000.
 # The build=on batch run passes the tail's bound (8,192 rows), so it ends builder-bound.
 BENCHTIME = {"BenchmarkAckBatch/build=off": 40, "BenchmarkAckBatch/build=on": 12,
-             "BenchmarkAckSingle": 2000, "BenchmarkFsync": 1000}
+             "BenchmarkAckSingle": 2000, "BenchmarkAckBuild": 4, "BenchmarkFsync": 1000}
 LINE = re.compile(r"^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$")
 
 
@@ -57,10 +59,12 @@ def build(tree: Path, out: Path) -> None:
                    check=True)
 
 
-def run_binary(binary: Path, workdir: Path) -> dict[str, dict[str, float]]:
-    """One round: every benchmark once; {name: {unit: value}}."""
+def run_binary(binary: Path, workdir: Path, only: str | None) -> dict[str, dict[str, float]]:
+    """One round: every benchmark (those matching only, if set) once; {name: {unit: value}}."""
     out: dict[str, dict[str, float]] = {}
     for pattern, n in BENCHTIME.items():
+        if only and not re.search(only, pattern):
+            continue
         proc = subprocess.run(
             [str(binary), "-test.run", "XXX", "-test.bench", "^" + pattern.replace("/", "$/^")
              + ("$" if "/" in pattern else ""), "-test.benchtime", f"{n}x", "-test.count", "1"],
@@ -96,7 +100,7 @@ def go_mode(args: argparse.Namespace) -> dict[str, Any]:
             order = ["before", "after"] if r % 2 == 0 else ["after", "before"]
             for who in order:
                 load0 = loadavg()
-                figures = run_binary(binaries[who], REPO / "go/collection")
+                figures = run_binary(binaries[who], REPO / "go/collection", args.only)
                 rounds.append({"round": r, "build": who, "load_before": load0,
                                "load_after": loadavg(), "figures": figures})
                 print(f"round {r} {who}: {json.dumps(figures)}", file=sys.stderr)
@@ -116,7 +120,8 @@ def go_mode(args: argparse.Namespace) -> dict[str, Any]:
     return {"mode": "go", "commits": {"before": before, "after": after}, "rounds": rounds,
             "medians": medians, "after_over_before": ratios,
             "command": f"python bench/bench_ack.py go --before {args.before} "
-                       f"--rounds {args.rounds}", "benchtime": BENCHTIME}
+                       f"--rounds {args.rounds}" + (f" --only '{args.only}'" if args.only else ""),
+            "benchtime": BENCHTIME}
 
 
 def python_mode(args: argparse.Namespace) -> dict[str, Any]:
@@ -188,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("go")
     g.add_argument("--before", default="main")
     g.add_argument("--rounds", type=int, default=3)
+    g.add_argument("--only", default=None,
+                   help="run only the benchmarks of BENCHTIME whose key matches this regex "
+                        "(a targeted A/B, e.g. 'AckSingle/build=off|Fsync')")
     p = sub.add_parser("python")
     p.add_argument("--per", type=int, default=1000, help="single-row upserts per thread (1 thread)")
     p.add_argument("--batches", type=int, default=12)
@@ -201,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
                    "go": subprocess.run(["go", "version"], capture_output=True,
                                         text=True).stdout.strip()})
     label = args.mode + (f"-{args.label}" if getattr(args, "label", None) else "")
+    if getattr(args, "only", None):
+        label += "-targeted"
     out = runinfo.result_path("ack", label)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")

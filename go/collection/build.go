@@ -131,14 +131,18 @@ func (c *Collection) waitBuilt() {
 }
 
 // backpressure waits until every field's tail is below the bounds; apply
-// calls it, under applyMu, before waking a group's callers.
+// calls it, under applyMu, before waking a group's callers. It kicks the
+// builder only when it must wait for it: below the bounds the logger (or
+// applyLoop) kicks it after the group's callers are woken (commit.go).
 func (c *Collection) backpressure() {
 	if !c.building.Load() {
 		return
 	}
-	c.kickBuilder()
 	for _, f := range c.fields.Load().fields {
-		f.tail.WaitBelow(c.tuning.TailRows, c.tuning.TailBytes)
+		if f.tail.Len() >= c.tuning.TailRows || f.tail.Bytes() >= c.tuning.TailBytes {
+			c.kickBuilder()
+			f.tail.WaitBelow(c.tuning.TailRows, c.tuning.TailBytes)
+		}
 	}
 }
 

@@ -54,8 +54,11 @@ type Collection struct {
 	// logs them in groups and applies them in sequence order.
 	requests chan *request
 	logged   chan []*request // groups on their way from commitLoop to applyLoop
-	stop     chan struct{}
-	wg       sync.WaitGroup
+	// handedOff counts the groups sent on logged and not yet applied; the
+	// logger applies a small group itself only when it is 0.
+	handedOff atomic.Int64
+	stop      chan struct{}
+	wg        sync.WaitGroup
 
 	walMu sync.Mutex // serialises calls on log
 	log   *wal.Writer

@@ -54,20 +54,27 @@
 //	caller: validate → encode record → queue ──┐
 //	logger goroutine:     take every queued request (a group)
 //	                      → one log write → one fsync (FsyncAlways)
-//	applier goroutine:    apply groups in sequence order: documents into
-//	                        meta, vectors onto each field's mutable tail
-//	                        (package segment) → wake the callers
+//	                      → a small group (under 256 KiB): apply it here
+//	applier goroutine:    a group of large batches: apply it while the
+//	                        logger fsyncs the next one
+//	apply:                in sequence order, documents into meta, vectors
+//	                        onto each field's mutable tail (package
+//	                        segment) → wake the callers → kick the builder
 //	builder goroutine:    move tail rows into the fields' graphs, in order,
 //	                        in parallel batches (build.go)
 //
 // Requests queued while a group is logged form the next group, so N
-// concurrent writers pay for about one fsync per group instead of N, and
-// one group's fsync overlaps the previous group's apply. After a small
-// group (under 256 KiB) the logger waits until its writers are woken and
-// lets them run before it takes the next group, so that N single-row
-// writers share one fsync rather than two alternating groups of N/2 (an
-// fsync's kernel CPU time is most of a single-row ack's cost). The
-// builder adds on half the cores, leaving the rest to acks and queries. No graph
+// concurrent writers pay for about one fsync per group instead of N. A
+// group of large batches is applied by the applier while the next group's
+// fsync runs. A small group is applied by the logger itself (one handoff
+// fewer per ack), which then lets the woken writers run before it takes
+// the next group, so that N single-row writers share one fsync rather than
+// two alternating groups of N/2 (an fsync's kernel CPU time is most of a
+// single-row ack's cost), and only then kicks the builder: readied before
+// the writers, the builder ran first on their P (with it running,
+// single-row acks spent 2-3x longer off the disk: ackbench_test.go). The
+// builder adds on half the cores, leaving the rest to acks and queries,
+// and yields its P between insertions every 200 us (package hnsw). No graph
 // insertion is on the ack path: every query searches the graph and scans
 // the tail exactly, so a write is visible the moment it is acknowledged.
 // When the builder falls Tuning.TailRows rows (or TailBytes) behind,

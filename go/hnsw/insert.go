@@ -194,16 +194,18 @@ func (g *graph) place(node int, level uint8) {
 
 // parallel runs work(s, i) for i in [0, n) on up to threads goroutines
 // (threads <= 0: GOMAXPROCS), each with its own pooled searcher. Items are
-// handed out in order through an atomic counter.
+// handed out in order through an atomic counter. Each worker yields its P
+// between items every yieldEvery (yield.go).
 func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	threads = min(threads, n)
 	if threads <= 1 {
-		s := x.getSearcher()
+		s, y := x.getSearcher(), newYielder()
 		for i := 0; i < n; i++ {
 			work(s, i)
+			y.maybe()
 		}
 		x.putSearcher(s)
 		return
@@ -221,7 +223,7 @@ func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
 					next.Store(int64(n)) // stop the other workers
 				}
 			}()
-			s := x.getSearcher()
+			s, y := x.getSearcher(), newYielder()
 			defer x.putSearcher(s)
 			for {
 				i := int(next.Add(1) - 1)
@@ -229,6 +231,7 @@ func (x *Index) parallel(n, threads int, work func(s *searcher, i int)) {
 					return
 				}
 				work(s, i)
+				y.maybe()
 			}
 		})
 	}

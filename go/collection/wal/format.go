@@ -104,9 +104,13 @@ func checkHeader(h []byte) (problem string, newer bool) {
 
 // appendFrame appends one record's frame.
 func appendFrame(b []byte, seq uint64, payload []byte) []byte {
+	at := len(b)
 	b = le.AppendUint32(b, uint32(len(payload)))
-	b = le.AppendUint32(b, frameCRC(seq, payload))
+	b = le.AppendUint32(b, 0) // the CRC, once seq is in place
 	b = le.AppendUint64(b, seq)
+	// frameCRC's, over the seq bytes just appended: its own 8-byte array
+	// escapes to the heap (one allocation per record logged).
+	le.PutUint32(b[at+4:], crc32.Update(crc32.Checksum(b[at+8:at+16], castagnoli), castagnoli, payload))
 	return append(b, payload...)
 }
 
