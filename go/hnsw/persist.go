@@ -201,6 +201,15 @@ type LoadOptions struct {
 	// Keys loads the index as Config.Keys: its ids are a collection's
 	// internal keys, up to batch.MaxKey.
 	Keys bool
+	// DeferCRC maps the float vectors (MmapVectors or not) and leaves
+	// their CRC unchecked: Load then reads and checks only the rest of
+	// the file (links, ids, codes: what the structure check and the id
+	// table read anyway), and Verify checks the vectors later (verify.go).
+	// Without MmapVectors the mapped pages are kept once Verify has read
+	// them (ram placement: resident after Verify, clean page cache that
+	// the kernel may still reclaim under pressure). The index must be
+	// closed to release the mapping.
+	DeferCRC bool
 }
 
 // Load reads an index saved by Save. A damaged file fails with an error
@@ -209,8 +218,9 @@ type LoadOptions struct {
 // ErrFormat. Neither ever yields a partially loaded index.
 func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	var ro indexfile.ReadOptions
-	if opts.MmapVectors {
+	if opts.MmapVectors || opts.DeferCRC {
 		ro.MmapTags = []uint32{tagVectors}
+		ro.DeferCRC, ro.Resident = opts.DeferCRC, !opts.MmapVectors
 	}
 	f, err := indexfile.Read(fs, path, ro)
 	if err != nil {
@@ -225,8 +235,9 @@ func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("hnsw: load %s: %w", path, err)
 	}
-	if opts.MmapVectors && x.graph.Load().floats {
+	if len(ro.MmapTags) > 0 && x.graph.Load().floats {
 		x.file = f // holds the mapping of the vectors until Close
+		x.mmapVectors = opts.MmapVectors
 	} else {
 		f.Close() // nothing mapped: the sections were copied into memory
 	}
@@ -342,7 +353,7 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 			return nil, fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tagRank), err)
 		}
 	}
-	if !opts.MmapVectors {
+	if !opts.MmapVectors && !opts.DeferCRC {
 		adviseHugePages(g.vectors) // read into the heap: collapse into huge pages
 	}
 	adviseHugePages(g.codes)
@@ -407,11 +418,13 @@ func (x *Index) Close() error {
 	return err
 }
 
-// Mapped reports whether the float vectors are memory-mapped from a file.
+// Mapped reports whether the float vectors are left in their file,
+// memory-mapped (LoadOptions.MmapVectors). Vectors mapped only for
+// LoadOptions.DeferCRC are resident once verified, and do not count.
 func (x *Index) Mapped() bool {
 	x.closeMu.RLock()
 	defer x.closeMu.RUnlock()
-	return x.file != nil
+	return x.file != nil && x.mmapVectors
 }
 
 // errClosed is returned by operations on a closed index. Its kind is
