@@ -63,6 +63,7 @@ type Collection struct {
 	applyMu sync.Mutex    // held while a group is applied; a checkpoint holds it to freeze
 	applied atomic.Uint64 // last sequence number applied in memory
 	failure atomic.Pointer[error]
+	verify  verifyState // the CRCs Open deferred (verify.go)
 
 	closeMu sync.RWMutex // writers hold it shared; Close exclusively
 	closed  bool
@@ -296,7 +297,7 @@ func Open(dir string, tuning Tuning) (*Collection, error) {
 func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	began := time.Now()
 	fsys := tuning.FS
-	snap, fallback, err := chooseSnapshot(fsys, dir)
+	snap, fallback, err := chooseSnapshot(fsys, dir, !tuning.VerifyOnOpen)
 	if err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
@@ -479,6 +480,7 @@ func (c *Collection) startLoops() {
 		c.wg.Add(1)
 		go c.syncLoop()
 	}
+	c.startVerifier()
 }
 
 // LockDir takes the lock an open collection holds on dir, failing with
@@ -635,6 +637,10 @@ func (c *Collection) close(checkpoint bool) error {
 func (c *Collection) alive() error {
 	if c.shut.Load() {
 		return ErrClosed
+	}
+	// A segment that failed its deferred CRC (verify.go) serves nothing.
+	if p := c.verify.damage.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
