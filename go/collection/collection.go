@@ -628,6 +628,11 @@ func (c *Collection) close(checkpoint bool) error {
 	if cerr := c.lock.Close(); err == nil {
 		err = cerr
 	}
+	// The segments' mappings (every field's, since Open maps the vectors
+	// of ram placement too) go once the reads still in flight let go.
+	for _, f := range c.fields.Load().fields {
+		f.index.Release()
+	}
 	return err
 }
 

@@ -12,8 +12,16 @@ import (
 // vectors (Qdrant's on_disk). It is a placement, never a change of
 // answers: a field searches, scores and merges alike in either.
 //
-//   - MemoryRAM: the vectors are read into the process's memory when a
-//     segment is loaded and stay there (the default).
+//   - MemoryRAM: the vectors are resident (the default). A segment loaded
+//     by Open is mapped from its file (MAP_SHARED, read-only) and its
+//     pages become resident as the background verifier (verify.go) reads
+//     them to check their CRC, which it does for every page: so "ram"
+//     means resident once Info().Verification is "verified", not yet when
+//     Open returns (queries before that fault pages in from the page
+//     cache). They are clean file pages, which the kernel may still
+//     reclaim under memory pressure, unlike the heap copy of before (and
+//     of Tuning.VerifyOnOpen, which reads them into the heap as before).
+//     A segment a checkpoint writes stays in the heap, as it was built.
 //   - MemoryMmap: each sealed segment's float vectors stay in its file,
 //     memory-mapped read-only (hnsw.LoadOptions.MmapVectors): on Open,
 //     and for a segment a checkpoint has just written, once the file is
