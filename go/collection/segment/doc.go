@@ -222,31 +222,39 @@
 //
 // # Reopen
 //
-// Open loads each segment file (hnsw.Load: the float vectors are read
-// into memory, or mapped for a field of mmap placement, below), a field's
-// files in parallel, GOMAXPROCS at a time, and each file read and
-// checksummed in pieces on every core (package indexfile); it removes
-// each segment's deleted keys, checks its live count against the
-// manifest and that no key is live in two segments (nothing to check for
-// one segment: Load refuses a file whose keys repeat; more are sorted
-// together), and starts an empty active graph with the segments'
-// quantizer; then it replays the log after the snapshot into the tail,
-// with no graph insertion. A snapshot of formats 1-3 (one index file) is
-// loaded as the active graph, which the first checkpoint seals into a
-// segment: old collections are converted then.
+// Open loads each segment file (hnsw.Load with DeferCRC), a field's files
+// in parallel, GOMAXPROCS at a time: the float vectors, most of a file
+// (512 of its 673 bytes a row at 128-d), are mapped read-only and not
+// read; the rest (links, ids, levels, flags, SQ8 and RaBitQ codes) is read
+// and its CRCs checked as before, and the links pass hnsw's structure
+// check before any search may follow one. It removes each segment's
+// deleted keys, checks its live count against the manifest and that no
+// key is live in two segments (nothing to check for one segment: Load
+// refuses a file whose keys repeat; more are sorted together), and starts
+// an empty active graph with the segments' quantizer; then it replays the
+// log after the snapshot into the tail, with no graph insertion. After
+// Open returns, the collection's verifier (collection, verify.go) checks
+// the mapped vectors' CRCs in the background (Graphs.Verify, pinning the
+// segments it reads); a mismatch fails the collection, and merges wait
+// until it is done. Tuning.VerifyOnOpen reads and checks everything
+// before Open returns, as before. A snapshot of formats 1-3 (one index
+// file) is loaded whole as the active graph, which the first checkpoint
+// seals into a segment: old collections are converted then.
 //
-// Open is not yet constant in N. It still, per row: reads every byte of
-// every segment file into memory and checks its CRC (the vectors too, for
-// ram placement, as that placement promises; 673 MB at 1M x 128, most of
-// what is left), checks every link (hnsw's structure check, needed
-// before a search may follow one; 0.1 CPU s at 1M since it stamps nodes
-// instead of filling a map), and folds the state runs into the document
-// index and the id tables (meta.Import, now a flat table for the usual
-// dense ids: package idtable). Measured (TestSegmentBenchReopen, 10k
-// tail, medians of 3 alternating rounds at load 30;
-// bench/results/segments/segments-20261203T102226Z-9bd895e-reopen.json):
-// see "What is left". Constant time needs the sections mapped and their CRCs verified after Open,
-// lazily, which changes what ram placement and indexfile.Read promise.
+// What Open still does per row: reads and checks the links and ids (152
+// of 673 bytes a row at 1M x 128, M 16), the structure check over every
+// link, the id table of each segment, and meta.Import of the state runs;
+// the tail replay is per tail record. Measured (TestSegmentBenchReopen,
+// 10k tail, medians of 3 alternating rounds against main;
+// bench/results/segments/segments-20261203T132955Z-715afc1-reopen.json,
+// load 36-64 on the 2 cores): 100k x 512, Open returns after 0.25 CPU s
+// as a new process's first work (main 0.48: 0.51x) and 0.36 in a process
+// that did other work first (0.86: 0.42x), verified 0.07 and 0.03 CPU s
+// later; 1M x 128, 1.05 CPU s (1.63: 0.64x) and 1.16 (2.10: 0.55x),
+// verified at 1.22 and 1.39. RSS right after Open is 140 MiB (100k) and
+// 277 MiB (1M), 268 and 734 once verified (ram placement, as main's). With
+// VerifyOnOpen: 0.52 and 1.46 CPU s (1.08x and 0.90x main's).
+// Close releases the segments' mappings (Graphs.Release).
 //
 // # What is left (the end of issue 24)
 //
@@ -265,15 +273,18 @@
 //     1M (4 segments each; TestSegmentBench at 8bcba67), against 0.85x.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
-//   - Reopen at 1M x 128 with a 10k-record tail: 1.24 CPU s as a new
-//     process's first work (2.59 before: 0.48x), 2.36 CPU s after other
-//     work in the same process (3.83; it pays Go's zeroing of reused
-//     heap), 1.46 CPU s with ten segments (2.38); wall 4.8-9.3 s at load
-//     26-32 on the 2 cores, against a target of 2 s. 100k x 512: 0.36-0.82
-//     CPU s, no change within the rounds' scatter, against 1 s (wall
-//     1.9-3.2 s). Every byte of the segment files is still read and
-//     checked on Open ("Reopen" above); mapping them with lazy checks is
-//     the step left.
+//   - Reopen at 1M x 128 with a 10k-record tail: 1.05 CPU s as a new
+//     process's first work, 1.16 after other work (main 1.63, 2.10);
+//     100k x 512: 0.25 and 0.36 ("Reopen" above). The targets are wall
+//     time, 2 s and 1 s: wall was 5.8-6.8 s and 1.5-1.9 s at load 36-64
+//     on the 2 cores, mostly waiting for a core. What is left per row, from
+//     a profile of one fresh 1M reopen (1.0 CPU s): reading and checking
+//     the links and ids (pread 0.19 s, CRC 0.07), the structure check
+//     (checkTree and checkLinks, 0.32), the state runs and meta.Import
+//     (0.16); the tail replay is 0.16. Mapping the links and ids as well
+//     (a sealed segment never writes them, but a write into a read-only
+//     mapping kills the process, so every path would need an audit) and a
+//     cheaper structure check are the next steps.
 //   - A merge holds its sources and the new graph in memory while it
 //     builds (above, "Memory while merging"); a merge of the whole
 //     collection peaks near twice its resident size.
@@ -299,7 +310,9 @@
 // loads each from its file and puts it in the place of the segment's
 // memory copy (removing first the keys deleted since the file was
 // written; a merge's sources are left alone). The tail and the active
-// graph stay in memory: both are bounded. Links, ids, flags and SQ8 codes
+// graph stay in memory: both are bounded. (Open maps the float vectors
+// of a ram field's segments too, "Reopen" above; they become resident as
+// the verifier reads them, and Mapped counts only the mmap placement's.) Links, ids, flags and SQ8 codes
 // are read into memory as before; only the floats are mapped (of an SQ8
 // field too, whose segments keep them for rescoring).
 //
