@@ -201,10 +201,13 @@ type LoadOptions struct {
 	// Keys loads the index as Config.Keys: its ids are a collection's
 	// internal keys, up to batch.MaxKey.
 	Keys bool
-	// DeferCRC maps the float vectors (MmapVectors or not) and leaves
-	// their CRC unchecked: Load then reads and checks only the rest of
-	// the file (links, ids, codes: what the structure check and the id
-	// table read anyway), and Verify checks the vectors later (verify.go).
+	// DeferCRC maps the float vectors (MmapVectors or not) and the
+	// arrays nothing writes after a load (links, ids, levels, ranks, SQ8
+	// codes: mappedInPlace) and leaves their CRCs unchecked: Load then
+	// reads and checks only the rest (flags, the tree, parameters, RaBitQ
+	// codes), runs the structure check on the mapped links, and Verify
+	// checks the mapped sections later (verify.go). Mapped links and
+	// codes stay resident once Verify has read them.
 	// Without MmapVectors the mapped pages are kept once Verify has read
 	// them (ram placement: resident after Verify, clean page cache that
 	// the kernel may still reclaim under pressure). The index must be
@@ -218,9 +221,18 @@ type LoadOptions struct {
 // ErrFormat. Neither ever yields a partially loaded index.
 func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	var ro indexfile.ReadOptions
-	if opts.MmapVectors || opts.DeferCRC {
+	if opts.MmapVectors {
 		ro.MmapTags = []uint32{tagVectors}
-		ro.DeferCRC, ro.Resident = opts.DeferCRC, !opts.MmapVectors
+	}
+	if opts.DeferCRC {
+		// The per-node arrays nothing writes once a graph is loaded (an
+		// insertion grows the full loaded graph first, copying them;
+		// renumbering and compaction write new arrays; removal writes
+		// flags, which stay in memory) are mapped too, read-only, and
+		// kept resident: only the vectors follow MmapVectors.
+		ro.MmapTags = append([]uint32{tagVectors}, mappedInPlace...)
+		ro.KeepTags = mappedInPlace
+		ro.DeferCRC, ro.Resident = true, !opts.MmapVectors
 	}
 	f, err := indexfile.Read(fs, path, ro)
 	if err != nil {
@@ -235,14 +247,18 @@ func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("hnsw: load %s: %w", path, err)
 	}
-	if len(ro.MmapTags) > 0 && x.graph.Load().floats {
-		x.file = f // holds the mapping of the vectors until Close
-		x.mmapVectors = opts.MmapVectors
+	if opts.DeferCRC || (opts.MmapVectors && x.graph.Load().floats) {
+		x.file = f // holds the mappings until Close
+		x.mmapVectors = opts.MmapVectors && x.graph.Load().floats
 	} else {
 		f.Close() // nothing mapped: the sections were copied into memory
 	}
 	return x, nil
 }
+
+// mappedInPlace are the sections LoadOptions.DeferCRC maps besides the
+// vectors: links, ids, levels, ranks and SQ8 codes, used in place.
+var mappedInPlace = []uint32{tagLevel0, tagUpper, tagUpperStart, tagLevels, tagLabels, tagRank, tagCodes, tagShares}
 
 // section fetches a required section as a []T of exactly want elements.
 func section[T indexfile.Elem](f *indexfile.File, tag uint32, want int) ([]T, error) {
@@ -356,8 +372,10 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	if !opts.MmapVectors && !opts.DeferCRC {
 		adviseHugePages(g.vectors) // read into the heap: collapse into huge pages
 	}
-	adviseHugePages(g.codes)
-	adviseHugePages(g.level0)
+	if !opts.DeferCRC { // else mapped from the file
+		adviseHugePages(g.codes)
+		adviseHugePages(g.level0)
+	}
 	g.count, g.upperUsed = n, int(p.UpperUsed)
 	g.entry.Store(p.Entry)
 	g.computeSettled()

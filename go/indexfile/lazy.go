@@ -20,16 +20,16 @@ const verifyPiece = 1 << 20
 
 // lazyState is a File's deferred verification (ReadOptions.DeferCRC).
 type lazyState struct {
-	mu       sync.RWMutex // held for reading per piece by Verify, for writing by Close
-	closed   bool
-	path     string
-	resident bool
-	pending  []pendingSection // in file order; Verify drops each it has checked
+	mu      sync.RWMutex // held for reading per piece by Verify, for writing by Close
+	closed  bool
+	path    string
+	pending []pendingSection // in file order; Verify drops each it has checked
 }
 
 type pendingSection struct {
 	entry entry
 	data  []byte
+	keep  bool // its pages stay resident once checked (Resident, KeepTags)
 }
 
 // Pending reports how many bytes of sections Read left for Verify.
@@ -51,7 +51,7 @@ func (f *File) Pending() uint64 {
 // returns ErrClosed; Close waits for the piece in hand, never for the
 // rest. Safe to call from one goroutine while others use the sections.
 //
-// Without ReadOptions.Resident a checked section's pages are dropped from
+// Without ReadOptions.Resident (or KeepTags) a checked section's pages are dropped from
 // the resident set again (MADV_DONTNEED), as Read drops the pages it
 // checks: the check is not a reason to keep them.
 func (f *File) Verify(pause func() error) error {
@@ -78,7 +78,7 @@ func (f *File) Verify(pause func() error) error {
 		f.lazy.mu.Lock()
 		if !f.lazy.closed {
 			f.lazy.pending = f.lazy.pending[1:]
-			if !f.lazy.resident {
+			if !p.keep {
 				if m := f.mappingOf(p.data); m != nil {
 					dontNeed(m)
 				}

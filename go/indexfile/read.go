@@ -29,6 +29,9 @@ type ReadOptions struct {
 	// MADV_RANDOM. Without it they are dropped from the resident set and
 	// fault back in one page at a time (memory="mmap").
 	Resident bool
+	// KeepTags are mapped sections kept resident as with Resident while
+	// the others are not (memory="mmap": the links stay, the vectors go).
+	KeepTags []uint32
 }
 
 // File is an index file that has been read and verified. It holds no file
@@ -37,6 +40,7 @@ type File struct {
 	tags     []uint32 // in file order
 	data     map[uint32][]byte
 	mappings [][]byte
+	mapped   []uint32 // the tag of each mapping
 	// What Verify has left (lazy.go): the sections whose CRCs Read
 	// deferred, and the lock that keeps Close from unmapping one while
 	// Verify reads it.
@@ -63,7 +67,7 @@ func (f *File) Close() error {
 	for _, m := range f.mappings {
 		err = errors.Join(err, unmap(m))
 	}
-	f.mappings, f.data, f.tags = nil, nil, nil
+	f.mappings, f.mapped, f.data, f.tags = nil, nil, nil, nil
 	return err
 }
 
@@ -131,7 +135,8 @@ func read(fd vfs.File, opts ReadOptions) (_ *File, err error) {
 	now, nowBufs, nowFilled := entries[:0:0], bufs[:0:0], isFilled[:0:0]
 	for i := range bufs {
 		if opts.DeferCRC && isFilled[i] {
-			file.lazy.pending = append(file.lazy.pending, pendingSection{entry: entries[i], data: bufs[i]})
+			keep := opts.Resident || slices.Contains(opts.KeepTags, entries[i].tag)
+			file.lazy.pending = append(file.lazy.pending, pendingSection{entry: entries[i], data: bufs[i], keep: keep})
 			continue
 		}
 		now, nowBufs, nowFilled = append(now, entries[i]), append(nowBufs, bufs[i]), append(nowFilled, isFilled[i])
@@ -156,9 +161,8 @@ func read(fd vfs.File, opts ReadOptions) (_ *File, err error) {
 	// With Resident (ram placement) the pages stay: they are what the
 	// caller asked to keep in memory. A deferred section's pages are
 	// dropped after Verify has read them (lazy.go).
-	file.lazy.resident = opts.Resident
-	for _, m := range file.mappings {
-		if !opts.Resident {
+	for i, m := range file.mappings {
+		if !opts.Resident && !slices.Contains(opts.KeepTags, file.mapped[i]) {
 			if !opts.DeferCRC {
 				dontNeed(m)
 			}
@@ -407,6 +411,6 @@ func (r *reader) mapSection(e entry, file *File) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("indexfile: mapping section %q at offset %d: %w", TagName(e.tag), e.offset, err)
 	}
-	file.mappings = append(file.mappings, m)
+	file.mappings, file.mapped = append(file.mappings, m), append(file.mapped, e.tag)
 	return data, nil
 }
