@@ -317,8 +317,8 @@ int strata_col_create(char *path, int64_t dim, int metric, int64_t m, int64_t ef
  * STRATA_OPEN_REPAIR (1, what a true "repair" argument always passed), a
  * corrupt record in the middle of the log truncates the log there instead of
  * failing with STRATA_ERR_CORRUPT. With STRATA_OPEN_VERIFY (2) every byte of
- * the segment files is checked before the call returns; without it their
- * vectors' CRCs are checked in the background after it returns, and a
+ * the segment files is checked before the call returns; without it the
+ * mapped segments' CRCs are checked in the background after it returns, and a
  * mismatch then fails every call on the collection with STRATA_ERR_CORRUPT
  * (go/collection, verify.go). */
 enum strata_open_flag {

@@ -571,8 +571,8 @@ class Collection(_lib.NativeObject):
         stored policy for this session.
 
         verify="background" (the default) returns once the segments are mapped
-        and the log tail replayed, and checks the segments' vector CRCs after it
-        returns, in one background thread: info()["verification"]["state"] is
+        and the log tail replayed, and checks the segments' CRCs (vectors, links, ids,
+        codes) after it returns, in one background thread: info()["verification"]["state"] is
         "pending", then "verified", or "failed", after which every call raises
         strata.IntegrityError naming the segment file and section (nothing is
         deleted). verify="open" checks every byte before returning, as before,

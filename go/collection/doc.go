@@ -212,8 +212,8 @@
 //
 // Open reads CURRENT, loads the snapshot it names and the segments its
 // manifest lists (checking the manifest's file sizes and every section's
-// CRC but those of the segments' float vectors, which it maps and leaves
-// to the background verifier: verify.go), then replays log records after
+// CRC but those of the segments' vectors, links, ids and codes, which it
+// maps and leaves to the background verifier: verify.go), then replays log records after
 // S into the tails (no graph insertion; the builder catches up after
 // Open). A vector CRC that the verifier finds wrong fails the collection
 // (every read and write returns ErrCorrupt naming the segment and

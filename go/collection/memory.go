@@ -13,7 +13,8 @@ import (
 // answers: a field searches, scores and merges alike in either.
 //
 //   - MemoryRAM: the vectors are resident (the default). A segment loaded
-//     by Open is mapped from its file (MAP_SHARED, read-only) and its
+//     by Open is mapped from its file (MAP_SHARED, read-only; its links,
+//     ids and codes too) and its
 //     pages become resident as the background verifier (verify.go) reads
 //     them to check their CRC, which it does for every page: so "ram"
 //     means resident once Info().Verification is "verified", not yet when
@@ -29,7 +30,9 @@ import (
 //     kernel reclaims them under memory pressure and reads them again on
 //     the next access: a collection's floats may exceed RAM, at the cost
 //     of disk reads on the queries that touch evicted pages. The graph
-//     links, ids and SQ8 codes stay resident, and so do the mutable tail
+//     links, ids and SQ8 codes stay resident (for a segment Open loads:
+//     mapped and kept, resident once verified, as MemoryRAM's vectors
+//     are), and so do the mutable tail
 //     and the active graph (both bounded).
 //
 // An SQ8 field (Qdrant's scalar quantization with its original vectors)

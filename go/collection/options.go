@@ -106,8 +106,8 @@ type Tuning struct {
 	Repair bool
 	// VerifyOnOpen checks every byte of the segment files before Open
 	// returns, as before issue 24's constant-time reopen. By default Open
-	// maps the segments' float vectors and checks their CRCs after it has
-	// returned, in the background (verify.go, Info().Verification); a
+	// maps the segments (vectors, links, ids, codes) and checks their CRCs
+	// after it has returned, in the background (verify.go, Info().Verification); a
 	// damaged segment then fails the collection instead of failing Open,
 	// which is what falling back on the previous snapshot needs: reopen
 	// with VerifyOnOpen to get the fallback.

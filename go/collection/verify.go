@@ -11,11 +11,13 @@ import (
 
 // Verification after Open (issue 24: reopen in constant time).
 //
-// Open maps each segment's float vectors (the bulk of its file) and
-// leaves their CRCs unchecked (hnsw.LoadOptions.DeferCRC); everything
-// else of the file is read and checked as before (header, section table,
-// padding, links, ids, codes), and the links pass hnsw's structure check,
-// so a search never follows a damaged link. One goroutine then checks the
+// Open maps each segment's float vectors, links, ids, levels and SQ8
+// codes (all but a few bytes a row of its file) and leaves their CRCs
+// unchecked (hnsw.LoadOptions.DeferCRC); the rest of the file (header,
+// section table, padding, flags, the tree, RaBitQ codes) and every other
+// file of the snapshot are read and checked as before, and the links pass
+// hnsw's structure check, so a search never follows a link out of
+// bounds. One goroutine then checks the
 // deferred CRCs in the background, 1 MiB at a time with a yield between
 // pieces (verifyLoop), with the same check Open made before
 // (indexfile.File.Verify). Until it is done, queries are answered from

@@ -312,9 +312,13 @@
 // written; a merge's sources are left alone). The tail and the active
 // graph stay in memory: both are bounded. (Open maps the float vectors
 // of a ram field's segments too, "Reopen" above; they become resident as
-// the verifier reads them, and Mapped counts only the mmap placement's.) Links, ids, flags and SQ8 codes
-// are read into memory as before; only the floats are mapped (of an SQ8
-// field too, whose segments keep them for rescoring).
+// the verifier reads them, and Mapped counts only the mmap placement's.)
+// Links, ids and SQ8 codes are resident in either placement: read into
+// memory for a segment a checkpoint loads (MapSealed), mapped and kept
+// resident after the verifier's pass for one Open loads (clean file pages
+// then, which the kernel may reclaim under pressure as it may the
+// vectors); only the floats follow the placement (of an SQ8 field too,
+// whose segments keep them for rescoring).
 //
 // Mapped pages are clean page cache: under memory pressure the kernel
 // drops them and a query that needs one reads it from the file again (a
