@@ -223,37 +223,42 @@
 // # Reopen
 //
 // Open loads each segment file (hnsw.Load with DeferCRC), a field's files
-// in parallel, GOMAXPROCS at a time: the float vectors, most of a file
-// (512 of its 673 bytes a row at 128-d), are mapped read-only and not
-// read; the rest (links, ids, levels, flags, SQ8 and RaBitQ codes) is read
-// and its CRCs checked as before, and the links pass hnsw's structure
-// check before any search may follow one. It removes each segment's
-// deleted keys, checks its live count against the manifest and that no
-// key is live in two segments (nothing to check for one segment: Load
-// refuses a file whose keys repeat; more are sorted together), and starts
-// an empty active graph with the segments' quantizer; then it replays the
-// log after the snapshot into the tail, with no graph insertion. After
-// Open returns, the collection's verifier (collection, verify.go) checks
-// the mapped vectors' CRCs in the background (Graphs.Verify, pinning the
-// segments it reads); a mismatch fails the collection, and merges wait
-// until it is done. Tuning.VerifyOnOpen reads and checks everything
-// before Open returns, as before. A snapshot of formats 1-3 (one index
-// file) is loaded whole as the active graph, which the first checkpoint
-// seals into a segment: old collections are converted then.
+// in parallel, GOMAXPROCS at a time: the float vectors, links, ids,
+// levels and SQ8 codes (all but a few bytes a row; nothing writes them
+// once a segment is sealed) are mapped read-only and used in place, not
+// read; the rest (parameters, flags, the tree, RaBitQ codes) is read and
+// its CRCs checked as before, and the links pass hnsw's structure check
+// (every link in bounds) before any search may follow one. It removes
+// each segment's deleted keys, checks its live count against the
+// manifest and that no key is live in two segments (nothing to check for
+// one segment: Load refuses a file whose keys repeat; more are sorted
+// together), and starts an empty active graph with the segments'
+// quantizer; then it replays the log after the snapshot into the tail,
+// with no graph insertion. After Open returns, the collection's verifier
+// (collection, verify.go) checks the mapped sections' CRCs in the
+// background (Graphs.Verify, pinning the segments it reads); a mismatch
+// fails the collection, and merges wait until it is done.
+// Tuning.VerifyOnOpen reads and checks everything before Open returns,
+// as before. A snapshot of formats 1-3 (one index file) is loaded whole
+// as the active graph, which the first checkpoint seals into a segment:
+// old collections are converted then.
 //
-// What Open still does per row: reads and checks the links and ids (152
-// of 673 bytes a row at 1M x 128, M 16), the structure check over every
-// link, the id table of each segment, and meta.Import of the state runs;
-// the tail replay is per tail record. Measured (TestSegmentBenchReopen,
-// 10k tail, medians of 3 alternating rounds against main;
-// bench/results/segments/segments-20261203T132955Z-715afc1-reopen.json,
-// load 36-64 on the 2 cores): 100k x 512, Open returns after 0.25 CPU s
-// as a new process's first work (main 0.48: 0.51x) and 0.36 in a process
-// that did other work first (0.86: 0.42x), verified 0.07 and 0.03 CPU s
-// later; 1M x 128, 1.05 CPU s (1.63: 0.64x) and 1.16 (2.10: 0.55x),
-// verified at 1.22 and 1.39. RSS right after Open is 140 MiB (100k) and
-// 277 MiB (1M), 268 and 734 once verified (ram placement, as main's). With
-// VerifyOnOpen: 0.52 and 1.46 CPU s (1.08x and 0.90x main's).
+// What Open still does per row: the structure check's pass over every
+// link (which faults the mapped links in), the id table of each segment,
+// the flags and the tree, and meta.Import of the state runs; the tail
+// replay is per tail record. Measured (TestSegmentBenchReopen, 10k tail,
+// medians of 3 alternating rounds against main, load 31-38 on the 2
+// cores; bench/results/segments/segments-20261203T135009Z-ed42954-reopen.json):
+// 100k x 512, Open returns after 0.23 CPU s as a new process's first
+// work (main 0.45: 0.52x) and 0.20 in a process that did other work first
+// (0.82: 0.25x), verified 0.07 CPU s later; 1M x 128, 0.77 CPU s (1.46:
+// 0.53x) and 0.83 (2.35: 0.35x), verified at 0.97 and 1.11. RSS right
+// after Open is 152 MiB (100k) and 363 MiB (1M), 268 and 731 once
+// verified (ram placement, as main's). With VerifyOnOpen: 0.46 and 1.48
+// CPU s (1.02x main's). Wall: 1.3 s (100k) and 5.4 s (1M) to Open's
+// return, mostly waiting for a core at that load. (An earlier step that
+// mapped only the vectors: 0.25 and 1.05 CPU s fresh,
+// segments-20261203T132955Z-715afc1-reopen.json.)
 // Close releases the segments' mappings (Graphs.Release).
 //
 // # What is left (the end of issue 24)
@@ -273,18 +278,17 @@
 //     1M (4 segments each; TestSegmentBench at 8bcba67), against 0.85x.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
-//   - Reopen at 1M x 128 with a 10k-record tail: 1.05 CPU s as a new
-//     process's first work, 1.16 after other work (main 1.63, 2.10);
-//     100k x 512: 0.25 and 0.36 ("Reopen" above). The targets are wall
-//     time, 2 s and 1 s: wall was 5.8-6.8 s and 1.5-1.9 s at load 36-64
-//     on the 2 cores, mostly waiting for a core. What is left per row, from
-//     a profile of one fresh 1M reopen (1.0 CPU s): reading and checking
-//     the links and ids (pread 0.19 s, CRC 0.07), the structure check
-//     (checkTree and checkLinks, 0.32), the state runs and meta.Import
-//     (0.16); the tail replay is 0.16. Mapping the links and ids as well
-//     (a sealed segment never writes them, but a write into a read-only
-//     mapping kills the process, so every path would need an audit) and a
-//     cheaper structure check are the next steps.
+//   - Reopen at 1M x 128 with a 10k-record tail: 0.77 CPU s as a new
+//     process's first work, 0.83 after other work (main 1.46, 2.35);
+//     100k x 512: 0.23 and 0.20 ("Reopen" above). The targets are wall
+//     time, 2 s and 1 s: wall was 5.4 s and 1.3 s at load 31-38 on the 2
+//     cores, mostly waiting for a core; the CPU fits both. What is left
+//     per row (a profile of one fresh 1M reopen before the links were
+//     mapped, 1.0 CPU s): the structure check (checkTree and checkLinks,
+//     0.32 s), the state runs and meta.Import (0.16), the id tables; the
+//     tail replay is 0.16. A structure check that is itself deferred
+//     (searches would then need bounds checks on every link) is the next
+//     step.
 //   - A merge holds its sources and the new graph in memory while it
 //     builds (above, "Memory while merging"); a merge of the whole
 //     collection peaks near twice its resident size.
