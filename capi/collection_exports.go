@@ -125,7 +125,7 @@ func strata_col_create(path *C.char, dim C.int64_t, metricCode C.int, m C.int64_
 }
 
 //export strata_col_open
-func strata_col_open(path *C.char, fsync C.int, repair C.int, out *C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
+func strata_col_open(path *C.char, fsync C.int, flags C.int, out *C.strata_handle, errBuf *C.char, errLen C.size_t) C.int {
 	return call("strata_col_open", errBuf, errLen, func() error {
 		if out == nil {
 			return invalidf("output handle pointer is NULL")
@@ -134,7 +134,10 @@ func strata_col_open(path *C.char, fsync C.int, repair C.int, out *C.strata_hand
 		if err != nil {
 			return err
 		}
-		tuning := collection.Tuning{Repair: repair != 0}
+		if flags&^(C.STRATA_OPEN_REPAIR|C.STRATA_OPEN_VERIFY) != 0 {
+			return invalidf("unknown open flags %#x (1=repair, 2=verify before returning)", int(flags))
+		}
+		tuning := collection.Tuning{Repair: flags&C.STRATA_OPEN_REPAIR != 0, VerifyOnOpen: flags&C.STRATA_OPEN_VERIFY != 0}
 		if fsync >= 0 {
 			if fsync > 2 {
 				return invalidf("unknown fsync policy %d (0=always, 1=batch, 2=never)", fsync)

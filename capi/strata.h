@@ -313,9 +313,19 @@ int strata_col_create(char *path, int64_t dim, int metric, int64_t m, int64_t ef
                       char *err, size_t errlen);
 
 /* strata_col_open opens and recovers a collection. fsync < 0 keeps the policy
- * it was created with. With repair, a corrupt record in the middle of the log
- * truncates the log there instead of failing with STRATA_ERR_CORRUPT. */
-int strata_col_open(char *path, int fsync, int repair, strata_handle *out, char *err, size_t errlen);
+ * it was created with. flags is a sum of STRATA_OPEN_* bits (0: none). With
+ * STRATA_OPEN_REPAIR (1, what a true "repair" argument always passed), a
+ * corrupt record in the middle of the log truncates the log there instead of
+ * failing with STRATA_ERR_CORRUPT. With STRATA_OPEN_VERIFY (2) every byte of
+ * the segment files is checked before the call returns; without it the
+ * mapped segments' CRCs are checked in the background after it returns, and a
+ * mismatch then fails every call on the collection with STRATA_ERR_CORRUPT
+ * (go/collection, verify.go). */
+enum strata_open_flag {
+    STRATA_OPEN_REPAIR = 1,
+    STRATA_OPEN_VERIFY = 2
+};
+int strata_col_open(char *path, int fsync, int flags, strata_handle *out, char *err, size_t errlen);
 
 /* strata_col_close finishes queued writes, checkpoints if needed and releases
  * the handle and the directory lock. */

@@ -158,10 +158,11 @@ class AsyncCollection:
         *,
         fsync: str | None = None,
         repair: bool = False,
+        verify: str = "background",
         executor: concurrent.futures.Executor | None = None,
     ) -> AsyncCollection:
         """strata.Collection.open(...) (recovery included), run on a worker thread."""
-        col = await _run(executor, Collection.open, path, fsync=fsync, repair=repair)
+        col = await _run(executor, Collection.open, path, fsync=fsync, repair=repair, verify=verify)
         return cls(col, executor=executor)
 
     @staticmethod

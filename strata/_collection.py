@@ -552,7 +552,12 @@ class Collection(_lib.NativeObject):
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, fsync: str | None = None, repair: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        fsync: str | None = None,
+        repair: bool = False,
+        verify: str = "background",
     ) -> Collection:
         """Opens and recovers the collection at path.
 
@@ -563,13 +568,27 @@ class Collection(_lib.NativeObject):
         segments, recovers every intact record behind the damage and reports the
         lost sequence numbers in info()["recovery"]["repaired"]["lost_seqs"]
         ([from, through] pairs, through None when unknown). fsync overrides the
-        stored policy for this session."""
+        stored policy for this session.
+
+        verify="background" (the default) returns once the segments are mapped
+        and the log tail replayed, and checks the segments' CRCs (vectors, links, ids,
+        codes) after it returns, in one background thread: info()["verification"]["state"] is
+        "pending", then "verified", or "failed", after which every call raises
+        strata.IntegrityError naming the segment file and section (nothing is
+        deleted). verify="open" checks every byte before returning, as before,
+        so that a damaged segment falls back on the previous snapshot or raises
+        here."""
         if fsync is not None and fsync not in _FSYNC:
             raise ValueError(f"fsync must be one of {sorted(_FSYNC)} or None, got {fsync!r}")
         lib = _engine()
         handle, err = ffi.new("strata_handle *"), _lib.errbuf()
+        if verify not in ("background", "open"):
+            raise ValueError(f'verify must be "background" or "open", got {verify!r}')
         code = -1 if fsync is None else _FSYNC[fsync]
-        rc = lib.strata_col_open(_path(path), code, int(bool(repair)), handle, err, ERRLEN)
+        flags = (_lib.const("STRATA_OPEN_REPAIR") if repair else 0) | (
+            _lib.const("STRATA_OPEN_VERIFY") if verify == "open" else 0
+        )
+        rc = lib.strata_col_open(_path(path), code, flags, handle, err, ERRLEN)
         if rc:
             check(rc, err)
         return cls._wrap(handle[0], path)

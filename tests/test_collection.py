@@ -491,3 +491,67 @@ def test_open_falls_back_to_the_previous_snapshot(tmp_path):
         assert "crc" in fallback["reason"]
         assert sorted(col.get([1, 2]).ids.tolist()) == [1, 2]
     assert (path / "snapshots" / f"{live:016x}.broken").is_dir()
+
+
+def _vectors_section(index):
+    """(offset, length) of the VECS section of an index file (go/indexfile format)."""
+    data = index.read_bytes()
+    count = int.from_bytes(data[20:24], "little")
+    for i in range(count):
+        e = data[32 + 32 * i : 64 + 32 * i]
+        if e[:4] == b"VECS":
+            return int.from_bytes(e[8:16], "little"), int.from_bytes(e[16:24], "little")
+    raise AssertionError(f"{index} has no VECS section")
+
+
+def _wait_verification(col, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while (state := col.info()["verification"]["state"]) == "pending":
+        assert time.monotonic() < deadline, "verification still pending"
+        time.sleep(0.01)
+    return state
+
+
+@pytest.mark.parametrize("memory", ["ram", "mmap"])
+def test_open_verifies_segments_in_the_background(tmp_path, memory):
+    # A flipped byte in a segment's vectors: open() returns (their CRCs are
+    # checked after it), the background check finds it, and every call then
+    # raises IntegrityError naming the segment and section; verify="open"
+    # finds it before returning and falls back on the previous snapshot.
+    path = tmp_path / "bg"
+    rows = np.random.default_rng(3).standard_normal((600, DIM)).astype(np.float32)
+    with strata.Collection.create(path, dim=DIM, memory=memory) as col:
+        col.upsert(list(range(300)), rows[:300])
+        col.checkpoint()
+        col.upsert(list(range(300, 600)), rows[300:])
+        col.checkpoint()
+        live = col.info()["last_checkpoint_seq"]
+    with strata.Collection.open(path) as col:
+        assert _wait_verification(col) == "verified"
+        assert col.info()["verification"]["unverified_bytes"] == 0
+    manifest_file = path / "snapshots" / f"{live:016x}" / "MANIFEST"
+    manifest = json.loads(manifest_file.read_text().split("\n")[0])
+    index = path / "segments" / manifest["vectors"][0]["segments"][-1]["file"]
+    off, length = _vectors_section(index)
+    data = bytearray(index.read_bytes())
+    data[off + length // 2] ^= 0x10
+    index.write_bytes(bytes(data))
+    files = sorted(p.name for p in path.rglob("*"))
+    col = strata.Collection.open(path)
+    try:
+        assert _wait_verification(col) == "failed"
+        message = col.info()["verification"]["error"]
+        assert index.name in message and "VECS" in message
+        with pytest.raises(strata.IntegrityError, match="VECS"):
+            col.query(rows[0], k=3)
+        with pytest.raises(strata.IntegrityError):
+            col.upsert([1], rows[0])
+    finally:
+        col.close()
+    assert sorted(p.name for p in path.rglob("*")) == files  # nothing deleted
+    with pytest.raises(ValueError, match="verify"):
+        strata.Collection.open(path, verify="lazy")
+    with strata.Collection.open(path, verify="open") as col:
+        assert col.info()["recovery"]["fallback"]["from_snapshot_seq"] == live
+        assert col.info()["verification"]["state"] == "verified"
+        assert col.get(list(range(600))).ids.size == 600

@@ -328,7 +328,9 @@ func (c *Collection) look() bool {
 // (the build holds no lock). Only the checkpoint loop calls it, so one
 // runs at a time.
 func (c *Collection) vacuum(idle bool) bool {
-	if c.tuning.VacuumRatio < 0 || c.failed() != nil {
+	// A merge copies vectors into a new file with new CRCs: it waits
+	// until the verifier (verify.go) has checked the old ones.
+	if c.tuning.VacuumRatio < 0 || c.failed() != nil || !c.verified() {
 		return false
 	}
 	policy := mergePolicyOf(c)

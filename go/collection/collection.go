@@ -66,6 +66,7 @@ type Collection struct {
 	applyMu sync.Mutex    // held while a group is applied; a checkpoint holds it to freeze
 	applied atomic.Uint64 // last sequence number applied in memory
 	failure atomic.Pointer[error]
+	verify  verifyState // the CRCs Open deferred (verify.go)
 
 	closeMu sync.RWMutex // writers hold it shared; Close exclusively
 	closed  bool
@@ -299,7 +300,7 @@ func Open(dir string, tuning Tuning) (*Collection, error) {
 func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 	began := time.Now()
 	fsys := tuning.FS
-	snap, fallback, err := chooseSnapshot(fsys, dir)
+	snap, fallback, err := chooseSnapshot(fsys, dir, !tuning.VerifyOnOpen)
 	if err != nil {
 		return nil, fmt.Errorf("collection: open %s: %w", dir, err)
 	}
@@ -482,6 +483,7 @@ func (c *Collection) startLoops() {
 		c.wg.Add(1)
 		go c.syncLoop()
 	}
+	c.startVerifier()
 }
 
 // LockDir takes the lock an open collection holds on dir, failing with
@@ -629,6 +631,11 @@ func (c *Collection) close(checkpoint bool) error {
 	if cerr := c.lock.Close(); err == nil {
 		err = cerr
 	}
+	// The segments' mappings (every field's, since Open maps the vectors
+	// of ram placement too) go once the reads still in flight let go.
+	for _, f := range c.fields.Load().fields {
+		f.index.Release()
+	}
 	return err
 }
 
@@ -638,6 +645,10 @@ func (c *Collection) close(checkpoint bool) error {
 func (c *Collection) alive() error {
 	if c.shut.Load() {
 		return ErrClosed
+	}
+	// A segment that failed its deferred CRC (verify.go) serves nothing.
+	if p := c.verify.damage.Load(); p != nil {
+		return *p
 	}
 	return nil
 }

@@ -49,6 +49,7 @@ func (c *Collection) Describe() map[string]any {
 		"renumbers": in.Renumbers, "tail_rows": in.TailRows, "built_rows": in.Built, "segments": in.Segments,
 		"merging": in.Merging,
 		"failed":  in.Failed, "text_fields": text, "vectors": vectors,
+		"verification": map[string]any{"state": in.Verification, "error": in.VerifyError, "unverified_bytes": in.Unverified},
 		"recovery": map[string]any{
 			"snapshot_seq": r.SnapshotSeq, "replayed_records": r.Replayed, "seconds": r.Duration.Seconds(),
 			"fallback":  describeFallback(r.Fallback),

@@ -219,8 +219,14 @@
 //
 // Open reads CURRENT, loads the snapshot it names and the segments its
 // manifest lists (checking the manifest's file sizes and every section's
-// CRC), then replays log records after S into the tails (no graph
-// insertion; the builder catches up after Open).
+// CRC but those of the segments' vectors, links, ids and codes, which it
+// maps and leaves to the background verifier: verify.go), then replays log records after
+// S into the tails (no graph insertion; the builder catches up after
+// Open). A vector CRC that the verifier finds wrong fails the collection
+// (every read and write returns ErrCorrupt naming the segment and
+// section; nothing is deleted); Tuning.VerifyOnOpen checks those CRCs
+// before Open returns, as every CRC was before, so that the fallback
+// below covers them too.
 // If CURRENT or that snapshot is damaged, it falls back to the previous
 // snapshot, which every checkpoint keeps with the log since it until the
 // next one is written and verified, and reports it (Info().Recovery.Fallback;

@@ -62,7 +62,9 @@ func loadIDTable(fsys vfs.FS, snapDir string, m snapshot.Manifest) (snapshot.IDT
 }
 
 // loadSnapshot reads snapshot seq and checks it whole.
-func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
+// lazy defers the CRCs of the segments' vectors to the verifier
+// (verify.go); without it every byte is checked here.
+func loadSnapshot(fsys vfs.FS, dir string, seq uint64, lazy bool) (*loaded, error) {
 	snapDir := snapshotPath(dir, seq)
 	manifest, err := snapshot.ReadManifest(fsys, snapDir)
 	if err != nil {
@@ -78,7 +80,7 @@ func loadSnapshot(fsys vfs.FS, dir string, seq uint64) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	fields, err := loadFields(fsys, snapDir, manifest)
+	fields, err := loadFields(fsys, snapDir, manifest, lazy)
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +136,13 @@ func damagedSnapshot(err error) bool {
 // is damaged, the newest older one that loads, moving the damaged one
 // aside and pointing CURRENT at the one loaded. The fallback is nil if
 // none was needed.
-func chooseSnapshot(fsys vfs.FS, dir string) (*loaded, *Fallback, error) {
+func chooseSnapshot(fsys vfs.FS, dir string, lazy bool) (*loaded, *Fallback, error) {
 	var fb Fallback
 	var failed error
 	live, err := snapshot.ReadCurrent(fsys, dir)
 	switch {
 	case err == nil:
-		snap, err := loadSnapshot(fsys, dir, live)
+		snap, err := loadSnapshot(fsys, dir, live, lazy)
 		if err == nil || !damagedSnapshot(err) {
 			return snap, nil, err
 		}
@@ -158,7 +160,7 @@ func chooseSnapshot(fsys vfs.FS, dir string) (*loaded, *Fallback, error) {
 		if !fb.CurrentBroken && seq >= fb.From {
 			continue
 		}
-		snap, err := loadSnapshot(fsys, dir, seq)
+		snap, err := loadSnapshot(fsys, dir, seq, lazy)
 		if err != nil {
 			if damagedSnapshot(err) {
 				continue

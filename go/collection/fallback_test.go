@@ -2,6 +2,7 @@ package collection
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -85,50 +86,58 @@ func flipByte(t *testing.T, path string, off int) {
 // not help. The previous snapshot and the log since it hold every point.
 // (A segment both snapshots name has no fallback: see package snapshot.)
 func TestOpenFallsBackToThePreviousSnapshot(t *testing.T) {
-	for _, damaged := range []string{"segment", "state", snapshot.ManifestName, snapshot.CurrentName} {
-		t.Run(damaged, func(t *testing.T) {
-			dir, m, live := twoCheckpoints(t)
-			path := filepath.Join(snapshotPath(dir, live), damaged)
-			switch damaged {
-			case snapshot.CurrentName:
-				path = filepath.Join(dir, damaged)
-			case "segment":
-				path = newestSegment(t, dir, live)
-			case "state":
-				path = newestStateRun(t, dir, live)
-			}
-			flipByte(t, path, 30)
-			c := mustOpen(t, dir, Tuning{})
-			fb := c.Info().Recovery.Fallback
-			// With CURRENT damaged the newest snapshot that loads is the
-			// live one; otherwise it is the previous one.
-			if fb == nil || fb.Reason == "" || fb.CurrentBroken != (damaged == snapshot.CurrentName) ||
-				(fb.CurrentBroken && fb.To != live) || (!fb.CurrentBroken && (fb.From != live || fb.To >= live)) {
-				t.Fatalf("fallback %+v (live snapshot was %d)", fb, live)
-			}
-			if d := c.Describe()["recovery"].(map[string]any)["fallback"]; d == nil {
-				t.Fatal("Describe does not show the fallback")
-			}
-			checkModel(t, c, m)
-			if err := c.Close(); err != nil {
-				t.Fatal(err)
-			}
-			// The damage was set aside as evidence, CURRENT points at a
-			// snapshot that loads, and the next open needs no fallback.
-			evidence := snapshotPath(dir, live) + brokenSuffix
-			if damaged == snapshot.CurrentName {
-				evidence = filepath.Join(dir, snapshot.CurrentName+brokenSuffix)
-			}
-			if _, err := os.Stat(evidence); err != nil {
-				t.Fatalf("no evidence kept: %v", err)
-			}
-			c = mustOpen(t, dir, Tuning{})
-			if fb := c.Info().Recovery.Fallback; fb != nil {
-				t.Fatalf("second open fell back again: %+v", fb)
-			}
-			checkModel(t, c, m)
-			c.Close()
-		})
+	// Both ways of opening: the damage here is in what Open reads and
+	// checks either way (a segment's header, not its deferred vectors:
+	// TestDeferredCRCMismatchFailsTheCollection).
+	for _, verify := range []bool{false, true} {
+		for _, damaged := range []string{"segment", "state", snapshot.ManifestName, snapshot.CurrentName} {
+			t.Run(fmt.Sprintf("%s/verify-on-open=%v", damaged, verify), func(t *testing.T) {
+				dir, m, live := twoCheckpoints(t)
+				path := filepath.Join(snapshotPath(dir, live), damaged)
+				switch damaged {
+				case snapshot.CurrentName:
+					path = filepath.Join(dir, damaged)
+				case "segment":
+					path = newestSegment(t, dir, live)
+				case "state":
+					path = newestStateRun(t, dir, live)
+				}
+				flipByte(t, path, 30)
+				c := mustOpen(t, dir, Tuning{VerifyOnOpen: verify})
+				fb := c.Info().Recovery.Fallback
+				// With CURRENT damaged the newest snapshot that loads is the
+				// live one; otherwise it is the previous one.
+				if fb == nil || fb.Reason == "" || fb.CurrentBroken != (damaged == snapshot.CurrentName) ||
+					(fb.CurrentBroken && fb.To != live) || (!fb.CurrentBroken && (fb.From != live || fb.To >= live)) {
+					t.Fatalf("fallback %+v (live snapshot was %d)", fb, live)
+				}
+				if d := c.Describe()["recovery"].(map[string]any)["fallback"]; d == nil {
+					t.Fatal("Describe does not show the fallback")
+				}
+				checkModel(t, c, m)
+				if err := c.Close(); err != nil {
+					t.Fatal(err)
+				}
+				// The damage was set aside as evidence, CURRENT points at a
+				// snapshot that loads, and the next open needs no fallback.
+				evidence := snapshotPath(dir, live) + brokenSuffix
+				if damaged == snapshot.CurrentName {
+					evidence = filepath.Join(dir, snapshot.CurrentName+brokenSuffix)
+				}
+				if _, err := os.Stat(evidence); err != nil {
+					t.Fatalf("no evidence kept: %v", err)
+				}
+				c = mustOpen(t, dir, Tuning{VerifyOnOpen: verify})
+				if fb := c.Info().Recovery.Fallback; fb != nil {
+					t.Fatalf("second open fell back again: %+v", fb)
+				}
+				checkModel(t, c, m)
+				if err := c.WaitVerified(); err != nil {
+					t.Fatal(err)
+				}
+				c.Close()
+			})
+		}
 	}
 }
 
@@ -162,7 +171,9 @@ func TestOpenWithNoSnapshotToFallBackOnFails(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "format1")
 	copyTree(t, filepath.Join("testdata", "format1"), dir)
 	flipByte(t, filepath.Join(snapshotPath(dir, 3), indexFileName), 100)
-	if _, err := Open(dir, Tuning{}); !errors.Is(err, indexfile.ErrCorrupt) {
-		t.Fatalf("got %v, want indexfile.ErrCorrupt", err)
+	for _, verify := range []bool{false, true} {
+		if _, err := Open(dir, Tuning{VerifyOnOpen: verify}); !errors.Is(err, indexfile.ErrCorrupt) {
+			t.Fatalf("VerifyOnOpen %v: got %v, want indexfile.ErrCorrupt", verify, err)
+		}
 	}
 }

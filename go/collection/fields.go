@@ -358,7 +358,7 @@ func saveFields(fsys vfs.FS, segDir, dir string, frozen []frozenField) (names []
 // tombstones from the deletes file), or the one index file of formats 1-3,
 // which becomes the active graph (the first checkpoint seals it into a
 // segment: old collections are converted then).
-func loadIndexOf(fsys vfs.FS, snapDir string, m snapshot.Manifest, i int, spec VectorField) (*segment.Graphs, error) {
+func loadIndexOf(fsys vfs.FS, snapDir string, m snapshot.Manifest, i int, spec VectorField, lazy bool) (*segment.Graphs, error) {
 	check := func(file string, cfg hnsw.Config) error {
 		if cfg.Dim != spec.Dim || cfg.Metric != spec.Metric || cfg.Quantization != spec.Quantization {
 			return fmt.Errorf("%w: vector field %q: %s holds dim %d %s %s, the manifest says dim %d %s %s",
@@ -416,7 +416,9 @@ func loadIndexOf(fsys vfs.FS, snapDir string, m snapshot.Manifest, i int, spec V
 			return fail(fmt.Errorf("%w: vector field %q: segment %s has %d deleted keys, the manifest says %d", ErrCorrupt, spec.Name, s.File, len(deleted[j]), s.Deleted))
 		}
 	}
-	indexes, err := loadSegments(fsys, segDir, v.Segments, spec.loadOptions())
+	opts := spec.loadOptions()
+	opts.DeferCRC = lazy // the vectors' CRCs: the verifier's (verify.go)
+	indexes, err := loadSegments(fsys, segDir, v.Segments, opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -506,7 +508,7 @@ func uniqueKeys(g *segment.Graphs) int {
 // (format 3) or index.hnsw (formats 1 and 2, the one field ""). Each
 // field's points must be among the snapshot's count documents, which the
 // caller checks id by id (checkFieldPoints).
-func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest) (_ *fieldSet, err error) {
+func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest, lazy bool) (_ *fieldSet, err error) {
 	schema, err := schemaFromManifest(m)
 	if err != nil {
 		return nil, err
@@ -518,7 +520,7 @@ func loadFields(fsys vfs.FS, snapDir string, m snapshot.Manifest) (_ *fieldSet, 
 		}
 	}()
 	for i, spec := range schema {
-		index, err := loadIndexOf(fsys, snapDir, m, i, spec)
+		index, err := loadIndexOf(fsys, snapDir, m, i, spec, lazy)
 		if err != nil {
 			return nil, fmt.Errorf("vector field %q: %w", spec.Name, err)
 		}

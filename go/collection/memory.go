@@ -12,8 +12,17 @@ import (
 // vectors (Qdrant's on_disk). It is a placement, never a change of
 // answers: a field searches, scores and merges alike in either.
 //
-//   - MemoryRAM: the vectors are read into the process's memory when a
-//     segment is loaded and stay there (the default).
+//   - MemoryRAM: the vectors are resident (the default). A segment loaded
+//     by Open is mapped from its file (MAP_SHARED, read-only; its links,
+//     ids and codes too) and its
+//     pages become resident as the background verifier (verify.go) reads
+//     them to check their CRC, which it does for every page: so "ram"
+//     means resident once Info().Verification is "verified", not yet when
+//     Open returns (queries before that fault pages in from the page
+//     cache). They are clean file pages, which the kernel may still
+//     reclaim under memory pressure, unlike the heap copy of before (and
+//     of Tuning.VerifyOnOpen, which reads them into the heap as before).
+//     A segment a checkpoint writes stays in the heap, as it was built.
 //   - MemoryMmap: each sealed segment's float vectors stay in its file,
 //     memory-mapped read-only (hnsw.LoadOptions.MmapVectors): on Open,
 //     and for a segment a checkpoint has just written, once the file is
@@ -21,7 +30,9 @@ import (
 //     kernel reclaims them under memory pressure and reads them again on
 //     the next access: a collection's floats may exceed RAM, at the cost
 //     of disk reads on the queries that touch evicted pages. The graph
-//     links, ids and SQ8 codes stay resident, and so do the mutable tail
+//     links, ids and SQ8 codes stay resident (for a segment Open loads:
+//     mapped and kept, resident once verified, as MemoryRAM's vectors
+//     are), and so do the mutable tail
 //     and the active graph (both bounded).
 //
 // An SQ8 field (Qdrant's scalar quantization with its original vectors)

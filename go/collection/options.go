@@ -104,6 +104,14 @@ type Tuning struct {
 	// record behind the damage, reports the lost sequence numbers in
 	// Info().Recovery and checkpoints (see the package doc).
 	Repair bool
+	// VerifyOnOpen checks every byte of the segment files before Open
+	// returns, as before issue 24's constant-time reopen. By default Open
+	// maps the segments (vectors, links, ids, codes) and checks their CRCs
+	// after it has returned, in the background (verify.go, Info().Verification); a
+	// damaged segment then fails the collection instead of failing Open,
+	// which is what falling back on the previous snapshot needs: reopen
+	// with VerifyOnOpen to get the fallback.
+	VerifyOnOpen bool
 	// VacuumRatio: the collection rewrites a graph segment (package
 	// segment, "Merging"; writes and queries go on) and then checkpoints
 	// when removed and overwritten vectors make up at least this fraction

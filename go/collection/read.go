@@ -532,6 +532,12 @@ type Info struct {
 	// Segments counts is about to change, or the change is not on disk.
 	Merging bool
 	Failed  string // why writes are refused, if they are
+	// Verification is the background check of the segment CRCs Open
+	// deferred (verify.go): "pending", "verified" or "failed" (then every
+	// read and write returns VerifyError). Unverified is the bytes left.
+	Verification string
+	VerifyError  string
+	Unverified   uint64
 }
 
 // Info returns the collection's state.
@@ -558,6 +564,13 @@ func (c *Collection) Info() Info {
 	}
 	if err := c.failed(); err != nil {
 		in.Failed = err.Error()
+	}
+	in.Verification = c.verification()
+	if err := c.damage(); err != nil {
+		in.VerifyError = err.Error()
+	}
+	if in.Verification == VerifyPending {
+		in.Unverified = c.unverified()
 	}
 	return in
 }

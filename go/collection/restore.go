@@ -107,7 +107,7 @@ func restoreInto(src io.Reader, fsys vfs.FS, tmp string) (uint64, error) {
 	if err := log.Close(); err != nil {
 		return 0, fmt.Errorf("collection: restore: %w", err)
 	}
-	snap, err := loadSnapshot(fsys, tmp, seq)
+	snap, err := loadSnapshot(fsys, tmp, seq, false)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrArchive, err)
 	}

@@ -828,8 +828,12 @@ func TestSegmentBenchReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// STRATA_SEGBENCH_REOPEN_VERIFY=open checks every byte before Open
+	// returns (Tuning.VerifyOnOpen), as before issue 24's lazy CRCs.
+	verifyOnOpen := os.Getenv("STRATA_SEGBENCH_REOPEN_VERIFY") == "open"
+	res["verify_on_open"] = verifyOnOpen
 	began, cpu := time.Now(), cpuSeconds()
-	c, err := collection.Open(dir, collection.Tuning{CheckpointBytes: -1})
+	c, err := collection.Open(dir, collection.Tuning{CheckpointBytes: -1, VerifyOnOpen: verifyOnOpen})
 	pprof.StopCPUProfile()
 	if err != nil {
 		t.Fatal(err)
@@ -839,8 +843,16 @@ func TestSegmentBenchReopen(t *testing.T) {
 	res["reopen_points"] = c.Len()
 	res["tail_rows_after_reopen"] = c.Info().TailRows
 	res["reopen_segments"] = c.Describe()["segments"]
+	res["rss_at_reopen_mib"] = procStatusMiB("VmRSS") // before the verifier has read much
+	// Time to verified: the background CRC check (verify.go) is done.
+	if err := c.WaitVerified(); err != nil {
+		t.Fatal(err)
+	}
+	res["verified_seconds"] = time.Since(began).Seconds()
+	res["verified_cpu_seconds"] = cpuSeconds() - cpu
 	debug.FreeOSMemory()
 	res["rss_after_reopen_mib"] = procStatusMiB("VmRSS")
+	res["rss_file_after_reopen_mib"] = procStatusMiB("RssFile")
 	c.CloseForDrop()
 	b, _ := json.MarshalIndent(res, "", "  ")
 	if err := os.WriteFile(out, b, 0o644); err != nil {

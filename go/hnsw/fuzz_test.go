@@ -81,10 +81,13 @@ func FuzzLoadValidSections(f *testing.F) {
 		if err := indexfile.Write(vfs.Default, bad, sections); err != nil {
 			t.Fatal(err)
 		}
-		x, err := Load(vfs.Default, bad, LoadOptions{})
+		// Half the runs map the vectors with their CRC deferred, as a
+		// collection's Open does: the index is searched before Verify.
+		x, err := Load(vfs.Default, bad, LoadOptions{DeferCRC: off%2 == 1})
 		if err != nil {
 			return
 		}
+		defer x.Close()
 		ids := make([]int64, 5)
 		dists := make([]float32, 5)
 		_ = x.Search([]float32{0.1, 0.2, 0.3, 0.4}, 5, 16, 1, ids, dists)

@@ -62,6 +62,9 @@ type Index struct {
 	closeMu sync.RWMutex
 	closed  bool
 	file    *indexfile.File // mapped file backing vectors, or nil
+	// mmapVectors: the vectors were mapped for LoadOptions.MmapVectors
+	// (Mapped), not only for LoadOptions.DeferCRC with ram placement.
+	mmapVectors bool
 
 	testing searchTesting // zero: production behaviour
 	build   buildTesting  // zero: production behaviour

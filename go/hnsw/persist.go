@@ -201,6 +201,18 @@ type LoadOptions struct {
 	// Keys loads the index as Config.Keys: its ids are a collection's
 	// internal keys, up to batch.MaxKey.
 	Keys bool
+	// DeferCRC maps the float vectors (MmapVectors or not) and the
+	// arrays nothing writes after a load (links, ids, levels, ranks, SQ8
+	// codes: mappedInPlace) and leaves their CRCs unchecked: Load then
+	// reads and checks only the rest (flags, the tree, parameters, RaBitQ
+	// codes), runs the structure check on the mapped links, and Verify
+	// checks the mapped sections later (verify.go). Mapped links and
+	// codes stay resident once Verify has read them.
+	// Without MmapVectors the mapped pages are kept once Verify has read
+	// them (ram placement: resident after Verify, clean page cache that
+	// the kernel may still reclaim under pressure). The index must be
+	// closed to release the mapping.
+	DeferCRC bool
 }
 
 // Load reads an index saved by Save. A damaged file fails with an error
@@ -211,6 +223,16 @@ func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	var ro indexfile.ReadOptions
 	if opts.MmapVectors {
 		ro.MmapTags = []uint32{tagVectors}
+	}
+	if opts.DeferCRC {
+		// The per-node arrays nothing writes once a graph is loaded (an
+		// insertion grows the full loaded graph first, copying them;
+		// renumbering and compaction write new arrays; removal writes
+		// flags, which stay in memory) are mapped too, read-only, and
+		// kept resident: only the vectors follow MmapVectors.
+		ro.MmapTags = append([]uint32{tagVectors}, mappedInPlace...)
+		ro.KeepTags = mappedInPlace
+		ro.DeferCRC, ro.Resident = true, !opts.MmapVectors
 	}
 	f, err := indexfile.Read(fs, path, ro)
 	if err != nil {
@@ -225,13 +247,18 @@ func Load(fs vfs.FS, path string, opts LoadOptions) (_ *Index, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("hnsw: load %s: %w", path, err)
 	}
-	if opts.MmapVectors && x.graph.Load().floats {
-		x.file = f // holds the mapping of the vectors until Close
+	if opts.DeferCRC || (opts.MmapVectors && x.graph.Load().floats) {
+		x.file = f // holds the mappings until Close
+		x.mmapVectors = opts.MmapVectors && x.graph.Load().floats
 	} else {
 		f.Close() // nothing mapped: the sections were copied into memory
 	}
 	return x, nil
 }
+
+// mappedInPlace are the sections LoadOptions.DeferCRC maps besides the
+// vectors: links, ids, levels, ranks and SQ8 codes, used in place.
+var mappedInPlace = []uint32{tagLevel0, tagUpper, tagUpperStart, tagLevels, tagLabels, tagRank, tagCodes, tagShares}
 
 // section fetches a required section as a []T of exactly want elements.
 func section[T indexfile.Elem](f *indexfile.File, tag uint32, want int) ([]T, error) {
@@ -342,11 +369,13 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 			return nil, fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tagRank), err)
 		}
 	}
-	if !opts.MmapVectors {
+	if !opts.MmapVectors && !opts.DeferCRC {
 		adviseHugePages(g.vectors) // read into the heap: collapse into huge pages
 	}
-	adviseHugePages(g.codes)
-	adviseHugePages(g.level0)
+	if !opts.DeferCRC { // else mapped from the file
+		adviseHugePages(g.codes)
+		adviseHugePages(g.level0)
+	}
 	g.count, g.upperUsed = n, int(p.UpperUsed)
 	g.entry.Store(p.Entry)
 	g.computeSettled()
@@ -407,11 +436,13 @@ func (x *Index) Close() error {
 	return err
 }
 
-// Mapped reports whether the float vectors are memory-mapped from a file.
+// Mapped reports whether the float vectors are left in their file,
+// memory-mapped (LoadOptions.MmapVectors). Vectors mapped only for
+// LoadOptions.DeferCRC are resident once verified, and do not count.
 func (x *Index) Mapped() bool {
 	x.closeMu.RLock()
 	defer x.closeMu.RUnlock()
-	return x.file != nil
+	return x.file != nil && x.mmapVectors
 }
 
 // errClosed is returned by operations on a closed index. Its kind is

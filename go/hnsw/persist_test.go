@@ -44,6 +44,10 @@ func builtIndex(t *testing.T, cfg Config, setup ...func(*Index)) (*Index, []floa
 	return x, data
 }
 
+// loadModes are the ways Load reads a file: into memory, vectors mapped,
+// and each with the vectors' CRC deferred to Verify.
+var loadModes = []LoadOptions{{}, {MmapVectors: true}, {DeferCRC: true}, {MmapVectors: true, DeferCRC: true}}
+
 func TestSaveLoadSaveIsByteIdentical(t *testing.T) {
 	for name, cfg := range persistConfigs {
 		t.Run(name, func(t *testing.T) {
@@ -53,10 +57,17 @@ func TestSaveLoadSaveIsByteIdentical(t *testing.T) {
 			if err := x.Save(vfs.Default, p1); err != nil {
 				t.Fatal(err)
 			}
-			for _, mmap := range []bool{false, true} {
-				y, err := Load(vfs.Default, p1, LoadOptions{MmapVectors: mmap})
+			for _, lo := range loadModes {
+				mmap := lo
+				y, err := Load(vfs.Default, p1, lo)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if err := y.Verify(nil); err != nil {
+					t.Fatalf("%+v: Verify of an intact file: %v", lo, err)
+				}
+				if y.Unverified() != 0 {
+					t.Fatalf("%+v: %d bytes unverified after Verify", lo, y.Unverified())
 				}
 				if err := y.Save(vfs.Default, p2); err != nil {
 					t.Fatal(err)
@@ -116,11 +127,17 @@ func TestLoadRejectsDamagedFiles(t *testing.T) {
 				if err := os.WriteFile(bad, b, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				for _, mmap := range []bool{false, true} {
-					y, err := Load(vfs.Default, bad, LoadOptions{MmapVectors: mmap})
+				for _, lo := range loadModes {
+					y, err := Load(vfs.Default, bad, lo)
 					if err == nil {
+						// A deferred CRC is Verify's to find.
+						if lo.DeferCRC {
+							err = y.Verify(nil)
+						}
 						y.Close()
-						t.Fatalf("%s: damaged file loaded", what)
+						if err == nil {
+							t.Fatalf("%s %+v: damaged file loaded", what, lo)
+						}
 					}
 					if !errors.Is(err, indexfile.ErrCorrupt) {
 						t.Fatalf("%s: error %v does not wrap ErrCorrupt", what, err)

@@ -56,7 +56,8 @@
 // temporary file named path + ".tmp-" + random hex behind; it is never
 // read, and it is safe to delete.
 //
-// Read verifies everything listed above before returning, and never trusts
+// Read verifies everything listed above before returning (but see
+// "Deferred CRCs"), and never trusts
 // a length from the file before comparing it with the file's size, so a
 // corrupt file costs no more memory than its own size. A corrupt file
 // yields an error wrapping ErrCorrupt that names the header, the section
@@ -82,6 +83,22 @@
 // kernel can reclaim them under memory pressure, unlike heap memory. On
 // tmpfs the file itself is memory, so mapping saves a copy but not the
 // memory of the file.
+//
+// # Deferred CRCs
+//
+// With ReadOptions.DeferCRC, Read maps the MmapTags sections and does not
+// checksum them: it still checks the header, the table, the layout, the
+// padding and the CRC of every section it copies, so what it returns is
+// sound apart from the mapped payloads, whose bytes nobody has looked at
+// yet. File.Verify then checks their CRCs (the same check, the same
+// errors, naming the file) in pieces of 1 MiB, calling a pause function
+// between pieces, while the caller already uses the sections; Close may
+// come meanwhile (Verify then returns ErrClosed and reads no unmapped
+// page). This is what lets a collection's Open return without reading
+// its segments' vectors (go/collection, verify.go): the caller must
+// treat a Verify error as its data being damaged, since it may have used
+// the bytes already. ReadOptions.Resident keeps the checked pages in the
+// resident set (memory="ram"); without it they are dropped as above.
 //
 // Slices of mapped sections are read-only (writing to one kills the
 // process) and become invalid when File.Close unmaps them; using one after

@@ -87,6 +87,13 @@ func FuzzRead(f *testing.F) {
 			t.Fatal(err)
 		}
 		heap, herr := Read(vfs.Default, path, ReadOptions{})
+		// A lazy read (every section mapped, CRCs deferred) accepts
+		// exactly what Read accepts once Verify has run, and fails
+		// with the same kinds of error.
+		lazyErr := checkLazyRead(path, herr)
+		if lazyErr != nil {
+			t.Fatal(lazyErr)
+		}
 		if herr != nil {
 			if !errors.Is(herr, ErrCorrupt) && !errors.Is(herr, ErrVersion) {
 				t.Fatalf("error is neither ErrCorrupt nor ErrVersion: %v", herr)
@@ -116,6 +123,54 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("accepted a %d-byte file that re-encodes to %d different bytes", len(b), len(out.b))
 		}
 	})
+}
+
+// checkLazyRead reads path with every section mapped and its CRC
+// deferred, runs Verify, and says how that differs from the heap read's
+// error herr (nil: they agree).
+func checkLazyRead(path string, herr error) error {
+	tags, err := tableTags(path)
+	if err != nil {
+		tags = nil // the table itself is damaged: Read refuses it before mapping anything
+	}
+	lazy, err := Read(vfs.Default, path, ReadOptions{MmapTags: tags, DeferCRC: true})
+	if err == nil {
+		err = lazy.Verify(nil)
+		lazy.Close()
+	}
+	switch {
+	case herr == nil && err != nil:
+		return fmt.Errorf("heap read accepted the file, lazy read + Verify did not: %v", err)
+	case herr != nil && err == nil:
+		return fmt.Errorf("heap read refused the file (%v), lazy read + Verify accepted it", herr)
+	case err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion):
+		return fmt.Errorf("lazy error is neither ErrCorrupt nor ErrVersion: %v", err)
+	}
+	return nil
+}
+
+// tableTags lists the tags of path's section table, checked as Read
+// checks it, without reading the sections.
+func tableTags(path string) ([]uint32, error) {
+	fd, err := vfs.Default.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	fi, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r := reader{f: fd, size: uint64(fi.Size())}
+	entries, err := r.readTable()
+	if err != nil {
+		return nil, err
+	}
+	tags := make([]uint32, len(entries))
+	for i, e := range entries {
+		tags[i] = e.tag
+	}
+	return tags, nil
 }
 
 // memFile is an in-memory vfs.File for encoding without touching the disk.

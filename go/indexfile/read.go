@@ -20,6 +20,18 @@ type ReadOptions struct {
 	// MmapTags lists the sections to memory-map read-only instead of
 	// reading into memory. Tags the file does not hold are ignored.
 	MmapTags []uint32
+	// DeferCRC leaves the CRCs of the mapped sections unchecked: Read
+	// checks the header, the table, the padding and every section it
+	// copies, and File.Verify checks the mapped ones later (lazy.go).
+	DeferCRC bool
+	// Resident keeps the mapped sections' pages once their CRC has been
+	// checked through the mapping (memory="ram"): no MADV_DONTNEED, no
+	// MADV_RANDOM. Without it they are dropped from the resident set and
+	// fault back in one page at a time (memory="mmap").
+	Resident bool
+	// KeepTags are mapped sections kept resident as with Resident while
+	// the others are not (memory="mmap": the links stay, the vectors go).
+	KeepTags []uint32
 }
 
 // File is an index file that has been read and verified. It holds no file
@@ -28,6 +40,11 @@ type File struct {
 	tags     []uint32 // in file order
 	data     map[uint32][]byte
 	mappings [][]byte
+	mapped   []uint32 // the tag of each mapping
+	// What Verify has left (lazy.go): the sections whose CRCs Read
+	// deferred, and the lock that keeps Close from unmapping one while
+	// Verify reads it.
+	lazy lazyState
 }
 
 // Section returns the payload of the section tagged tag. A mapped section's
@@ -43,11 +60,14 @@ func (f *File) Tags() []uint32 { return slices.Clone(f.tags) }
 // Close unmaps the mapped sections, after which their slices must not be
 // used. It is safe to call more than once.
 func (f *File) Close() error {
+	f.lazy.mu.Lock()
+	defer f.lazy.mu.Unlock()
+	f.lazy.closed = true
 	var err error
 	for _, m := range f.mappings {
 		err = errors.Join(err, unmap(m))
 	}
-	f.mappings, f.data, f.tags = nil, nil, nil
+	f.mappings, f.mapped, f.data, f.tags = nil, nil, nil, nil
 	return err
 }
 
@@ -65,6 +85,7 @@ func Read(fs vfs.FS, path string, opts ReadOptions) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (file %q)", err, path)
 	}
+	f.lazy.path = path
 	return f, nil
 }
 
@@ -110,7 +131,17 @@ func read(fd vfs.File, opts ReadOptions) (_ *File, err error) {
 		bufs, isFilled = append(bufs, data), append(isFilled, filled)
 		end = e.offset + e.length
 	}
-	if err := r.verify(entries[:len(bufs)], bufs, isFilled); err != nil {
+	// Deferred sections (mapped, DeferCRC) are left to File.Verify.
+	now, nowBufs, nowFilled := entries[:0:0], bufs[:0:0], isFilled[:0:0]
+	for i := range bufs {
+		if opts.DeferCRC && isFilled[i] {
+			keep := opts.Resident || slices.Contains(opts.KeepTags, entries[i].tag)
+			file.lazy.pending = append(file.lazy.pending, pendingSection{entry: entries[i], data: bufs[i], keep: keep})
+			continue
+		}
+		now, nowBufs, nowFilled = append(now, entries[i]), append(nowBufs, bufs[i]), append(nowFilled, isFilled[i])
+	}
+	if err := r.verify(now, nowBufs, nowFilled); err != nil {
 		return nil, err
 	}
 	if layoutErr != nil {
@@ -127,9 +158,16 @@ func read(fd vfs.File, opts ReadOptions) (_ *File, err error) {
 	// page cache with neighbours nobody asked for and evict the rows that
 	// were (bench_collection_memory.py --pressure read 189 GB in six
 	// minutes under a 190 MiB cgroup at 100k x 512 before this).
-	for _, m := range file.mappings {
-		dontNeed(m)
-		randomAccess(m)
+	// With Resident (ram placement) the pages stay: they are what the
+	// caller asked to keep in memory. A deferred section's pages are
+	// dropped after Verify has read them (lazy.go).
+	for i, m := range file.mappings {
+		if !opts.Resident && !slices.Contains(opts.KeepTags, file.mapped[i]) {
+			if !opts.DeferCRC {
+				dontNeed(m)
+			}
+			randomAccess(m)
+		}
 	}
 	return file, nil
 }
@@ -373,6 +411,6 @@ func (r *reader) mapSection(e entry, file *File) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("indexfile: mapping section %q at offset %d: %w", TagName(e.tag), e.offset, err)
 	}
-	file.mappings = append(file.mappings, m)
+	file.mappings, file.mapped = append(file.mappings, m), append(file.mapped, e.tag)
 	return data, nil
 }

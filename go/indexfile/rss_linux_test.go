@@ -73,3 +73,33 @@ func TestMappedSectionNotResidentAfterRead(t *testing.T) {
 		t.Fatalf("touching the mapping raised RSS by only %d MiB; the measurement is not seeing it", (afterTouch-afterRead)>>20)
 	}
 }
+
+// Deferred verification reads every mapped page; afterwards the sections
+// in KeepTags stay resident (a collection's links and codes) and the
+// others are dropped again (the vectors of memory="mmap").
+func TestVerifyKeepsOnlyKeepTagsResident(t *testing.T) {
+	const size = 64 << 20
+	vectors := make([]float32, size/4)
+	links := make([]uint32, size/4)
+	for i := range vectors {
+		vectors[i], links[i] = float32(i), uint32(i)
+	}
+	path, _ := writeFile(t, t.TempDir(), []Section{{Tag: tagVectors, Data: BytesOf(vectors)}, {Tag: tagLevel0, Data: BytesOf(links)}})
+	vectors, links = nil, nil
+
+	before := mappedRSS(t)
+	f, err := Read(vfs.Default, path, ReadOptions{MmapTags: []uint32{tagVectors, tagLevel0}, DeferCRC: true, KeepTags: []uint32{tagLevel0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Verify(nil); err != nil {
+		t.Fatal(err)
+	}
+	grew := mappedRSS(t) - before
+	// The kept section is resident (less whatever the kernel reclaimed
+	// meanwhile, hence the margin); the dropped one is not.
+	if grew < size/2 || grew > size+size*3/4 {
+		t.Fatalf("mapped RSS grew by %d MiB after Verify, want about %d (the kept section alone)", grew>>20, size>>20)
+	}
+}

@@ -253,31 +253,44 @@
 //
 // # Reopen
 //
-// Open loads each segment file (hnsw.Load: the float vectors are read
-// into memory, or mapped for a field of mmap placement, below), a field's
-// files in parallel, GOMAXPROCS at a time, and each file read and
-// checksummed in pieces on every core (package indexfile); it removes
+// Open loads each segment file (hnsw.Load with DeferCRC), a field's files
+// in parallel, GOMAXPROCS at a time: the float vectors, links, ids,
+// levels and SQ8 codes (all but a few bytes a row; nothing writes them
+// once a segment is sealed) are mapped read-only and used in place, not
+// read; the rest (parameters, flags, the tree, RaBitQ codes) is read and
+// its CRCs checked as before, and the links pass hnsw's structure check
+// (every link in bounds) before any search may follow one. It removes
 // each segment's deleted keys, checks its live count against the
 // manifest and that no key is live in two segments (nothing to check for
 // one segment: Load refuses a file whose keys repeat; more are sorted
 // together), and starts an empty active graph with the segments'
 // quantizer; then it replays the log after the snapshot into the tail,
-// with no graph insertion. A snapshot of formats 1-3 (one index file) is
-// loaded as the active graph, which the first checkpoint seals into a
-// segment: old collections are converted then.
+// with no graph insertion. After Open returns, the collection's verifier
+// (collection, verify.go) checks the mapped sections' CRCs in the
+// background (Graphs.Verify, pinning the segments it reads); a mismatch
+// fails the collection, and merges wait until it is done.
+// Tuning.VerifyOnOpen reads and checks everything before Open returns,
+// as before. A snapshot of formats 1-3 (one index file) is loaded whole
+// as the active graph, which the first checkpoint seals into a segment:
+// old collections are converted then.
 //
-// Open is not yet constant in N. It still, per row: reads every byte of
-// every segment file into memory and checks its CRC (the vectors too, for
-// ram placement, as that placement promises; 673 MB at 1M x 128, most of
-// what is left), checks every link (hnsw's structure check, needed
-// before a search may follow one; 0.1 CPU s at 1M since it stamps nodes
-// instead of filling a map), and folds the state runs into the document
-// index and the id tables (meta.Import, now a flat table for the usual
-// dense ids: package idtable). Measured (TestSegmentBenchReopen, 10k
-// tail, medians of 3 alternating rounds at load 30;
-// bench/results/segments/segments-20261203T102226Z-9bd895e-reopen.json):
-// see "What is left". Constant time needs the sections mapped and their CRCs verified after Open,
-// lazily, which changes what ram placement and indexfile.Read promise.
+// What Open still does per row: the structure check's pass over every
+// link (which faults the mapped links in), the id table of each segment,
+// the flags and the tree, and meta.Import of the state runs; the tail
+// replay is per tail record. Measured (TestSegmentBenchReopen, 10k tail,
+// medians of 3 alternating rounds against main, load 31-38 on the 2
+// cores; bench/results/segments/segments-20261203T135009Z-ed42954-reopen.json):
+// 100k x 512, Open returns after 0.23 CPU s as a new process's first
+// work (main 0.45: 0.52x) and 0.20 in a process that did other work first
+// (0.82: 0.25x), verified 0.07 CPU s later; 1M x 128, 0.77 CPU s (1.46:
+// 0.53x) and 0.83 (2.35: 0.35x), verified at 0.97 and 1.11. RSS right
+// after Open is 152 MiB (100k) and 363 MiB (1M), 268 and 731 once
+// verified (ram placement, as main's). With VerifyOnOpen: 0.46 and 1.48
+// CPU s (1.02x main's). Wall: 1.3 s (100k) and 5.4 s (1M) to Open's
+// return, mostly waiting for a core at that load. (An earlier step that
+// mapped only the vectors: 0.25 and 1.05 CPU s fresh,
+// segments-20261203T132955Z-715afc1-reopen.json.)
+// Close releases the segments' mappings (Graphs.Release).
 //
 // # What is left (the end of issue 24)
 //
@@ -296,15 +309,17 @@
 //     1M (4 segments each; TestSegmentBench at 8bcba67), against 0.85x.
 //   - No crash test kills the process with a log tail longer than the
 //     tail bound (the large-tail case left from step 1).
-//   - Reopen at 1M x 128 with a 10k-record tail: 1.24 CPU s as a new
-//     process's first work (2.59 before: 0.48x), 2.36 CPU s after other
-//     work in the same process (3.83; it pays Go's zeroing of reused
-//     heap), 1.46 CPU s with ten segments (2.38); wall 4.8-9.3 s at load
-//     26-32 on the 2 cores, against a target of 2 s. 100k x 512: 0.36-0.82
-//     CPU s, no change within the rounds' scatter, against 1 s (wall
-//     1.9-3.2 s). Every byte of the segment files is still read and
-//     checked on Open ("Reopen" above); mapping them with lazy checks is
-//     the step left.
+//   - Reopen at 1M x 128 with a 10k-record tail: 0.77 CPU s as a new
+//     process's first work, 0.83 after other work (main 1.46, 2.35);
+//     100k x 512: 0.23 and 0.20 ("Reopen" above). The targets are wall
+//     time, 2 s and 1 s: wall was 5.4 s and 1.3 s at load 31-38 on the 2
+//     cores, mostly waiting for a core; the CPU fits both. What is left
+//     per row (a profile of one fresh 1M reopen before the links were
+//     mapped, 1.0 CPU s): the structure check (checkTree and checkLinks,
+//     0.32 s), the state runs and meta.Import (0.16), the id tables; the
+//     tail replay is 0.16. A structure check that is itself deferred
+//     (searches would then need bounds checks on every link) is the next
+//     step.
 //   - A merge holds its sources and the new graph in memory while it
 //     builds (above, "Memory while merging"); a merge of the whole
 //     collection peaks near twice its resident size.
@@ -330,9 +345,15 @@
 // loads each from its file and puts it in the place of the segment's
 // memory copy (removing first the keys deleted since the file was
 // written; a merge's sources are left alone). The tail and the active
-// graph stay in memory: both are bounded. Links, ids, flags and SQ8 codes
-// are read into memory as before; only the floats are mapped (of an SQ8
-// field too, whose segments keep them for rescoring).
+// graph stay in memory: both are bounded. (Open maps the float vectors
+// of a ram field's segments too, "Reopen" above; they become resident as
+// the verifier reads them, and Mapped counts only the mmap placement's.)
+// Links, ids and SQ8 codes are resident in either placement: read into
+// memory for a segment a checkpoint loads (MapSealed), mapped and kept
+// resident after the verifier's pass for one Open loads (clean file pages
+// then, which the kernel may reclaim under pressure as it may the
+// vectors); only the floats follow the placement (of an SQ8 field too,
+// whose segments keep them for rescoring).
 //
 // Mapped pages are clean page cache: under memory pressure the kernel
 // drops them and a query that needs one reads it from the file again (a

@@ -215,3 +215,20 @@ func (g *Graphs) swapMapped(old *Graph, x *hnsw.Index) (*Graph, error) {
 	old.retire()
 	return now, nil
 }
+
+// Release retires every sealed segment, for a collection that is closing:
+// their mappings go as soon as no reader holds them (at once if none
+// does), where they used to stay until the process exited (and held the
+// disk space of files removed meanwhile, a dropped collection's). The
+// state is swapped first, as for a merge, so a reader that comes after
+// finds no sealed segment instead of a retired one. The active graph (in
+// memory) stays.
+func (g *Graphs) Release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.state.Load()
+	g.state.Store(&graphState{active: st.active})
+	for _, s := range st.sealed {
+		s.retire()
+	}
+}
