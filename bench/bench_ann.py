@@ -1,7 +1,8 @@
 """Recall/QPS benchmark of strata against hnswlib and FAISS on one data set, in one process.
 
 Protocol (the same for every library):
-  build      M=16, ef_construction=200, all cores; wall time, index size (saved file), RSS delta
+  build      M=16, ef_construction=200, all cores; wall time, CPU time of the process (every
+             thread), index size (saved file), RSS delta
   sweep      for each ef: queries one at a time on one thread (the ann-benchmarks convention),
              recall@k against the exact ground truth; libraries measured alternately
              (A B C, B C A, C A B, ...) for --passes passes and the median QPS kept, both
@@ -175,9 +176,10 @@ def main(argv: list[str] | None = None) -> int:
                     "install -e '.[bench]' for the peers, pip install . for strata)")
                 result.setdefault("skipped", {})[lib] = f"cannot import: {e}"
                 continue
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             adapter.build(ds.train, args.threads)
             build_s = time.perf_counter() - t0
+            build_cpu = time.process_time() - c0
             gc.collect()
             rss_delta = runinfo.rss_bytes() - rss0
             size, size_how = adapter.index_bytes(Path(tmp))
@@ -188,12 +190,12 @@ def main(argv: list[str] | None = None) -> int:
             row_views[lib] = [prepared[lib][i:i + 1] for i in range(nq)]
             result["libs"][lib] = {
                 "info": adapter.info(),
-                "build": {"seconds": build_s, "threads": args.threads,
+                "build": {"seconds": build_s, "cpu_seconds": build_cpu, "threads": args.threads,
                           "index_mib": size / 2**20 if size is not None else None,
                           "index_size_source": size_how,
                           "rss_delta_mib": rss_delta / 2**20},
                 "sweep": [], "batch": None}
-            log(f"  build {lib}: {build_s:.2f} s, index "
+            log(f"  build {lib}: {build_s:.2f} s ({build_cpu:.1f} CPU s), index "
                 f"{'n/a' if size is None else f'{size / 2**20:.1f} MiB'} ({size_how}), "
                 f"RSS +{rss_delta / 2**20:.0f} MiB")
 
