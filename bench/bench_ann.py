@@ -114,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="threads for build and batch queries (default: all cores)")
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--out", help="result JSON path (default: runinfo.result_path('ann', dataset))")
+    ap.add_argument("--keep-index", metavar="DIR",
+                    help="save each index into DIR (<lib>.<ext>) and keep it, e.g. for "
+                         "bench_memory.py --index-file, so its builds need not be repeated")
     args = ap.parse_args(argv)
 
     libs = [s.strip() for s in args.libs.split(",") if s.strip()]
@@ -182,7 +185,10 @@ def main(argv: list[str] | None = None) -> int:
             build_cpu = time.process_time() - c0
             gc.collect()
             rss_delta = runinfo.rss_bytes() - rss0
-            size, size_how = adapter.index_bytes(Path(tmp))
+            keep = Path(args.keep_index) if args.keep_index else None
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+            size, size_how = adapter.index_bytes(keep or Path(tmp))
             if size is None:
                 size, size_how = rss_delta, f"process RSS delta ({size_how})"
             adapters[lib] = adapter

@@ -198,8 +198,20 @@ def build_files(train: np.ndarray, metric: str, workdir: Path, keys: list[str],
         return info
 
     out, builds = {}, []
+    for spec in args.index_file or []:
+        key, _, given = spec.partition("=")
+        if key not in keys or not Path(given).is_file():
+            raise SystemExit(f"--index-file {spec!r}: want KEY=PATH with KEY one of {keys} and "
+                             "PATH an index file")
+        path = workdir / f"{key}.strata"
+        path.unlink(missing_ok=True)
+        path.symlink_to(Path(given).resolve())
+        out[key] = {"params": params, "constructor": FILES[key], "source": str(given),
+                    "build_seconds": None, "note": "built elsewhere (see source)"}
+        log(f"  {path.name}: using {given}")
     for r in range(args.build_rounds):
-        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+        todo = [key for key in keys if "source" not in out.get(key, {})]
+        for key in todo[r % len(todo):] + todo[:r % len(todo)]:
             out[key] = build(key)
             builds.append({"round": r, "file": key, "seconds": out[key]["build_seconds"],
                            "cpu_seconds": out[key]["build_cpu_seconds"],
@@ -254,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=200, help="untimed queries per ef after load")
     ap.add_argument("--settle", type=float, default=5.0, help="idle seconds before last reading")
     ap.add_argument("--workdir", help="keep index files here and reuse them (default: temporary)")
+    ap.add_argument("--index-file", action="append", metavar="KEY=PATH",
+                    help=f"use this saved index for file KEY (one of {list(FILES)}) instead of "
+                         "building it, e.g. one kept by bench_ann.py --keep-index with the same "
+                         "data and parameters (repeatable)")
     ap.add_argument("--build-rounds", type=int, default=0,
                     help="build every file this many times, alternating kinds, and record each "
                          "build's wall and CPU seconds (0: build only what --workdir lacks)")
