@@ -225,24 +225,29 @@ def filter_section(runs: list) -> str:
 def memory_section(runs: list) -> str:
     parts = ["## Memory (`bench_memory.py`)", "",
              "One fresh process per configuration; index RssAnon is the anonymous resident "
-             "memory the index added to a process that imported numpy and strata. The newest "
-             "run per data set:", ""]
+             "memory the index added to a process that imported numpy and strata, index VmRSS "
+             "the same for all resident pages (memory-mapped vectors the searches touched "
+             "included). The newest run per data set:", ""]
     for name, path, result in newest_per_label(runs):
         f32 = next((r for r in result["configs"] if r["config"] == "float32"), None)
         rows = []
         for r in result["configs"]:
             s = r["status"]["after_warmup"]
             ratio = f"{r['index_rss_anon_mib'] / f32['index_rss_anon_mib']:.2f}" if f32 else "-"
+            vm = r.get("index_vm_rss_mib")  # measured since the rabitq configurations joined
+            vm_ratio = (f"{vm / f32['index_vm_rss_mib']:.2f}"
+                        if vm is not None and f32 and f32.get("index_vm_rss_mib") else "-")
             best = max(r["sweep"], key=lambda p: p["recall"])
             rows.append([r["config"], fmt(r["file_mib"], 1), fmt(r["index_rss_anon_mib"], 1),
-                         ratio, fmt(s["RssFile"], 1),
+                         ratio, fmt(vm, 1), vm_ratio, fmt(s["RssFile"], 1),
                          f"{best['recall']:.4f} / {fmt(best['qps'])} (ef={best['ef']})"])
         ds = result["dataset"]
         parts += [f"### {ds['name']}", "",
                   f"{ds['n_train_used']:,} x {ds['dimension']} {ds['distance']}; commit "
                   f"`{name.commit}`, {when(name)}, {machine_line(result)}; `{path.name}`", "",
-                  table(["config", "file MiB", "index RssAnon MiB", "x float32", "RssFile MiB",
-                         "best recall / QPS"], rows), ""]
+                  table(["config", "file MiB", "index RssAnon MiB", "x float32",
+                         "index VmRSS MiB", "x float32", "RssFile MiB", "best recall / QPS"],
+                        rows), ""]
     return "\n".join(parts)
 
 
