@@ -144,7 +144,7 @@ class StrataAdapter(Adapter):
         save = getattr(self.index, "save", None)
         if save is None:
             return None, "no Index.save yet"
-        path = Path(tmpdir) / "strata.index"
+        path = Path(tmpdir) / f"{self.name}.strata"
         save(str(path))
         size = _path_bytes(path)
         return size, "saved file size"

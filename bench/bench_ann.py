@@ -1,7 +1,8 @@
 """Recall/QPS benchmark of strata against hnswlib and FAISS on one data set, in one process.
 
 Protocol (the same for every library):
-  build      M=16, ef_construction=200, all cores; wall time, index size (saved file), RSS delta
+  build      M=16, ef_construction=200, all cores; wall time, CPU time of the process (every
+             thread), index size (saved file), RSS delta
   sweep      for each ef: queries one at a time on one thread (the ann-benchmarks convention),
              recall@k against the exact ground truth; libraries measured alternately
              (A B C, B C A, C A B, ...) for --passes passes and the median QPS kept, both
@@ -113,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="threads for build and batch queries (default: all cores)")
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--out", help="result JSON path (default: runinfo.result_path('ann', dataset))")
+    ap.add_argument("--keep-index", metavar="DIR",
+                    help="save each index into DIR (<lib>.<ext>) and keep it, e.g. for "
+                         "bench_memory.py --index-file, so its builds need not be repeated")
     args = ap.parse_args(argv)
 
     libs = [s.strip() for s in args.libs.split(",") if s.strip()]
@@ -175,12 +179,16 @@ def main(argv: list[str] | None = None) -> int:
                     "install -e '.[bench]' for the peers, pip install . for strata)")
                 result.setdefault("skipped", {})[lib] = f"cannot import: {e}"
                 continue
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             adapter.build(ds.train, args.threads)
             build_s = time.perf_counter() - t0
+            build_cpu = time.process_time() - c0
             gc.collect()
             rss_delta = runinfo.rss_bytes() - rss0
-            size, size_how = adapter.index_bytes(Path(tmp))
+            keep = Path(args.keep_index) if args.keep_index else None
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+            size, size_how = adapter.index_bytes(keep or Path(tmp))
             if size is None:
                 size, size_how = rss_delta, f"process RSS delta ({size_how})"
             adapters[lib] = adapter
@@ -188,12 +196,12 @@ def main(argv: list[str] | None = None) -> int:
             row_views[lib] = [prepared[lib][i:i + 1] for i in range(nq)]
             result["libs"][lib] = {
                 "info": adapter.info(),
-                "build": {"seconds": build_s, "threads": args.threads,
+                "build": {"seconds": build_s, "cpu_seconds": build_cpu, "threads": args.threads,
                           "index_mib": size / 2**20 if size is not None else None,
                           "index_size_source": size_how,
                           "rss_delta_mib": rss_delta / 2**20},
                 "sweep": [], "batch": None}
-            log(f"  build {lib}: {build_s:.2f} s, index "
+            log(f"  build {lib}: {build_s:.2f} s ({build_cpu:.1f} CPU s), index "
                 f"{'n/a' if size is None else f'{size / 2**20:.1f} MiB'} ({size_how}), "
                 f"RSS +{rss_delta / 2**20:.0f} MiB")
 

@@ -10,6 +10,12 @@ the queries, loads its index file, warms up, runs gc.collect(), and reads /proc/
   sq8            Index.load(sq8+rerank file)                  codes, vectors, graph resident
   sq8-mmap       Index.load(sq8+rerank file, mmap_vectors=True)  vectors stay in the page cache
   sq8-codes      Index.load(sq8 rerank=False file)            codes and graph only
+  rabitq         Index.load(rabitq file)                      1-bit codes (default bits), neighbour
+                                                              blocks, vectors and graph resident
+  rabitq-mmap    Index.load(rabitq file, mmap_vectors=True)   float vectors stay in the page cache
+  rabitq-codes   Index.load(rabitq rerank=False file)         codes-only (default bits), no floats
+  qg             Index.load(rabitq layout="qg" file)          rows (vector, links, codes) + floats
+  qg-mmap        Index.load(qg file, mmap_vectors=True)       the rows keep their copy resident
 
 Memory figures (MiB, from /proc/self/status):
   RssAnon    anonymous resident pages: what the process cannot give back without freeing it
@@ -18,6 +24,11 @@ Memory figures (MiB, from /proc/self/status):
              and re-read them
   RssShmem   shared memory (expected 0)
   VmRSS      the sum; VmHWM its peak
+`index VmRSS` is the same difference of VmRSS: it counts the mapped vectors' pages that the
+searches touched. Issue 22's memory targets compare the rabitq configurations with float32.
+`--build-rounds N` builds every file N times, alternating the kinds, and records each build's
+wall and process CPU seconds (every thread), so build times are compared in one run.
+
 `index RssAnon` is RssAnon after load + warm-up minus RssAnon of the same process just before the
 load (numpy + strata imported, queries and ground truth loaded), so the interpreter, the Go runtime
 and the query array are not charged to the index; the baseline figures are reported as well. A
@@ -49,12 +60,18 @@ import numpy as np
 BENCH_DIR = Path(__file__).resolve().parent
 SCHEMA = 1
 TARGET_RATIO = 0.4  # sq8-mmap index RssAnon <= 0.4 x float32's (issue 4, d >= 100)
+# Issue 22: rabitq with mapped floats <= 1/4 of float32's; codes-only <= 1/5, recall >= 0.90 at
+# ef=128.
+RABITQ_MMAP_RATIO, RABITQ_CODES_RATIO, RABITQ_CODES_RECALL = 0.25, 0.20, 0.90
 
 # file name -> constructor keywords; configurations name a file and how to load it.
 FILES = {
     "f32": {},
     "sq8": {"quantization": "sq8", "rerank": True},
     "sq8-codes": {"quantization": "sq8", "rerank": False},
+    "rabitq": {"quantization": "rabitq"},
+    "rabitq-codes": {"quantization": "rabitq", "rerank": False},
+    "qg": {"quantization": "rabitq", "layout": "qg"},
 }
 CONFIGS = {
     "float32": ("f32", False),
@@ -62,6 +79,11 @@ CONFIGS = {
     "sq8": ("sq8", False),
     "sq8-mmap": ("sq8", True),
     "sq8-codes": ("sq8-codes", False),
+    "rabitq": ("rabitq", False),
+    "rabitq-mmap": ("rabitq", True),
+    "rabitq-codes": ("rabitq-codes", False),
+    "qg": ("qg", False),
+    "qg-mmap": ("qg", True),
 }
 STATUS_FIELDS = ("RssAnon", "RssFile", "RssShmem", "VmRSS", "VmHWM")
 
@@ -120,7 +142,7 @@ def child(config: str, workdir: Path, efs: list[int], k: int, warmup: int, settl
     after_queries = proc_status()
     time.sleep(settle)
     after_settle = proc_status()
-    n = len(index)
+    n, info = len(index), index.info()
     index.close()
     return {
         "config": config, "file": path.name, "mmap_vectors": mmap_vectors, "n": n,
@@ -130,6 +152,9 @@ def child(config: str, workdir: Path, efs: list[int], k: int, warmup: int, settl
                    "after_queries": after_queries, f"after_{settle:g}s_idle": after_settle},
         "index_rss_anon_mib": after_warmup["RssAnon"] - before_load["RssAnon"],
         "index_rss_anon_after_queries_mib": after_queries["RssAnon"] - before_load["RssAnon"],
+        "index_vm_rss_mib": after_warmup["VmRSS"] - before_load["VmRSS"],
+        "index_vm_rss_after_queries_mib": after_queries["VmRSS"] - before_load["VmRSS"],
+        "index_info": info,
         "sweep": sweep,
     }
 
@@ -142,9 +167,10 @@ def _engine_identity(strata: Any) -> str:
     return ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in libs)
 
 
-def build_files(train: np.ndarray, metric: str, workdir: Path, args: argparse.Namespace,
-                log: Any) -> dict:
-    """Builds and saves each index file once; reuses files made with the same parameters."""
+def build_files(train: np.ndarray, metric: str, workdir: Path, keys: list[str],
+                args: argparse.Namespace, log: Any) -> dict:
+    """Builds and saves each index file in keys; reuses files made with the same parameters,
+    unless --build-rounds asks for N alternated builds of every kind (the last one is kept)."""
     import strata
 
     params = {"n": int(train.shape[0]), "dim": int(train.shape[1]), "metric": metric,
@@ -152,28 +178,55 @@ def build_files(train: np.ndarray, metric: str, workdir: Path, args: argparse.Na
               "dataset": args.dataset, "train_limit": args.train_limit_used,
               # A rebuilt engine may write other files: its library's identity is part of the key.
               "engine": _engine_identity(strata)}
-    out = {}
-    for key, extra in FILES.items():
+
+    def build(key: str) -> dict:
         path = workdir / f"{key}.strata"
-        stamp = workdir / f"{key}.json"
-        if path.exists() and stamp.exists() and json.loads(stamp.read_text())["params"] == params:
-            info = json.loads(stamp.read_text())
-            log(f"  reusing {path.name} (built {info['build_seconds']:.1f} s)")
-        else:
-            t0 = time.perf_counter()
-            index = strata.Index(train.shape[1], metric=metric, M=args.M,
-                                 ef_construction=args.ef_construction,
-                                 num_threads=args.threads, seed=args.seed, **extra)
-            index.add(train)
-            build_s = time.perf_counter() - t0
-            index.save(str(path))
-            index.close()
-            info = {"params": params, "constructor": extra, "build_seconds": build_s}
-            stamp.write_text(json.dumps(info))
-            log(f"  built {path.name}: {build_s:.1f} s")
-        info["file_bytes"] = path.stat().st_size
-        out[key] = info
-    return out
+        c0, t0 = time.process_time(), time.perf_counter()
+        index = strata.Index(train.shape[1], metric=metric, M=args.M,
+                             ef_construction=args.ef_construction,
+                             num_threads=args.threads, seed=args.seed, **FILES[key])
+        index.add(train)
+        build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
+        index.save(str(path))
+        index.close()
+        gc.collect()
+        info = {"params": params, "constructor": FILES[key], "build_seconds": build_s,
+                "build_cpu_seconds": build_cpu, "load_average": list(os.getloadavg())}
+        (workdir / f"{key}.json").write_text(json.dumps(info))
+        log(f"  built {path.name}: {build_s:.1f} s, {build_cpu:.1f} CPU s, load "
+            f"{os.getloadavg()[0]:.1f}")
+        return info
+
+    out, builds = {}, []
+    for spec in args.index_file or []:
+        key, _, given = spec.partition("=")
+        if key not in keys or not Path(given).is_file():
+            raise SystemExit(f"--index-file {spec!r}: want KEY=PATH with KEY one of {keys} and "
+                             "PATH an index file")
+        path = workdir / f"{key}.strata"
+        path.unlink(missing_ok=True)
+        path.symlink_to(Path(given).resolve())
+        out[key] = {"params": params, "constructor": FILES[key], "source": str(given),
+                    "build_seconds": None, "note": "built elsewhere (see source)"}
+        log(f"  {path.name}: using {given}")
+    for r in range(args.build_rounds):
+        todo = [key for key in keys if "source" not in out.get(key, {})]
+        for key in todo[r % len(todo):] + todo[:r % len(todo)]:
+            out[key] = build(key)
+            builds.append({"round": r, "file": key, "seconds": out[key]["build_seconds"],
+                           "cpu_seconds": out[key]["build_cpu_seconds"],
+                           "load_average": out[key]["load_average"]})
+    for key in keys:
+        path, stamp = workdir / f"{key}.strata", workdir / f"{key}.json"
+        if key not in out:
+            if (path.exists() and stamp.exists()
+                    and json.loads(stamp.read_text())["params"] == params):
+                out[key] = json.loads(stamp.read_text())
+                log(f"  reusing {path.name} (built {out[key]['build_seconds']:.1f} s)")
+            else:
+                out[key] = build(key)
+        out[key]["file_bytes"] = path.stat().st_size
+    return {"files": out, "builds": builds}
 
 
 def run_child(config: str, workdir: Path, args: argparse.Namespace) -> dict:
@@ -213,6 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=200, help="untimed queries per ef after load")
     ap.add_argument("--settle", type=float, default=5.0, help="idle seconds before last reading")
     ap.add_argument("--workdir", help="keep index files here and reuse them (default: temporary)")
+    ap.add_argument("--index-file", action="append", metavar="KEY=PATH",
+                    help=f"use this saved index for file KEY (one of {list(FILES)}) instead of "
+                         "building it, e.g. one kept by bench_ann.py --keep-index with the same "
+                         "data and parameters (repeatable)")
+    ap.add_argument("--build-rounds", type=int, default=0,
+                    help="build every file this many times, alternating kinds, and record each "
+                         "build's wall and CPU seconds (0: build only what --workdir lacks)")
     ap.add_argument("--out",
                     help="result JSON (default: runinfo.result_path('memory', dataset))")
     ap.add_argument("--note", help="free text stored in the result (e.g. how strata was built)")
@@ -284,7 +344,9 @@ def main(argv: list[str] | None = None) -> int:
         np.save(workdir / "queries.npy", queries)
         np.save(workdir / "truth.npy", np.ascontiguousarray(truth, dtype=np.int64))
         del ds
-        result["files"] = build_files(train, metric, workdir, args, log)
+        keys = list(dict.fromkeys(CONFIGS[c][0] for c in configs))
+        built = build_files(train, metric, workdir, keys, args, log)
+        result["files"], result["builds"] = built["files"], built["builds"]
         del train
         gc.collect()
         result["baseline"] = baseline_child(workdir)
@@ -315,30 +377,58 @@ def main(argv: list[str] | None = None) -> int:
 # ----------------------------------------------------------------------------- reporting
 
 
-def target_check(result: dict) -> str | None:
+def target_check(result: dict) -> list[str]:
+    """Issue 4's SQ8 target and issue 22's RaBitQ targets, for the configurations measured."""
     by = {r["config"]: r for r in result["configs"]}
-    if "float32" not in by or "sq8-mmap" not in by:
-        return None
-    f32, sq8m = by["float32"], by["sq8-mmap"]
-    ratio = sq8m["index_rss_anon_mib"] / f32["index_rss_anon_mib"]
-    whole = sq8m["status"]["after_warmup"]["RssAnon"] / f32["status"]["after_warmup"]["RssAnon"]
-    ok = "met" if ratio <= TARGET_RATIO else "NOT met"
-    return (f"sq8-mmap / float32 index RssAnon = {ratio:.2f} (target <= {TARGET_RATIO}: {ok}); "
-            f"whole-process RssAnon ratio {whole:.2f}")
+    if "float32" not in by:
+        return []
+    f32, out = by["float32"], []
+
+    def ratio(config: str, key: str) -> float:
+        return by[config][key] / f32[key]
+
+    if "sq8-mmap" in by:
+        sq8m = by["sq8-mmap"]
+        r = ratio("sq8-mmap", "index_rss_anon_mib")
+        whole = (sq8m["status"]["after_warmup"]["RssAnon"]
+                 / f32["status"]["after_warmup"]["RssAnon"])
+        ok = "met" if r <= TARGET_RATIO else "NOT met"
+        out.append(f"sq8-mmap / float32 index RssAnon = {r:.2f} (target <= {TARGET_RATIO}: "
+                   f"{ok}); whole-process RssAnon ratio {whole:.2f}")
+    for config, target in (("rabitq-mmap", RABITQ_MMAP_RATIO), ("qg-mmap", RABITQ_MMAP_RATIO),
+                           ("rabitq-codes", RABITQ_CODES_RATIO)):
+        if config not in by or "index_vm_rss_mib" not in by[config]:
+            continue
+        anon, vm = ratio(config, "index_rss_anon_mib"), ratio(config, "index_vm_rss_mib")
+        line = (f"{config} / float32: index RssAnon {anon:.2f}, index VmRSS (mapped pages "
+                f"touched included) {vm:.2f} (issue 22 target <= {target:.2f}: "
+                f"{'met' if max(anon, vm) <= target else 'NOT met'})")
+        if config == "rabitq-codes":
+            at128 = next((p["recall"] for p in by[config]["sweep"] if p["ef"] == 128), None)
+            if at128 is not None:
+                line += (f"; recall@{result['params']['k']} at ef=128 {at128:.4f} (target >= "
+                         f"{RABITQ_CODES_RECALL}: "
+                         f"{'met' if at128 >= RABITQ_CODES_RECALL else 'NOT met'})")
+        out.append(line)
+    return out
 
 
 def format_table(result: dict, markdown: bool = False) -> str:
     efs = result["params"]["efs"]
     f32 = next((r for r in result["configs"] if r["config"] == "float32"), None)
-    head = ["config", "file MiB", "index RssAnon MiB", "x float32", "process RssAnon",
-            "RssFile", "VmRSS"]
+    head = ["config", "file MiB", "index RssAnon MiB", "x float32", "index VmRSS MiB",
+            "x float32", "process RssAnon", "RssFile", "VmRSS"]
     for ef in efs:
         head += [f"recall@{result['params']['k']} ef={ef}", f"QPS ef={ef}"]
     rows = []
     for r in result["configs"]:
         s = r["status"]["after_warmup"]
         ratio = (f"{r['index_rss_anon_mib'] / f32['index_rss_anon_mib']:.2f}" if f32 else "-")
+        vm = r.get("index_vm_rss_mib")  # not in results made before it was measured
+        vm_ratio = (f"{vm / f32['index_vm_rss_mib']:.2f}"
+                    if vm is not None and f32 and f32.get("index_vm_rss_mib") else "-")
         row = [r["config"], f"{r['file_mib']:.1f}", f"{r['index_rss_anon_mib']:.1f}", ratio,
+               "-" if vm is None else f"{vm:.1f}", vm_ratio,
                f"{s['RssAnon']:.1f}", f"{s['RssFile']:.1f}", f"{s['VmRSS']:.1f}"]
         for p in r["sweep"]:
             row += [f"{p['recall']:.4f}", f"{p['qps']:,.0f}"]
@@ -350,9 +440,7 @@ def format_table(result: dict, markdown: bool = False) -> str:
     notes = [f"baseline process (numpy + strata imported): RssAnon {base['RssAnon']:.1f} MiB, "
              f"VmRSS {base['VmRSS']:.1f} MiB; query array {q_mib:.2f} MiB (both excluded from "
              "index RssAnon)"]
-    verdict = target_check(result)
-    if verdict:
-        notes.append(verdict)
+    notes += target_check(result)
     from bench_filter import render_table  # not at the top: children import nothing extra
 
     return render_table(title, head, rows, notes, markdown)

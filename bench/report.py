@@ -92,7 +92,10 @@ def ann_section(runs: list) -> str:
                       text, ""]
     targets = rabitq_targets_table(runs)
     if targets:
-        parts += ["### Issue 22's targets: strata-rabitq1 against hnswlib and rabitqlib", "",
+        parts += ["### Issue 22's targets: strata's RaBitQ indexes against hnswlib and rabitqlib",
+                  "",
+                  "strata-rabitq1 is `quantization=\"rabitq\"` with the default layout and bits "
+                  "(1), strata-rabitq-qg is `layout=\"qg\"`. "
                   "CPU-time QPS at the recall target as a multiple of hnswlib's and of the "
                   "best rabitqlib index's (SymQG or HNSW+RaBitQ) in the same run (wall-clock "
                   "in brackets); the target is 3x hnswlib on pypi-use512 and fashion-mnist, 2x "
@@ -117,14 +120,16 @@ RABITQ_TARGET = {"pypi-use512": 3.0, "fashion-mnist": 3.0, "glove-100": 2.0}
 
 
 def rabitq_targets_table(runs: list) -> str | None:
-    """One row per run and recall target that has strata-rabitq1, hnswlib and a rabitqlib
-    index: strata-rabitq1's CPU-time (and wall-clock) QPS over hnswlib's and over the faster
-    rabitqlib index's, against issue 22's target for the data set."""
+    """One row per run, strata RaBitQ index (the default layout, strata-rabitq1, and the qg
+    layout) and recall target, for runs that have hnswlib and a rabitqlib index: the strata
+    index's CPU-time (and wall-clock) QPS over hnswlib's and over the faster rabitqlib index's,
+    against issue 22's target for the data set."""
     rows = []
     for name, path, result in runs:
         libs = {lib: r["sweep"] for lib, r in result["libs"].items() if r.get("sweep")}
         peers = [lib for lib in ("rabitqlib-symqg", "rabitqlib-hnsw") if lib in libs]
-        if "strata-rabitq1" not in libs or "hnswlib" not in libs or not peers:
+        ours_libs = [lib for lib in ("strata-rabitq1", "strata-rabitq-qg") if lib in libs]
+        if not ours_libs or "hnswlib" not in libs or not peers:
             continue
         if any("qps_cpu" not in p for s in libs.values() for p in s):
             continue
@@ -138,10 +143,10 @@ def rabitq_targets_table(runs: list) -> str | None:
         def ratio(a: float | None, b: float | None) -> str:
             return "n/a" if a is None or not b else f"{a / b:.2f}x"
 
-        for recall in (0.95, 0.99):
+        for lib, recall in ((lib, recall) for lib in ours_libs for recall in (0.95, 0.99)):
             cells, met = [], True
             for key in ("qps_cpu", "qps"):
-                ours = at("strata-rabitq1", key, recall)
+                ours = at(lib, key, recall)
                 best = max((q for q in (at(p, key, recall) for p in peers) if q), default=None)
                 cells.append((ratio(ours, at("hnswlib", key, recall)), ratio(ours, best)))
                 if key == "qps_cpu":
@@ -151,11 +156,11 @@ def rabitq_targets_table(runs: list) -> str | None:
             (cpu_h, cpu_p), (wall_h, wall_p) = cells
             rows.append([name.label or "-", f"{recall:.2f}", f"{cpu_h} ({wall_h})",
                          f"{cpu_p} ({wall_p})", "n/a" if target is None else f"{target:.0f}x",
-                         "met" if met else "missed", f"`{path.name}`"])
+                         "met" if met else "missed", lib, f"`{path.name}`"])
     if not rows:
         return None
     return table(["data set", "recall", "x hnswlib", "x best rabitqlib", "target", "CPU target",
-                  "file"], rows)
+                  "strata index", "file"], rows)
 
 
 def ratio_table(result: dict) -> str | None:
@@ -220,24 +225,29 @@ def filter_section(runs: list) -> str:
 def memory_section(runs: list) -> str:
     parts = ["## Memory (`bench_memory.py`)", "",
              "One fresh process per configuration; index RssAnon is the anonymous resident "
-             "memory the index added to a process that imported numpy and strata. The newest "
-             "run per data set:", ""]
+             "memory the index added to a process that imported numpy and strata, index VmRSS "
+             "the same for all resident pages (memory-mapped vectors the searches touched "
+             "included). The newest run per data set:", ""]
     for name, path, result in newest_per_label(runs):
         f32 = next((r for r in result["configs"] if r["config"] == "float32"), None)
         rows = []
         for r in result["configs"]:
             s = r["status"]["after_warmup"]
             ratio = f"{r['index_rss_anon_mib'] / f32['index_rss_anon_mib']:.2f}" if f32 else "-"
+            vm = r.get("index_vm_rss_mib")  # measured since the rabitq configurations joined
+            vm_ratio = (f"{vm / f32['index_vm_rss_mib']:.2f}"
+                        if vm is not None and f32 and f32.get("index_vm_rss_mib") else "-")
             best = max(r["sweep"], key=lambda p: p["recall"])
             rows.append([r["config"], fmt(r["file_mib"], 1), fmt(r["index_rss_anon_mib"], 1),
-                         ratio, fmt(s["RssFile"], 1),
+                         ratio, fmt(vm, 1), vm_ratio, fmt(s["RssFile"], 1),
                          f"{best['recall']:.4f} / {fmt(best['qps'])} (ef={best['ef']})"])
         ds = result["dataset"]
         parts += [f"### {ds['name']}", "",
                   f"{ds['n_train_used']:,} x {ds['dimension']} {ds['distance']}; commit "
                   f"`{name.commit}`, {when(name)}, {machine_line(result)}; `{path.name}`", "",
-                  table(["config", "file MiB", "index RssAnon MiB", "x float32", "RssFile MiB",
-                         "best recall / QPS"], rows), ""]
+                  table(["config", "file MiB", "index RssAnon MiB", "x float32",
+                         "index VmRSS MiB", "x float32", "RssFile MiB", "best recall / QPS"],
+                        rows), ""]
     return "\n".join(parts)
 
 
