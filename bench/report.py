@@ -560,7 +560,8 @@ def reopen_table(runs: list) -> str:
                              f"{cell['cpu_seconds_ratio_after_over_before']:.2f}",
                              f"{b['wall_seconds_median']:.2f} / {a['wall_seconds_median']:.2f}",
                              f"{b['rss_after_reopen_mib_median']:.0f} / "
-                             f"{a['rss_after_reopen_mib_median']:.0f}", verified(a), f"`{path.name}`"])
+                             f"{a['rss_after_reopen_mib_median']:.0f}", verified(a),
+                             f"`{path.name}`"])
     lo, hi = runs[-1][2]["load_average_1min_min_max"]
     return "\n".join([
         "### Reopen with a 10k-record log tail (`TestSegmentBenchReopen`, issue 24)", "",
@@ -708,7 +709,8 @@ def segquery_section(runs: list) -> str:
                 v = r.get(f"{segs}_segments{suffix}")
                 if v is None:
                     continue
-                rows.append([when(name), f"`{name.commit}`", f"{r['n']:,}", str(segs), what, f"{v['ef']:.0f}",
+                rows.append([when(name), f"`{name.commit}`", f"{r['n']:,}", str(segs), what,
+                             f"{v['ef']:.0f}",
                              f"{v['recall']:.3f}", f"{v['qps_median']:,.0f}",
                              f"{v['cpu_us_per_query_median']:,.0f}",
                              f"{v['distances_per_query']:,.0f}", f"`{path.name}`"])
