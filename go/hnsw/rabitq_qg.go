@@ -144,7 +144,8 @@ func (r *qgRows) fill(g *graph, ids []uint32, entry uint32) *qgRows {
 	r.entry = entry
 	r.words = make([]uint32, n*r.rowWords)
 	adviseHugePages(r.words)
-	rotated := make([]float32, n*D)
+	rotated, release := scratchFloats(n * D) // read only until fill returns
+	defer release()
 	rabitqParts(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r.q.Rotate(g.vector(uint32(i)), rotated[i*D:(i+1)*D])
