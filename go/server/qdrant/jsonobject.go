@@ -75,17 +75,8 @@ func eachField(raw []byte, fn func(key, value []byte) bool) bool {
 		if !s.value(1) || !fn(key, raw[valueStart:s.pos:s.pos]) {
 			return false
 		}
-		s.pos = jsonnum.SkipSpace(raw, s.pos)
-		if s.pos >= len(raw) {
-			return false
-		}
-		switch raw[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			return jsonnum.SkipSpace(raw, s.pos+1) == len(raw)
-		default:
-			return false
+		if more, ok := s.next('}'); !more {
+			return ok
 		}
 	}
 }
@@ -110,17 +101,8 @@ func eachElement(raw []byte, fn func(value []byte) bool) bool {
 		if !s.value(1) || !fn(raw[start:s.pos:s.pos]) {
 			return false
 		}
-		s.pos = jsonnum.SkipSpace(raw, s.pos)
-		if s.pos >= len(raw) {
-			return false
-		}
-		switch raw[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			return jsonnum.SkipSpace(raw, s.pos+1) == len(raw)
-		default:
-			return false
+		if more, ok := s.next(']'); !more {
+			return ok
 		}
 	}
 }
@@ -130,6 +112,36 @@ func eachElement(raw []byte, fn func(value []byte) bool) bool {
 type jsonScanner struct {
 	data []byte
 	pos  int
+}
+
+// next reads what follows a member of an object or list that end closes:
+// a comma (more: another member follows), or end as the last thing in
+// data but whitespace (ok: the object or list is whole); ok is false for
+// anything else.
+func (s *jsonScanner) next(end byte) (more, ok bool) {
+	s.pos = jsonnum.SkipSpace(s.data, s.pos)
+	switch {
+	case s.pos >= len(s.data):
+		return false, false
+	case s.data[s.pos] == ',':
+		s.pos++
+		return true, true
+	case s.data[s.pos] == end:
+		return false, jsonnum.SkipSpace(s.data, s.pos+1) == len(s.data)
+	}
+	return false, false
+}
+
+// newKey records bit in *seen and reports whether it was not there yet.
+// The decoders without reflection refuse a body that repeats a key
+// (encoding/json merges a repeated object or keeps the last value) and
+// leave that body to encoding/json.
+func newKey[T ~uint8 | ~uint32](seen *T, bit T) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
 }
 
 // value checks the value at pos (no whitespace before it).

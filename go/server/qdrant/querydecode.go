@@ -30,11 +30,7 @@ func decodeQueryRequest(body []byte, req *queryRequest) bool {
 			if f.key != string(key) {
 				continue
 			}
-			if seen&(1<<i) != 0 {
-				return false // encoding/json merges a repeated object: leave it the case
-			}
-			seen |= 1 << i
-			return f.set(req, value)
+			return newKey(&seen, 1<<i) && f.set(req, value)
 		}
 		return false
 	})
@@ -133,11 +129,7 @@ func paramsObject(value []byte, dst *searchParams) bool {
 		default:
 			return false
 		}
-		if seen&bit != 0 {
-			return false // encoding/json keeps the last: leave it the case
-		}
-		seen |= bit
-		return true
+		return newKey(&seen, bit)
 	})
 	if plain {
 		return true

@@ -54,11 +54,7 @@ func decodeUpsertRequest(body []byte, req *upsertRequest) bool {
 		default:
 			return false
 		}
-		if seen&bit != 0 {
-			return false // encoding/json merges a repeated key: leave it the case
-		}
-		seen |= bit
-		return true
+		return newKey(&seen, bit)
 	})
 }
 
@@ -90,11 +86,7 @@ func decodePoint(raw []byte, p *pointStruct) bool {
 		default:
 			return false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return newKey(&seen, bit)
 	})
 }
 
@@ -119,11 +111,7 @@ func decodeBatch(raw []byte, b *upsertBatch) bool {
 		default:
 			return false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return newKey(&seen, bit)
 	})
 }
 
