@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/vfs"
+	"github.com/strata-db/strata/go/vfs/memfs"
 )
 
 // A lazy read checks what it copies, maps the rest unchecked, and Verify
@@ -114,4 +115,46 @@ func TestVerifyRacesClose(t *testing.T) {
 			t.Fatalf("Verify racing Close: %v", err)
 		}
 	}
+}
+
+// A file that cannot be mapped (memfs has no descriptors) is read whole
+// under DeferCRC, so its CRCs are checked by Read itself: nothing is left
+// pending, and a flipped byte in a section asked to be mapped fails Read.
+func TestDeferredCRCOnAFileWithoutDescriptorChecksAtRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	sections := hnswLikeSections(rng, 500, 32)
+	_, b := writeFile(t, t.TempDir(), sections)
+	opts := ReadOptions{MmapTags: []uint32{tagVectors}, DeferCRC: true}
+	put := func(fs *memfs.FS, data []byte) {
+		f, err := fs.Create("/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := memfs.New()
+	put(fs, b)
+	f, err := Read(fs, "/x", opts)
+	if err != nil {
+		t.Fatalf("lazy read of an intact memfs file: %v", err)
+	}
+	if f.Pending() != 0 {
+		t.Fatalf("Pending = %d, want 0: an unmapped section is checked at Read", f.Pending())
+	}
+	checkSections(t, f, sections)
+	f.Close()
+
+	at := int(alignUp(tableEnd(4))) + len(sections[0].Data)
+	at = int(alignUp(uint64(at))) + len(sections[1].Data)/2
+	damaged := append([]byte(nil), b...)
+	damaged[at] ^= 0x40
+	fs = memfs.New()
+	put(fs, damaged)
+	_, err = Read(fs, "/x", opts)
+	checkCorrupt(t, err, "Read")
 }

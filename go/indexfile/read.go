@@ -112,6 +112,7 @@ func read(fd vfs.File, opts ReadOptions) (_ *File, err error) {
 	end := tableEnd(uint32(len(entries)))
 	bufs := make([][]byte, 0, len(entries))
 	isFilled := make([]bool, 0, len(entries))
+	isMapped := make([]bool, 0, len(entries))
 	var layoutErr error
 	for _, e := range entries {
 		if layoutErr = r.checkPadding(e.tag, end, e.offset); layoutErr != nil {
@@ -121,20 +122,24 @@ func read(fd vfs.File, opts ReadOptions) (_ *File, err error) {
 		// verify only checksums it.
 		var data []byte
 		filled := slices.Contains(opts.MmapTags, e.tag)
+		mapped := false
 		if filled {
-			if data, layoutErr = r.mapSection(e, file); layoutErr != nil {
+			if data, mapped, layoutErr = r.mapSection(e, file); layoutErr != nil {
 				break
 			}
 		} else {
 			data = allocSection(e.length)
 		}
 		bufs, isFilled = append(bufs, data), append(isFilled, filled)
+		isMapped = append(isMapped, mapped)
 		end = e.offset + e.length
 	}
-	// Deferred sections (mapped, DeferCRC) are left to File.Verify.
+	// Deferred sections (mapped, DeferCRC) are left to File.Verify. A
+	// section that could not be mapped (a file without a descriptor, as
+	// memfs's) was read whole, so it is checked now, as without DeferCRC.
 	now, nowBufs, nowFilled := entries[:0:0], bufs[:0:0], isFilled[:0:0]
 	for i := range bufs {
-		if opts.DeferCRC && isFilled[i] {
+		if opts.DeferCRC && isMapped[i] {
 			keep := opts.Resident || slices.Contains(opts.KeepTags, entries[i].tag)
 			file.lazy.pending = append(file.lazy.pending, pendingSection{entry: entries[i], data: bufs[i], keep: keep})
 			continue
@@ -400,17 +405,26 @@ func (r *reader) verify(entries []entry, bufs [][]byte, filled []bool) error {
 	return nil
 }
 
-func (r *reader) mapSection(e entry, file *File) ([]byte, error) {
+// mapSection maps section e, or reads it whole where mmap is not supported
+// or the file has no descriptor (memfs's Fd is ^uintptr(0)); mapped says
+// which.
+func (r *reader) mapSection(e entry, file *File) (data []byte, mapped bool, err error) {
 	if e.length == 0 {
-		return []byte{}, nil
+		return []byte{}, false, nil
 	}
-	m, data, err := mapRange(r.f.Fd(), e.offset, e.length)
+	fd := r.f.Fd()
+	if fd == ^uintptr(0) {
+		data, err = r.readSection(e)
+		return data, false, err
+	}
+	m, data, err := mapRange(fd, e.offset, e.length)
 	if errors.Is(err, errNoMmap) {
-		return r.readSection(e)
+		data, err = r.readSection(e)
+		return data, false, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("indexfile: mapping section %q at offset %d: %w", TagName(e.tag), e.offset, err)
+		return nil, false, fmt.Errorf("indexfile: mapping section %q at offset %d: %w", TagName(e.tag), e.offset, err)
 	}
 	file.mappings, file.mapped = append(file.mappings, m), append(file.mapped, e.tag)
-	return data, nil
+	return data, true, nil
 }
