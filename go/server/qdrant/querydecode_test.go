@@ -22,14 +22,15 @@ var queryBodySeeds = []string{
 	`{"params":{"HNSW_EF":3}}`, `{"params":{"hnsw_ef":1.0}}`, `{"params":{"hnsw_ef":-1,"exact":true}}`, `{"params":{}}`,
 }
 
-// checkQueryDecode holds decodeQueryRequest to encoding/json's strict
-// decode of the same body: when it answers, it answers the same request.
-func checkQueryDecode(t *testing.T, body []byte) {
-	var fast queryRequest
-	if !decodeQueryRequest(body, &fast) {
-		return // decode reads it with encoding/json
+// checkAsEncodingJSON holds a decoder without reflection to
+// encoding/json's strict decode of the same body: when decode answers, it
+// answers the same request (a T) as encoding/json.
+func checkAsEncodingJSON[T any](t *testing.T, body []byte, decode func([]byte, *T) bool) {
+	var fast T
+	if !decode(body, &fast) {
+		return // the door reads it with encoding/json
 	}
-	var want queryRequest
+	var want T
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
@@ -40,6 +41,9 @@ func checkQueryDecode(t *testing.T, body []byte) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", body, fast, want)
 	}
 }
+
+// checkQueryDecode holds decodeQueryRequest to encoding/json.
+func checkQueryDecode(t *testing.T, body []byte) { checkAsEncodingJSON(t, body, decodeQueryRequest) }
 
 // TestDecodeQueryRequestIsEncodingJSON: the reflection-free decode of the
 // usual query bodies gives encoding/json's request, and leaves every

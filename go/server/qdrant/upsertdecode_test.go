@@ -1,9 +1,6 @@
 package qdrant
 
 import (
-	"bytes"
-	"encoding/json"
-	"reflect"
 	"testing"
 )
 
@@ -20,24 +17,8 @@ var upsertBodySeeds = []string{
 	`{"points":[{"id":1,"nope":1}]}`, `{"batch":{"ids":[1],"payloads":[ {} , [] ]}}`, `[]`,
 }
 
-// checkUpsertDecode holds decodeUpsertRequest to encoding/json's strict
-// decode of the same body: when it answers, it answers the same request.
-func checkUpsertDecode(t *testing.T, body []byte) {
-	var fast upsertRequest
-	if !decodeUpsertRequest(body, &fast) {
-		return // decode reads it with encoding/json
-	}
-	var want upsertRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(&want); err != nil || dec.More() {
-		t.Fatalf("%q: decoded without reflection, but encoding/json says %v (more: %v)", body, err, dec.More())
-	}
-	if !reflect.DeepEqual(fast, want) {
-		t.Fatalf("%q:\n got %+v\nwant %+v", body, fast, want)
-	}
-}
+// checkUpsertDecode holds decodeUpsertRequest to encoding/json.
+func checkUpsertDecode(t *testing.T, body []byte) { checkAsEncodingJSON(t, body, decodeUpsertRequest) }
 
 // TestDecodeUpsertRequestIsEncodingJSON: the reflection-free decode of
 // qdrant-client's upsert bodies gives encoding/json's request, and
