@@ -131,6 +131,22 @@ func contextSwitches() (voluntary, involuntary int64) {
 	return ru.Nvcsw, ru.Nivcsw
 }
 
+// upsertBatches upserts n batches of batch rows with ids first,
+// first+1, ...; data holds one or more batches' rows, used in turn.
+func upsertBatches(b *testing.B, c *Collection, data []float32, batch int, first uint64, n int) {
+	ids := make([]ID, batch)
+	size := batch * ackDim
+	for i := range n {
+		for j := range ids {
+			ids[j] = IntID(first + uint64(i*batch+j))
+		}
+		at := i % (len(data) / size) * size
+		if err := c.Upsert(ids, data[at:at+size], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkAckBatch upserts batches of 1,000 rows of 512-d.
 func BenchmarkAckBatch(b *testing.B) {
 	const batch = 1000
@@ -139,18 +155,9 @@ func BenchmarkAckBatch(b *testing.B) {
 		b.Run(fmt.Sprintf("build=%s", onOff(build)), func(b *testing.B) {
 			c := ackCollection(b, build)
 			defer c.CloseForDrop()
-			ids := make([]ID, batch)
 			syncs0, nanos0, cpu0 := c.stats.Syncs.Load(), c.stats.SyncNanos.Load(), processCPU()
 			b.ResetTimer()
-			for i := range b.N {
-				for j := range ids {
-					ids[j] = IntID(uint64(i*batch + j))
-				}
-				at := (i % 8) * batch * ackDim
-				if err := c.Upsert(ids, data[at:at+batch*ackDim], nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			upsertBatches(b, c, data, batch, 0, b.N)
 			b.StopTimer()
 			rows := float64(b.N * batch)
 			b.ReportMetric(rows/b.Elapsed().Seconds(), "rows/s")
@@ -181,15 +188,7 @@ func BenchmarkAckSingle(b *testing.B) {
 				c := ackCollectionTuned(b, build != "off", t)
 				defer c.CloseForDrop()
 				if build == "busy" {
-					ids := make([]ID, 1000)
-					for i := range 8 {
-						for j := range ids {
-							ids[j] = IntID(1<<32 + uint64(i*1000+j))
-						}
-						if err := c.Upsert(ids, batch, nil); err != nil {
-							b.Fatal(err)
-						}
-					}
+					upsertBatches(b, c, batch, 1000, 1<<32, 8)
 				}
 				per := max(1, b.N/writers)
 				lat := make([][]time.Duration, writers)
@@ -254,18 +253,9 @@ func BenchmarkAckBuild(b *testing.B) {
 	data := ackData(batch * 8)
 	c := ackCollectionTuned(b, true, Tuning{CheckpointBytes: -1, TailRows: 1 << 30, TailBytes: 1 << 40})
 	defer c.CloseForDrop()
-	ids := make([]ID, batch)
 	cpu0 := processCPU()
 	b.ResetTimer()
-	for i := range b.N {
-		for j := range ids {
-			ids[j] = IntID(uint64(i*batch + j))
-		}
-		at := (i % 8) * batch * ackDim
-		if err := c.Upsert(ids, data[at:at+batch*ackDim], nil); err != nil {
-			b.Fatal(err)
-		}
-	}
+	upsertBatches(b, c, data, batch, 0, b.N)
 	c.waitBuilt()
 	b.StopTimer()
 	rows := float64(b.N * batch)
