@@ -47,6 +47,11 @@ func TestMergeReadsItsSourcesMapped(t *testing.T) {
 	if n := f.index.Mapped(); n != 2 {
 		t.Fatalf("%d sources mapped, want 2", n)
 	}
+	for i, s := range mapped {
+		if !s.Index().SortedKeysCurrent() {
+			t.Fatalf("mapped source %d has no sealed key table: its first filtered search would build it", i)
+		}
+	}
 	if got := answers(); !slices.EqualFunc(got, before, slices.Equal) {
 		t.Fatalf("answers changed once the sources were mapped")
 	}

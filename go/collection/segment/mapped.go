@@ -176,6 +176,7 @@ func (g *Graphs) MapSources(srcs []*Graph, load func(file string) (*hnsw.Index, 
 			x.Close()
 			continue
 		}
+		sealKeys(x) // as MapSealed's copies: searches may meet it before the merge lands
 		now, err := g.swapMapped(s, x)
 		if now == nil || err != nil {
 			x.Close()
