@@ -16,6 +16,10 @@ the queries, loads its index file, warms up, runs gc.collect(), and reads /proc/
   rabitq-codes   Index.load(rabitq rerank=False file)         codes-only (default bits), no floats
   qg             Index.load(rabitq layout="qg" file)          rows (vector, links, codes) + floats
   qg-mmap        Index.load(qg file, mmap_vectors=True)       the rows keep their copy resident
+  rows           Index.load(rabitq layout="rows" file)        1-bit code rows (no neighbour
+                                                              records), vectors and graph resident
+  rows-mmap      Index.load(rows file, mmap_vectors=True)     graph + code rows resident; floats
+                                                              re-rank from the page cache
 
 Memory figures (MiB, from /proc/self/status):
   RssAnon    anonymous resident pages: what the process cannot give back without freeing it
@@ -35,7 +39,9 @@ and the query array are not charged to the index; the baseline figures are repor
 last reading after --settle seconds of idling shows whether the Go runtime returned anything.
 
 Recall@k is id-based against the data set's exact ground truth; QPS is single-thread, one query
-per call, at each --efs value.
+per call, at each --efs value, by wall time and by the child's process CPU time (steadier on a
+shared machine); with --rounds N every child runs N times in rotated order and the QPS are the
+medians (memory is the first round's).
 
     python bench/bench_memory.py --dataset pypi-use512-angular
     python bench/bench_memory.py --dataset random-clustered-20k-64-euclidean --quick
@@ -72,6 +78,7 @@ FILES = {
     "rabitq": {"quantization": "rabitq"},
     "rabitq-codes": {"quantization": "rabitq", "rerank": False},
     "qg": {"quantization": "rabitq", "layout": "qg"},
+    "rows": {"quantization": "rabitq", "layout": "rows"},
 }
 CONFIGS = {
     "float32": ("f32", False),
@@ -84,6 +91,8 @@ CONFIGS = {
     "rabitq-codes": ("rabitq-codes", False),
     "qg": ("qg", False),
     "qg-mmap": ("qg", True),
+    "rows": ("rows", False),
+    "rows-mmap": ("rows", True),
 }
 STATUS_FIELDS = ("RssAnon", "RssFile", "RssShmem", "VmRSS", "VmHWM")
 
@@ -132,12 +141,13 @@ def child(config: str, workdir: Path, efs: list[int], k: int, warmup: int, settl
     for ef in efs:
         found = np.empty((len(rows), k), dtype=np.int64)
         search = index.search
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         for i, q in enumerate(rows):
             found[i] = search(q, k=k, ef=ef, num_threads=1)[0][0]
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         hits = sum(np.intersect1d(f, t[:k]).size for f, t in zip(found, truth, strict=True))
-        sweep.append({"ef": ef, "qps": len(rows) / seconds, "recall": hits / (len(rows) * k)})
+        sweep.append({"ef": ef, "qps": len(rows) / seconds, "qps_cpu": len(rows) / cpu,
+                      "recall": hits / (len(rows) * k)})
     gc.collect()
     after_queries = proc_status()
     time.sleep(settle)
@@ -264,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None, help="build threads (default: all)")
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=200, help="untimed queries per ef after load")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every configuration's child this many times, rotating their order; "
+                         "memory is the first round's, QPS the median over rounds")
     ap.add_argument("--settle", type=float, default=5.0, help="idle seconds before last reading")
     ap.add_argument("--workdir", help="keep index files here and reuse them (default: temporary)")
     ap.add_argument("--index-file", action="append", metavar="KEY=PATH",
@@ -322,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join([Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)]),
         "dataset": {**ds.describe(), "name": name, "n_train_used": int(train.shape[0]),
                     "n_queries_used": nq},
-        "params": {"k": args.k, "M": args.M, "ef_construction": args.ef_construction,
+        "params": {"k": args.k, "M": args.M, "rounds": args.rounds,
+                   "ef_construction": args.ef_construction,
                    "efs": efs, "seed": args.seed, "warmup": args.warmup, "settle_s": args.settle,
                    "search_threads": 1, "quick": args.quick,
                    "index_rss_anon": "RssAnon after load + warm-up + gc.collect() minus RssAnon "
@@ -352,16 +366,20 @@ def main(argv: list[str] | None = None) -> int:
         result["baseline"] = baseline_child(workdir)
         log(f"  baseline (numpy + strata imported): RssAnon {result['baseline']['RssAnon']:.1f} "
             f"MiB, VmRSS {result['baseline']['VmRSS']:.1f} MiB")
-        result["configs"] = []
-        for config in configs:
-            r = run_child(config, workdir, args)
-            r["file_mib"] = result["files"][CONFIGS[config][0]]["file_bytes"] / 2**20
-            result["configs"].append(r)
-            s = r["status"]["after_warmup"]
-            log(f"  {config:13s} index RssAnon {r['index_rss_anon_mib']:7.1f} MiB  "
-                f"RssFile {s['RssFile']:6.1f}  VmRSS {s['VmRSS']:7.1f}  file "
-                f"{r['file_mib']:6.1f} MiB  " + "  ".join(
-                    f"ef={p['ef']} R={p['recall']:.4f} {p['qps']:.0f} qps" for p in r["sweep"]))
+        reports: dict[str, list[dict]] = {c: [] for c in configs}
+        for rnd in range(args.rounds):
+            for config in configs[rnd % len(configs):] + configs[:rnd % len(configs)]:
+                r = run_child(config, workdir, args)
+                r["round"], r["load_average"] = rnd, list(os.getloadavg())
+                reports[config].append(r)
+                s = r["status"]["after_warmup"]
+                log(f"  round {rnd} {config:13s} index RssAnon {r['index_rss_anon_mib']:7.1f} MiB  "
+                    f"RssFile {s['RssFile']:6.1f}  VmRSS {s['VmRSS']:7.1f}  " + "  ".join(
+                        f"ef={p['ef']} R={p['recall']:.4f} {p['qps']:.0f} qps "
+                        f"{p['qps_cpu']:.0f} cpu-qps" for p in r["sweep"]))
+        result["configs"] = [merge_rounds(reports[c]) for c in configs]
+        for r in result["configs"]:
+            r["file_mib"] = result["files"][CONFIGS[r["config"]][0]]["file_bytes"] / 2**20
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -375,6 +393,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # ----------------------------------------------------------------------------- reporting
+
+
+def merge_rounds(reports: list[dict]) -> dict:
+    """One configuration's children: the first round's report, its sweep's QPS replaced by the
+    median over rounds (each round's sweep and memory kept under "rounds")."""
+    out = dict(reports[0])
+    out["rounds"] = [{"round": r["round"], "load_average": r["load_average"], "sweep": r["sweep"],
+                      "index_rss_anon_mib": r["index_rss_anon_mib"],
+                      "index_vm_rss_mib": r["index_vm_rss_mib"]} for r in reports]
+    sweep = []
+    for i, point in enumerate(reports[0]["sweep"]):
+        merged = dict(point)
+        for key in ("qps", "qps_cpu"):
+            merged[key] = float(np.median([r["sweep"][i][key] for r in reports]))
+        sweep.append(merged)
+    out["sweep"] = sweep
+    return out
 
 
 def target_check(result: dict) -> list[str]:
@@ -396,13 +431,14 @@ def target_check(result: dict) -> list[str]:
         out.append(f"sq8-mmap / float32 index RssAnon = {r:.2f} (target <= {TARGET_RATIO}: "
                    f"{ok}); whole-process RssAnon ratio {whole:.2f}")
     for config, target in (("rabitq-mmap", RABITQ_MMAP_RATIO), ("qg-mmap", RABITQ_MMAP_RATIO),
-                           ("rabitq-codes", RABITQ_CODES_RATIO)):
+                           ("rows-mmap", RABITQ_MMAP_RATIO), ("rabitq-codes", RABITQ_CODES_RATIO)):
         if config not in by or "index_vm_rss_mib" not in by[config]:
             continue
         anon, vm = ratio(config, "index_rss_anon_mib"), ratio(config, "index_vm_rss_mib")
-        line = (f"{config} / float32: index RssAnon {anon:.2f}, index VmRSS (mapped pages "
-                f"touched included) {vm:.2f} (issue 22 target <= {target:.2f}: "
-                f"{'met' if max(anon, vm) <= target else 'NOT met'})")
+
+        met = {x: "met" if x <= target else "NOT met" for x in (anon, vm)}
+        line = (f"{config} / float32 (issue 22 target <= {target:.2f}): index RssAnon {anon:.2f} "
+                f"({met[anon]}), index VmRSS (file pages touched included) {vm:.2f} ({met[vm]})")
         if config == "rabitq-codes":
             at128 = next((p["recall"] for p in by[config]["sweep"] if p["ef"] == 128), None)
             if at128 is not None:
@@ -419,7 +455,7 @@ def format_table(result: dict, markdown: bool = False) -> str:
     head = ["config", "file MiB", "index RssAnon MiB", "x float32", "index VmRSS MiB",
             "x float32", "process RssAnon", "RssFile", "VmRSS"]
     for ef in efs:
-        head += [f"recall@{result['params']['k']} ef={ef}", f"QPS ef={ef}"]
+        head += [f"recall@{result['params']['k']} ef={ef}", f"QPS ef={ef}", f"CPU QPS ef={ef}"]
     rows = []
     for r in result["configs"]:
         s = r["status"]["after_warmup"]
@@ -431,7 +467,8 @@ def format_table(result: dict, markdown: bool = False) -> str:
                "-" if vm is None else f"{vm:.1f}", vm_ratio,
                f"{s['RssAnon']:.1f}", f"{s['RssFile']:.1f}", f"{s['VmRSS']:.1f}"]
         for p in r["sweep"]:
-            row += [f"{p['recall']:.4f}", f"{p['qps']:,.0f}"]
+            cpu = p.get("qps_cpu")  # not in results made before it was measured
+            row += [f"{p['recall']:.4f}", f"{p['qps']:,.0f}", "-" if cpu is None else f"{cpu:,.0f}"]
         rows.append(row)
     ds, base = result["dataset"], result["baseline"]
     q_mib = result["configs"][0]["queries_mib"] if result["configs"] else 0.0

@@ -87,8 +87,13 @@ func newHNSW(dim C.int64_t, metricCode C.int, m, efConstruction C.int64_t, seed 
 			return nil, invalidf("the qg layout re-ranks with the float vectors: it takes bits 0 or 1 and rerank 1, got bits %d, rerank %d", bits, rerank)
 		}
 		cfg.Quantization, cfg.Rerank, cfg.RaBitQBits, cfg.RaBitQLayout = hnsw.QuantNone, false, 1, hnsw.LayoutQG
+	case C.STRATA_QUANT_RABITQ_ROWS:
+		if bits > 1 || rerank == 0 {
+			return nil, invalidf("the rows layout re-ranks with the float vectors: it takes bits 0 or 1 and rerank 1, got bits %d, rerank %d", bits, rerank)
+		}
+		cfg.Quantization, cfg.Rerank, cfg.RaBitQBits, cfg.RaBitQLayout = hnsw.QuantNone, false, 1, hnsw.LayoutRows
 	default:
-		return nil, invalidf("unknown quantization %d (0=none, 1=sq8, 2=rabitq, 3=rabitq qg)", quantization)
+		return nil, invalidf("unknown quantization %d (0=none, 1=sq8, 2=rabitq, 3=rabitq qg, 4=rabitq rows)", quantization)
 	}
 	cfg.Seed = uint64(seed)
 	if hasSeed == 0 {

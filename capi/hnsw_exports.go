@@ -76,8 +76,11 @@ func strata_info_get(h C.strata_handle, out *C.strata_info, errBuf *C.char, errL
 		quantization, rerank := C.int(cfg.Quantization), cfg.Rerank
 		if cfg.RaBitQBits > 0 {
 			quantization, rerank = C.STRATA_QUANT_RABITQ, !cfg.RaBitQCodesOnly
-			if cfg.RaBitQLayout == hnsw.LayoutQG {
+			switch cfg.RaBitQLayout {
+			case hnsw.LayoutQG:
 				quantization = C.STRATA_QUANT_RABITQ_QG
+			case hnsw.LayoutRows:
+				quantization = C.STRATA_QUANT_RABITQ_ROWS
 			}
 		}
 		mem := x.Memory()

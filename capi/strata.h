@@ -127,8 +127,12 @@ enum strata_quantization {
     STRATA_QUANT_NONE = 0,    /* float32 vectors */
     STRATA_QUANT_SQ8 = 1,     /* 8-bit scalar quantization */
     STRATA_QUANT_RABITQ = 2,  /* float32 vectors plus RaBitQ codes that graph searches run on */
-    STRATA_QUANT_RABITQ_QG = 3 /* STRATA_QUANT_RABITQ with 1-bit codes searched as a quantized
+    STRATA_QUANT_RABITQ_QG = 3, /* STRATA_QUANT_RABITQ with 1-bit codes searched as a quantized
                                   graph (SymphonyQG's layout): bits 0 or 1, rerank 1 */
+    STRATA_QUANT_RABITQ_ROWS = 4 /* STRATA_QUANT_RABITQ with 1-bit codes searched one code row per
+                                  neighbour, no per-edge neighbour records, refined with the
+                                  float vectors (which may be memory-mapped): bits 0 or 1,
+                                  rerank 1 */
 };
 
 enum strata_plan {

@@ -402,9 +402,12 @@ _QUANTIZATIONS: dict[str | None, int] = {
     "sq8": const("STRATA_QUANT_SQ8"),
     "rabitq": const("STRATA_QUANT_RABITQ"),
 }
-# quantization="rabitq" with layout="qg" (the C ABI's own quantization code).
-_QUANT_RABITQ_QG = const("STRATA_QUANT_RABITQ_QG")
-_LAYOUTS = (None, "qg")
+# quantization="rabitq" with a layout: the C ABI's own quantization codes.
+_LAYOUT_CODES: dict[str, int] = {
+    "qg": const("STRATA_QUANT_RABITQ_QG"),
+    "rows": const("STRATA_QUANT_RABITQ_ROWS"),
+}
+_LAYOUTS = (None, *_LAYOUT_CODES)
 # The parts info()["memory"] reports, by their strata_info field.
 _MEMORY_PARTS = {
     "graph": "graph_bytes",
@@ -459,6 +462,12 @@ class Index(_BaseIndex):
     relative to it, so a hop is one contiguous read; every vector expanded
     is measured exactly. It keeps a second copy of the vectors in the rows
     (info()["memory"]["rabitq_neighbour_blocks"]), and every add rebuilds it.
+
+    layout="rows" (quantization="rabitq", bits 1): the HNSW graph searched on
+    each vector's 1-bit code row alone (no copy of the neighbours' codes
+    beside each link list), refined with the float vectors; loaded with
+    mmap_vectors=True only the graph and the codes are resident memory, the
+    vectors staying in the page cache.
     """
 
     __slots__ = ("_M", "_bits", "_ef_construction", "_layout", "_quantization", "_rerank")
@@ -479,7 +488,7 @@ class Index(_BaseIndex):
     ) -> None:
         self._M = _set(M, "M")
         if layout not in _LAYOUTS:
-            raise ValueError(f"unknown layout {layout!r}; choose None or 'qg'")
+            raise ValueError(f"unknown layout {layout!r}; choose None, 'qg' or 'rows'")
         if layout is not None and quantization != "rabitq":
             raise ValueError(f"layout {layout!r} is a layout of quantization='rabitq'")
         self._layout = layout
@@ -505,7 +514,7 @@ class Index(_BaseIndex):
     ) -> int:
         return lib.strata_create_hnsw(
             dim, metric, self._M, self._ef_construction, seed, has_seed,
-            _QUANT_RABITQ_QG if self._layout == "qg" else _QUANTIZATIONS[self._quantization],
+            _LAYOUT_CODES[self._layout] if self._layout else _QUANTIZATIONS[self._quantization],
             self._rerank, self._bits, handle, err, ERRLEN,
         )  # fmt: skip
 
@@ -524,7 +533,8 @@ class Index(_BaseIndex):
 
     @property
     def layout(self) -> str | None:
-        """The traversal layout of a rabitq index: None (the HNSW graph) or "qg"."""
+        """The traversal layout of a rabitq index: None (the HNSW graph with neighbour
+        records), "qg" or "rows"."""
         return self._layout
 
     @property
@@ -820,7 +830,8 @@ class Index(_BaseIndex):
         if rc:
             self.close()
             check(rc, err)
-        layout = "qg" if info.quantization == _QUANT_RABITQ_QG else None
+        layout = next((name for name, code in _LAYOUT_CODES.items()
+                       if code == info.quantization), None)
         codes = {code: name for name, code in _QUANTIZATIONS.items()}
         quantization = "rabitq" if layout else codes[info.quantization]
         self._layout = layout

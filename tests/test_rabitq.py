@@ -187,9 +187,10 @@ def test_codes_only_keeps_no_float_vectors(data, codes_only) -> None:
     assert np.abs(dists - exact).max() < 0.05 * exact.max()
     memory = codes_only.info()["memory"]
     assert memory["bytes"]["floats"] == 0
-    # The 1-bit word and 7 planes of 8 bytes; the factors of both codes.
+    # The 1-bit word and 7 planes of 8 bytes; the 1-bit code's factors and the
+    # extended code's Add and Rescale (no bound: its estimates are the answer).
     assert memory["bytes_per_vector"]["rabitq_codes"] == 8 + 7 * 8
-    assert memory["bytes_per_vector"]["rabitq_factors"] == 24 + 24
+    assert memory["bytes_per_vector"]["rabitq_factors"] == 24 + 8
     assert codes_only.rerank is False and codes_only.bits == 8
     assert "quantization='rabitq', bits=8, rerank=False" in repr(codes_only)
     assert strata.Index(8, quantization="rabitq", rerank=False).bits == 3  # the engine's default
@@ -265,3 +266,35 @@ def test_qg_layout_recall_persistence_and_errors(tmp_path, data, metric: str) ->
         strata.Index(DIM, quantization="rabitq", layout="qg", bits=8)
     with pytest.raises(ValueError, match="unknown layout"):
         strata.Index(DIM, quantization="rabitq", layout="hnsw")
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine"])
+def test_rows_layout_recall_mmap_round_trip_and_errors(tmp_path, metric: str) -> None:
+    # 300 dimensions (512 coded): where the default layout builds its neighbour records,
+    # which the rows layout must leave out.
+    points, queries = clustered(3000, 300, queries=100, seed=37)
+    truth = np.argsort(reference_distances(metric, queries, points), axis=1)[:, :10]
+    flat = strata.Index(300, metric=metric, seed=3)
+    flat.add(points, num_threads=1)
+    index = strata.Index(300, metric=metric, seed=3, quantization="rabitq", layout="rows")
+    index.add(points, num_threads=1)
+    assert index.layout == "rows" and index.bits == 1 and "layout='rows'" in repr(index)
+    memory = index.info()["memory"]["bytes_per_vector"]
+    assert memory["rabitq_neighbour_blocks"] == 0 and memory["rabitq_codes"] == 64, memory
+    ids, dists, stats = _stats(index, queries)
+    assert stats["plan"] == "graph" and stats["refinements"] > 0, stats
+    assert recall(ids, truth) >= recall(_stats(flat, queries)[0], truth) - 0.02
+    exact = reference_distances(metric, queries, points)
+    np.testing.assert_allclose(dists, np.take_along_axis(exact, ids, axis=1), rtol=1e-4, atol=1e-3)
+    path = tmp_path / "rows.strata"
+    index.save(path)
+    mapped = strata.Index.load(path, mmap_vectors=True)
+    for copy in (strata.Index.load(path), mapped, pickle.loads(pickle.dumps(index))):
+        assert copy.layout == "rows" and copy.quantization == "rabitq"
+        np.testing.assert_array_equal(_stats(copy, queries)[0], ids)
+    assert mapped.info()["mmapped"]
+    mapped.close()
+    with pytest.raises(ValueError, match="bits 0 or 1"):
+        strata.Index(300, quantization="rabitq", layout="rows", bits=4)
+    with pytest.raises(ValueError, match="bits 0 or 1"):
+        strata.Index(300, quantization="rabitq", layout="rows", rerank=False)

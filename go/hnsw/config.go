@@ -62,8 +62,10 @@ type Config struct {
 	RaBitQCodesOnly bool
 	// RaBitQLayout, with RaBitQBits = 1, chooses how the codes are laid
 	// out for the traversal: LayoutRecords (the HNSW graph with neighbour
-	// records, rabitq_blocks.go) or LayoutQG (SymphonyQG's quantized graph,
-	// rabitq_qg.go). Stored in the file as the presence of section RBQG.
+	// records, rabitq_blocks.go), LayoutQG (SymphonyQG's quantized graph,
+	// rabitq_qg.go) or LayoutRows (the HNSW graph on the code rows alone).
+	// Stored in the file as the presence of section RBQG (LayoutQG) or
+	// section RBQL (LayoutRows).
 	RaBitQLayout Layout
 }
 
@@ -78,6 +80,12 @@ const (
 	// levels, one row per node holding its vector, its neighbours' ids and
 	// their codes relative to it (rabitq_qg.go).
 	LayoutQG
+	// LayoutRows searches the HNSW graph on each node's code row (1-bit
+	// code and factors, (D/64 + 3)·8 bytes) read one neighbour at a time,
+	// refining with the float vectors: no per-edge copy of the codes, so
+	// with the vectors memory-mapped only the graph and the rows are
+	// resident.
+	LayoutRows
 )
 
 func (l Layout) String() string {
@@ -86,6 +94,8 @@ func (l Layout) String() string {
 		return "records"
 	case LayoutQG:
 		return "qg"
+	case LayoutRows:
+		return "rows"
 	}
 	return fmt.Sprintf("layout(%d)", uint8(l))
 }
@@ -155,8 +165,11 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: rabitq codes are built from float vectors; the index is %s", ErrInvalidArgument, c.Quantization)
 	}
 	switch {
-	case c.RaBitQLayout > LayoutQG:
+	case c.RaBitQLayout > LayoutRows:
 		return fmt.Errorf("%w: unknown rabitq layout %d", ErrInvalidArgument, c.RaBitQLayout)
+	case c.RaBitQLayout == LayoutRows && (c.RaBitQBits != 1 || c.RaBitQCodesOnly):
+		return fmt.Errorf("%w: the rows layout refines 1-bit estimates with the float vectors: it needs rabitq bits 1 and float vectors, got bits %d (codes-only %t)",
+			ErrInvalidArgument, c.RaBitQBits, c.RaBitQCodesOnly)
 	case c.RaBitQLayout == LayoutQG && (c.RaBitQBits != 1 || c.RaBitQCodesOnly):
 		return fmt.Errorf("%w: the qg layout measures every node it expands with its float vector: it needs rabitq bits 1 and float vectors, got bits %d (codes-only %t)",
 			ErrInvalidArgument, c.RaBitQBits, c.RaBitQCodesOnly)

@@ -101,6 +101,12 @@
 // rebuilt whole by each Add and Compact and saved as section RBQG (the
 // ids; the rows are recomputed on Load).
 //
+// An index of Config.RaBitQLayout = LayoutRows (1 bit) keeps the code rows
+// and no records: the traversal reads each neighbour's row (88 bytes at
+// D = 512) and refines with the float vector, so that with
+// LoadOptions.MmapVectors the resident part is the graph and the rows,
+// the vectors staying in the page cache (section RBQL says so).
+//
 // # Persistence
 //
 // Save writes the arrays as sections of a go/indexfile container (CRC-32C per

@@ -11,6 +11,7 @@ type idTable struct{ t idtable.Table }
 func newIDTable() idTable { return idTable{t: idtable.New()} }
 
 func (t *idTable) len() int                      { return t.t.Len() }
+func (t *idTable) reserve(maxID uint64, n int)   { t.t.Reserve(maxID, n) }
 func (t *idTable) get(id uint64) (uint32, bool)  { return t.t.Get(id) }
 func (t *idTable) set(id uint64, node uint32)    { t.t.Set(id, node) }
 func (t *idTable) del(id uint64) bool            { return t.t.Del(id) }

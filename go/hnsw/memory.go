@@ -34,7 +34,10 @@ type Memory struct {
 func (x *Index) Memory() Memory {
 	g := x.graph.Load()
 	n := g.count
-	m := Memory{Nodes: n, Graph: 4*(n*g.stride0+g.upperUsed) + n*(4+1+8+4+4)}
+	m := Memory{Nodes: n, Graph: 4*(n*g.stride0+g.upperUsed) + n*(4+1+8+4)}
+	if g.parent != nil { // a codes-only graph keeps no tree
+		m.Graph += 4 * n
+	}
 	if g.rank != nil {
 		m.Graph += 4 * n
 	}
@@ -46,7 +49,7 @@ func (x *Index) Memory() Memory {
 	}
 	if rq := x.codesOf(g); rq != nil {
 		m.RaBitQCodes = 8*rq.n*rq.words + len(rq.ex) + 8*len(rq.planes)
-		m.RaBitQFactors = 8*rq.n*rowFactorWords + len(rq.fx)*int(unsafe.Sizeof(rabitq.Factors{}))
+		m.RaBitQFactors = 8*rq.n*rowFactorWords + len(rq.fx)*int(unsafe.Sizeof(rabitq.Factors{})) + 4*len(rq.exTerms)
 		if rq.blocks != nil {
 			m.RaBitQBlocks = 4 * len(rq.blocks.words)
 		}

@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/strata-db/strata/go/errkind"
 	"github.com/strata-db/strata/go/indexfile"
@@ -154,8 +155,10 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 		indexfile.Section{Tag: tagLevels, Data: indexfile.BytesOf(g.levels[:n])},
 		indexfile.Section{Tag: tagLabels, Data: indexfile.BytesOf(g.labels[:n])},
 		indexfile.Section{Tag: tagFlags, Data: indexfile.BytesOf(g.flags[:n])},
-		indexfile.Section{Tag: tagParent, Data: indexfile.BytesOf(g.parent[:n])},
 	)
+	if g.parent != nil { // a codes-only index keeps no tree (withoutFloats)
+		sections = append(sections, indexfile.Section{Tag: tagParent, Data: indexfile.BytesOf(g.parent[:n])})
+	}
 	if g.rank != nil {
 		sections = append(sections, indexfile.Section{Tag: tagRank, Data: indexfile.BytesOf(g.rank[:n])})
 	}
@@ -164,6 +167,7 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 		return nil, err
 	}
 	sections = append(sections, codes...)
+	sections = append(sections, layoutSection(x.cfg.RaBitQLayout)...)
 	if copied {
 		for i := range sections {
 			if x.file == nil && writeOnce(sections[i].Tag) {
@@ -186,7 +190,7 @@ func (x *Index) sections(copied bool) ([]indexfile.Section, error) {
 func writeOnce(tag uint32) bool {
 	switch tag {
 	case tagVectors, tagQuantLo, tagCodes, tagShares, tagUpperStart, tagLevels, tagLabels, tagRank,
-		tagRaBitQParams, tagRaBitQCentroids, tagRaBitQRows, tagRaBitQEx, tagRaBitQExFactors, tagRaBitQPlanes:
+		tagRaBitQParams, tagRaBitQCentroids, tagRaBitQRows, tagRaBitQEx, tagRaBitQExFactors, tagRaBitQPlanes, tagRaBitQExTerms:
 		return true
 	}
 	return false
@@ -285,14 +289,15 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	if err := indexfile.DecodeFixed(raw, &p); err != nil {
 		return nil, fmt.Errorf("%w: section %q: %v", ErrFormat, indexfile.TagName(tagParams), err)
 	}
+	var err error
 	cfg := Config{
 		Dim: int(p.Dim), Metric: metric.Metric(p.Metric), M: int(p.M), EfConstruction: int(p.EfConstruction),
 		Seed: p.Seed, Quantization: Quantization(p.Quantization), Rerank: p.Rerank == 1, Keys: opts.Keys,
 		RaBitQBits: int(p.RaBitQBits),
 	}
 	_, cfg.RaBitQCodesOnly = f.Section(tagRaBitQPlanes)
-	if _, qg := f.Section(tagRaBitQGraph); qg {
-		cfg.RaBitQLayout = LayoutQG
+	if cfg.RaBitQLayout, err = fileLayout(f); err != nil {
+		return nil, err
 	}
 	if p.Rerank > 1 || p.Dim == 0 || p.M == 0 || p.EfConstruction == 0 {
 		return nil, fmt.Errorf("%w: parameters %+v", ErrFormat, p)
@@ -301,7 +306,6 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	x := newIndex(cfg)
-	var err error
 	if rng, ok := f.Section(tagRNG); !ok || x.pcg.UnmarshalBinary(rng) != nil {
 		return nil, fmt.Errorf("%w: section %q missing or invalid", ErrFormat, indexfile.TagName(tagRNG))
 	}
@@ -382,15 +386,25 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	if err := g.checkStructure(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	if _, ok := f.Section(tagParent); ok {
+	_, hasTree := f.Section(tagParent)
+	switch {
+	case hasTree:
 		if g.parent, err = section[uint32](f, tagParent, n); err != nil {
 			return nil, err
 		}
 		if err := g.checkTree(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 		}
-	} else {
+		if !g.floats && g.sq == nil {
+			// A codes-only index written before it dropped its tree:
+			// nothing will insert into it.
+			g.parent = nil
+		}
+	case g.floats || g.sq != nil || n == 0:
 		g.buildTree() // saved before the tree was kept
+	}
+	if n > 0 {
+		x.byID.reserve(slices.Max(g.labels), n)
 	}
 	for node := 0; node < n; node++ {
 		if g.flags[node]&^(flagReady|flagDeleted) != 0 || g.flags[node]&flagReady == 0 {

@@ -39,8 +39,11 @@ type rabitqCodes struct {
 	ex       []uint8
 	fx       []rabitq.Factors
 	// planes are the extended codes of a codes-only index as bit planes
-	// (rabitq_codesonly.go), in place of ex.
-	planes []uint64
+	// (rabitq_codesonly.go), in place of ex, and exTerms their factors
+	// Add and Rescale, two per node, in place of fx (its searches use no
+	// bound, Σuᵢ is counted from the planes, the centroid is the row's).
+	planes  []uint64
+	exTerms []float32
 	// qg is the quantized graph searches run on instead of the HNSW graph
 	// (Config.RaBitQLayout = LayoutQG, rabitq_qg.go), or nil.
 	qg *qgRows
@@ -188,7 +191,7 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 // and benchmarks comparing the two.
 func (rq *rabitqCodes) withoutBlocks() *rabitqCodes {
 	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
-		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, planes: rq.planes, codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand, expanded: rq.expanded}
+		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, planes: rq.planes, exTerms: rq.exTerms, codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand, expanded: rq.expanded}
 	c.pool.New = newRaBitQScratch(rq.q, false)
 	return c
 }
@@ -197,7 +200,7 @@ func (rq *rabitqCodes) withoutBlocks() *rabitqCodes {
 // benchmarks that change a search setting of the copy only.
 func (rq *rabitqCodes) withBlocks() *rabitqCodes {
 	c := &rabitqCodes{g: rq.g, n: rq.n, progress: rq.progress, q: rq.q, words: rq.words, stride: rq.stride,
-		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, planes: rq.planes, blocks: rq.blocks, blockScanMin: rq.blockScanMin,
+		padded: rq.padded, rows: rq.rows, ex: rq.ex, fx: rq.fx, planes: rq.planes, exTerms: rq.exTerms, blocks: rq.blocks, blockScanMin: rq.blockScanMin,
 		codesOnly: rq.codesOnly, refineOnExpand: rq.refineOnExpand, expanded: rq.expanded}
 	c.pool.New = newRaBitQScratch(rq.q, rq.blocks != nil)
 	return c
@@ -263,7 +266,16 @@ func (x *Index) rabitqFor(g *graph) *rabitqCodes {
 // thousand nodes, between 1 and 64 (rabitqlib's examples use 256 for 1M).
 // More centroids shorten the residuals, and so the estimates' errors, at
 // the price of one distance per centroid per query.
-func rabitqClusters(n int) int { return min(max(n/1000, 1), 64) }
+func rabitqClusters(n int) int {
+	if rabitqClustersOverride > 0 {
+		return rabitqClustersOverride
+	}
+	return min(max(n/1000, 1), 64)
+}
+
+// rabitqClustersOverride, when positive, replaces rabitqClusters' count
+// (benchmarks comparing centroid counts set it).
+var rabitqClustersOverride int
 
 // rowFactorWords is the room of the 1-bit factors at the end of a row.
 const rowFactorWords = 3
@@ -295,7 +307,7 @@ func (x *Index) RaBitQBytes() int {
 		return 0
 	}
 	const factorBytes = 20 // rabitq.Factors: five float32s
-	n := len(rq.rows)*8 + len(rq.ex) + len(rq.planes)*8 + len(rq.fx)*factorBytes
+	n := len(rq.rows)*8 + len(rq.ex) + len(rq.planes)*8 + len(rq.fx)*factorBytes + len(rq.exTerms)*4
 	if rq.blocks != nil {
 		n += len(rq.blocks.words) * 4
 	}

@@ -3,9 +3,10 @@ package hnsw
 import (
 	"fmt"
 	"math/bits"
-	"unsafe"
+	"runtime/debug"
 
 	"github.com/strata-db/strata/go/kernels"
+	"github.com/strata-db/strata/go/quant/rabitq"
 )
 
 // A codes-only index (Config.RaBitQCodesOnly) keeps no float vectors: its
@@ -23,9 +24,11 @@ import (
 //
 // and Σ uᵢ·qᵢ = 2^(B−1)·BitDot(code) + Σⱼ 2^j·BitDot(plane j): B runs of
 // kernels.BitDotU8, the same integer DotU8 gives on the byte codes, so
-// its estimates are those of an index keeping floats, exactly. At D = 512,
-// B = 3: 88 + 128 + 20 bytes of codes and factors per node against 2,048
-// of float vector.
+// its estimates are those of an index keeping floats, exactly. Of the
+// extended code's factors it keeps Add and Rescale (exTerms): it reports
+// the estimates, so it needs no error bound, Σuᵢ is counted from the
+// planes and the centroid is the code row's. At D = 512, B = 3: 88 + 128 +
+// 8 bytes of codes and factors per node against 2,048 of float vector.
 //
 // Placing a later vector in the graph needs the distances between stored
 // vectors, which the codes only estimate, so a second Add, Compact and
@@ -60,20 +63,40 @@ func (x *Index) dropFloats() error {
 	}
 	ng := g.withoutFloats()
 	c := &rabitqCodes{g: ng, n: rq.n, trained: rq.trained, progress: rq.progress, q: rq.q, words: rq.words,
-		stride: rq.stride, padded: rq.padded, rows: rq.rows, fx: rq.fx, codesOnly: true}
+		stride: rq.stride, padded: rq.padded, rows: rq.rows, codesOnly: true}
 	c.planes = packPlanes(rq.ex, rq.n, rq.padded, rq.q.Bits())
+	c.exTerms = exTermsOf(rq.fx)
 	c.pool.New = newRaBitQScratch(rq.q, false)
 	x.rabitq.Store(c) // before the graph: a search loading ng finds c current
 	x.graph.Store(ng)
+	// The float vectors (and the build's larger arrays) are garbage now,
+	// most of the memory the index held: give it back to the system
+	// instead of keeping it as heap headroom (searches still running on
+	// the old generation keep what they read until they finish).
+	debug.FreeOSMemory()
 	return nil
 }
 
-// withoutFloats is g without its vectors, sharing every other array (no
-// insertion runs: the caller holds writeMu).
+// exact is a copy of s at its length, without spare capacity.
+func exact[T any](s []T) []T {
+	out := make([]T, len(s))
+	copy(out, s)
+	return out
+}
+
+// withoutFloats is g without its vectors and without the level-0
+// spanning tree (parent), which only insertions use and a codes-only
+// index takes no more of; its other arrays are copied at their exact
+// size, dropping the capacity the build grew them with (no insertion
+// runs: the caller holds writeMu).
 func (g *graph) withoutFloats() *graph {
-	ng := &graph{dim: g.dim, m: g.m, m0: g.m0, stride0: g.stride0, strideUp: g.strideUp, count: g.count,
-		level0: g.level0, upper: g.upper, upperStart: g.upperStart, upperUsed: g.upperUsed, levels: g.levels,
-		labels: g.labels, flags: g.flags, parent: g.parent, rank: g.rank}
+	n := g.count
+	ng := &graph{dim: g.dim, m: g.m, m0: g.m0, stride0: g.stride0, strideUp: g.strideUp, count: n,
+		level0: exact(g.level0[:n*g.stride0]), upper: exact(g.upper[:g.upperUsed]), upperStart: exact(g.upperStart[:n]),
+		upperUsed: g.upperUsed, levels: exact(g.levels[:n]), labels: exact(g.labels[:n]), flags: exact(g.flags[:n])}
+	if g.rank != nil {
+		ng.rank = exact(g.rank[:n])
+	}
 	ng.setRowGeometry()
 	ng.entry.Store(g.entry.Load())
 	ng.settled.Store(g.settled.Load())
@@ -134,12 +157,42 @@ func planeDot(rows, planes []uint64, words, stride, B int, q []uint8, node uint3
 	return s
 }
 
-// refinePlanes is refineOne on a codes-only index.
+// exTermsOf is the Add and Rescale of each extended code's factors, the
+// two a codes-only index keeps (rabitqCodes.exTerms).
+func exTermsOf(fx []rabitq.Factors) []float32 {
+	terms := make([]float32, 2*len(fx))
+	for i, f := range fx {
+		terms[2*i], terms[2*i+1] = f.Add, f.Rescale
+	}
+	return terms
+}
+
+// planeSum is Σ uᵢ of node's extended code (rabitq.Factors.Sum), counted
+// from its code row's top bits and its planes.
+func (rq *rabitqCodes) planeSum(node uint32) uint32 {
+	B := rq.q.Bits()
+	per := (B - 1) * rq.words
+	own := rq.planes[int(node)*per:][:per]
+	var sum uint32
+	for _, w := range rq.rows[int(node)*rq.stride:][:rq.words] {
+		sum += uint32(bits.OnesCount64(w)) << (B - 1)
+	}
+	for j := 0; j < B-1; j++ {
+		for _, w := range own[j*rq.words : (j+1)*rq.words] {
+			sum += uint32(bits.OnesCount64(w)) << j
+		}
+	}
+	return sum
+}
+
+// refinePlanes is refineOne on a codes-only index: the extended estimate,
+// without a bound (nothing re-ranks after it).
 func (rq *rabitqCodes) refinePlanes(sc *rabitqScratch, node uint32) float32 {
 	sc.refine++
-	sc.bytes += 8*int64((rq.q.Bits()-1)*rq.words) + int64(unsafe.Sizeof(rq.fx[0]))
-	d, bound := sc.query.EstimateEx(rq.planeDot(sc, node), rq.fx[node])
-	sc.lastLower = d - bound
+	sc.bytes += 8*int64((rq.q.Bits()-1)*rq.words) + 8
+	row := rq.rows[int(node)*rq.stride+rq.words:][:rowFactorWords]
+	d := sc.query.EstimateExTerms(rq.planeDot(sc, node), rq.planeSum(node), rq.exTerms[2*node], rq.exTerms[2*node+1], uint32(row[2]>>32))
+	sc.lastLower = d
 	return d
 }
 

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/quant/rabitq"
 	"github.com/strata-db/strata/go/vfs"
 )
 
@@ -241,5 +243,91 @@ func TestCodesOnlySurvivesSaveAndLoad(t *testing.T) {
 	}
 	if got, _ := searchOne(t, y, data[7*dim:8*dim], 1, 64); got[0] != 7 {
 		t.Errorf("nearest to stored vector 7: %d", got[0])
+	}
+}
+
+// TestCodesOnlyKeepsNoSlack prevents a codes-only index from holding more
+// than its nodes need, built or loaded: arrays at their exact length (not
+// the capacity the build grew), no spanning tree (only insertions use it),
+// the id table allocated once at its size on load, and the extended factors
+// used in place of their file section. A file written with the tree (as
+// before, with the full extended factors) loads the same way, and both pass
+// CheckIntegrity.
+func TestCodesOnlyKeepsNoSlack(t *testing.T) {
+	const dim = 40
+	_, x, _ := codesOnlyPair(t, metric.L2, 3, 1500, dim)
+	exactArrays := func(what string, y *Index) {
+		t.Helper()
+		g := y.graph.Load()
+		n := g.count
+		if g.parent != nil || g.vectors != nil {
+			t.Errorf("%s: tree %v, vectors %v: want neither", what, g.parent != nil, g.vectors != nil)
+		}
+		for name, c := range map[string][2]int{
+			"level0": {cap(g.level0), n * g.stride0}, "upper": {cap(g.upper), g.upperUsed},
+			"upperStart": {cap(g.upperStart), n}, "levels": {cap(g.levels), n},
+			"labels": {cap(g.labels), n}, "flags": {cap(g.flags), n},
+		} {
+			if c[0] != c[1] {
+				t.Errorf("%s: %s has capacity %d for %d elements", what, name, c[0], c[1])
+			}
+		}
+		if err := y.CheckIntegrity(); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+		if mem := y.Memory(); mem.Graph != 4*(n*g.stride0+g.upperUsed)+n*(4+1+8+4)+4*len(g.rank) {
+			t.Errorf("%s: graph memory %d counts a tree it does not keep", what, mem.Graph)
+		}
+	}
+	exactArrays("built", x)
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "codes.idx")
+	if err := x.Save(vfs.Default, path); err != nil {
+		t.Fatal(err)
+	}
+	sections, err := x.sections(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.IndexFunc(sections, isTag(tagParent)) >= 0 {
+		t.Fatal("a codes-only index wrote a spanning tree")
+	}
+	// The file as it was written before: with the tree of the float build
+	// and the full extended factors (section RBQF instead of RBQE).
+	g := x.graph.Load()
+	g.buildTree()
+	withTree, err := x.sections(true)
+	g.parent = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(withTree, isTag(tagRaBitQExTerms))
+	if i < 0 {
+		t.Fatal("no RBQE section written")
+	}
+	full := make([]rabitq.Factors, x.Len())
+	for node := range full {
+		full[node] = x.rabitq.Load().factors1(uint32(node)) // any finite Err, Sum, QErr and the row's centroid
+		full[node].Add, full[node].Rescale = x.rabitq.Load().exTerms[2*node], x.rabitq.Load().exTerms[2*node+1]
+	}
+	withTree[i] = indexfile.Section{Tag: tagRaBitQExFactors, Data: factorBytes(full)}
+	oldPath := filepath.Join(dir, "with-tree.idx")
+	if err := indexfile.Write(vfs.Default, oldPath, withTree); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, oldPath} {
+		y, err := Load(vfs.Default, p, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exactArrays(filepath.Base(p), y)
+		if d := y.byID.dense(); len(d) != y.Len() {
+			t.Errorf("%s: id table of %d slots for ids 0..%d", filepath.Base(p), len(d), y.Len()-1)
+		}
+		rq, saved := y.rabitq.Load(), x.rabitq.Load()
+		if rq.fx != nil || len(rq.exTerms) != 2*y.Len() || cap(rq.exTerms) != len(rq.exTerms) || !slices.Equal(rq.exTerms, saved.exTerms) {
+			t.Errorf("%s: %d extended factors (full ones %v) for %d nodes, want the saved Add and Rescale only", filepath.Base(p), len(rq.exTerms), rq.fx != nil, y.Len())
+		}
 	}
 }

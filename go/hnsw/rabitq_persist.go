@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/metric"
@@ -23,6 +24,9 @@ import (
 //	RBQB  []uint64   count·(bits−1)·(padded/64): a codes-only index's extended
 //	                 codes as bit planes (rabitq_codesonly.go), in place of RBQX;
 //	                 a file with RBQB has no VECS and loads as Config.RaBitQCodesOnly
+//	RBQE  []float32  count·2: a codes-only index's extended factors Add and
+//	                 Rescale (rabitqCodes.exTerms), in place of RBQF (files
+//	                 written before it have RBQF, whose Add and Rescale are taken)
 //	RBQN  []uint32   count·nodeWords: the neighbour blocks (neighbourBlocks, whose
 //	                 geometry follows from M and the padded dimension); a file
 //	                 with RBQR but no RBQN (written before the blocks existed)
@@ -35,6 +39,9 @@ import (
 //	                 neighbour ids (emptySlot for none); its rows are rebuilt from
 //	                 them and the vectors (the codes are a function of both), and a
 //	                 file with RBQG loads as LayoutQG
+//	RBQL  []uint32   1: the layout (Config.RaBitQLayout), written only for
+//	                 LayoutRows (the other layouts follow from RBQG), with or
+//	                 without codes; a file with RBQL of 2 loads as LayoutRows
 //
 // Loading checks every factor is finite and names an existing centroid,
 // and that a block's ids and factors are those of the node's links and
@@ -49,7 +56,38 @@ var (
 	tagRaBitQBlocks    = indexfile.FourCC("RBQN")
 	tagRaBitQPlanes    = indexfile.FourCC("RBQB")
 	tagRaBitQGraph     = indexfile.FourCC("RBQG")
+	tagRaBitQLayout    = indexfile.FourCC("RBQL")
+	tagRaBitQExTerms   = indexfile.FourCC("RBQE")
 )
+
+// layoutSection is section RBQL of an index of layout l, or none.
+func layoutSection(l Layout) []indexfile.Section {
+	if l != LayoutRows {
+		return nil
+	}
+	return []indexfile.Section{{Tag: tagRaBitQLayout, Data: indexfile.BytesOf([]uint32{uint32(l)})}}
+}
+
+// fileLayout is the layout a file records: LayoutQG with section RBQG,
+// section RBQL's value with that section (LayoutRows, the only one it is
+// written for), else LayoutRecords.
+func fileLayout(f *indexfile.File) (Layout, error) {
+	_, qg := f.Section(tagRaBitQGraph)
+	if _, ok := f.Section(tagRaBitQLayout); !ok {
+		if qg {
+			return LayoutQG, nil
+		}
+		return LayoutRecords, nil
+	}
+	w, err := section[uint32](f, tagRaBitQLayout, 1)
+	if err != nil {
+		return 0, err
+	}
+	if Layout(w[0]) != LayoutRows || qg {
+		return 0, fmt.Errorf("%w: section %q names layout %d (quantized graph section %t)", ErrFormat, indexfile.TagName(tagRaBitQLayout), w[0], qg)
+	}
+	return LayoutRows, nil
+}
 
 // rabitqParams is the fixed-size block of section RBQP.
 type rabitqParams struct {
@@ -58,8 +96,31 @@ type rabitqParams struct {
 	Count          uint64
 }
 
-// exFactorWords is the number of uint32s per node in section RBQF.
+// exFactorWords is the number of uint32s per node in section RBQF: those
+// of a rabitq.Factors, whose fields are in the section's order.
 const exFactorWords = 6
+
+// The section's words are a rabitq.Factors' fields in order: Add,
+// Rescale, Err, Sum, QErr (float32 bits), Cluster.
+var _ = [1]struct{}{}[unsafe.Sizeof(rabitq.Factors{})-4*exFactorWords]
+var _ = [1]struct{}{}[unsafe.Offsetof(rabitq.Factors{}.QErr)-16]
+var _ = [1]struct{}{}[unsafe.Offsetof(rabitq.Factors{}.Cluster)-20]
+
+// factorsOf views section RBQF's words as factors, in place.
+func factorsOf(words []uint32) []rabitq.Factors {
+	if len(words) == 0 {
+		return []rabitq.Factors{}
+	}
+	return unsafe.Slice((*rabitq.Factors)(unsafe.Pointer(unsafe.SliceData(words))), len(words)/exFactorWords)
+}
+
+// factorBytes is factors as the bytes of section RBQF, in place.
+func factorBytes(fx []rabitq.Factors) []byte {
+	if len(fx) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(fx))), len(fx)*4*exFactorWords)
+}
 
 // rabitqSections returns the sections of x's RaBitQ codes if they describe
 // g, else none. The rows and codes never change once built, so they are
@@ -80,18 +141,13 @@ func (x *Index) rabitqSections(g *graph) ([]indexfile.Section, error) {
 		{Tag: tagRaBitQCentroids, Data: indexfile.BytesOf(rq.q.Centroids())},
 		{Tag: tagRaBitQRows, Data: indexfile.BytesOf(rq.rows)},
 	}
-	if rq.fx != nil {
-		fx := make([]uint32, 0, len(rq.fx)*exFactorWords)
-		for _, f := range rq.fx {
-			fx = append(fx, math.Float32bits(f.Add), math.Float32bits(f.Rescale), math.Float32bits(f.Err),
-				math.Float32bits(f.Sum), math.Float32bits(f.QErr), f.Cluster)
-		}
-		sections = append(sections, indexfile.Section{Tag: tagRaBitQExFactors, Data: indexfile.BytesOf(fx)})
-		if rq.planes != nil {
-			sections = append(sections, indexfile.Section{Tag: tagRaBitQPlanes, Data: indexfile.BytesOf(rq.planes)})
-		} else {
-			sections = append(sections, indexfile.Section{Tag: tagRaBitQEx, Data: indexfile.BytesOf(rq.ex)})
-		}
+	switch {
+	case rq.planes != nil:
+		sections = append(sections, indexfile.Section{Tag: tagRaBitQExTerms, Data: indexfile.BytesOf(rq.exTerms)},
+			indexfile.Section{Tag: tagRaBitQPlanes, Data: indexfile.BytesOf(rq.planes)})
+	case rq.fx != nil:
+		sections = append(sections, indexfile.Section{Tag: tagRaBitQExFactors, Data: factorBytes(rq.fx)},
+			indexfile.Section{Tag: tagRaBitQEx, Data: indexfile.BytesOf(rq.ex)})
 	}
 	if rq.blocks != nil {
 		sections = append(sections, indexfile.Section{Tag: tagRaBitQBlocks, Data: indexfile.BytesOf(rq.blocks.words)})
@@ -147,24 +203,26 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 	if x.codesOnly() && int(p.Bits) != x.cfg.RaBitQBits {
 		return fmt.Errorf("%w: codes-only index of %d bits holds codes of %d", ErrFormat, x.cfg.RaBitQBits, p.Bits)
 	}
-	if p.Bits > 1 {
-		if x.codesOnly() {
-			if rq.planes, err = section[uint64](f, tagRaBitQPlanes, n*(int(p.Bits)-1)*rq.words); err != nil {
-				return err
-			}
-			rq.codesOnly = true
-		} else if rq.ex, err = section[uint8](f, tagRaBitQEx, n*rq.padded); err != nil {
+	if p.Bits > 1 && x.codesOnly() {
+		if rq.planes, err = section[uint64](f, tagRaBitQPlanes, n*(int(p.Bits)-1)*rq.words); err != nil {
+			return err
+		}
+		rq.codesOnly = true
+		if rq.exTerms, err = loadExTerms(f, n, p.Clusters); err != nil {
+			return err
+		}
+	} else if p.Bits > 1 {
+		if rq.ex, err = section[uint8](f, tagRaBitQEx, n*rq.padded); err != nil {
 			return err
 		}
 		fx, err := section[uint32](f, tagRaBitQExFactors, n*exFactorWords)
 		if err != nil {
 			return err
 		}
-		rq.fx = make([]rabitq.Factors, n)
+		// The section is used in place (no copy left behind as garbage
+		// the Go heap would keep resident).
+		rq.fx = factorsOf(fx)
 		for i := range rq.fx {
-			w := fx[i*exFactorWords : (i+1)*exFactorWords]
-			rq.fx[i] = rabitq.Factors{Add: math.Float32frombits(w[0]), Rescale: math.Float32frombits(w[1]),
-				Err: math.Float32frombits(w[2]), Sum: math.Float32frombits(w[3]), QErr: math.Float32frombits(w[4]), Cluster: w[5]}
 			if err := checkFactors(rq.fx[i], p.Clusters); err != nil {
 				return fmt.Errorf("%w: rabitq extended code of node %d %v", ErrFormat, i, err)
 			}
@@ -189,6 +247,33 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
 	x.rabitq.Store(rq)
 	return nil
+}
+
+// loadExTerms reads a codes-only index's extended factors: section RBQE
+// in place, or from a file written before it, RBQF's Add and Rescale.
+func loadExTerms(f *indexfile.File, n int, clusters uint32) ([]float32, error) {
+	if _, ok := f.Section(tagRaBitQExTerms); !ok {
+		fx, err := section[uint32](f, tagRaBitQExFactors, n*exFactorWords)
+		if err != nil {
+			return nil, err
+		}
+		for i, fac := range factorsOf(fx) {
+			if err := checkFactors(fac, clusters); err != nil {
+				return nil, fmt.Errorf("%w: rabitq extended code of node %d %v", ErrFormat, i, err)
+			}
+		}
+		return exTermsOf(factorsOf(fx)), nil
+	}
+	terms, err := section[float32](f, tagRaBitQExTerms, 2*n)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range terms {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("%w: rabitq extended code of node %d has a non-finite factor (%v)", ErrFormat, i/2, v)
+		}
+	}
+	return terms, nil
 }
 
 // loadQG rebuilds the quantized graph of g's n nodes from section RBQG,

@@ -194,8 +194,12 @@ func (g *graph) buildTree() {
 }
 
 // checkTree verifies that every parent is an allocated node linking to its
-// child at level 0 and that the root has none.
+// child at level 0 and that the root has none. A codes-only graph keeps no
+// tree (nothing inserts into it): there is nothing to check.
 func (g *graph) checkTree() error {
+	if g.parent == nil {
+		return nil
+	}
 	if g.count > 0 {
 		if p := g.parent[g.root()]; p != noParent {
 			return fmt.Errorf("%w: the root %d has parent %d", ErrCorrupt, g.root(), p)

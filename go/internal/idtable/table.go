@@ -24,6 +24,16 @@ const denseSlack = 1 << 16
 // New returns an empty table.
 func New() Table { return Table{sparse: map[uint64]uint32{}} }
 
+// Reserve sizes the dense slice for ids up to maxID, when the table is
+// empty and count ids (the most it will hold in one fill) would keep maxID
+// dense, so that filling it allocates the slice once at its final size
+// instead of doubling it (a load knows both numbers).
+func (t *Table) Reserve(maxID uint64, count int) {
+	if t.n == 0 && len(t.dense) == 0 && maxID < uint64(2*count+denseSlack) {
+		t.dense = make([]uint32, maxID+1)
+	}
+}
+
 // Len is the number of ids.
 func (t *Table) Len() int { return t.n }
 

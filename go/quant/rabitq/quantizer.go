@@ -29,14 +29,18 @@ const (
 // dist ≈ Add + query add + Rescale·(lo·Sum + Δ·S − (2^B−1)/2·Σq'), bound =
 // ε₀·(Err·‖q − c‖ + QErr·Δ). They are plain float32s so that arrays of them
 // hold no pointers.
+//
+// The fields are six 4-byte words in this order (Add, Rescale, Err, Sum,
+// QErr, Cluster), so that an array of Factors has the layout of the index
+// file section holding them (go/hnsw's RBQF) and is used in place.
 type Factors struct {
 	Add, Rescale, Err, Sum float32
-	// Cluster is the centroid the code is a residual of.
-	Cluster uint32
 	// QErr·Δ is the standard deviation of the error the 8-bit query adds
 	// (rounding errors uniform in ±Δ/2: |Rescale|·‖x‖/sqrt(12)); it matters
 	// only for extended codes of many bits, whose Err is small.
 	QErr float32
+	// Cluster is the centroid the code is a residual of.
+	Cluster uint32
 }
 
 // Quantizer codes vectors of one dimension against one centroid and

@@ -145,3 +145,14 @@ func (qq *Query) EstimateEx(s uint32, f Factors) (dist, bound float32) {
 	ip := qq.lo*f.Sum + qq.delta*float32(s) - half*qq.sum
 	return f.Add + qq.add[f.Cluster] + f.Rescale*ip, qq.eps * (f.Err*qq.norm[f.Cluster] + f.QErr*qq.delta)
 }
+
+// EstimateExTerms is EstimateEx's distance (without its bound) from the
+// two factors an index of extended codes keeps when it needs no bound,
+// add and rescale (Factors.Add, Factors.Rescale), and the code's own
+// Σ uᵢ (Factors.Sum), which such an index counts from the code instead of
+// storing it; cluster is the code's centroid.
+func (qq *Query) EstimateExTerms(s, sum uint32, add, rescale float32, cluster uint32) float32 {
+	half := float32(int(1)<<qq.q.bits-1) / 2
+	ip := qq.lo*float32(sum) + qq.delta*float32(s) - half*qq.sum
+	return add + qq.add[cluster] + rescale*ip
+}
