@@ -291,19 +291,23 @@ def collection_memory_section(runs: list) -> str:
 def overhead_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
-        peers = r.get("peers", {})
+        # Files before the sides table kept python_ns_per_call, c_ns_per_call and peers.
+        sides = r.get("sides") or {
+            "python": {"ns_per_call": r.get("python_ns_per_call")},
+            "c": {"ns_per_call": r.get("c_ns_per_call")}, **r.get("peers", {})}
         def us(ns: float | None) -> str:
             return "n/a" if ns is None else f"{ns / 1000:.2f}"
-        rows.append([when(name), f"`{name.commit}`", f"{r['n']:,} x {r['dim']}, ef={r['ef']}",
-                     us(r.get("python_ns_per_call")), us(r.get("c_ns_per_call")),
+        options = ", ".join(f"{k}={v}" for k, v in r.get("index_options", {}).items())
+        rows.append([when(name), f"`{name.commit}`",
+                     f"{r['n']:,} x {r['dim']}, {options + ', ' if options else ''}ef={r['ef']}",
+                     *(us(sides.get(side, {}).get("ns_per_call")) for side in ("python", "c")),
                      us(r.get("go_ns_per_call")),
-                     us(peers.get("hnswlib", {}).get("ns_per_call")),
-                     us(peers.get("faiss", {}).get("ns_per_call")), f"`{path.name}`"])
+                     *(us(sides.get(peer, {}).get("ns_per_call")) for peer in ("hnswlib", "faiss")),
+                     f"`{path.name}`"])
     return "\n".join([
         "## Python boundary (`bench_overhead.py`)", "",
         "Time of one single-query search call, in µs, from Python (strata, hnswlib, FAISS), "
-        "from C through strata's C ABI and in Go, on a small index where the call boundary "
-        "dominates.", "",
+        "from C through strata's C ABI and in Go (wall clock; the files hold CPU time too).", "",
         table(["time", "commit", "index", "strata Python", "strata C ABI", "strata Go",
                "hnswlib", "faiss", "file"], rows)])
 
