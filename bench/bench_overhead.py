@@ -102,6 +102,35 @@ class PythonSide:
         return out.getvalue()
 
 
+class RawSide:
+    """The engine's strata_search_one called straight through cffi with buffers made before
+    timing: python - python-raw is what Index.search adds (checks, output arrays, from_buffer),
+    python-raw - c is the interpreter loop and cffi's call."""
+
+    def __init__(self, index: Any, queries: np.ndarray, k: int, ef: int) -> None:
+        from strata._ffi import ffi
+
+        from strata import _index
+
+        self.ffi, self.call = ffi, _index._engine().strata_search_one
+        self.handle, self.k, self.ef = index._handle, k, ef
+        self.ids = np.empty(k, dtype=np.int64)
+        self.dists = np.empty(k, dtype=np.float32)
+        self.out = ffi.from_buffer("int64_t[]", self.ids), ffi.from_buffer("float[]", self.dists)
+        self.views = [ffi.from_buffer("float[]", queries[i]) for i in range(queries.shape[0])]
+        self.err = ffi.new("char[]", 256)
+
+    def round_ns(self, calls: int) -> tuple[float, float]:
+        views, nq, call, h, k, ef = (self.views, len(self.views), self.call, self.handle, self.k,
+                                     self.ef)
+        (ids, dists), err = self.out, self.err
+        c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
+        for i in range(calls):
+            if call(h, views[i % nq], k, ef, ids, dists, err, 256):
+                raise RuntimeError(f"strata_search_one failed: {self.ffi.string(err)!r}")
+        return (time.perf_counter_ns() - t0) / calls, (time.thread_time_ns() - c0) / calls
+
+
 class PeerSide:
     """The same single-query calls through a peer library's Python API (hnswlib knn_query on a
     1-D row, FAISS IndexHNSWFlat.search on a (1, dim) row), same M, ef_construction and ef,
@@ -304,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ef-for-recall", type=float, metavar="R",
                     help="use the smallest ef of --efs whose recall@k is at least R")
     ap.add_argument("--efs", default="16,24,32,48,64,80,96,128,160,192,256,384,512")
+    ap.add_argument("--index", metavar="FILE",
+                    help="search this saved index (built from the same rows) instead of building "
+                         "one in this process")
     ap.add_argument("--quantization", choices=("none", "sq8", "rabitq"), default="none")
     ap.add_argument("--bits", type=int, help="strata.Index(bits=...), rabitq only")
     ap.add_argument("--layout", choices=("default", "qg"), default="default")
@@ -317,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-c", action="store_true", help="do not run the C-ABI timing")
     ap.add_argument("--profile", action="store_true",
                     help="record the top of a cProfile of one Python round")
+    ap.add_argument("--raw", action="store_true",
+                    help="add python-raw: strata_search_one through cffi without Index.search")
     ap.add_argument("--python", default="", metavar="NAME=PYTHON,...",
                     help="more Python sides: interpreters with another strata installed")
     ap.add_argument("--c-lib", default="", metavar="NAME=LIB,...",
@@ -351,23 +385,28 @@ def main(argv: list[str] | None = None) -> int:
         options["bits"] = args.bits
     if args.layout != "default":
         options["layout"] = args.layout
-    built = strata.Index(dim, metric=metric, M=16, ef_construction=200,
-                         num_threads=args.build_threads, seed=1, **options)
-    built.add(train)
+    built = None
+    if not args.index:
+        built = strata.Index(dim, metric=metric, M=16, ef_construction=200,
+                             num_threads=args.build_threads, seed=1, **options)
+        built.add(train)
     result: dict[str, Any] = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": " ".join([Path(sys.argv[0]).name, *argv]),
         "data": source, "n": n, "dim": dim, "nq": int(queries.shape[0]), "metric": metric,
-        "index_options": options, "k": args.k, "calls": args.calls, "rounds": args.rounds,
-        "build_threads": args.build_threads,
+        "index_options": options, "index_file": args.index, "k": args.k, "calls": args.calls,
+        "rounds": args.rounds, "build_threads": args.build_threads,
         "machine": runinfo.machine(), "load_average_start": list(os.getloadavg()),
         "git": runinfo.git_info(), "versions": runinfo.versions(),
     }
     summary = []
     with tempfile.TemporaryDirectory(prefix="strata-overhead-") as tmp:
         index_path, query_path = Path(tmp) / "index.strata", Path(tmp) / "queries.f32"
-        built.save(str(index_path))
-        del built
+        if built is None:
+            index_path = Path(args.index)
+        else:
+            built.save(str(index_path))
+            del built
         index = strata.Index.load(str(index_path))
         queries.astype("<f4").tofile(query_path)
         truth = exact_neighbours(train, queries, metric, args.k)
@@ -390,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"data: {source}; {options or 'float32'}; k={args.k} ef={ef} (recall@{args.k} "
             f"{result['recall']:.4f}), {args.calls} calls x {args.rounds} rounds")
         sides: dict[str, Any] = {"python": py_side}
+        if args.raw:
+            sides["python-raw"] = RawSide(index, queries, args.k, ef)
         for name, python in named(args.python, "--python").items():
             sides[f"python-{name}"] = python_child(python, index_path, query_path, dim, args.k,
                                                    ef, Path(tmp) / f"py-{name}.i64")
