@@ -210,8 +210,8 @@ class ChildSide:
 def c_side(exe: Path, lib_path: str, index_path: Path, query_path: Path, dim: int, k: int,
            ef: int, ids_path: Path) -> ChildSide:
     """overhead_c/search_one.c on lib_path: the same searches through the C ABI."""
-    return ChildSide([str(exe), lib_path, "--load", str(index_path), str(query_path), str(dim),
-                      str(k), str(ef), str(ids_path)], ids_path, k)
+    return ChildSide([str(exe), lib_path, str(index_path), str(query_path), str(dim), str(k),
+                      str(ef), str(ids_path)], ids_path, k)
 
 
 def python_child(python: str, index_path: Path, query_path: Path, dim: int, k: int, ef: int,

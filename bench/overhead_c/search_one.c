@@ -1,17 +1,15 @@
 /*
  * search_one: time single-query searches through strata's C ABI, without Python.
  *
- * bench/bench_overhead.py compiles this file and runs it on the same raw float32 files and the
- * same parameters as its Python measurement, so the two timings differ only by the Python layer
- * (argument checks, cffi). The engine library is loaded with dlopen from the installed package,
- * so both sides run the very same .so.
+ * bench/bench_overhead.py compiles this file and runs it on the index file and the queries its
+ * Python side searches, so the two timings differ only by the Python layer (argument checks,
+ * cffi). The engine library is loaded with dlopen from the installed package (or another build's,
+ * for an A/B), so both sides can run the very same .so.
  *
- *   search_one LIB TRAIN.f32 QUERIES.f32 DIM METRIC K EF M EFC SEED BUILD_THREADS IDS_OUT
- *   search_one LIB --load INDEX QUERIES.f32 DIM K EF IDS_OUT
+ *   search_one LIB INDEX QUERIES.f32 DIM K EF IDS_OUT
  *
- * Builds the index (or, with --load, loads a file saved by strata_save: the same graph and codes
- * that the Python side and the Go benchmark load), writes the ids of a first pass over the
- * queries (nq x K int64) to IDS_OUT so the caller can check both sides found the same, prints
+ * Loads INDEX (a file saved by strata_save) with strata_load, writes the ids of a first pass over
+ * the queries (nq x K int64) to IDS_OUT so the caller can check both sides found the same, prints
  * "ready", then serves rounds: for each number CALLS read from stdin it runs CALLS single-query
  * searches with strata_search_one (cycling through the queries) and prints the wall-clock and
  * the CPU (this thread's) nanoseconds per call. The caller alternates these rounds with its own,
@@ -22,15 +20,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "../../capi/strata.h"
 
-typedef int (*create_fn)(int, int64_t, int, int64_t, int64_t, uint64_t, int, strata_handle *,
-                         char *, size_t);
-typedef int (*add_fn)(strata_handle, float *, int64_t, uint64_t *, uint64_t *, int, char *,
-                      size_t);
 typedef int (*load_fn)(char *, int, strata_handle *, char *, size_t);
 /* strata_search_one: the call Python's single-query fast path makes. */
 typedef int (*search_fn)(strata_handle, float *, int64_t, int64_t, int64_t *, float *, char *,
@@ -78,56 +71,25 @@ static void check(int rc, const char *what, const char *err) {
 }
 
 int main(int argc, char **argv) {
-    int loading = argc == 9 && strcmp(argv[2], "--load") == 0;
-    if (argc != 13 && !loading) {
-        fprintf(stderr,
-                "usage: %s LIB TRAIN QUERIES DIM METRIC K EF M EFC SEED BUILD_THREADS IDS_OUT\n"
-                "       %s LIB --load INDEX QUERIES DIM K EF IDS_OUT\n",
-                argv[0], argv[0]);
+    if (argc != 8) {
+        fprintf(stderr, "usage: %s LIB INDEX QUERIES DIM K EF IDS_OUT\n", argv[0]);
         return 2;
     }
-    const char *lib_path = argv[1];
-    void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 2;
     }
+    load_fn load = (load_fn)must_sym(lib, "strata_load");
     search_fn search = (search_fn)must_sym(lib, "strata_search_one");
+    int64_t dim = atoll(argv[4]), k = atoll(argv[5]), ef = atoll(argv[6]);
+    const char *ids_path = argv[7];
     char err[1024] = {0};
     strata_handle h;
-    int64_t dim, k, ef, nq;
-    float *queries;
+    check(load(argv[2], 0, &h, err, sizeof err), "load", err);
     size_t nquery_f;
-    const char *ids_path;
-    if (loading) {
-        load_fn load = (load_fn)must_sym(lib, "strata_load");
-        dim = atoll(argv[5]);
-        k = atoll(argv[6]);
-        ef = atoll(argv[7]);
-        ids_path = argv[8];
-        check(load(argv[3], 0, &h, err, sizeof err), "load", err);
-        queries = read_f32(argv[4], &nquery_f);
-    } else {
-        dim = atoll(argv[4]);
-        int metric = atoi(argv[5]);
-        k = atoll(argv[6]);
-        ef = atoll(argv[7]);
-        int64_t m = atoll(argv[8]), efc = atoll(argv[9]);
-        uint64_t seed = strtoull(argv[10], NULL, 10);
-        int build_threads = atoi(argv[11]);
-        ids_path = argv[12];
-        create_fn create = (create_fn)must_sym(lib, "strata_create");
-        add_fn add = (add_fn)must_sym(lib, "strata_add");
-        size_t ntrain_f;
-        float *train = read_f32(argv[2], &ntrain_f);
-        queries = read_f32(argv[3], &nquery_f);
-        int64_t n = (int64_t)(ntrain_f / (size_t)dim);
-        check(create(STRATA_KIND_HNSW, dim, metric, m, efc, seed, 1, &h, err, sizeof err),
-              "create", err);
-        uint64_t *ids_out = malloc(sizeof(uint64_t) * (size_t)n);
-        check(add(h, train, n, NULL, ids_out, build_threads, err, sizeof err), "add", err);
-    }
-    nq = (int64_t)(nquery_f / (size_t)dim);
+    float *queries = read_f32(argv[3], &nquery_f);
+    int64_t nq = (int64_t)(nquery_f / (size_t)dim);
 
     int64_t *ids = malloc(sizeof(int64_t) * (size_t)k);
     float *dists = malloc(sizeof(float) * (size_t)k);
