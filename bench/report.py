@@ -291,19 +291,27 @@ def collection_memory_section(runs: list) -> str:
 def overhead_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
-        peers = r.get("peers", {})
+        # Files before the sides table kept python_ns_per_call, c_ns_per_call and peers.
+        sides = r.get("sides") or {
+            "python": {"ns_per_call": r.get("python_ns_per_call")},
+            "c": {"ns_per_call": r.get("c_ns_per_call")}, **r.get("peers", {})}
         def us(ns: float | None) -> str:
             return "n/a" if ns is None else f"{ns / 1000:.2f}"
-        rows.append([when(name), f"`{name.commit}`", f"{r['n']:,} x {r['dim']}, ef={r['ef']}",
-                     us(r.get("python_ns_per_call")), us(r.get("c_ns_per_call")),
-                     us(r.get("go_ns_per_call")),
-                     us(peers.get("hnswlib", {}).get("ns_per_call")),
-                     us(peers.get("faiss", {}).get("ns_per_call")), f"`{path.name}`"])
+        def cpu(wall: str, ns: float | None) -> str:
+            return wall if ns is None else f"{wall} ({ns / 1000:.2f})"
+        options = ", ".join(f"{k}={v}" for k, v in r.get("index_options", {}).items())
+        rows.append([when(name), f"`{name.commit}`",
+                     f"{r['n']:,} x {r['dim']}, {options + ', ' if options else ''}ef={r['ef']}",
+                     *(cpu(us(sides.get(side, {}).get("ns_per_call")),
+                           sides.get(side, {}).get("cpu_ns_per_call")) for side in ("python", "c")),
+                     cpu(us(r.get("go_ns_per_call")), r.get("go_metrics", {}).get("cpu-ns/op")),
+                     *(us(sides.get(peer, {}).get("ns_per_call")) for peer in ("hnswlib", "faiss")),
+                     f"`{path.name}`"])
     return "\n".join([
         "## Python boundary (`bench_overhead.py`)", "",
         "Time of one single-query search call, in µs, from Python (strata, hnswlib, FAISS), "
-        "from C through strata's C ABI and in Go, on a small index where the call boundary "
-        "dominates.", "",
+        "from C through strata's C ABI and in Go: wall clock, and in brackets the CPU time of the "
+        "searching thread where the file has it (steadier on a loaded machine).", "",
         table(["time", "commit", "index", "strata Python", "strata C ABI", "strata Go",
                "hnswlib", "faiss", "file"], rows)])
 
@@ -942,6 +950,8 @@ def rabitq_section(title: str, key: str, intro: str) -> Callable[[list], str]:
     def section(runs: list) -> str:
         parts = [title, "", intro, ""]
         for name, path, r in runs:
+            if "rows" not in r:
+                continue  # not a sweep (e.g. a kernel A/B): cited where it is used
             by: dict[str, list[dict]] = {}
             for row in r["rows"]:
                 by.setdefault(row[key], []).append(

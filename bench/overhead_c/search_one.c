@@ -1,18 +1,19 @@
 /*
  * search_one: time single-query searches through strata's C ABI, without Python.
  *
- * bench/bench_overhead.py compiles this file and runs it on the same raw float32 files and the
- * same parameters as its Python measurement, so the two timings differ only by the Python layer
- * (argument checks, cffi). The engine library is loaded with dlopen from the installed package,
- * so both sides run the very same .so.
+ * bench/bench_overhead.py compiles this file and runs it on the index file and the queries its
+ * Python side searches, so the two timings differ only by the Python layer (argument checks,
+ * cffi). The engine library is loaded with dlopen from the installed package (or another build's,
+ * for an A/B), so both sides can run the very same .so.
  *
- *   search_one LIB TRAIN.f32 QUERIES.f32 DIM METRIC K EF M EFC SEED BUILD_THREADS IDS_OUT
+ *   search_one LIB INDEX QUERIES.f32 DIM K EF IDS_OUT
  *
- * Builds the index, writes the ids of a first pass over the queries (nq x K int64) to IDS_OUT so
- * the caller can check both sides found the same, prints "ready", then serves rounds: for each
- * number CALLS read from stdin it runs CALLS single-query searches (cycling through the queries)
- * and prints the nanoseconds per call. The caller alternates these rounds with its own, so both
- * see the same machine load. EOF ends the program.
+ * Loads INDEX (a file saved by strata_save) with strata_load, writes the ids of a first pass over
+ * the queries (nq x K int64) to IDS_OUT so the caller can check both sides found the same, prints
+ * "ready", then serves rounds: for each number CALLS read from stdin it runs CALLS single-query
+ * searches with strata_search_one (cycling through the queries) and prints the wall-clock and
+ * the CPU (this thread's) nanoseconds per call. The caller alternates these rounds with its own,
+ * so both see the same machine load. EOF ends the program.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,12 +24,10 @@
 
 #include "../../capi/strata.h"
 
-typedef int (*create_fn)(int, int64_t, int, int64_t, int64_t, uint64_t, int, strata_handle *,
-                         char *, size_t);
-typedef int (*add_fn)(strata_handle, float *, int64_t, uint64_t *, uint64_t *, int, char *,
-                      size_t);
-typedef int (*search_fn)(strata_handle, float *, int64_t, int64_t, int64_t, int, int64_t *,
-                         float *, char *, size_t);
+typedef int (*load_fn)(char *, int, strata_handle *, char *, size_t);
+/* strata_search_one: the call Python's single-query fast path makes. */
+typedef int (*search_fn)(strata_handle, float *, int64_t, int64_t, int64_t *, float *, char *,
+                         size_t);
 
 static float *read_f32(const char *path, size_t *count) {
     FILE *f = fopen(path, "rb");
@@ -58,9 +57,9 @@ static void *must_sym(void *lib, const char *name) {
     return p;
 }
 
-static int64_t now_ns(void) {
+static int64_t clock_ns(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -72,47 +71,32 @@ static void check(int rc, const char *what, const char *err) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 13) {
-        fprintf(stderr,
-                "usage: %s LIB TRAIN QUERIES DIM METRIC K EF M EFC SEED BUILD_THREADS IDS_OUT\n",
-                argv[0]);
+    if (argc != 8) {
+        fprintf(stderr, "usage: %s LIB INDEX QUERIES DIM K EF IDS_OUT\n", argv[0]);
         return 2;
     }
-    const char *lib_path = argv[1];
-    int64_t dim = atoll(argv[4]);
-    int metric = atoi(argv[5]);
-    int64_t k = atoll(argv[6]), ef = atoll(argv[7]), m = atoll(argv[8]), efc = atoll(argv[9]);
-    uint64_t seed = strtoull(argv[10], NULL, 10);
-    int build_threads = atoi(argv[11]);
-    const char *ids_path = argv[12];
-
-    void *lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 2;
     }
-    create_fn create = (create_fn)must_sym(lib, "strata_create");
-    add_fn add = (add_fn)must_sym(lib, "strata_add");
-    search_fn search = (search_fn)must_sym(lib, "strata_search");
-
-    size_t ntrain_f, nquery_f;
-    float *train = read_f32(argv[2], &ntrain_f);
-    float *queries = read_f32(argv[3], &nquery_f);
-    int64_t n = (int64_t)(ntrain_f / (size_t)dim), nq = (int64_t)(nquery_f / (size_t)dim);
-
+    load_fn load = (load_fn)must_sym(lib, "strata_load");
+    search_fn search = (search_fn)must_sym(lib, "strata_search_one");
+    int64_t dim = atoll(argv[4]), k = atoll(argv[5]), ef = atoll(argv[6]);
+    const char *ids_path = argv[7];
     char err[1024] = {0};
     strata_handle h;
-    check(create(STRATA_KIND_HNSW, dim, metric, m, efc, seed, 1, &h, err, sizeof err), "create",
-          err);
-    uint64_t *ids_out = malloc(sizeof(uint64_t) * (size_t)n);
-    check(add(h, train, n, NULL, ids_out, build_threads, err, sizeof err), "add", err);
+    check(load(argv[2], 0, &h, err, sizeof err), "load", err);
+    size_t nquery_f;
+    float *queries = read_f32(argv[3], &nquery_f);
+    int64_t nq = (int64_t)(nquery_f / (size_t)dim);
 
     int64_t *ids = malloc(sizeof(int64_t) * (size_t)k);
     float *dists = malloc(sizeof(float) * (size_t)k);
     int64_t *first = malloc(sizeof(int64_t) * (size_t)(nq * k));
     /* First pass over every query: the ids to compare with Python's, and a warm-up. */
     for (int64_t i = 0; i < nq; i++) {
-        check(search(h, queries + i * dim, 1, k, ef, 1, first + i * k, dists, err, sizeof err),
+        check(search(h, queries + i * dim, k, ef, first + i * k, dists, err, sizeof err),
               "search", err);
     }
     FILE *f = fopen(ids_path, "wb");
@@ -125,13 +109,15 @@ int main(int argc, char **argv) {
     fflush(stdout);
     long calls;
     while (scanf("%ld", &calls) == 1 && calls > 0) {
-        int64_t t0 = now_ns();
+        int64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         for (long c = 0; c < calls; c++) {
             int64_t i = c % nq;
-            int rc = search(h, queries + i * dim, 1, k, ef, 1, ids, dists, err, sizeof err);
+            int rc = search(h, queries + i * dim, k, ef, ids, dists, err, sizeof err);
             if (rc != STRATA_OK) check(rc, "search", err);
         }
-        printf("%.1f\n", (double)(now_ns() - t0) / (double)calls);
+        int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+        printf("%.1f %.1f\n", (double)(clock_ns(CLOCK_MONOTONIC) - t0) / (double)calls,
+               (double)cpu / (double)calls);
         fflush(stdout);
     }
     return 0;

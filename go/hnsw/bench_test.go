@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/vfs"
 )
 
 // Benchmarks build one index and reuse it. By default it holds benchN
@@ -20,6 +22,9 @@ import (
 //
 //	STRATA_BENCH_TRAIN, STRATA_BENCH_QUERIES  raw little-endian float32 rows
 //	STRATA_BENCH_DIM, _N, _METRIC, _K, _EF, _M, _EFC, _SEED, _BUILD_THREADS
+//	STRATA_BENCH_INDEX  an index file saved by Index.Save (or strata.Index.save):
+//	                    loaded instead of building one from STRATA_BENCH_TRAIN, so
+//	                    that every side searches the very same graph and codes
 var (
 	benchOnce    sync.Once
 	benchIndex   *Index
@@ -67,6 +72,19 @@ func benchSetup(b *testing.B) {
 		if err != nil {
 			m = metric.L2
 		}
+		if path := os.Getenv("STRATA_BENCH_INDEX"); path != "" {
+			x, err := Load(vfs.Default, path, LoadOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if x.Dim() != benchDim {
+				b.Fatalf("%s: dimension %d, STRATA_BENCH_DIM %d", path, x.Dim(), benchDim)
+			}
+			benchQueries = readF32(b, os.Getenv("STRATA_BENCH_QUERIES"))
+			b.Logf("strata-bench-index: %s", path)
+			benchIndex = x
+			return
+		}
 		var data []float32
 		if path := os.Getenv("STRATA_BENCH_TRAIN"); path != "" {
 			data = readF32(b, path)
@@ -104,8 +122,11 @@ func BenchmarkSearchOne(b *testing.B) {
 	dists := make([]float32, benchK)
 	nq := len(benchQueries) / benchDim
 	var ndis int64
+	runtime.LockOSThread() // threadCPU reads this thread's clock
+	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := threadCPU()
 	for i := 0; b.Loop(); i++ {
 		q := benchQueries[(i%nq)*benchDim : (i%nq+1)*benchDim]
 		st, err := x.SearchFiltered(q, benchK, benchEf, 1, nil, ids, dists)
@@ -114,6 +135,7 @@ func BenchmarkSearchOne(b *testing.B) {
 		}
 		ndis += st.DistanceComputations
 	}
+	b.ReportMetric((threadCPU()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(ndis)/float64(b.N), "dist/op")
 }
 

@@ -329,7 +329,7 @@ func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k,
 	if r.n == 0 {
 		return nil
 	}
-	sc.query.Prepare(q)
+	sc.query.PrepareFastFrom(q) // every estimate is EstimateFastFrom
 	var qnorm2 float32
 	ip := x.dk != distL2
 	if ip {

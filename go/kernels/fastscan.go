@@ -1,5 +1,7 @@
 package kernels
 
+import "encoding/binary"
+
 // FastScan: the 1-bit RaBitQ estimates of 32 codes at once, by table
 // lookups (André et al., "Cache locality is not enough", VLDB 2015; FAISS's
 // pq4_fast_scan; RaBitQ-Library's fastscan, which SymphonyQG searches with).
@@ -126,23 +128,29 @@ func wordOf(code []uint64, w, words int) uint64 {
 // Every entry must fit a byte, so q's values must be at most 63 (four of
 // them add up to at most 252). It panics if len(q) is not a positive
 // multiple of 8, lut is too short, or a value of q exceeds 63.
+//
+// It runs once per query (rabitq.Query.Prepare), so it works on eight
+// bytes at a time: no sum exceeds 252, so adding a byte to every byte of a
+// word never carries into the next, and a table is built by doubling,
+// [0, a] -> [0, a, b, a+b] -> ... -> its 16 entries, in two words.
 func FastScanLUT(q []uint8, lut []uint8) {
 	if len(q) == 0 || len(q)%8 != 0 {
 		panic("kernels: FastScanLUT query length is not a positive multiple of 8")
 	}
-	for _, v := range q {
-		if v > 63 {
-			panic("kernels: FastScanLUT query value above 63")
-		}
+	var high uint64 // the bits above 63 of every byte of q
+	for i := 0; i < len(q); i += 8 {
+		high |= binary.LittleEndian.Uint64(q[i:])
+	}
+	if high&0xc0c0c0c0c0c0c0c0 != 0 {
+		panic("kernels: FastScanLUT query value above 63")
 	}
 	lut = lut[:4*len(q)]
 	for g := 0; g < len(q)/4; g++ {
-		a, b, c, d := q[4*g], q[4*g+1], q[4*g+2], q[4*g+3]
-		t := lut[16*g : 16*g+16 : 16*g+16]
-		t[0], t[1], t[2], t[3] = 0, a, b, a+b
-		t[4], t[5], t[6], t[7] = c, a+c, b+c, a+b+c
-		for m := 0; m < 8; m++ {
-			t[8+m] = t[m] + d
-		}
+		a, b, c, d := uint64(q[4*g]), uint64(q[4*g+1]), uint64(q[4*g+2]), uint64(q[4*g+3])
+		t := a << 8                   // entries 0, 1
+		t |= (t + b*0x0101) << 16     // 2, 3: entries 0, 1 plus b
+		t |= (t + c*0x01010101) << 32 // 4 to 7: entries 0 to 3 plus c
+		binary.LittleEndian.PutUint64(lut[16*g:], t)
+		binary.LittleEndian.PutUint64(lut[16*g+8:], t+d*0x0101010101010101) // 8 to 15: plus d
 	}
 }

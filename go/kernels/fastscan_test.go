@@ -161,33 +161,39 @@ func TestFastScanPackBlockIsPackOfEverySlot(t *testing.T) {
 // definition and that a query value the tables cannot hold is refused.
 func TestFastScanLUTIsTheSumOfTheQueryBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	q := make([]uint8, 64)
-	for i := range q {
-		q[i] = uint8(rng.UintN(64))
-	}
-	q[5] = 63
-	lut := make([]uint8, 4*len(q))
-	FastScanLUT(q, lut)
-	for g := 0; g < len(q)/4; g++ {
-		for m := 0; m < 16; m++ {
-			var want uint8
-			for b := 0; b < 4; b++ {
-				if m>>b&1 == 1 {
-					want += q[4*g+b]
+	for _, n := range []int{8, 64, 520, 1024} {
+		q := make([]uint8, n)
+		for i := range q {
+			q[i] = uint8(rng.UintN(64))
+		}
+		q[5], q[n-1], q[n-2], q[n-3], q[n-4] = 63, 63, 63, 63, 63 // the largest sums, 252
+		lut := make([]uint8, 4*len(q))
+		FastScanLUT(q, lut)
+		for g := 0; g < len(q)/4; g++ {
+			for m := 0; m < 16; m++ {
+				var want uint8
+				for b := 0; b < 4; b++ {
+					if m>>b&1 == 1 {
+						want += q[4*g+b]
+					}
+				}
+				if lut[16*g+m] != want {
+					t.Fatalf("n=%d: lut[%d][%d] = %d, want %d", n, g, m, lut[16*g+m], want)
 				}
 			}
-			if lut[16*g+m] != want {
-				t.Fatalf("lut[%d][%d] = %d, want %d", g, m, lut[16*g+m], want)
-			}
+		}
+		for _, bad := range []uint8{64, 128, 255} {
+			q[n/2] = bad
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatalf("n=%d: FastScanLUT took a query value of %d", n, bad)
+					}
+				}()
+				FastScanLUT(q, lut)
+			}()
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("FastScanLUT took a query value of 64")
-		}
-	}()
-	q[9] = 64
-	FastScanLUT(q, lut)
 }
 
 // BenchmarkFastScan32 reports codes estimated per second (and the bytes

@@ -68,29 +68,89 @@ func (qq *Query) Prepare(v []float32) {
 			qq.add[j] = 1 - kernels.Dot(r, rc)
 		}
 	}
-	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	lo, hi := minMax(r)
+	delta := (hi - lo) / 255
+	if qq.fast && delta > 0 {
+		// Both operands in one pass over r (each value as the two loops
+		// below would compute it).
+		qq.quantizeBoth(r, lo, hi)
+		kernels.FastScanLUT(qq.code6[:D], qq.LUT)
+		return
+	}
+	qq.lo, qq.delta, qq.sum = lo, delta, quantize(r, lo, delta, 255, qq.Code[:D])
+	if qq.fast {
+		qq.prepareFast(r, lo, hi)
+	}
+}
+
+// PrepareFastFrom makes v the current query of EstimateFastFrom only: P·v
+// and its 6-bit FastScan operand (EnableFastScan must have been called),
+// without the centroid terms and the 8-bit operand that Estimate1,
+// EstimateFast and EstimateEx need (they are left stale). A search that
+// estimates only codes relative to vectors (EncodeResidual) saves their
+// cost per query this way.
+func (qq *Query) PrepareFastFrom(v []float32) {
+	if !qq.fast {
+		panic("rabitq: PrepareFastFrom without EnableFastScan")
+	}
+	r := qq.buf
+	qq.q.rot.Apply(v, r)
+	lo, hi := minMax(r)
+	qq.lo = lo
+	qq.prepareFast(r, lo, hi)
+}
+
+// minMax returns the smallest and the largest value of r.
+func minMax(r []float32) (lo, hi float32) {
+	lo, hi = float32(math.Inf(1)), float32(math.Inf(-1))
 	for _, x := range r {
 		lo, hi = min(lo, x), max(hi, x)
 	}
-	delta := (hi - lo) / 255
-	code := qq.Code[:len(r)]
+	return lo, hi
+}
+
+// quantize writes r's values on the grid lo + delta·uᵢ, uᵢ in [0, top],
+// rounded to nearest, to code and returns Σ (lo + delta·uᵢ); with delta 0
+// (every value equal) every uᵢ is 0.
+func quantize(r []float32, lo, delta float32, top int, code []uint8) (sum float32) {
 	total := 0
 	if delta > 0 {
 		inv := 1 / delta
 		for i, x := range r {
 			u := int((x-lo)*inv + 0.5)
-			u = min(max(u, 0), 255)
+			u = min(max(u, 0), top)
 			code[i] = uint8(u)
 			total += u
 		}
 	} else {
 		clear(code)
 	}
-	qq.lo, qq.delta = lo, delta
-	qq.sum = lo*float32(len(r)) + delta*float32(total)
-	if qq.fast {
-		qq.prepareFast(r, lo, hi)
+	return lo*float32(len(r)) + delta*float32(total)
+}
+
+// quantizeBoth is quantize to 8 bits into Code and to 6 bits into code6
+// (the two operands of a query with FastScan) in one pass, for hi > lo
+// with (hi − lo)/255 > 0, and sets their terms as Prepare and prepareFast
+// do.
+func (qq *Query) quantizeBoth(r []float32, lo, hi float32) {
+	delta, delta6 := (hi-lo)/255, (hi-lo)/63
+	inv, inv6 := 1/delta, 1/delta6
+	code, code6 := qq.Code[:len(r)], qq.code6[:len(r)]
+	total, total6 := 0, 0
+	for i, x := range r {
+		u := int((x-lo)*inv + 0.5)
+		u = min(max(u, 0), 255)
+		code[i] = uint8(u)
+		total += u
+		u6 := int((x-lo)*inv6 + 0.5)
+		u6 = min(max(u6, 0), 63)
+		code6[i] = uint8(u6)
+		total6 += u6
 	}
+	qq.lo, qq.delta, qq.delta6 = lo, delta, delta6
+	qq.sum = lo*float32(len(r)) + delta*float32(total)
+	qq.sum6 = lo*float32(len(r)) + delta6*float32(total6)
+	qq.qerr6 = qq.eps * float32(math.Sqrt(float64(len(r))/48)) * delta6
 }
 
 // prepareFast quantizes the rotated query r to 6 bits on the grid from lo
@@ -98,22 +158,9 @@ func (qq *Query) Prepare(v []float32) {
 // tables hold bytes) and builds the tables.
 func (qq *Query) prepareFast(r []float32, lo, hi float32) {
 	delta := (hi - lo) / 63
-	code := qq.code6[:len(r)]
-	total := 0
-	if delta > 0 {
-		inv := 1 / delta
-		for i, x := range r {
-			u := int((x-lo)*inv + 0.5)
-			u = min(max(u, 0), 63)
-			code[i] = uint8(u)
-			total += u
-		}
-	} else {
-		clear(code)
-	}
-	kernels.FastScanLUT(code, qq.LUT)
 	qq.delta6 = delta
-	qq.sum6 = lo*float32(len(r)) + delta*float32(total)
+	qq.sum6 = quantize(r, lo, delta, 63, qq.code6[:len(r)])
+	kernels.FastScanLUT(qq.code6[:len(r)], qq.LUT)
 	// A 1-bit code's QErr is |Rescale|·sqrt(‖x‖²/12) with ‖x‖² = D/4.
 	qq.qerr6 = qq.eps * float32(math.Sqrt(float64(len(r))/48)) * delta
 }

@@ -11,7 +11,8 @@ import (
 // BenchmarkQueryPrepare is the per-query cost before any estimate: the
 // rotation, the terms of every centroid and the 8- and 6-bit operands with
 // their FastScan tables, at 512 dimensions with the centroid counts of a
-// 20k and a 100k index (rabitqClusters: one per 1,000 nodes, at most 64).
+// 20k and a 100k index (rabitqClusters: one per 1,000 nodes, at most 64),
+// and the qg layout's (PrepareFastFrom, one centroid).
 func BenchmarkQueryPrepare(b *testing.B) {
 	const dim = 512
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -37,6 +38,22 @@ func BenchmarkQueryPrepare(b *testing.B) {
 			b.ReportMetric((threadCPUSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
 		})
 	}
+	// The qg layout's preparation: one centroid (the origin), PrepareFastFrom.
+	q, err := New(dim, InnerProduct, 1, 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	qq := q.NewQuery()
+	qq.EnableFastScan()
+	b.Run("qg", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu0 := threadCPUSeconds()
+		for b.Loop() {
+			qq.PrepareFastFrom(sample[:dim])
+		}
+		b.ReportMetric((threadCPUSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
+	})
 }
 
 // threadCPUSeconds is the CPU time of the calling thread.
