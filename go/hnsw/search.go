@@ -54,7 +54,7 @@ func (x *Index) Search(queries []float32, k, ef, threads int, outIDs []int64, ou
 // also reports how it answered. A planner picks, once per call, between
 // graph traversal and an exact scan of the allowed vectors.
 func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Filter, outIDs []int64, outDists []float32) (SearchStats, error) {
-	return x.search(queries, k, ef, threads, filter, nil, outIDs, outDists)
+	return x.search(queries, k, ef, threads, filter, false, nil, outIDs, outDists)
 }
 
 // SearchSeeded is SearchFiltered for one of several indexes that answer
@@ -71,14 +71,11 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 // fewer than ef distances are known (k at least the live nodes of all
 // the indexes, say).
 func (x *Index) SearchSeeded(queries []float32, k, ef, threads int, filter *Filter, seen []float32, outIDs []int64, outDists []float32) (SearchStats, error) {
-	if nq := len(queries) / max(x.cfg.Dim, 1); nq == 0 || len(seen) == 0 || len(seen)%nq != 0 {
-		return SearchStats{}, fmt.Errorf("%w: seen holds %d distances, want a positive multiple of the %d queries", ErrInvalidArgument, len(seen), nq)
-	}
-	return x.search(queries, k, ef, threads, filter, seen, outIDs, outDists)
+	return x.search(queries, k, ef, threads, filter, true, seen, outIDs, outDists)
 }
 
-// search is SearchFiltered and, with seen, SearchSeeded.
-func (x *Index) search(queries []float32, k, ef, threads int, filter *Filter, seen []float32, outIDs []int64, outDists []float32) (SearchStats, error) {
+// search is SearchFiltered and, seeded, SearchSeeded.
+func (x *Index) search(queries []float32, k, ef, threads int, filter *Filter, seeded bool, seen []float32, outIDs []int64, outDists []float32) (SearchStats, error) {
 	if err := x.acquire(); err != nil {
 		return SearchStats{}, err
 	}
@@ -90,6 +87,9 @@ func (x *Index) search(queries []float32, k, ef, threads int, filter *Filter, se
 	}
 	if err := limits.CheckEf(ef); err != nil {
 		return stats, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	if seeded && nq > 0 && (len(seen) == 0 || len(seen)%nq != 0) {
+		return stats, fmt.Errorf("%w: seen holds %d distances, want a positive multiple of the %d queries", ErrInvalidArgument, len(seen), nq)
 	}
 	if ef <= 0 {
 		ef = max(k, DefaultEfSearch)
@@ -107,7 +107,7 @@ func (x *Index) search(queries []float32, k, ef, threads int, filter *Filter, se
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, live, ef, routing)
 	q := query{g: g, k: k, ef: ef, rerouteEf: rerouteEf, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: rq}
-	if seen != nil {
+	if seeded && nq > 0 {
 		q.seen, q.seenWidth = seen, len(seen)/nq
 	}
 	if allowed != nil && !routing && stats.Plan == PlanGraph {

@@ -148,7 +148,7 @@ func TestSeededListMatchesHeaps(t *testing.T) {
 }
 
 // TestSearchSeededRejectsRowsThatDoNotFit: seen must hold a positive
-// multiple of the queries.
+// multiple of the queries (none for no queries).
 func TestSearchSeededRejectsRowsThatDoNotFit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	_, b, _ := seededPair(t, metric.L2, 4, 100, rng)
@@ -157,5 +157,8 @@ func TestSearchSeededRejectsRowsThatDoNotFit(t *testing.T) {
 		if _, err := b.SearchSeeded(q, 1, 10, 1, nil, seen, make([]int64, 2), make([]float32, 2)); !errors.Is(err, ErrInvalidArgument) {
 			t.Fatalf("seen of %d: %v, want ErrInvalidArgument", len(seen), err)
 		}
+	}
+	if _, err := b.SearchSeeded(nil, 1, 10, 1, nil, nil, nil, nil); err != nil {
+		t.Fatalf("no queries: %v", err)
 	}
 }
