@@ -701,11 +701,16 @@ def segment_sizes_table(runs: list, show: Callable) -> str:
         table(["time", "commit", "measure", *sizes, "file"], rows)])
 
 
+def seeded_run(r: dict) -> bool:
+    """Whether a segquery run compares seeded and unseeded searches (its own table)."""
+    return any("_seeded_" in key for key in r)
+
+
 def segquery_seeded_table(runs: list) -> str:
     """The runs that compare seeded and unseeded searches of the same segments."""
     rows = []
     for name, path, r in runs:
-        if "data" not in r:
+        if not seeded_run(r):
             continue
         ratios = r.get("ratios", {})
         for key, v in sorted(r.items(), key=lambda kv: (kv[0].split("_")[0].zfill(3), kv[0])):
@@ -737,7 +742,7 @@ def segquery_seeded_table(runs: list) -> str:
 
 def segquery_section(runs: list) -> str:
     seeded = segquery_seeded_table(runs)
-    runs = [run for run in runs if "data" not in run[2]]
+    runs = [run for run in runs if not seeded_run(run[2])]
     rows = []
     for name, path, r in runs:
         for segs in (1, 3, 9, 10):
