@@ -79,7 +79,8 @@ func cpuSeconds() float64 {
 // loaded instead of built again (STRATA_SEGQUERY_BUILDONLY=1 stops after
 // that); STRATA_SEGQUERY_COMMIT is the commit the test binary was built
 // from, recorded in the output; STRATA_SEGQUERY_ONLY keeps only the
-// setups whose names contain it; STRATA_SEGQUERY_ROUNDS is the number of
+// setups whose names contain it and STRATA_SEGQUERY_SKIP drops those
+// that contain it ("filtered"); STRATA_SEGQUERY_ROUNDS is the number of
 // alternating rounds (default 5).
 func TestSegmentQueryBench(t *testing.T) {
 	out := os.Getenv("STRATA_SEGQUERY")
@@ -264,7 +265,8 @@ func TestSegmentQueryBench(t *testing.T) {
 				{name: name + "_r95", g: gg, truth: truth, target: 0.95, seeded: seeded},
 				{name: name + "_r99", g: gg, truth: truth, target: 0.99, seeded: seeded},
 				{name: name + "_filtered_10pct_r99", g: gg, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth, target: 0.99, seeded: seeded}} {
-				if strings.Contains(s.name, os.Getenv("STRATA_SEGQUERY_ONLY")) {
+				skip := os.Getenv("STRATA_SEGQUERY_SKIP")
+				if strings.Contains(s.name, os.Getenv("STRATA_SEGQUERY_ONLY")) && (skip == "" || !strings.Contains(s.name, skip)) {
 					setups = append(setups, s)
 				}
 			}
