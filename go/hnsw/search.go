@@ -62,9 +62,9 @@ func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Fi
 // collection). seen holds, for each query, a row of len(seen)/nq
 // distances, ascending and padded with +Inf: the nearest admitted
 // candidates the earlier indexes found. An unfiltered graph search of a
-// float index whose ef is at most the row's length starts its candidate
-// list with the row's first ef distances (seeds.go), so it stops once it
-// has nothing nearer than the ef-th distance known, instead of searching
+// float index starts its candidate list with the row's nearest
+// distances, in up to half of its ef places (seeds.go), so it stops once
+// it has nothing nearer than the ef nearest known, instead of searching
 // as if it were alone. Every plan then merges the distances of its own
 // candidates into the rows, for the next index. The results are this
 // index's nodes only: exactly what SearchFiltered would return whenever
