@@ -54,28 +54,6 @@ func (x *Index) Search(queries []float32, k, ef, threads int, outIDs []int64, ou
 // also reports how it answered. A planner picks, once per call, between
 // graph traversal and an exact scan of the allowed vectors.
 func (x *Index) SearchFiltered(queries []float32, k, ef, threads int, filter *Filter, outIDs []int64, outDists []float32) (SearchStats, error) {
-	return x.search(queries, k, ef, threads, filter, false, nil, outIDs, outDists)
-}
-
-// SearchSeeded is SearchFiltered for one of several indexes that answer
-// the same queries in turn, each holding other keys (the segments of a
-// collection). seen holds, for each query, a row of len(seen)/nq
-// distances, ascending and padded with +Inf: the nearest admitted
-// candidates the earlier indexes found. An unfiltered graph search of a
-// float index starts its candidate list with the row's nearest
-// distances, in up to half of its ef places (seeds.go), so it stops once
-// it has nothing nearer than the ef nearest known, instead of searching
-// as if it were alone. Every plan then merges the distances of its own
-// candidates into the rows, for the next index. The results are this
-// index's nodes only: exactly what SearchFiltered would return whenever
-// fewer than ef distances are known (k at least the live nodes of all
-// the indexes, say).
-func (x *Index) SearchSeeded(queries []float32, k, ef, threads int, filter *Filter, seen []float32, outIDs []int64, outDists []float32) (SearchStats, error) {
-	return x.search(queries, k, ef, threads, filter, true, seen, outIDs, outDists)
-}
-
-// search is SearchFiltered and, seeded, SearchSeeded.
-func (x *Index) search(queries []float32, k, ef, threads int, filter *Filter, seeded bool, seen []float32, outIDs []int64, outDists []float32) (SearchStats, error) {
 	if err := x.acquire(); err != nil {
 		return SearchStats{}, err
 	}
@@ -87,9 +65,6 @@ func (x *Index) search(queries []float32, k, ef, threads int, filter *Filter, se
 	}
 	if err := limits.CheckEf(ef); err != nil {
 		return stats, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-	}
-	if seeded && nq > 0 && (len(seen) == 0 || len(seen)%nq != 0) {
-		return stats, fmt.Errorf("%w: seen holds %d distances, want a positive multiple of the %d queries", ErrInvalidArgument, len(seen), nq)
 	}
 	if ef <= 0 {
 		ef = max(k, DefaultEfSearch)
@@ -107,9 +82,6 @@ func (x *Index) search(queries []float32, k, ef, threads int, filter *Filter, se
 	stats.Allowed, stats.EfSearch = selected, ef
 	stats.Plan = x.choosePlan(g, selected, live, ef, routing)
 	q := query{g: g, k: k, ef: ef, rerouteEf: rerouteEf, plan: stats.Plan, adm: admission{readyOnly: true, allow: allowed}, rq: rq}
-	if seeded && nq > 0 {
-		q.seen, q.seenWidth = seen, len(seen)/nq
-	}
 	if allowed != nil && !routing && stats.Plan == PlanGraph {
 		q.fallback = routeOrScan(g, selected, rerouteEf)
 		q.allowedFraction = float64(selected) / float64(max(live, 1))
@@ -170,10 +142,6 @@ type query struct {
 	fallback        Plan
 	allowedFraction float64
 	fallbackWork    int64 // the fallback's cost, searchAllowed's bound
-	// seen is SearchSeeded's rows of distances found elsewhere, seenWidth
-	// long each (nil: SearchFiltered).
-	seen      []float32
-	seenWidth int
 }
 
 // searchOne answers query qi, writing row qi of the outputs.
@@ -186,29 +154,19 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 		q = s.query
 	}
 	s.setQuery(g, q)
-	var row []float32 // the distances found elsewhere (SearchSeeded)
-	if p.seen != nil {
-		row = p.seen[qi*p.seenWidth : (qi+1)*p.seenWidth]
-	}
 	var found []candidate
 	switch p.plan {
 	case PlanGraph:
 		if p.rq != nil {
 			found = x.searchOneRaBitQ(p.rq, g, s, q, k, p.ef, &p.adm)
-			if row != nil {
-				s.absorb(row, found)
-			}
 		} else {
-			found = x.searchNode(g, s, q, p, row)
+			found = x.searchNode(g, s, q, p)
 		}
 	case PlanExact:
 		if !g.floats && g.sq == nil {
 			found = x.scanRaBitQ(p.rq, g, s, q, k, &p.adm)
 		} else {
 			found = x.scan(g, s, q, k, &p.adm)
-		}
-		if row != nil {
-			s.absorb(row, found)
 		}
 	}
 	ids := outIDs[qi*k : (qi+1)*k]
@@ -227,10 +185,7 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 // first. A filtered search whose allowed nodes the query's neighbourhood
 // lacks, or that reaches fewer than k of them, is answered by p.fallback
 // instead (filterFallback). The result aliases the searcher's scratch.
-// With row (SearchSeeded), an unfiltered search of a float graph is
-// seeded with its distances, and every search merges its candidates'
-// distances into it.
-func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query, row []float32) []candidate {
+func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query) []candidate {
 	k, ef, adm := p.k, p.ef, &p.adm
 	e := g.entry.Load()
 	if e == noEntry {
@@ -243,24 +198,12 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query, row []f
 	}
 	switch {
 	case adm.allow == nil || s.testing.routeFilter:
-		if row != nil && g.sq == nil {
-			// Code distances would not compare with the seeds' floats.
-			s.seeds = seedsFor(row, ef)
-		}
 		s.searchLayer(g, x.dk, q, cur, ef, 0, adm)
-		if s.seeds != nil {
-			s.seeds = nil
-			s.dropSeeds()
-		}
 	case s.sparseNear(g, cur.node, adm, p.allowedFraction) ||
 		!s.searchAllowed(g, x.dk, q, cur, ef, s.testing.hopBudget(g), k, p.fallbackWork, adm):
 		s.nreroute++
 		if p.fallback == PlanExact {
-			found := x.scan(g, s, q, k, adm)
-			if row != nil {
-				s.absorb(row, found)
-			}
-			return found
+			return x.scan(g, s, q, k, adm)
 		}
 		s.searchLayer(g, x.dk, q, cur, p.rerouteEf, 0, adm)
 	}
@@ -273,9 +216,6 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query, row []f
 		}
 		heapify(s.results)
 		sortAscending(s.results)
-	}
-	if row != nil {
-		s.absorb(row, s.results)
 	}
 	return s.results[:min(k, len(s.results))]
 }

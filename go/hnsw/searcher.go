@@ -29,8 +29,6 @@ type searcher struct {
 	nrefine  int64       // RaBitQ refinements since then (rabitq_search.go)
 	nhops    int64       // link lists a filtered search read since then (filter_search.go)
 	nreroute int         // filtered searches redone by routing since then
-	seeds    []float32   // distances found in other indexes, for the next level-0 search (seeds.go)
-	seen     []float32   // absorb's scratch
 
 	// The current query's SQ8 code and inner-product share, used instead
 	// of the float query when the graph is quantized. qcode aliases either
@@ -266,12 +264,8 @@ func (s *searcher) searchList(g *graph, dk distance, q []float32, ep candidate, 
 	if first.admitted {
 		nres = 1
 	}
-	start := 0
-	if s.seeds != nil { // len(s.seeds) == ef (seedsFor)
-		list, nres, start = seededList(s.list[:0], s.seeds, first, ef)
-	}
 	s.visited.visit(ep.node)
-	for cur := start; cur < len(list); {
+	for cur := 0; cur < len(list); {
 		list[cur].expanded = true
 		c := list[cur].node
 		if prefetch && level == 0 {
@@ -402,13 +396,9 @@ func (s *searcher) searchHeaps(g *graph, dk distance, q []float32, ep candidate,
 	s.visited.visit(ep.node)
 	s.frontier.push(ep)
 	lowerBound := float32(inf)
-	for _, d := range s.seeds {
-		s.results.push(candidate{d, seedNode})
-		lowerBound = s.results[0].dist
-	}
 	if !filtering || adm.admits(g, ep.node) {
-		s.results.push(ep) // seedsFor leaves a place
-		lowerBound = s.results[0].dist
+		s.results.push(ep)
+		lowerBound = ep.dist
 	}
 	for len(s.frontier) > 0 {
 		c := s.frontier[0]

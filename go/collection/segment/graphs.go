@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/strata-db/strata/go/hnsw"
-	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/sq8"
 )
 
@@ -52,9 +51,6 @@ type Graphs struct {
 	// while one is under way): the live keys did not change between two
 	// equal even readings (Changes).
 	changes atomic.Uint64
-	// unseeded searches every segment as if it were alone (the search
-	// before SearchSeeded; tests and benchmarks compare the two).
-	unseeded bool
 }
 
 // Changes returns the count of key changes begun and finished (Add and
@@ -309,29 +305,14 @@ type mergeScratch struct {
 	keys  [][]int64
 	dists [][]float32
 	at    []int
-	segs  []*hnsw.Index // the segments with live keys, newest first
-	order []int         // their positions in segs, largest first
-	seen  []float32     // nq rows of ef distances found so far (hnsw.Index.SearchSeeded)
 }
 
 var mergePool = sync.Pool{New: func() any { return new(mergeScratch) }}
 
-// put returns s to the pool, holding no segment (a retired one's memory
-// must not wait for the pool).
-func (s *mergeScratch) put() {
-	clear(s.segs)
-	mergePool.Put(s)
-}
-
 // SearchFiltered searches every segment holding live keys with the same
 // arguments as hnsw.Index.SearchFiltered (each segment plans its own
 // filter) and merges their k nearest, nearest first (ties to the newer
-// segment). The segments are searched largest first, each seeded with
-// the ef nearest distances the earlier ones found
-// (hnsw.Index.SearchSeeded), so that a later segment's graph search
-// stops once it has nothing nearer: the work of searching one graph of
-// all the keys, not of searching each alone. The stats are the
-// segments' merged (hnsw.SearchStats.Merge).
+// segment). The stats are the segments' merged (hnsw.SearchStats.Merge).
 func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *hnsw.Filter,
 	outKeys []int64, outDists []float32) (hnsw.SearchStats, error) {
 	st := g.pinned()
@@ -358,33 +339,17 @@ func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *h
 	case 1:
 		return only.SearchFiltered(queries, k, ef, threads, filter, outKeys, outDists)
 	}
-	if err := limits.CheckEf(ef); err != nil {
-		return hnsw.SearchStats{}, fmt.Errorf("%w: %w", hnsw.ErrInvalidArgument, err)
-	}
-	if ef <= 0 {
-		ef = max(k, hnsw.DefaultEfSearch)
-	}
-	ef = max(ef, k)
 	nq := len(queries) / g.cfg.Dim
 	s := mergePool.Get().(*mergeScratch)
-	defer s.put()
+	defer mergePool.Put(s)
 	s.keys, s.dists = s.keys[:0], s.dists[:0]
-	s.segs = s.segs[:0] // newest first: the merge's order, for ties
+	stats := hnsw.SearchStats{Plan: hnsw.PlanEmpty}
+	var err error
 	st.each(func(x *hnsw.Index) bool {
-		if x.Len() > 0 {
-			s.segs = append(s.segs, x)
+		if x.Len() == 0 {
+			return true
 		}
-		return true
-	})
-	segs := s.segs
-	s.order = s.order[:0]
-	for i := range segs {
-		// Insertion sort, largest first; equal sizes keep the newer
-		// segment first.
-		s.order = append(s.order, i)
-		for j := len(s.order) - 1; j > 0 && segs[s.order[j-1]].Len() < segs[i].Len(); j-- {
-			s.order[j-1], s.order[j] = s.order[j], s.order[j-1]
-		}
+		i := len(s.keys)
 		if i == cap(s.keys) {
 			s.keys, s.dists = append(s.keys, nil), append(s.dists, nil)
 		} else {
@@ -392,26 +357,19 @@ func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *h
 		}
 		s.keys[i] = slices.Grow(s.keys[i][:0], nq*k)[:nq*k]
 		s.dists[i] = slices.Grow(s.dists[i][:0], nq*k)[:nq*k]
-	}
-	s.seen = slices.Grow(s.seen[:0], nq*ef)[:nq*ef]
-	for i := range s.seen {
-		s.seen[i] = float32(math.Inf(1))
-	}
-	stats := hnsw.SearchStats{Plan: hnsw.PlanEmpty}
-	for _, i := range s.order {
 		var one hnsw.SearchStats
-		var err error
-		if g.unseeded {
-			one, err = segs[i].SearchFiltered(queries, k, ef, threads, filter, s.keys[i], s.dists[i])
-		} else {
-			one, err = segs[i].SearchSeeded(queries, k, ef, threads, filter, s.seen, s.keys[i], s.dists[i])
-		}
+		one, err = x.SearchFiltered(queries, k, ef, threads, filter, s.keys[i], s.dists[i])
 		if err != nil {
-			return stats, err
+			return false
 		}
 		stats.Merge(one)
+		return true
+	})
+	if err != nil {
+		return stats, err
 	}
-	s.at = slices.Grow(s.at[:0], len(segs))[:len(segs)]
+	segs := len(s.keys)
+	s.at = slices.Grow(s.at[:0], segs)[:segs]
 	for q := range nq {
 		clear(s.at)
 		for w := range k {

@@ -62,12 +62,10 @@ func cpuSeconds() float64 {
 // TestSegmentQueryBench measures what searching several segments costs
 // (issue 24) when STRATA_SEGQUERY names a JSON output file: the same
 // points in one hnsw.Index and split evenly into sealed segments
-// (Graphs.SearchFiltered), each searched seeded (largest first, the
-// distances found so far bounding the next: hnsw.Index.SearchSeeded) and
-// unseeded (each segment alone, the search before it), at the smallest
-// ef of a fine grid reaching recall@10 0.95 and 0.99 (found by bisection): QPS, CPU time per
-// query and distance computations per query, the setups alternated round
-// by round; and the same at 10 % selectivity (an allow list of a random
+// (Graphs.SearchFiltered), at the smallest ef of a fine grid reaching
+// recall@10 0.95 and 0.99 (found by bisection): QPS, CPU time per query
+// and distance computations per query, the setups alternated round by
+// round; and the same at 10 % selectivity (an allow list of a random
 // tenth, at 0.99), against its own filtered ground truth.
 //
 // The points are STRATA_SEGQUERY_N (default 100,000) x 128 clustered
@@ -213,7 +211,6 @@ func TestSegmentQueryBench(t *testing.T) {
 		filter *hnsw.Filter
 		truth  [][]uint64
 		target float64
-		seeded bool
 		ef     int
 		recall float64
 		qps    []float64
@@ -244,31 +241,14 @@ func TestSegmentQueryBench(t *testing.T) {
 		if os.Getenv("STRATA_SEGQUERY_BUILDONLY") != "" {
 			continue
 		}
-		ways := []bool{true}
-		if segs > 1 {
-			ways = []bool{true, false}
-		}
-		for _, seeded := range ways {
-			gg := g
-			name := strconv.Itoa(segs) + "_segments"
-			if segs > 1 {
-				if seeded {
-					name += "_seeded"
-				} else {
-					name += "_unseeded"
-					// The same segments, each searched alone.
-					gg = NewGraphs(cfg, g.Active(), g.Sealed())
-					gg.unseeded = true
-				}
-			}
-			for _, s := range []*setup{
-				{name: name + "_r95", g: gg, truth: truth, target: 0.95, seeded: seeded},
-				{name: name + "_r99", g: gg, truth: truth, target: 0.99, seeded: seeded},
-				{name: name + "_filtered_10pct_r99", g: gg, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth, target: 0.99, seeded: seeded}} {
-				skip := os.Getenv("STRATA_SEGQUERY_SKIP")
-				if strings.Contains(s.name, os.Getenv("STRATA_SEGQUERY_ONLY")) && (skip == "" || !strings.Contains(s.name, skip)) {
-					setups = append(setups, s)
-				}
+		name := strconv.Itoa(segs) + "_segments"
+		for _, s := range []*setup{
+			{name: name + "_r95", g: g, truth: truth, target: 0.95},
+			{name: name + "_r99", g: g, truth: truth, target: 0.99},
+			{name: name + "_filtered_10pct_r99", g: g, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth, target: 0.99}} {
+			skip := os.Getenv("STRATA_SEGQUERY_SKIP")
+			if strings.Contains(s.name, os.Getenv("STRATA_SEGQUERY_ONLY")) && (skip == "" || !strings.Contains(s.name, skip)) {
+				setups = append(setups, s)
 			}
 		}
 	}
@@ -357,27 +337,20 @@ func TestSegmentQueryBench(t *testing.T) {
 	byName := map[string]*setup{}
 	for _, s := range setups {
 		byName[s.name] = s
-		res[s.name] = map[string]any{"ef": s.ef, "recall": s.recall, "target": s.target, "seeded": s.seeded,
+		res[s.name] = map[string]any{"ef": s.ef, "recall": s.recall, "target": s.target,
 			"qps_median": median(s.qps), "cpu_us_per_query_median": median(s.cpuUs),
 			"qps": s.qps, "cpu_us_per_query": s.cpuUs, "distances_per_query": s.dists,
 			"links_read_per_query": s.links, "rerouted_per_query": s.rerouted, "plan": s.plan}
 	}
-	// Ratios to the one index (1_segments) at the same target and filter,
-	// and of seeded over unseeded on the same segments: CPU time per query
-	// (steadier than wall time on a loaded machine) and QPS.
+	// Ratios to the one index (1_segments) at the same target and filter:
+	// CPU time per query (steadier than wall time on a loaded machine) and
+	// QPS.
 	ratios := map[string]float64{}
 	for _, s := range setups {
-		segs, rest, _ := strings.Cut(s.name, "_segments")
-		if segs == "1" {
-			continue
-		}
-		tail := strings.TrimPrefix(strings.TrimPrefix(rest, "_seeded"), "_unseeded")
-		if base := byName["1_segments"+tail]; base != nil {
+		segs, tail, _ := strings.Cut(s.name, "_segments")
+		if base := byName["1_segments"+tail]; segs != "1" && base != nil {
 			ratios[s.name+"_over_one_index_cpu"] = median(base.cpuUs) / median(s.cpuUs)
 			ratios[s.name+"_over_one_index_qps"] = median(s.qps) / median(base.qps)
-		}
-		if u := byName[segs+"_segments_unseeded"+tail]; s.seeded && u != nil {
-			ratios[s.name+"_over_unseeded_cpu"] = median(u.cpuUs) / median(s.cpuUs)
 		}
 	}
 	res["ratios"] = ratios

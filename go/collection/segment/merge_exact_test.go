@@ -57,12 +57,11 @@ func splitGraphs(t *testing.T, d int, data []float32, segs int, overwrite []uint
 	return g
 }
 
-// TestSeededSearchIsTheExactMergeWhenKCoversLive: with k at least the
-// live keys no bound can form (fewer than ef distances exist), so the
-// seeded search returns exactly what searching each segment alone and
-// merging does: every live key once, overwritten keys at their new
-// vector, removed keys never, the filter respected, ordered by distance.
-func TestSeededSearchIsTheExactMergeWhenKCoversLive(t *testing.T) {
+// TestSearchAcrossSegmentsIsExactWhenKCoversLive: with k at least the
+// live keys, a search across segments returns every live key once,
+// overwritten keys at their new vector, removed keys never, the filter
+// respected, ordered by distance.
+func TestSearchAcrossSegmentsIsExactWhenKCoversLive(t *testing.T) {
 	const d, n = 8, 300
 	rng := rand.New(rand.NewPCG(3, 3))
 	data := synth.NewBlobs(rng, 5, d, 0.3).Draw(n)
@@ -70,8 +69,6 @@ func TestSeededSearchIsTheExactMergeWhenKCoversLive(t *testing.T) {
 	newRows := synth.NewBlobs(rng, 1, d, 0.3).Draw(len(overwrite))
 	removed := []uint64{2, 121, 299}
 	g := splitGraphs(t, d, data, 3, overwrite, newRows, removed)
-	unseeded := NewGraphs(g.Config(), g.Active(), g.Sealed())
-	unseeded.unseeded = true
 	live := g.Len()
 	if live != n-len(removed) {
 		t.Fatalf("live %d, want %d", live, n-len(removed))
@@ -101,15 +98,8 @@ func TestSeededSearchIsTheExactMergeWhenKCoversLive(t *testing.T) {
 				return cmp.Compare(metric.L2.Distance(q, rowOf(a)), metric.L2.Distance(q, rowOf(b)))
 			})
 			keys, dists := make([]int64, k), make([]float32, k)
-			ukeys, udists := make([]int64, k), make([]float32, k)
 			if _, err := g.SearchFiltered(q, k, k, 1, filter, keys, dists); err != nil {
 				t.Fatal(err)
-			}
-			if _, err := unseeded.SearchFiltered(q, k, k, 1, filter, ukeys, udists); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(keys, ukeys) || !slices.Equal(dists, udists) {
-				t.Fatalf("filter %v query %d: seeded %v %v, unseeded %v %v", filter != nil, qi, keys, dists, ukeys, udists)
 			}
 			for i, key := range keys {
 				if i >= len(want) {
@@ -132,64 +122,6 @@ func TestSeededSearchIsTheExactMergeWhenKCoversLive(t *testing.T) {
 					t.Fatalf("query %d: keys %v, want %v", qi, keys[:len(want)], want)
 				}
 			}
-		}
-	}
-}
-
-// TestSeededSearchKeepsRecall: on clustered data split into 2, 3 and 6
-// segments, the seeded search (fixed seeds) stays within 0.02 of searching
-// each segment alone at the same ef and above 0.9 recall@10, returns no
-// key twice, and computes fewer distances.
-func TestSeededSearchKeepsRecall(t *testing.T) {
-	const d, n, nq, k, ef = 16, 12000, 100, 10, 48
-	rng := rand.New(rand.NewPCG(4, 4))
-	blobs := synth.NewBlobs(rng, 30, d, 0.25)
-	data, queries := blobs.Draw(n), blobs.Draw(nq)
-	truth := make([][]int64, nq)
-	for qi := range nq {
-		q := queries[qi*d : (qi+1)*d]
-		order := make([]int64, n)
-		for i := range order {
-			order[i] = int64(i)
-		}
-		slices.SortFunc(order, func(a, b int64) int {
-			return cmp.Compare(metric.L2.Distance(q, data[a*d:(a+1)*d]), metric.L2.Distance(q, data[b*d:(b+1)*d]))
-		})
-		truth[qi] = order[:k]
-	}
-	for _, segs := range []int{2, 3, 6} {
-		g := splitGraphs(t, d, data, segs, nil, nil, nil)
-		unseeded := NewGraphs(g.Config(), g.Active(), g.Sealed())
-		unseeded.unseeded = true
-		measure := func(g *Graphs) (float64, int64) {
-			hits := 0
-			var work int64
-			keys, dists := make([]int64, k), make([]float32, k)
-			for qi := range nq {
-				st, err := g.SearchFiltered(queries[qi*d:(qi+1)*d], k, ef, 1, nil, keys, dists)
-				if err != nil {
-					t.Fatal(err)
-				}
-				work += st.DistanceComputations
-				for i, key := range keys {
-					if slices.Contains(keys[:i], key) {
-						t.Fatalf("%d segments: key %d twice in %v", segs, key, keys)
-					}
-					if slices.Contains(truth[qi], key) {
-						hits++
-					}
-				}
-			}
-			return float64(hits) / (nq * k), work
-		}
-		recall, work := measure(g)
-		alone, aloneWork := measure(unseeded)
-		t.Logf("%d segments: seeded recall %.3f, %d distances; alone %.3f, %d", segs, recall, work/nq, alone, aloneWork/nq)
-		if recall < 0.9 || recall < alone-0.02 {
-			t.Errorf("%d segments: seeded recall %.3f, searched alone %.3f", segs, recall, alone)
-		}
-		if work >= aloneWork {
-			t.Errorf("%d segments: seeded search computed %d distances, alone %d", segs, work, aloneWork)
 		}
 	}
 }
