@@ -61,20 +61,25 @@ func cpuSeconds() float64 {
 
 // TestSegmentQueryBench measures what searching several segments costs
 // (issue 24) when STRATA_SEGQUERY names a JSON output file: the same
-// points (STRATA_SEGQUERY_N, default 100,000 x 128 clustered synthetic)
-// in one hnsw.Index and split evenly into 3 and 9 sealed segments
-// (Graphs.SearchFiltered), each at the smallest ef reaching recall@10
-// 0.95: QPS, CPU time per query and distance computations per query,
-// alternated round by round; and the same at 10 % selectivity (an allow
-// list of a random tenth), against its own filtered ground truth.
-// STRATA_SEGQUERY_SEGS lists other segment counts ("1,10");
-// STRATA_SEGQUERY_CACHE names a directory where the built segments are
-// saved and, on a later run (another commit's tree, say), loaded instead
-// of built again: at 1M a build takes most of the run.
-// STRATA_SEGQUERY_COMMIT is the commit the test binary was built from,
-// recorded in the output (a binary of another tree may run in this one).
-// STRATA_SEGQUERY_ONLY keeps only the setups whose names contain it
-// ("filtered", "1_segments_filtered"): for a profile of one of them.
+// points in one hnsw.Index and split evenly into sealed segments
+// (Graphs.SearchFiltered), at the smallest ef of a fine grid reaching
+// recall@10 0.95 and 0.99 (found by bisection): QPS, CPU time per query
+// and distance computations per query, the setups alternated round by
+// round; and the same at 10 % selectivity (an allow list of a random
+// tenth, at 0.99), against its own filtered ground truth.
+//
+// The points are STRATA_SEGQUERY_N (default 100,000) x 128 clustered
+// synthetic, or with STRATA_SEGQUERY_DATA=pypi-use512 the shared real
+// set (cosine; its first STRATA_SEGQUERY_Q held-out queries, default
+// 200). STRATA_SEGQUERY_SEGS lists the segment counts ("1,2,3,10"; 1 is
+// the one index the ratios divide by); STRATA_SEGQUERY_CACHE names a
+// directory where the built segments are saved and, on a later run,
+// loaded instead of built again (STRATA_SEGQUERY_BUILDONLY=1 stops after
+// that); STRATA_SEGQUERY_COMMIT is the commit the test binary was built
+// from, recorded in the output; STRATA_SEGQUERY_ONLY keeps only the
+// setups whose names contain it and STRATA_SEGQUERY_SKIP drops those
+// that contain it ("filtered"); STRATA_SEGQUERY_ROUNDS is the number of
+// alternating rounds (default 5).
 func TestSegmentQueryBench(t *testing.T) {
 	out := os.Getenv("STRATA_SEGQUERY")
 	if out == "" {
@@ -84,10 +89,36 @@ func TestSegmentQueryBench(t *testing.T) {
 	if s := os.Getenv("STRATA_SEGQUERY_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	const dim, k, nq = 128, 10, 200
+	nq := 200
+	if s := os.Getenv("STRATA_SEGQUERY_Q"); s != "" {
+		nq, _ = strconv.Atoi(s)
+	}
+	rounds := 5
+	if s := os.Getenv("STRATA_SEGQUERY_ROUNDS"); s != "" {
+		rounds, _ = strconv.Atoi(s)
+	}
+	const k = 10
+	dim, dist, dataName := 128, metric.L2, "blobs128"
 	rng := rand.New(rand.NewPCG(1, 1))
-	vec := synth.NewBlobs(rng, 100, dim, 0.25).Draw
-	data, qs := vec(n), vec(nq)
+	var data, qs []float32
+	var truth [][]uint64
+	if name := os.Getenv("STRATA_SEGQUERY_DATA"); name != "" {
+		set, err := synth.LoadRealSet(name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dim, dist, dataName = set.Dim, metric.Cosine, name
+		data = set.Train
+		n = len(data) / dim
+		nq = min(nq, len(set.Queries)/dim)
+		qs = set.Queries[:nq*dim]
+		for _, row := range set.Neighbors[:nq] {
+			truth = append(truth, row[:k])
+		}
+	} else {
+		vec := synth.NewBlobs(rng, 100, dim, 0.25).Draw
+		data, qs = vec(n), vec(nq)
+	}
 	keys := make([]uint64, n)
 	for i := range keys {
 		keys[i] = uint64(i)
@@ -110,7 +141,7 @@ func TestSegmentQueryBench(t *testing.T) {
 		for q := range nq {
 			best = best[:0]
 			for _, key := range among {
-				d := metric.L2.Distance(qs[q*dim:(q+1)*dim], data[key*dim:(key+1)*dim])
+				d := dist.Distance(qs[q*dim:(q+1)*dim], data[int(key)*dim:(int(key)+1)*dim])
 				if len(best) == k && d >= best[k-1].d {
 					continue
 				}
@@ -126,15 +157,22 @@ func TestSegmentQueryBench(t *testing.T) {
 		}
 		return truth
 	}
-	truth, filteredTruth := truthOf(keys), truthOf(allow)
+	if truth == nil {
+		truth = truthOf(keys)
+	}
+	filteredTruth := truthOf(allow)
 
-	cfg := hnsw.Config{Dim: dim, Metric: metric.L2, Seed: 1, Keys: true}
+	cfg := hnsw.Config{Dim: dim, Metric: dist, Seed: 1, Keys: true}
 	cache := os.Getenv("STRATA_SEGQUERY_CACHE")
 	build := func(segs int) *Graphs {
 		var sealed []*Graph
 		for s := range segs {
 			lo, hi := s*n/segs, (s+1)*n/segs
-			file := filepath.Join(cache, fmt.Sprintf("n%d-of%d-seg%d.hnsw", n, segs, s))
+			name := fmt.Sprintf("n%d-of%d-seg%d.hnsw", n, segs, s)
+			if dataName != "blobs128" {
+				name = dataName + "-" + name
+			}
+			file := filepath.Join(cache, name)
 			var x *hnsw.Index
 			var err error
 			if cache != "" {
@@ -172,6 +210,7 @@ func TestSegmentQueryBench(t *testing.T) {
 		g      *Graphs
 		filter *hnsw.Filter
 		truth  [][]uint64
+		target float64
 		ef     int
 		recall float64
 		qps    []float64
@@ -183,7 +222,7 @@ func TestSegmentQueryBench(t *testing.T) {
 		plan            string // the merged plan of the last query
 	}
 	var setups []*setup
-	segCounts := []int{1, 3, 9}
+	segCounts := []int{1, 2, 3, 10}
 	if s := os.Getenv("STRATA_SEGQUERY_SEGS"); s != "" {
 		segCounts = nil
 		for _, f := range strings.Split(s, ",") {
@@ -199,13 +238,22 @@ func TestSegmentQueryBench(t *testing.T) {
 		began := time.Now()
 		g := build(segs)
 		t.Logf("%d segments built in %.1fs", segs, time.Since(began).Seconds())
+		if os.Getenv("STRATA_SEGQUERY_BUILDONLY") != "" {
+			continue
+		}
 		name := strconv.Itoa(segs) + "_segments"
-		for _, s := range []*setup{{name: name, g: g, truth: truth},
-			{name: name + "_filtered_10pct", g: g, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth}} {
-			if strings.Contains(s.name, os.Getenv("STRATA_SEGQUERY_ONLY")) {
+		for _, s := range []*setup{
+			{name: name + "_r95", g: g, truth: truth, target: 0.95},
+			{name: name + "_r99", g: g, truth: truth, target: 0.99},
+			{name: name + "_filtered_10pct_r99", g: g, filter: &hnsw.Filter{Allow: allow}, truth: filteredTruth, target: 0.99}} {
+			skip := os.Getenv("STRATA_SEGQUERY_SKIP")
+			if strings.Contains(s.name, os.Getenv("STRATA_SEGQUERY_ONLY")) && (skip == "" || !strings.Contains(s.name, skip)) {
 				setups = append(setups, s)
 			}
 		}
+	}
+	if os.Getenv("STRATA_SEGQUERY_BUILDONLY") != "" {
+		return
 	}
 	outKeys, outDists := make([]int64, k), make([]float32, k)
 	var last hnsw.SearchStats // the last pass's totals beside its distances
@@ -221,7 +269,12 @@ func TestSegmentQueryBench(t *testing.T) {
 			last.LinksRead += st.LinksRead
 			last.Rerouted += st.Rerouted
 			last.Plan = st.Plan
+			seen := map[int64]bool{}
 			for _, key := range outKeys {
+				if key >= 0 && seen[key] {
+					t.Fatalf("%s: key %d twice in one result", s.name, key)
+				}
+				seen[key] = true
 				if key >= 0 && slices.Contains(s.truth[q], uint64(key)) {
 					hits++
 				}
@@ -229,22 +282,43 @@ func TestSegmentQueryBench(t *testing.T) {
 		}
 		return float64(hits) / float64(nq*k), dists
 	}
+	// A grid about 15 % apart, so that the ef reaching a target overshoots
+	// it little and setups compare at nearly equal recall.
+	grid := []int{10, 12, 14, 16, 18, 21, 24, 28, 32, 37, 42, 48, 55, 64, 74, 85, 96, 110, 128, 147,
+		168, 192, 220, 256, 294, 338, 384, 448, 512, 600, 700, 800}
+	// The smallest ef of the grid reaching the target, by bisection
+	// (recall grows with ef): a pass at each ef of the grid was most of a
+	// run on a loaded machine.
 	for _, s := range setups {
-		target := 0.95
-		if s.filter != nil {
-			target = 0.99
+		type point struct {
+			recall, dists, links, rerouted float64
+			plan                           string
 		}
-		for _, ef := range []int{10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512} {
-			r, d := pass(s, ef)
-			s.ef, s.recall, s.dists = ef, r, float64(d)/nq
-			s.links, s.rerouted, s.plan = float64(last.LinksRead)/nq, float64(last.Rerouted)/nq, last.Plan.String()
-			if r >= target {
-				break
+		at := map[int]point{}
+		measure := func(i int) point {
+			if p, ok := at[i]; ok {
+				return p
+			}
+			r, d := pass(s, grid[i])
+			p := point{r, float64(d) / float64(nq), float64(last.LinksRead) / float64(nq), float64(last.Rerouted) / float64(nq), last.Plan.String()}
+			at[i] = p
+			return p
+		}
+		lo, hi := 0, len(grid)-1 // the answer is in [lo, hi]; hi when none reaches it
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if measure(mid).recall >= s.target {
+				hi = mid
+			} else {
+				lo = mid + 1
 			}
 		}
+		p := measure(lo)
+		s.ef, s.recall, s.dists, s.links, s.rerouted, s.plan = grid[lo], p.recall, p.dists, p.links, p.rerouted, p.plan
+		t.Logf("%s: ef %d recall %.4f distances %.0f", s.name, s.ef, s.recall, s.dists)
 	}
 	// Rounds alternate the setups; each runs passes for at least 300 ms.
-	for range 5 {
+	for range rounds {
 		for _, s := range setups {
 			done := 0
 			start, cpu := time.Now(), cpuSeconds()
@@ -256,34 +330,28 @@ func TestSegmentQueryBench(t *testing.T) {
 			s.cpuUs = append(s.cpuUs, (cpuSeconds()-cpu)/float64(done)*1e6)
 		}
 	}
-	res := map[string]any{"n": n, "dim": dim, "k": k, "queries": nq, "allowed": len(allow),
-		"load_average_start": loadStart, "load_average_end": loadAverage(),
+	res := map[string]any{"data": dataName, "n": n, "dim": dim, "k": k, "queries": nq, "allowed": len(allow),
+		"rounds": rounds, "load_average_start": loadStart, "load_average_end": loadAverage(),
 		"machine": machine(), "commit": os.Getenv("STRATA_SEGQUERY_COMMIT")}
 	median := func(v []float64) float64 { v = slices.Sorted(slices.Values(v)); return v[len(v)/2] }
 	byName := map[string]*setup{}
 	for _, s := range setups {
 		byName[s.name] = s
-		res[s.name] = map[string]any{"ef": s.ef, "recall": s.recall, "qps_median": median(s.qps),
-			"cpu_us_per_query_median": median(s.cpuUs), "distances_per_query": s.dists,
+		res[s.name] = map[string]any{"ef": s.ef, "recall": s.recall, "target": s.target,
+			"qps_median": median(s.qps), "cpu_us_per_query_median": median(s.cpuUs),
+			"qps": s.qps, "cpu_us_per_query": s.cpuUs, "distances_per_query": s.dists,
 			"links_read_per_query": s.links, "rerouted_per_query": s.rerouted, "plan": s.plan}
 	}
+	// Ratios to the one index (1_segments) at the same target and filter:
+	// CPU time per query (steadier than wall time on a loaded machine) and
+	// QPS.
 	ratios := map[string]float64{}
 	for _, s := range setups {
-		base := byName[strconv.Itoa(segCounts[0])+"_segments"]
-		if s.filter != nil {
-			// Filtered QPS over the unfiltered QPS of the same segments.
-			unfiltered := byName[s.name[:len(s.name)-len("_filtered_10pct")]]
-			if unfiltered == nil {
-				continue
-			}
-			ratios[s.name+"_over_unfiltered_cpu"] = median(unfiltered.cpuUs) / median(s.cpuUs)
-			continue
+		segs, tail, _ := strings.Cut(s.name, "_segments")
+		if base := byName["1_segments"+tail]; segs != "1" && base != nil {
+			ratios[s.name+"_over_one_index_cpu"] = median(base.cpuUs) / median(s.cpuUs)
+			ratios[s.name+"_over_one_index_qps"] = median(s.qps) / median(base.qps)
 		}
-		if base == nil {
-			continue
-		}
-		ratios[s.name+"_over_one_index_cpu"] = median(base.cpuUs) / median(s.cpuUs)
-		ratios[s.name+"_over_one_index_qps"] = median(s.qps) / median(base.qps)
 	}
 	res["ratios"] = ratios
 	b, _ := json.MarshalIndent(res, "", "  ")
