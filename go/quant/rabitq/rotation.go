@@ -24,9 +24,8 @@ const kacRounds = 4
 type Rotation struct {
 	dim, padded int
 	block       int         // size of the Hadamard transforms: padded, or the largest power of two below it
-	signs       [][]float32 // ±1, one row of padded per round
-	blockScale  float32     // block^(-1/2), after each windowed transform (Kac rotations only)
-	scale       float32     // the normalisation applied once at the end
+	signs       [][]float32 // ±1, one row of padded per round; a Kac rotation's carry its scales
+	scale       float32     // the Hadamard rotation's normalisation, applied once at the end
 }
 
 // PaddedDim returns D of new codes of dim-dimensional vectors: dim rounded up
@@ -84,9 +83,25 @@ func NewRotationPadded(dim, padded int, seed uint64) (*Rotation, error) {
 	}
 	if r.block == padded {
 		r.scale = float32(math.Pow(float64(padded), -hadamardRounds/2.0))
-	} else {
-		r.blockScale = float32(1 / math.Sqrt(float64(r.block)))
-		r.scale = float32(math.Pow(2, -kacRounds/2.0)) // each Kac step's 1/sqrt(2), once
+		return r, nil
+	}
+	// Every step is linear, so the scales go into the sign rows, sparing
+	// applyKac a pass over the vector for each: a window's 1/sqrt(block)
+	// into the signs of its coordinates (H(c·x) = c·H(x)), the four Kac
+	// steps' 1/sqrt(2) into the first row.
+	blockScale := 1 / math.Sqrt(float64(r.block))
+	for k, s := range r.signs {
+		lo, hi := r.window(k)
+		for i := range s {
+			c := 1.0
+			if i >= lo && i < hi {
+				c = blockScale
+			}
+			if k == 0 {
+				c *= math.Pow(2, -kacRounds/2.0)
+			}
+			s[i] = float32(float64(s[i]) * c)
+		}
 	}
 	return r, nil
 }
@@ -99,40 +114,42 @@ func (r *Rotation) Apply(v, out []float32) {
 	out = out[:r.padded]
 	copy(out, v[:r.dim])
 	clear(out[r.dim:])
-	if r.block == r.padded {
-		for _, s := range r.signs {
-			flipSigns(out, s)
-			kernels.FWHT(out) // unnormalised: scale applies all rounds' 1/sqrt(D) at once
-		}
-	} else {
+	if r.block != r.padded {
 		r.applyKac(out)
+		return
+	}
+	for _, s := range r.signs {
+		flipSigns(out, s)
+		kernels.FWHT(out) // unnormalised: scale applies all rounds' 1/sqrt(D) at once
 	}
 	for i := range out {
 		out[i] *= r.scale
 	}
 }
 
-// applyKac is RaBitQ-Library's FhtKacRotator without its final scale: each
-// round flips signs, applies the orthonormal Hadamard transform of size
-// block to the first block coordinates (even rounds) or the last (odd
-// rounds), then the Kac step that maps each pair (xᵢ, xᵢ₊ₕ), h = D/2, to
-// (xᵢ + xᵢ₊ₕ, xᵢ − xᵢ₊ₕ): a rotation by π/4 (times sqrt(2)) mixing the
-// coordinates the window left alone into the ones it transformed. Since
-// block > D/2 the two windows cover every coordinate. Every step is
-// orthogonal up to its scale, so P is orthogonal.
+// window is the range of coordinates round k of a Kac rotation transforms:
+// the first block (even rounds) or the last (odd rounds).
+func (r *Rotation) window(k int) (lo, hi int) {
+	if k%2 == 1 {
+		return r.padded - r.block, r.padded
+	}
+	return 0, r.block
+}
+
+// applyKac is RaBitQ-Library's FhtKacRotator: each round flips signs,
+// applies the orthonormal Hadamard transform of size block to the round's
+// window (the first block coordinates or the last), then the Kac step that
+// maps each pair (xᵢ, xᵢ₊ₕ), h = D/2, to (xᵢ + xᵢ₊ₕ, xᵢ − xᵢ₊ₕ)/sqrt(2): a
+// rotation by π/4 mixing the coordinates the window left alone into the
+// ones it transformed. Since block > D/2 the two windows cover every
+// coordinate. Every step is orthogonal, so P is; the scales are in the
+// sign rows (NewRotationPadded).
 func (r *Rotation) applyKac(out []float32) {
 	D, h := r.padded, r.padded/2
 	for k, s := range r.signs {
 		flipSigns(out, s)
-		start := 0
-		if k%2 == 1 {
-			start = D - r.block
-		}
-		w := out[start : start+r.block]
-		kernels.FWHT(w)
-		for i := range w {
-			w[i] *= r.blockScale
-		}
+		lo, hi := r.window(k)
+		kernels.FWHT(out[lo:hi])
 		a, b := out[:h], out[h:D]
 		b = b[:len(a)]
 		for i := range a {
