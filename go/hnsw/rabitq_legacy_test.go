@@ -16,6 +16,11 @@ import (
 // legacyRaBitQDim is the dimension of the files in testdata/legacy-rabitq:
 // written with codes padded to the next power of two (256), where new
 // files pad to 192 (rabitq.PaddedDim) and rotate with the FHT-Kac walk.
+// They were written by the engine of commit 140ef0d (before PaddedDim),
+// each legacyRaBitQConfigs index given synth.Clustered(200, 150, 10, 0.4,
+// 31) in one Add on one thread, saved as <name>.idx with legacySearch's
+// answers as <name>.json (the writer: TestWriteLegacyRaBitQFiles in commit
+// 7ee68f2, run on a copy of 140ef0d).
 const legacyRaBitQDim = 150
 
 // legacyRaBitQConfigs are the modes of the files in testdata/legacy-rabitq,
@@ -47,37 +52,6 @@ func legacySearch(t *testing.T, x *Index) legacyAnswers {
 		t.Fatal(err)
 	}
 	return a
-}
-
-// TestWriteLegacyRaBitQFiles wrote testdata/legacy-rabitq with the engine
-// of commit 140ef0d (before rabitq.PaddedDim), when run there with
-// STRATA_WRITE_LEGACY_RABITQ=1; kept so the files can be told apart from
-// hand-made ones.
-func TestWriteLegacyRaBitQFiles(t *testing.T) {
-	if os.Getenv("STRATA_WRITE_LEGACY_RABITQ") == "" {
-		t.Skip("writes testdata/legacy-rabitq; only with STRATA_WRITE_LEGACY_RABITQ=1")
-	}
-	data := synth.Clustered(200, legacyRaBitQDim, 10, 0.4, 31)
-	for name, cfg := range legacyRaBitQConfigs {
-		x, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := x.Add(data, nil, nil, 1); err != nil {
-			t.Fatal(err)
-		}
-		dir := filepath.Join("testdata", "legacy-rabitq")
-		if err := x.Save(vfs.Default, filepath.Join(dir, name+".idx")); err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(legacySearch(t, x))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestLegacyRaBitQFilesSearchAsWritten prevents files written before
