@@ -10,6 +10,7 @@ import (
 	"github.com/strata-db/strata/go/indexfile"
 	"github.com/strata-db/strata/go/limits"
 	"github.com/strata-db/strata/go/metric"
+	"github.com/strata-db/strata/go/quant/rabitq"
 )
 
 var inf = float32(math.Inf(1))
@@ -113,7 +114,7 @@ func newIndex(cfg Config) *Index {
 		pcg:     rand.NewPCG(cfg.Seed, 0x5eed5eed),
 	}
 	x.rng = rand.New(x.pcg)
-	x.rabitqBlocks = cfg.RaBitQBits == 1 && cfg.RaBitQLayout == LayoutRecords && rabitqPadded(cfg.Dim) >= expandedMinDims
+	x.rabitqBlocks = cfg.RaBitQBits == 1 && cfg.RaBitQLayout == LayoutRecords && rabitq.PaddedDim(cfg.Dim) >= expandedMinDims
 	x.graph.Store(newGraph(cfg.Dim, cfg.M, nil, cfg.storesFloats()))
 	x.pool.New = func() any { return new(searcher) }
 	return x

@@ -173,7 +173,7 @@ func BenchmarkRaBitQSearchOne(b *testing.B) {
 				b.Fatal(err)
 			}
 			rq := x.rabitq.Load()
-			rq.qg = x.buildQG(rq.g, rq.n)
+			rq.qg = x.buildQG(rq.g, rq.n, rq.padded)
 		case 2: // 1 bit, the neighbour blocks searched as a RaBitQBits = 1 index does
 			if err := x.BuildRaBitQBlocks(1); err != nil {
 				b.Fatal(err)

@@ -179,7 +179,7 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 		rq.buildBlocks(g)
 	}
 	if x.cfg.RaBitQLayout == LayoutQG {
-		rq.qg = x.buildQG(g, n)
+		rq.qg = x.buildQG(g, n, q.Padded())
 	}
 	rq.expanded = x.expandsExactly(rq)
 	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)
@@ -315,14 +315,4 @@ func (x *Index) RaBitQBytes() int {
 		n += rq.qg.bytes()
 	}
 	return n
-}
-
-// rabitqPadded is the padded dimension of dim's codes (rabitq.Rotation):
-// the power of two at least max(dim, 64).
-func rabitqPadded(dim int) int {
-	padded := 64
-	for padded < dim {
-		padded <<= 1
-	}
-	return padded
 }

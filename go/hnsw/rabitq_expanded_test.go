@@ -93,7 +93,7 @@ func TestRaBitQ1BitSearchMeasuresOnlyExpandedNodes(t *testing.T) {
 // from loading into the slower search: Load must rebuild the blocks and
 // answer as an index that saved them.
 func TestRaBitQ1BitBlocksRebuiltFromOldFile(t *testing.T) {
-	f := newExpandedFixture(t, metric.Cosine, 1000, 160) // 256 coded dimensions
+	f := newExpandedFixture(t, metric.Cosine, 1000, 200) // 256 coded dimensions
 	want, _, _ := f.search(t, 32, nil)
 	dir := t.TempDir()
 	withBlocks := filepath.Join(dir, "blocks.idx")

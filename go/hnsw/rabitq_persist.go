@@ -15,8 +15,12 @@ import (
 // the codes describe the graph being saved (files without them load as
 // before, with no codes). Part of the file format: do not change.
 //
-//	RBQP  rabitqParams
-//	RBQC  []float32  clusters·dim: the centroids (the rotation is redrawn from Config.Seed)
+//	RBQP  rabitqParams; its Padded is D, which also names the rotation
+//	      (rabitq.NewRotationPadded): files written before rabitq.PaddedDim
+//	      hold D = the power of two >= max(dim, 64) and load with the
+//	      Hadamard rotation they were coded with, newer ones dim rounded up
+//	      to a multiple of 64 (the FHT-Kac walk unless that is a power of two)
+//	RBQC  []float32  clusters·dim: the centroids (the rotation is redrawn from Config.Seed and D)
 //	RBQR  []uint64   count·stride: the rows of rabitqCodes (code, then packed 1-bit factors)
 //	RBQX  []uint8    count·padded: extended codes (bits > 1 only)
 //	RBQF  []uint32   count·6: extended factors Add, Rescale, Err, Sum, QErr (float32
@@ -181,7 +185,7 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 	if err != nil {
 		return err
 	}
-	q, err := rabitq.NewWithCentroids(x.cfg.Dim, m, int(p.Bits), x.cfg.Seed, centroids)
+	q, err := rabitq.NewWithCentroidsPadded(x.cfg.Dim, int(p.Padded), m, int(p.Bits), x.cfg.Seed, centroids)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrFormat, err)
 	}
@@ -239,7 +243,7 @@ func (x *Index) loadRaBitQ(f *indexfile.File, g *graph) error {
 		rq.buildBlocks(g) // a file written before 1-bit indexes searched the blocks
 	}
 	if x.cfg.RaBitQLayout == LayoutQG {
-		if rq.qg, err = x.loadQG(f, g, n); err != nil {
+		if rq.qg, err = x.loadQG(f, g, n, q); err != nil {
 			return err
 		}
 	}
@@ -277,8 +281,9 @@ func loadExTerms(f *indexfile.File, n int, clusters uint32) ([]float32, error) {
 }
 
 // loadQG rebuilds the quantized graph of g's n nodes from section RBQG,
-// after checking that it names existing nodes only.
-func (x *Index) loadQG(f *indexfile.File, g *graph, n int) (*qgRows, error) {
+// after checking that it names existing nodes only, with the rotation of
+// the file's codes q.
+func (x *Index) loadQG(f *indexfile.File, g *graph, n int, q *rabitq.Quantizer) (*qgRows, error) {
 	words, err := section[uint32](f, tagRaBitQGraph, 1+n*qgDegree)
 	if err != nil {
 		return nil, err
@@ -292,7 +297,7 @@ func (x *Index) loadQG(f *indexfile.File, g *graph, n int) (*qgRows, error) {
 			return nil, fmt.Errorf("%w: quantized graph node %d links node %d of %d", ErrFormat, i/qgDegree, id, n)
 		}
 	}
-	return newQGRows(x.qgQuantizer(), g.dim, n).fill(g, ids, entry), nil
+	return newQGRows(x.qgQuantizer(q.Padded()), g.dim, n).fill(g, ids, entry), nil
 }
 
 // checkFactors refuses factors a search could not use: a non-finite

@@ -115,24 +115,26 @@ func (r *qgRows) bytes() int { return 4 * len(r.words) }
 // buildQG builds the quantized graph of g's first n nodes: neighbours
 // (qgNeighbours), then every row's codes from the rotated vectors. The
 // caller holds writeMu (or g is not yet visible), so no link changes.
-func (x *Index) buildQG(g *graph, n int) *qgRows {
-	q := x.qgQuantizer()
+func (x *Index) buildQG(g *graph, n, padded int) *qgRows {
+	q := x.qgQuantizer(padded)
 	r := newQGRows(q, g.dim, n)
 	ids := x.qgNeighbours(g, n)
 	return r.fill(g, ids, qgMedoid(g, n))
 }
 
 // qgQuantizer is the quantizer of the quantized graph: the index's
-// rotation (Config.Seed) with the origin as its one centroid, which no
-// code uses (they are residuals of nodes).
-func (x *Index) qgQuantizer() *rabitq.Quantizer {
+// rotation (Config.Seed) to padded dimensions (those of the index's other
+// codes, so that a file's rows are rebuilt with the rotation they were
+// written with) with the origin as its one centroid, which no code uses
+// (they are residuals of nodes).
+func (x *Index) qgQuantizer(padded int) *rabitq.Quantizer {
 	m := rabitq.L2
 	if x.dk != distL2 {
 		m = rabitq.InnerProduct
 	}
-	q, err := rabitq.New(x.cfg.Dim, m, 1, x.cfg.Seed, nil)
+	q, err := rabitq.NewWithCentroidsPadded(x.cfg.Dim, padded, m, 1, x.cfg.Seed, make([]float32, x.cfg.Dim))
 	if err != nil {
-		panic("hnsw: rabitq quantizer of a validated config: " + err.Error()) // dim and bits were checked by New
+		panic("hnsw: rabitq quantizer of a validated config: " + err.Error()) // dim and padded were checked by the index's codes
 	}
 	return q
 }

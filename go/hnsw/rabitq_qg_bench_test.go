@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/strata-db/strata/go/internal/synth"
+	"github.com/strata-db/strata/go/quant/rabitq"
 )
 
 // BenchmarkQGHop is the qg layout's search (rabitq_qg.go) alone on the
@@ -38,7 +39,7 @@ func BenchmarkQGHop(b *testing.B) {
 		b.Fatal(err)
 	}
 	rq := x.rabitq.Load()
-	rq.qg = x.buildQG(rq.g, rq.n)
+	rq.qg = x.buildQG(rq.g, rq.n, rq.padded)
 	if path := os.Getenv("STRATA_QG_GRAPH"); path != "" {
 		rq.qg = peerQGRows(b, x, rq.g, rq.n, path)
 	}
@@ -138,5 +139,5 @@ func peerQGRows(b *testing.B, x *Index, g *graph, n int, path string) *qgRows {
 			ids[u*qgDegree+j] = nodeOf[id]
 		}
 	}
-	return newQGRows(x.qgQuantizer(), g.dim, n).fill(g, ids, nodeOf[words[0]])
+	return newQGRows(x.qgQuantizer(rabitq.PaddedDim(g.dim)), g.dim, n).fill(g, ids, nodeOf[words[0]])
 }

@@ -86,7 +86,7 @@ func New(dim int, m Metric, bits int, seed uint64, sample []float32) (*Quantizer
 			return nil, fmt.Errorf("%w: sample holds a non-finite value in dimension %d", ErrInvalidArgument, j)
 		}
 	}
-	return newWithCentroids(dim, m, bits, seed, c), nil
+	return newWithCentroids(NewRotation(dim, seed), m, bits, c), nil
 }
 
 // NewClustered is New with the centroids of a k-means clustering of sample
@@ -100,7 +100,7 @@ func NewClustered(dim int, m Metric, bits int, seed uint64, sample []float32, cl
 	if clusters < 1 {
 		return nil, fmt.Errorf("%w: clusters must be positive, got %d", ErrInvalidArgument, clusters)
 	}
-	return newWithCentroids(dim, m, bits, seed, KMeans(sample, dim, clusters, kmeansIterations, seed)), nil
+	return newWithCentroids(NewRotation(dim, seed), m, bits, KMeans(sample, dim, clusters, kmeansIterations, seed)), nil
 }
 
 // NewWithCentroids is New with the given centroids (rows of dim), such as
@@ -108,7 +108,18 @@ func NewClustered(dim int, m Metric, bits int, seed uint64, sample []float32, cl
 // dimension, metric, bits and seed it codes and estimates exactly as the
 // quantizer they came from.
 func NewWithCentroids(dim int, m Metric, bits int, seed uint64, centroids []float32) (*Quantizer, error) {
+	return NewWithCentroidsPadded(dim, PaddedDim(dim), m, bits, seed, centroids)
+}
+
+// NewWithCentroidsPadded is NewWithCentroids with codes of padded
+// dimensions (NewRotationPadded), such as LegacyPaddedDim(dim) for codes
+// read from a file written before PaddedDim.
+func NewWithCentroidsPadded(dim, padded int, m Metric, bits int, seed uint64, centroids []float32) (*Quantizer, error) {
 	if _, err := New(dim, m, bits, seed, nil); err != nil {
+		return nil, err
+	}
+	rot, err := NewRotationPadded(dim, padded, seed)
+	if err != nil {
 		return nil, err
 	}
 	if len(centroids) == 0 || len(centroids)%dim != 0 {
@@ -119,11 +130,12 @@ func NewWithCentroids(dim int, m Metric, bits int, seed uint64, centroids []floa
 			return nil, fmt.Errorf("%w: centroid value %d is not finite", ErrInvalidArgument, i)
 		}
 	}
-	return newWithCentroids(dim, m, bits, seed, centroids), nil
+	return newWithCentroids(rot, m, bits, centroids), nil
 }
 
-func newWithCentroids(dim int, m Metric, bits int, seed uint64, centroids []float32) *Quantizer {
-	q := &Quantizer{rot: NewRotation(dim, seed), metric: m, bits: bits, dim: dim, centroids: centroids}
+func newWithCentroids(rot *Rotation, m Metric, bits int, centroids []float32) *Quantizer {
+	dim := rot.dim
+	q := &Quantizer{rot: rot, metric: m, bits: bits, dim: dim, centroids: centroids}
 	D := q.rot.Padded()
 	n := len(centroids) / dim
 	q.rc = make([]float32, n*D)

@@ -1,6 +1,7 @@
 package rabitq
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -54,6 +55,43 @@ func BenchmarkQueryPrepare(b *testing.B) {
 		}
 		b.ReportMetric((threadCPUSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
 	})
+}
+
+// BenchmarkRotation784 is the rotation of one 784-d vector (fashion-mnist)
+// to D = 832 (PaddedDim: the FHT-Kac walk) and to the legacy D = 1,024
+// (three Hadamard rounds), and a whole Prepare (rotation, 8- and 6-bit
+// query, FastScan tables) at each D, one centroid as in the qg layout.
+func BenchmarkRotation784(b *testing.B) {
+	const dim = 784
+	rng := rand.New(rand.NewPCG(5, 6))
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	for _, padded := range []int{PaddedDim(dim), LegacyPaddedDim(dim)} {
+		q, err := NewWithCentroidsPadded(dim, padded, L2, 1, 1, make([]float32, dim))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := make([]float32, padded)
+		qq := q.NewQuery()
+		qq.EnableFastScan()
+		for _, what := range []string{"rotate", "prepare"} {
+			b.Run(fmt.Sprintf("%s/D=%d", what, padded), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := threadCPUSeconds()
+				for b.Loop() {
+					if what == "rotate" {
+						q.Rotate(v, out)
+					} else {
+						qq.Prepare(v)
+					}
+				}
+				b.ReportMetric((threadCPUSeconds()-cpu0)*1e9/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
 }
 
 // threadCPUSeconds is the CPU time of the calling thread.
