@@ -379,19 +379,35 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	g.count, g.upperUsed = n, int(p.UpperUsed)
 	g.entry.Store(p.Entry)
 	g.computeSettled()
-	if err := g.checkStructure(); err != nil {
+	// Under DeferCRC the links are mapped and unchecked: Load checks what
+	// keeps searches and insertions in bounds and leaves the rest of the
+	// structure check to Verify (deferredCheck, verify.go).
+	check, checkTree := g.checkStructure, g.checkTree
+	if opts.DeferCRC {
+		check, checkTree = g.checkBounds, g.checkTreeBounds
+	}
+	if err := check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	if _, ok := f.Section(tagParent); ok {
+	_, hasTree := f.Section(tagParent)
+	if hasTree {
 		if g.parent, err = section[uint32](f, tagParent, n); err != nil {
 			return nil, err
 		}
-		if err := g.checkTree(); err != nil {
+		if err := checkTree(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 		}
 	} else {
+		if opts.DeferCRC {
+			// The tree is built from the links: their duplicates and
+			// self links must be known first.
+			if err := g.checkLinkSets(nil); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+			}
+		}
 		g.buildTree() // saved before the tree was kept
 	}
+	x.deferred.pending.Store(opts.DeferCRC && hasTree && n > 0)
 	for node := 0; node < n; node++ {
 		if g.flags[node]&^(flagReady|flagDeleted) != 0 || g.flags[node]&flagReady == 0 {
 			return nil, fmt.Errorf("%w: node %d has flags %#x", ErrFormat, node, g.flags[node])

@@ -196,18 +196,36 @@ func (g *graph) buildTree() {
 // checkTree verifies that every parent is an allocated node linking to its
 // child at level 0 and that the root has none.
 func (g *graph) checkTree() error {
+	if err := g.checkTreeBounds(); err != nil {
+		return err
+	}
+	return g.checkTreeLinks()
+}
+
+// checkTreeBounds verifies that the root has no parent and every parent
+// is an allocated node: what an insertion needs to stay in bounds.
+func (g *graph) checkTreeBounds() error {
 	if g.count > 0 {
 		if p := g.parent[g.root()]; p != noParent {
 			return fmt.Errorf("%w: the root %d has parent %d", ErrCorrupt, g.root(), p)
 		}
 	}
 	for node := range g.count {
+		if p := atomic.LoadUint32(&g.parent[node]); p != noParent && int(p) >= g.count {
+			return fmt.Errorf("%w: node %d has unallocated parent %d", ErrCorrupt, node, p)
+		}
+	}
+	return nil
+}
+
+// checkTreeLinks verifies, on a tree that passed checkTreeBounds, that
+// every parent links to its child at level 0 (one random read of a link
+// list per node: LoadOptions.DeferCRC leaves it to Verify).
+func (g *graph) checkTreeLinks() error {
+	for node := range g.count {
 		p := atomic.LoadUint32(&g.parent[node])
 		if p == noParent {
 			continue
-		}
-		if int(p) >= g.count {
-			return fmt.Errorf("%w: node %d has unallocated parent %d", ErrCorrupt, node, p)
 		}
 		links := g.links(p, 0)
 		if !containsLink(links[1:1+int(links[0])], uint32(node)) {
