@@ -3,9 +3,11 @@ package collection
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 
+	"github.com/strata-db/strata/go/collection/wal"
 	"github.com/strata-db/strata/go/errkind"
 )
 
@@ -52,9 +54,14 @@ type verifyState struct {
 // errVerifyStopped is how verifyLoop's pause stops it at Close.
 var errVerifyStopped = errors.New("collection: verification stopped by Close")
 
+// skipCoveredLog says whether Open leaves the log segments the snapshot
+// covers to the verifier (wal.ReplayOptions.SkipCovered): unless
+// VerifyOnOpen or Repair asks for every record to be checked now.
+func (c *Collection) skipCoveredLog() bool { return !c.tuning.VerifyOnOpen && !c.tuning.Repair }
+
 // startVerifier starts verifyLoop if Open deferred any CRC.
 func (c *Collection) startVerifier() {
-	if c.tuning.VerifyOnOpen || c.unverified() == 0 {
+	if c.tuning.VerifyOnOpen || (c.unverified() == 0 && !c.logUnchecked) {
 		return
 	}
 	c.verify.pending.Store(true)
@@ -90,6 +97,22 @@ func (c *Collection) verifyLoop() {
 				ErrCorrupt, f.Name, err))
 			return
 		}
+	}
+	// The log segments the snapshot covers, which Open did not read: a
+	// fallback on the previous snapshot would replay them.
+	var err error
+	if c.logUnchecked {
+		err = wal.VerifyCovered(c.fs, filepath.Join(c.dir, walDir), c.recovery.SnapshotSeq, pause)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, errVerifyStopped):
+		return
+	default:
+		c.damaged(fmt.Errorf("%w: the log before snapshot %d: %w; the collection refuses reads and writes "+
+			"(nothing was deleted; reopen with VerifyOnOpen to refuse the log, or Repair to salvage it)",
+			ErrCorrupt, c.recovery.SnapshotSeq, err))
+		return
 	}
 	c.verify.pending.Store(false)
 }
