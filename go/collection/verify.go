@@ -18,21 +18,27 @@ import (
 // unchecked (hnsw.LoadOptions.DeferCRC); the rest of the file (header,
 // section table, padding, flags, the tree, RaBitQ codes) and every other
 // file of the snapshot are read and checked as before, and the links pass
-// hnsw's structure check, so a search never follows a link out of
-// bounds. One goroutine then checks the
-// deferred CRCs in the background, 1 MiB at a time with a yield between
-// pieces (verifyLoop), with the same check Open made before
-// (indexfile.File.Verify). Until it is done, queries are answered from
+// hnsw's bounds check, so a search never follows a link out of bounds.
+// Open also replays the log from the snapshot on, leaving unread the
+// older segments kept for a fallback on the previous snapshot
+// (wal.ReplayOptions.SkipCovered). One goroutine then checks, in the
+// background, 1 MiB at a time with a yield between pieces (verifyLoop),
+// what Open checked before: the deferred CRCs (indexfile.File.Verify),
+// the rest of each graph's structure check (self and duplicate links,
+// the tree: hnsw's deferredCheck) and every record of those older log
+// segments (wal.VerifyCovered). Until it is done, queries are answered from
 // vectors not yet checked; Info().Verification says "pending". If a CRC
 // does not match, the collection fails: every read and write then
 // returns an error wrapping ErrCorrupt (kind Corrupt) that names the
-// field, segment file and section, checkpoints and merges stop (a merge
+// field, segment file and section (or the log segment and offset),
+// checkpoints and merges stop (a merge
 // would otherwise copy the damaged vectors into a new file with a good
 // CRC), nothing is deleted, and Info().Verification is "failed". Merges
 // wait for the verifier: they rewrite segments only once every CRC is
 // known good.
 //
-// Tuning.VerifyOnOpen checks everything before Open returns, as before;
+// Tuning.VerifyOnOpen (and Tuning.Repair, which must see every record
+// of the log) checks everything before Open returns, as before;
 // a damaged segment then fails Open (or Open falls back on the previous
 // snapshot, fallback.go), which is what to do after a "failed".
 

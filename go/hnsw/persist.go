@@ -205,7 +205,8 @@ type LoadOptions struct {
 	// arrays nothing writes after a load (links, ids, levels, ranks, SQ8
 	// codes: mappedInPlace) and leaves their CRCs unchecked: Load then
 	// reads and checks only the rest (flags, the tree, parameters, RaBitQ
-	// codes), runs the structure check on the mapped links, and Verify
+	// codes), runs the bounds half of the structure check on the mapped
+	// links (the rest is Verify's: deferredCheck, verify.go), and Verify
 	// checks the mapped sections later (verify.go). Mapped links and
 	// codes stay resident once Verify has read them.
 	// Without MmapVectors the mapped pages are kept once Verify has read
