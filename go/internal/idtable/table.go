@@ -56,6 +56,17 @@ func (t *Table) Set(id uint64, v uint32) {
 	t.sparse[id] = v
 }
 
+// Reserve makes room for n ids up to maxID before they are set, as Set
+// would grow it for them one doubling at a time (a copy each): a caller
+// that knows the ids it is about to set (an import of ascending ids)
+// fills the table without copying. It changes nothing else: ids past
+// where Set would keep dense still go to the map.
+func (t *Table) Reserve(maxID uint64, n int) {
+	if maxID >= uint64(len(t.dense)) && maxID < uint64(2*(max(t.n, n)+1)+denseSlack) {
+		t.growDense(maxID)
+	}
+}
+
 // growDense extends dense to cover id (at least doubling) and moves the
 // map entries it now covers.
 func (t *Table) growDense(id uint64) {
