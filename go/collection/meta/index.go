@@ -15,8 +15,8 @@ import (
 // It is safe for concurrent use: writers are exclusive, readers share.
 type Index struct {
 	mu    sync.RWMutex
-	slots idtable.Table            // id -> slot
-	ids   []uint64                 // slot -> id; stale for free slots
+	slots idtable.Table // id -> slot
+	ids   []uint64      // slot -> id; stale for free slots
 	// docs: slot -> canonical JSON; nil for {} and free slots. It covers
 	// the slots up to the last that ever held a document other than {}
 	// (doc, setDoc): a collection of vectors without documents keeps
