@@ -67,6 +67,9 @@ type Collection struct {
 	applied atomic.Uint64 // last sequence number applied in memory
 	failure atomic.Pointer[error]
 	verify  verifyState // the CRCs Open deferred (verify.go)
+	// logUnchecked: Open left log segments the snapshot covers unread
+	// (wal.ReplayOptions.SkipCovered); the verifier checks them.
+	logUnchecked bool
 
 	closeMu sync.RWMutex // writers hold it shared; Close exclusively
 	closed  bool
@@ -378,19 +381,30 @@ func open(dir string, tuning Tuning, lock io.Closer) (*Collection, error) {
 // long tail of single upserts is inserted in parallel batches.
 func (c *Collection) replay(after uint64, walHead bool) error {
 	const groupSize = 4096
-	var pending []pendingWrite
+	// The upserts' vectors of a group are decoded into one arena, reused
+	// for the next group once this one is applied (the tail and the
+	// fields copy what they keep): a 10k-record tail no longer allocates
+	// a slice per record. A group's floats beyond the arena get their
+	// own slices (decodeRecordIn).
+	const arenaFloats = 1 << 21 // 8 MiB: 4,096 single rows of 512-d
+	var arena []float32
+	pending := make([]pendingWrite, 0, groupSize)
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
 		err := c.apply(pending)
-		pending = pending[:0]
+		clear(pending) // drop the records' references before the arena is reused
+		pending, arena = pending[:0], arena[:0]
 		return err
 	}
 	next := after + 1
 	replayed := 0
 	info, err := wal.Replay(c.fs, filepath.Join(c.dir, walDir), after,
-		wal.ReplayOptions{Repair: c.tuning.Repair, RequireHead: walHead},
+		// The segments before the snapshot are kept for a fallback on the
+		// previous one; the verifier checks them (verify.go), unless
+		// VerifyOnOpen or Repair asks for every record now.
+		wal.ReplayOptions{Repair: c.tuning.Repair, RequireHead: walHead, SkipCovered: c.skipCoveredLog()},
 		func(seq uint64, payload []byte) error {
 			// A repair skips exactly the sequence numbers it reports lost.
 			if seq < next || (seq > next && !c.tuning.Repair) {
@@ -399,7 +413,10 @@ func (c *Collection) replay(after uint64, walHead bool) error {
 			}
 			next = seq + 1
 			replayed++
-			rec, err := decodeRecord(payload)
+			if arena == nil {
+				arena = make([]float32, 0, arenaFloats)
+			}
+			rec, err := decodeRecordIn(payload, &arena)
 			if err != nil {
 				return fmt.Errorf("log record %d: %w", seq, err)
 			}
@@ -422,6 +439,7 @@ func (c *Collection) replay(after uint64, walHead bool) error {
 	if err != nil {
 		return fmt.Errorf("collection: open %s: %w", c.dir, err)
 	}
+	c.logUnchecked = info.Skipped > 0
 	c.recovery = Recovery{SnapshotSeq: after, Replayed: replayed,
 		TornFile: info.TornFile, TornOffset: info.TornOffset, TornBytes: info.TornBytes, TornReason: info.TornReason,
 		Dropped: info.Dropped, DroppedFile: info.DroppedFile, DroppedOffset: info.DroppedOffset,

@@ -411,10 +411,16 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 		}
 		return nil
 	}
-	last := map[uint64]int{} // key -> position in the merged batch
-	var ids []uint64
-	var vectors []float32
-	var docs []meta.Document
+	// Sized for the whole run up front: a replayed group of 4,096
+	// single-row records grew these a slice copy at a time.
+	rows := 0
+	for wi := range run {
+		rows += len(run[wi].rec.ids)
+	}
+	last := make(map[uint64]int, rows) // key -> position in the merged batch
+	ids := make([]uint64, 0, rows)
+	vectors := make([]float32, 0, rows*dim)
+	docs := make([]meta.Document, 0, rows)
 	var expires []int64 // nil while no record of the run has expiry times
 	for wi := range run {
 		w := &run[wi]
@@ -428,7 +434,7 @@ func (c *Collection) applyUpserts(run []pendingWrite) error {
 			if w.rec.expires != nil {
 				exp = w.rec.expires[i]
 				if expires == nil {
-					expires = make([]int64, len(ids), len(ids)+len(keys))
+					expires = make([]int64, len(ids), rows)
 				}
 			}
 			if at, ok := last[id]; ok {

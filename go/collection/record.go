@@ -115,7 +115,13 @@ func (r *record) encode() []byte {
 // decodeRecord parses a payload, copying what it keeps (the payload buffer
 // is reused by the log reader). Lengths are checked against what the
 // payload holds before anything is allocated.
-func decodeRecord(p []byte) (record, error) {
+func decodeRecord(p []byte) (record, error) { return decodeRecordIn(p, nil) }
+
+// decodeRecordIn is decodeRecord with the vectors of an upsert copied
+// into the free capacity of *arena when they fit there (and *arena
+// extended over them), not into a new slice: replay decodes a group of
+// records into one arena it reuses once the group is applied.
+func decodeRecordIn(p []byte, arena *[]float32) (record, error) {
 	var r record
 	bad := func(format string, args ...any) (record, error) {
 		return record{}, fmt.Errorf("%w: record: %s", ErrCorrupt, fmt.Sprintf(format, args...))
@@ -177,7 +183,13 @@ func decodeRecord(p []byte) (record, error) {
 		if n > len(p)/4/dim {
 			return bad("%d vectors of dimension %d in %d bytes", n, dim, len(p))
 		}
-		r.vectors = make([]float32, n*dim)
+		if a := arena; a != nil && cap(*a)-len(*a) >= n*dim {
+			at := len(*a)
+			*a = (*a)[:at+n*dim]
+			r.vectors = (*a)[at : at+n*dim : at+n*dim]
+		} else {
+			r.vectors = make([]float32, n*dim)
+		}
 		p = p[copy(indexfile.BytesOf(r.vectors), p):]
 	}
 	if r.op != opDelete && r.op != opExpire && docCount > len(p)/4 {

@@ -3,9 +3,12 @@ package collection
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 
+	"github.com/strata-db/strata/go/collection/wal"
 	"github.com/strata-db/strata/go/errkind"
 )
 
@@ -16,21 +19,27 @@ import (
 // unchecked (hnsw.LoadOptions.DeferCRC); the rest of the file (header,
 // section table, padding, flags, the tree, RaBitQ codes) and every other
 // file of the snapshot are read and checked as before, and the links pass
-// hnsw's structure check, so a search never follows a link out of
-// bounds. One goroutine then checks the
-// deferred CRCs in the background, 1 MiB at a time with a yield between
-// pieces (verifyLoop), with the same check Open made before
-// (indexfile.File.Verify). Until it is done, queries are answered from
+// hnsw's bounds check, so a search never follows a link out of bounds.
+// Open also replays the log from the snapshot on, leaving unread the
+// older segments kept for a fallback on the previous snapshot
+// (wal.ReplayOptions.SkipCovered). One goroutine then checks, in the
+// background, 1 MiB at a time with a yield between pieces (verifyLoop),
+// what Open checked before: the deferred CRCs (indexfile.File.Verify),
+// the rest of each graph's structure check (self and duplicate links,
+// the tree: hnsw's deferredCheck) and every record of those older log
+// segments (wal.VerifyCovered). Until it is done, queries are answered from
 // vectors not yet checked; Info().Verification says "pending". If a CRC
 // does not match, the collection fails: every read and write then
 // returns an error wrapping ErrCorrupt (kind Corrupt) that names the
-// field, segment file and section, checkpoints and merges stop (a merge
+// field, segment file and section (or the log segment and offset),
+// checkpoints and merges stop (a merge
 // would otherwise copy the damaged vectors into a new file with a good
 // CRC), nothing is deleted, and Info().Verification is "failed". Merges
 // wait for the verifier: they rewrite segments only once every CRC is
 // known good.
 //
-// Tuning.VerifyOnOpen checks everything before Open returns, as before;
+// Tuning.VerifyOnOpen (and Tuning.Repair, which must see every record
+// of the log) checks everything before Open returns, as before;
 // a damaged segment then fails Open (or Open falls back on the previous
 // snapshot, fallback.go), which is what to do after a "failed".
 
@@ -52,9 +61,14 @@ type verifyState struct {
 // errVerifyStopped is how verifyLoop's pause stops it at Close.
 var errVerifyStopped = errors.New("collection: verification stopped by Close")
 
+// skipCoveredLog says whether Open leaves the log segments the snapshot
+// covers to the verifier (wal.ReplayOptions.SkipCovered): unless
+// VerifyOnOpen or Repair asks for every record to be checked now.
+func (c *Collection) skipCoveredLog() bool { return !c.tuning.VerifyOnOpen && !c.tuning.Repair }
+
 // startVerifier starts verifyLoop if Open deferred any CRC.
 func (c *Collection) startVerifier() {
-	if c.tuning.VerifyOnOpen || c.unverified() == 0 {
+	if c.tuning.VerifyOnOpen || (c.unverified() == 0 && !c.logUnchecked) {
 		return
 	}
 	c.verify.pending.Store(true)
@@ -91,7 +105,30 @@ func (c *Collection) verifyLoop() {
 			return
 		}
 	}
+	// The log segments the snapshot covers, which Open did not read: a
+	// fallback on the previous snapshot would replay them.
+	var err error
+	if c.logUnchecked {
+		err = wal.VerifyCovered(c.fs, filepath.Join(c.dir, walDir), c.recovery.SnapshotSeq, pause)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, errVerifyStopped):
+		return
+	default:
+		c.damaged(fmt.Errorf("%w: the log before snapshot %d: %w; the collection refuses reads and writes "+
+			"(nothing was deleted; reopen with VerifyOnOpen to refuse the log, or Repair to salvage it)",
+			ErrCorrupt, c.recovery.SnapshotSeq, err))
+		return
+	}
 	c.verify.pending.Store(false)
+	if c.logUnchecked {
+		// Reading the log left its frames' buffers as garbage (a record of
+		// 5,000 rows of 512-d is 10 MiB): give their pages back, as Open
+		// does for its own (the 100k x 512 collection of
+		// bench_collection_memory.py kept 20 MiB more anonymous memory).
+		debug.FreeOSMemory()
+	}
 }
 
 // damaged records a failed verification: alive returns err from now on

@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"cmp"
+	"fmt"
 	"runtime/debug"
 	"slices"
 )
@@ -42,6 +43,10 @@ func (x *Index) Compact(threads int) error {
 	if err := x.refuseCodesOnly(old, "Compact", "rebuild the graph"); err != nil {
 		x.writeMu.Unlock()
 		return err
+	}
+	if err := x.checkDeferred(); err != nil {
+		x.writeMu.Unlock()
+		return fmt.Errorf("hnsw: Compact: %w", err)
 	}
 	live := make([]uint32, 0, old.count)
 	for _, node := range old.insertionOrder() {

@@ -66,6 +66,9 @@ type Index struct {
 	// mmapVectors: the vectors were mapped for LoadOptions.MmapVectors
 	// (Mapped), not only for LoadOptions.DeferCRC with ram placement.
 	mmapVectors bool
+	// deferred is the structure check LoadOptions.DeferCRC leaves to
+	// Verify (verify.go).
+	deferred deferredCheck
 
 	testing searchTesting // zero: production behaviour
 	build   buildTesting  // zero: production behaviour

@@ -45,6 +45,9 @@ func (x *Index) add(vectors []float32, ids []uint64, outIDs []uint64, threads in
 	if err := x.refuseCodesOnly(x.graph.Load(), "Add", "place new vectors in the graph"); err != nil {
 		return err
 	}
+	if err := x.checkDeferred(); err != nil {
+		return fmt.Errorf("hnsw: Add: %w", err)
+	}
 
 	if ids == nil {
 		if x.nextID > batch.MaxID-uint64(n)+1 {

@@ -209,7 +209,8 @@ type LoadOptions struct {
 	// arrays nothing writes after a load (links, ids, levels, ranks, SQ8
 	// codes: mappedInPlace) and leaves their CRCs unchecked: Load then
 	// reads and checks only the rest (flags, the tree, parameters, RaBitQ
-	// codes), runs the structure check on the mapped links, and Verify
+	// codes), runs the bounds half of the structure check on the mapped
+	// links (the rest is Verify's: deferredCheck, verify.go), and Verify
 	// checks the mapped sections later (verify.go). Mapped links and
 	// codes stay resident once Verify has read them.
 	// Without MmapVectors the mapped pages are kept once Verify has read
@@ -383,16 +384,26 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 	g.count, g.upperUsed = n, int(p.UpperUsed)
 	g.entry.Store(p.Entry)
 	g.computeSettled()
-	if err := g.checkStructure(); err != nil {
+	// Under DeferCRC the links are mapped and unchecked: Load checks what
+	// keeps searches and insertions in bounds and leaves the rest of the
+	// structure check to Verify (deferredCheck, verify.go).
+	check, checkTree := g.checkStructure, g.checkTree
+	if opts.DeferCRC {
+		check, checkTree = g.checkBounds, g.checkTreeBounds
+	}
+	if err := check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
 	_, hasTree := f.Section(tagParent)
+	// Under DeferCRC the duplicate and self links are Verify's unless the
+	// tree is built from the links here (they must be known first).
+	linkSetsChecked := !opts.DeferCRC
 	switch {
 	case hasTree:
 		if g.parent, err = section[uint32](f, tagParent, n); err != nil {
 			return nil, err
 		}
-		if err := g.checkTree(); err != nil {
+		if err := checkTree(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 		}
 		if !g.floats && g.sq == nil {
@@ -401,11 +412,18 @@ func fromFile(f *indexfile.File, opts LoadOptions) (*Index, error) {
 			g.parent = nil
 		}
 	case g.floats || g.sq != nil || n == 0:
+		if opts.DeferCRC {
+			if err := g.checkLinkSets(nil); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+			}
+			linkSetsChecked = true
+		}
 		g.buildTree() // saved before the tree was kept
 	}
 	if n > 0 {
 		x.byID.reserve(slices.Max(g.labels), n)
 	}
+	x.deferred.pending.Store(!linkSetsChecked && n > 0)
 	for node := 0; node < n; node++ {
 		if g.flags[node]&^(flagReady|flagDeleted) != 0 || g.flags[node]&flagReady == 0 {
 			return nil, fmt.Errorf("%w: node %d has flags %#x", ErrFormat, node, g.flags[node])

@@ -111,6 +111,9 @@ func (x *Index) buildRaBitQ(bits int, blocks bool) error {
 	}
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	if err := x.checkDeferred(); err != nil {
+		return fmt.Errorf("hnsw: BuildRaBitQ: %w", err)
+	}
 	x.rabitqBlocks = blocks
 	return x.buildRaBitQLocked(bits)
 }

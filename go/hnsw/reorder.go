@@ -212,6 +212,9 @@ func (x *Index) Renumber(growth float64) (bool, error) {
 	if err := x.refuseCodesOnly(g, "Renumber", "code the renumbered graph"); err != nil {
 		return false, err
 	}
+	if err := x.checkDeferred(); err != nil {
+		return false, fmt.Errorf("hnsw: Renumber: %w", err)
+	}
 	x.mapMu.RLock()
 	live := x.byID.len()
 	x.mapMu.RUnlock()

@@ -197,6 +197,15 @@ func (g *graph) buildTree() {
 // child at level 0 and that the root has none. A codes-only graph keeps no
 // tree (nothing inserts into it): there is nothing to check.
 func (g *graph) checkTree() error {
+	if err := g.checkTreeBounds(); err != nil {
+		return err
+	}
+	return g.checkTreeLinks()
+}
+
+// checkTreeBounds verifies that the root has no parent and every parent
+// is an allocated node: what an insertion needs to stay in bounds.
+func (g *graph) checkTreeBounds() error {
 	if g.parent == nil {
 		return nil
 	}
@@ -206,12 +215,24 @@ func (g *graph) checkTree() error {
 		}
 	}
 	for node := range g.count {
+		if p := atomic.LoadUint32(&g.parent[node]); p != noParent && int(p) >= g.count {
+			return fmt.Errorf("%w: node %d has unallocated parent %d", ErrCorrupt, node, p)
+		}
+	}
+	return nil
+}
+
+// checkTreeLinks verifies, on a tree that passed checkTreeBounds, that
+// every parent links to its child at level 0 (one random read of a link
+// list per node: LoadOptions.DeferCRC leaves it to Verify).
+func (g *graph) checkTreeLinks() error {
+	if g.parent == nil {
+		return nil // codes-only: no tree
+	}
+	for node := range g.count {
 		p := atomic.LoadUint32(&g.parent[node])
 		if p == noParent {
 			continue
-		}
-		if int(p) >= g.count {
-			return fmt.Errorf("%w: node %d has unallocated parent %d", ErrCorrupt, node, p)
 		}
 		links := g.links(p, 0)
 		if !containsLink(links[1:1+int(links[0])], uint32(node)) {

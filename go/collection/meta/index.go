@@ -15,9 +15,13 @@ import (
 // It is safe for concurrent use: writers are exclusive, readers share.
 type Index struct {
 	mu    sync.RWMutex
-	slots idtable.Table            // id -> slot
-	ids   []uint64                 // slot -> id; stale for free slots
-	docs  [][]byte                 // slot -> canonical JSON; nil for {} and free slots
+	slots idtable.Table // id -> slot
+	ids   []uint64      // slot -> id; stale for free slots
+	// docs: slot -> canonical JSON; nil for {} and free slots. It covers
+	// the slots up to the last that ever held a document other than {}
+	// (doc, setDoc): a collection of vectors without documents keeps
+	// none, not a 24-byte slice header per point (issue 24's mmap memory).
+	docs  [][]byte
 	free  []uint32                 // free slots, reused last-in first-out
 	alive bitset                   // live slots; covers every slot ever handed out
 	paths map[string]*pathPostings // by route (see routeElements)
@@ -71,7 +75,6 @@ func newIndexSized(n int) *Index {
 	x := &Index{
 		slots:  idtable.New(),
 		ids:    make([]uint64, 0, n),
-		docs:   make([][]byte, 0, n),
 		alive:  newBitset(wordsFor(n)),
 		paths:  make(map[string]*pathPostings),
 		dotted: make(map[string][]*pathPostings),
@@ -103,12 +106,12 @@ func (x *Index) PutBatch(ids []uint64, docs []Document) {
 
 func (x *Index) put(id uint64, d Document) {
 	if slot, ok := x.slots.Get(id); ok {
-		old := x.docs[slot]
+		old := x.doc(slot)
 		if bytes.Equal(old, d.json) {
 			return
 		}
 		x.unindex(slot, old)
-		x.docs[slot] = d.json
+		x.setDoc(slot, d.json)
 		x.walk(slot, d.fields, x.pathBuf[:0], true)
 		return
 	}
@@ -122,14 +125,14 @@ func (x *Index) add(id uint64, d Document) {
 		slot = x.free[n-1]
 		x.free = x.free[:n-1]
 		x.ids[slot] = id
-		x.docs[slot] = d.json
+		x.setDoc(slot, d.json)
 	} else {
 		if len(x.ids) == 1<<32-1 {
 			panic("meta: index full (2^32-1 documents)")
 		}
 		slot = uint32(len(x.ids))
 		x.ids = append(x.ids, id)
-		x.docs = append(x.docs, d.json)
+		x.setDoc(slot, d.json)
 		if need := wordsFor(len(x.ids)); need > len(x.alive) {
 			x.alive = append(x.alive, make(bitset, max(need, 2*len(x.alive))-len(x.alive))...)
 		}
@@ -150,9 +153,9 @@ func (x *Index) Delete(ids []uint64) int {
 		if !ok {
 			continue
 		}
-		x.unindex(slot, x.docs[slot])
+		x.unindex(slot, x.doc(slot))
 		x.slots.Del(id)
-		x.docs[slot] = nil
+		x.setDoc(slot, nil)
 		x.alive.clear(slot)
 		x.free = append(x.free, slot)
 		x.order.removed()
@@ -169,10 +172,34 @@ func (x *Index) Get(id uint64) (json []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	if x.docs[slot] == nil {
+	doc := x.doc(slot)
+	if doc == nil {
 		return []byte("{}"), true
 	}
-	return bytes.Clone(x.docs[slot]), true
+	return bytes.Clone(doc), true
+}
+
+// doc is slot's canonical JSON, nil for {} (and free slots).
+func (x *Index) doc(slot uint32) []byte {
+	if int(slot) < len(x.docs) {
+		return x.docs[slot]
+	}
+	return nil
+}
+
+// setDoc sets slot's document (nil: {}), extending docs only for one
+// that is not {}.
+func (x *Index) setDoc(slot uint32, json []byte) {
+	if int(slot) >= len(x.docs) {
+		if json == nil {
+			return
+		}
+		if int(slot) >= cap(x.docs) {
+			x.docs = slices.Grow(x.docs, max(int(slot)+1, cap(x.ids))-len(x.docs))
+		}
+		x.docs = x.docs[:slot+1]
+	}
+	x.docs[slot] = json
 }
 
 // Contains reports whether id is in the index.

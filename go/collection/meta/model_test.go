@@ -320,7 +320,7 @@ func checkIntegrity(t *testing.T, x *Index) {
 		}
 	})
 	for _, slot := range x.free {
-		if x.alive.has(slot) || x.docs[slot] != nil {
+		if x.alive.has(slot) || x.doc(slot) != nil {
 			t.Fatalf("free slot %d is alive or has a document", slot)
 		}
 	}

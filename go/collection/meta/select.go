@@ -240,7 +240,7 @@ func (e *evaluator) scan(n *node, cand bitset) bitset {
 	x := e.x
 	res := newBitset(e.words)
 	cand.each(func(slot uint32) {
-		fields, err := parseStored(x.docs[slot])
+		fields, err := parseStored(x.doc(slot))
 		if err != nil {
 			panic("meta: stored document unreadable: " + err.Error())
 		}
@@ -604,7 +604,7 @@ func (e *evaluator) eqComposite(res bitset, n *node, pps []*pathPostings, operan
 		cand.or(e.compositeCandidates(pp, operand))
 	}
 	cand.each(func(slot uint32) {
-		fields, err := parseStored(x.docs[slot])
+		fields, err := parseStored(x.doc(slot))
 		if err != nil {
 			panic("meta: stored document unreadable: " + err.Error())
 		}

@@ -12,7 +12,7 @@ func (x *Index) Export() (ids []uint64, offsets []uint64, data []byte) {
 	entries, _ := x.sortedEntries()
 	ids = make([]uint64, 0, x.slots.Len())
 	offsets = make([]uint64, 1, x.slots.Len()+1)
-	size := 0
+	size := 2 * (len(x.ids) - len(x.docs)) // the slots past docs hold {}
 	for _, doc := range x.docs {
 		size += max(len(doc), 2)
 	}
@@ -22,7 +22,7 @@ func (x *Index) Export() (ids []uint64, offsets []uint64, data []byte) {
 			continue
 		}
 		ids = append(ids, e.id)
-		if doc := x.docs[e.slot]; doc != nil {
+		if doc := x.doc(e.slot); doc != nil {
 			data = append(data, doc...)
 		} else {
 			data = append(data, "{}"...)
@@ -44,6 +44,9 @@ func Import(ids []uint64, offsets []uint64, data []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: offsets run from %d to %d, want 0 to %d (the data size)", ErrCorrupt, offsets[0], offsets[len(ids)], len(data))
 	}
 	x := newIndexSized(len(ids))
+	if len(ids) > 0 {
+		x.slots.Reserve(ids[len(ids)-1], len(ids)) // ids ascend: the last is the largest
+	}
 	for i, id := range ids {
 		if i > 0 && id <= ids[i-1] {
 			return nil, fmt.Errorf("%w: entry %d: id %d does not follow id %d (ids must ascend)", ErrCorrupt, i, id, ids[i-1])

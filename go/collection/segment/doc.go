@@ -258,8 +258,10 @@
 // levels and SQ8 codes (all but a few bytes a row; nothing writes them
 // once a segment is sealed) are mapped read-only and used in place, not
 // read; the rest (parameters, flags, the tree, RaBitQ codes) is read and
-// its CRCs checked as before, and the links pass hnsw's structure check
-// (every link in bounds) before any search may follow one. It removes
+// its CRCs checked as before, and the links pass hnsw's bounds check
+// (every count within its list, every link to a node that exists, at a
+// level it has) before any search may follow one; the rest of the
+// structure check (self and duplicate links, the tree) is the verifier's. It removes
 // each segment's deleted keys, checks its live count against the
 // manifest and that no key is live in two segments (nothing to check for
 // one segment: Load refuses a file whose keys repeat; more are sorted

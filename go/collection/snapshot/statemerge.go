@@ -20,8 +20,13 @@ func MergeStateRuns(runs []StateRun) (Metadata, IDTable, Expiries, error) {
 		table.Next = runs[i].Next
 		total += runs[i].Len()
 	}
+	data := 0
+	for i := range runs {
+		data += len(runs[i].Data)
+	}
 	md.IDs = make([]uint64, 0, total)
 	md.Offsets = make([]uint64, 1, total+1)
+	md.Data = make([]byte, 0, data) // an upper bound: entries of older runs are superseded
 	heads := make([]int, len(runs))
 	seen := map[string]struct{}{}
 	for {

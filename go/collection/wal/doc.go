@@ -112,7 +112,10 @@
 // absent from the log.
 //
 // Replay verifies every frame and passes records after a given sequence
-// number to a callback, in order. It tells two kinds of damage apart:
+// number to a callback, in order (with ReplayOptions.SkipCovered it does
+// not read the segments that hold only records at or before that number,
+// and VerifyCovered checks those later). It tells two kinds of damage
+// apart:
 //
 //   - A torn tail: in the last segment, a final frame that is short,
 //     zeroed (in version 1; in version 2 only when bytes other than zeros

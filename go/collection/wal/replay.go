@@ -3,6 +3,7 @@ package wal
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -23,6 +24,24 @@ type ReplayOptions struct {
 	// directory without HEAD, removed or emptied, is then ErrCorrupt
 	// rather than an empty log.
 	RequireHead bool
+	// SkipCovered leaves unread the segments whose every record is at or
+	// before after (those followed by a segment named for after+1 or
+	// less): none of their records is passed on, so a reopen reads the
+	// log from the snapshot, not from the oldest segment kept (the log
+	// since the previous snapshot stays for a fallback on it). Their
+	// frames are left unchecked: VerifyCovered checks them later, as
+	// Replay would have.
+	SkipCovered bool
+}
+
+// covered is how many leading segments of segs hold only records at or
+// before after: each is followed by one named for after+1 or less.
+func covered(segs []segmentFile, after uint64) int {
+	k := 0
+	for k+1 < len(segs) && segs[k+1].seq <= after+1 && segs[k+1].seq > segs[k].seq {
+		k++
+	}
+	return k
 }
 
 // SeqRange is the sequence numbers From through Through; Through 0 means
@@ -49,6 +68,8 @@ type ReplayInfo struct {
 	// LastSeq is the last valid sequence number in the log, 0 if the log
 	// holds no records, whether or not it is after the one asked for.
 	LastSeq uint64
+	// Skipped is how many segments SkipCovered left unread.
+	Skipped int
 
 	// TornFile, TornOffset and TornBytes locate the torn tail that was
 	// cut off: TornBytes bytes from TornOffset of TornFile; TornReason
@@ -118,7 +139,14 @@ func Replay(fs vfs.FS, dir string, after uint64, opts ReplayOptions, fn func(seq
 		head, headed = 0, true
 	}
 	rp := &replayer{fs: fs, dir: dir, segs: segs, after: after, fn: fn, opts: opts, head: head, headed: headed}
-	for i := range segs {
+	from := 0
+	if opts.SkipCovered {
+		if from = covered(segs, after); from > 0 {
+			rp.info.Skipped = from
+			rp.info.LastSeq = segs[from].seq - 1 // as if read: the next record must be the segment's name
+		}
+	}
+	for i := from; i < len(segs); i++ {
 		d, err := rp.readSegment(i)
 		if err != nil {
 			return rp.info, err
@@ -147,6 +175,45 @@ func Replay(fs vfs.FS, dir string, after uint64, opts ReplayOptions, fn func(seq
 		}
 	}
 	return rp.info, nil
+}
+
+// VerifyCovered checks every frame of the segments Replay with
+// SkipCovered left unread for after, as Replay checks them: a damaged
+// frame, header or sequence fails with an error wrapping ErrCorrupt that
+// names the file and offset (none of them is the last segment, so no
+// damage there is a torn tail). pause is called before each segment and
+// an error from it stops the check. A segment removed meanwhile (a
+// Writer's RemoveThrough after a checkpoint) needs no check. It changes
+// nothing on disk.
+func VerifyCovered(fs vfs.FS, dir string, after uint64, pause func() error) error {
+	segs, err := listSegments(fs, dir)
+	if err != nil {
+		return err
+	}
+	_, headed, err := readHead(fs, dir)
+	if err != nil {
+		return err
+	}
+	rp := &replayer{fs: fs, dir: dir, segs: segs, after: after, headed: headed}
+	for i := range covered(segs, after) {
+		if pause != nil {
+			if err := pause(); err != nil {
+				return err
+			}
+		}
+		d, err := rp.readSegment(i)
+		if errors.Is(err, iofs.ErrNotExist) {
+			rp.info.LastSeq = 0 // the next one is checked against its name alone
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if d != nil {
+			return corruptAt(segs[d.seg].path, d.off, "%s", d.reason)
+		}
+	}
+	return nil
 }
 
 type replayer struct {

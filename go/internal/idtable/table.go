@@ -24,16 +24,6 @@ const denseSlack = 1 << 16
 // New returns an empty table.
 func New() Table { return Table{sparse: map[uint64]uint32{}} }
 
-// Reserve sizes the dense slice for ids up to maxID, when the table is
-// empty and count ids (the most it will hold in one fill) would keep maxID
-// dense, so that filling it allocates the slice once at its final size
-// instead of doubling it (a load knows both numbers).
-func (t *Table) Reserve(maxID uint64, count int) {
-	if t.n == 0 && len(t.dense) == 0 && maxID < uint64(2*count+denseSlack) {
-		t.dense = make([]uint32, maxID+1)
-	}
-}
-
 // Len is the number of ids.
 func (t *Table) Len() int { return t.n }
 
@@ -64,6 +54,17 @@ func (t *Table) Set(id uint64, v uint32) {
 		t.n++
 	}
 	t.sparse[id] = v
+}
+
+// Reserve makes room for n ids up to maxID before they are set, as Set
+// would grow it for them one doubling at a time (a copy each): a caller
+// that knows the ids it is about to set (an import of ascending ids)
+// fills the table without copying. It changes nothing else: ids past
+// where Set would keep dense still go to the map.
+func (t *Table) Reserve(maxID uint64, n int) {
+	if maxID >= uint64(len(t.dense)) && maxID < uint64(2*(max(t.n, n)+1)+denseSlack) {
+		t.growDense(maxID)
+	}
 }
 
 // growDense extends dense to cover id (at least doubling) and moves the
