@@ -468,6 +468,23 @@ def ab_section(runs: list) -> str:
                "recall@10", "file"], rows)])
 
 
+def go_bench_section(runs: list) -> str:
+    rows = []
+    for name, path, r in runs:
+        for row in r["rows"]:
+            metrics = [f"{k} {fmt(v)}" for k, v in row.items()
+                       if k not in ("benchmark", "rounds") and isinstance(v, (int, float))]
+            rows.append([when(name), f"`{name.commit}`", r["label"], f"`{row['benchmark']}`",
+                         ", ".join(metrics), str(r["rounds"]), r["loadavg"], f"`{path.name}`"])
+    return "\n".join([
+        "## Go benchmarks side by side (`go_bench_ab.py`)", "",
+        "`go test -bench` patterns of one package alternated in one run, the order rotating each "
+        "round; each metric is the median over the rounds (`cpu-ns/op` is the thread's CPU "
+        "time, steadier than ns/op on this shared machine).", "",
+        table(["time", "commit", "label", "benchmark", "medians", "rounds", "load", "file"],
+              rows)])
+
+
 def vectordbbench_section(runs: list) -> str:
     rows = []
     for name, path, r in runs:
@@ -1192,6 +1209,7 @@ SECTIONS: list[tuple[str, Callable[[list], str]]] = [
     ("qdrant-served", qdrant_served_section),
     ("qdrant-door", qdrant_door_section),
     ("vectordbbench", vectordbbench_section),
+    ("go-bench", go_bench_section),
     ("ray", ray_section), ("langchain", langchain_section),
     ("llamaindex", llamaindex_section), ("tail", tail_section),
     ("ack", ack_section),
