@@ -68,6 +68,9 @@ func decodeQueryRequest(body []byte, req *queryRequest) bool {
 // The vector is allocated once: its length is at most one more than the
 // commas in the rest of the body (bytes.Count, which is vectorised).
 func nearestVector(data []byte, pos int) (vec []float32, end int) {
+	if pos >= len(data) { // "query": at the end of the body
+		return nil, pos
+	}
 	i := pos
 	object := data[i] == '{'
 	if object {

@@ -25,7 +25,7 @@ var queryBodySeeds = []string{
 	`{"query":{"nearest":[]}}`, `{"query":{"nearest":[1],"mmr":{}}}`, `{"query":{"nearest":[1e39]}}`,
 	`{"query":{"nearest":[1,]}}`, `{"query":{"nearest":[1]},"lookup_from":{"collection":"c"}}`,
 	`{"query":{"nearest":[1]},"query":[2]}`, `{"query":{"nearest":{"indices":[1],"values":[2]}}}`,
-	`{"query":{"nearest":[1] ]}}`, `{"query":{"nearest":[1,"2"]}}`, `{"query":{"nearest":[[1,2]]}}`,
+	`{"query":{"nearest":[1] ]}}`, `{"query":`, `{"query":{"nearest":[1,"2"]}}`, `{"query":{"nearest":[[1,2]]}}`,
 	`{"params":{"HNSW_EF":3}}`, `{"params":{"hnsw_ef":1.0}}`, `{"params":{"hnsw_ef":-1,"exact":true}}`, `{"params":{}}`,
 }
 
