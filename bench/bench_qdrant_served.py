@@ -13,7 +13,8 @@ pays for the builder's work of another):
 
   door    native (strata.client.Client), rest (QdrantClient(host="127.0.0.1"), as is),
           rest-ka (the same with limits=httpx.Limits(max_connections=None): connections kept
-          alive), grpc (prefer_grpc=True)
+          alive), grpc (prefer_grpc=True), null-rest and null-grpc (the same clients as rest
+          and grpc against bench/nulldoor, a server that does no work: see below)
   op      query (top-10, ef 64, ids and scores only), upsert-1 (one point with a payload),
           upsert-batch (--batch points per request with payloads; figures count requests)
   clients 1, 8, 32 concurrent clients, each a process of its own (Python clients hold the
@@ -39,6 +40,14 @@ clients share the 2 cores with the server, so client CPU per request is the cost
 client library itself (qdrant-client's models, JSON or protobuf, httpx or grpcio), measured
 without a stub. --profile DIR writes the server's CPU profile of every cell (its
 --debug-addr, net/http/pprof) for `go tool pprof`.
+
+The null doors measure the client's ceiling. bench/nulldoor (Go, built by this script unless
+--nulldoor names a binary) answers qdrant-client's query and upsert calls, REST and gRPC, with
+the bytes strata's own Qdrant door sent for this case (captured from the server after the load:
+one query answer, one upsert answer) and does nothing else. Its throughput is what qdrant-client
+can do on this machine's cores against a server of zero cost; each cell of rest / grpc is also
+reported as a fraction of it (ratio_to_null, per round). The null doors run once per round,
+beside the first build.
 
 --baseline BIN starts a second server from another build (the same data loaded into it), and
 every cell runs against both builds in turn, the build order alternating each round: server and
@@ -73,7 +82,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runinfo
 
-DOORS = ("native", "rest", "rest-ka", "grpc")
+DOORS = ("native", "rest", "rest-ka", "grpc", "null-rest", "null-grpc")
+NULL_OF = {"rest": "null-rest", "rest-ka": "null-rest", "grpc": "null-grpc"}
 OPS = ("query", "upsert-1", "upsert-batch")
 COLLECTION = "bench"
 QUERIES_PER_WORKER = 200
@@ -129,8 +139,10 @@ class Door:
             import httpx
 
             keep = {"limits": httpx.Limits(max_connections=None)} if door == "rest-ka" else {}
-            self.qc = QdrantClient(host=host, port=ports["rest"],
-                                   grpc_port=ports["grpc"], prefer_grpc=door == "grpc",
+            rest, grpc = ((ports["null_rest"], ports["null_grpc"]) if door.startswith("null")
+                          else (ports["rest"], ports["grpc"]))
+            self.qc = QdrantClient(host=host, port=rest, grpc_port=grpc,
+                                   prefer_grpc=door in ("grpc", "null-grpc"),
                                    timeout=120, check_compatibility=False, **keep)
             self.params = models.SearchParams(hnsw_ef=ef)
 
@@ -183,8 +195,9 @@ def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
     qlists = queries.tolist()
     writes = clustered(rng, QUERIES_PER_WORKER * cfg["batch"], cfg["dim"], centres)
     wlists = writes.tolist()
-    doors = {(b, d): Door(d, ports, cfg["dim"], cfg["ef"], cfg["host"])
-             for b, ports in builds.items() for d in DOORS}
+    doors = {(b, d): Door(d, {**ports, **cfg["null"]}, cfg["dim"], cfg["ef"], cfg["host"])
+             for b, ports in builds.items() for d in DOORS
+             if b == NULL_BUILD or not d.startswith("null")}
     answers.put(("ready", index))
     n, batch = cfg["n"], cfg["batch"]
     while True:
@@ -254,6 +267,50 @@ def start_server(binary: str, data_dir: str, ports: dict, debug: bool) -> subpro
             time.sleep(0.1)
     proc.terminate()
     raise RuntimeError("strata-server did not answer within 120 s")
+
+
+NULL_BUILD = "new"  # the build whose answers the null door sends, and beside which it runs
+
+
+def capture_answers(ports: dict, n: int, dim: int, ef: int, into: Path) -> tuple[Path, Path]:
+    """The bodies strata's Qdrant door answers for the bench's query and upsert-1 (the
+    requests qdrant-client sends for them), written to into/query.json and into/upsert.json."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    vec = clustered(rng, 1, dim, centres_of(dim))[0].tolist()
+    base = f"http://{ports['host']}:{ports['rest']}/collections/{COLLECTION}/points"
+    calls = {"query": ("POST", base + "/query",
+                       {"query": vec, "limit": 10, "with_payload": False,
+                        "params": {"hnsw_ef": ef}}),
+             "upsert": ("PUT", base + "?wait=true",
+                        {"points": [{"id": n, "vector": vec, "payload": {"bucket": 0}}]})}
+    out = []
+    for name, (method, url, body) in calls.items():
+        req = urllib.request.Request(url, method=method, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            path = into / f"{name}.json"
+            path.write_bytes(r.read())
+            out.append(path)
+    return out[0], out[1]
+
+
+def start_null(binary: str, ports: dict, query: Path, upsert: Path) -> subprocess.Popen:
+    host = ports["host"]
+    proc = subprocess.Popen([binary, "--rest-addr", f"{host}:{ports['null_rest']}",
+                             "--grpc-addr", f"{host}:{ports['null_grpc']}",
+                             "--query-answer", str(query), "--upsert-answer", str(upsert)])
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(f"http://{host}:{ports['null_rest']}/", timeout=5)
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"nulldoor exited with {proc.returncode}") from None
+            time.sleep(0.1)
+    proc.terminate()
+    raise RuntimeError("nulldoor did not answer within 60 s")
 
 
 def native_info(ports: dict) -> dict:
@@ -382,6 +439,8 @@ def summarize(cells: list[dict]) -> list[dict]:
     out = []
     for (build, door, op, clients), cs in sorted(by.items()):
         ratios = per_round(cs, by.get((build, "native", op, clients), []), "req_per_s")
+        null = by.get((NULL_BUILD, NULL_OF.get(door, ""), op, clients), [])
+        to_null = per_round(cs, null, "req_per_s")
         base = by.get(("baseline", door, op, clients), []) if build != "baseline" else []
         vs_base = {k: per_round(cs, base, k) for k in
                    ("req_per_s", "server_cpu_us_per_req", "client_cpu_us_per_req")}
@@ -397,6 +456,7 @@ def summarize(cells: list[dict]) -> list[dict]:
                     "connects_per_req": med("connects_per_req"),
                     "errors": sum(c["errors"] for c in cs),
                     "ratio_to_native": statistics.median(ratios) if ratios else None,
+                    "ratio_to_null": statistics.median(to_null) if to_null else None,
                     **({f"{k}_to_baseline": statistics.median(v) if v else None
                         for k, v in vs_base.items()} if base else {})})
     return out
@@ -406,6 +466,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--server", default=str(runinfo.REPO_DIR / "bin" / "strata-server"))
     ap.add_argument("--baseline", help="a second strata-server build, measured beside --server")
+    ap.add_argument("--nulldoor", help="a bench/nulldoor binary (default: built here with go)")
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--ef", type=int, default=64)
@@ -439,6 +500,15 @@ def main() -> None:
                                         for k in ("native", "rest", "grpc", "debug")}}
               for b in binaries}
     data_dirs = {b: tempfile.mkdtemp(prefix=f"strata-qserved-{b}-") for b in binaries}
+    use_null = any(d.startswith("null") for d in doors)
+    null_ports = ({k: free_port(args.host) for k in ("null_rest", "null_grpc")}
+                  if use_null else {})
+    null_dir = Path(tempfile.mkdtemp(prefix="strata-qserved-null-"))
+    null_bin, null_sizes = args.nulldoor, {}
+    if use_null and not null_bin:
+        null_bin = str(null_dir / "nulldoor")
+        subprocess.run(["go", "build", "-o", null_bin, "./bench/nulldoor"], check=True,
+                       cwd=runinfo.REPO_DIR)
     servers = {}
     ctx = mp.get_context("spawn")  # grpcio and the Go runtime do not survive fork
     pool, procs = [], []
@@ -451,8 +521,13 @@ def main() -> None:
             for b, info in zip(builds, ex.map(wait_indexed, builds.values()), strict=True):
                 print(f"{b}: loaded {args.n} x {args.dim} in {load_s[b]:.1f} s, indexed: "
                       f"{json.dumps(info)[:200]}", flush=True)
+        if use_null:
+            qa, ua = capture_answers(builds[NULL_BUILD], args.n, args.dim, args.ef, null_dir)
+            null_sizes = {"query": qa.stat().st_size, "upsert": ua.stat().st_size}
+            print(f"null door answers (bytes): {null_sizes}", flush=True)
+            servers["null"] = start_null(null_bin, {"host": args.host, **null_ports}, qa, ua)
         cfg = {"n": args.n, "dim": args.dim, "ef": args.ef, "batch": args.batch,
-               "host": args.host}
+               "host": args.host, "null": null_ports}
         answers = ctx.Queue()
         for i in range(max(clients)):
             q = ctx.Queue()
@@ -471,7 +546,10 @@ def main() -> None:
                 for op in ops:
                     for door in order:
                         for b in border:
-                            c = run_cell(pool, answers, b, servers[b], builds[b], door, op, nc,
+                            if door.startswith("null") and b != NULL_BUILD:
+                                continue
+                            server = servers["null" if door.startswith("null") else b]
+                            c = run_cell(pool, answers, b, server, builds[b], door, op, nc,
                                          args.duration, args.profile if rnd == 0 else None)
                             c["round"] = rnd
                             cells.append(c)
@@ -492,6 +570,7 @@ def main() -> None:
             server.wait(timeout=60)
         for d in data_dirs.values():
             shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(null_dir, ignore_errors=True)
     from importlib.metadata import version
 
     import qdrant_client  # noqa: F401 (its version is recorded)
@@ -508,6 +587,8 @@ def main() -> None:
                          "client_side": "one process per client, one connection each"},
               "builds": {b: {"server": binaries[b], "sha256": sha256_of(binaries[b])}
                          for b in binaries},
+              "null_door": ({"binary": "bench/nulldoor", "answer_bytes": null_sizes}
+                            if use_null else None),
               "load_seconds": load_s, "note": args.note,
               "loadavg_at_end": os.getloadavg(), "summary": summarize(cells), "cells": cells}
     path = args.out or runinfo.result_path("qdrant-served", args.label)
@@ -515,8 +596,10 @@ def main() -> None:
     nan = float("nan")
     for s in result["summary"]:
         r, rb = s["ratio_to_native"], s.get("server_cpu_us_per_req_to_baseline")
+        rn = s["ratio_to_null"]
         print(f"{s['build']:8} {s['door']:7} {s['op']:12} c={s['clients']:<3} "
               f"{s['req_per_s']:8.0f} req/s  x{r if r is not None else nan:.2f} of native  "
+              + (f"x{rn:.2f} of null  " if rn is not None else "") +
               f"server {s['server_cpu_us_per_req'] or 0:.0f} us/req"
               + (f" (x{rb if rb is not None else nan:.2f} of baseline)"
                  if "server_cpu_us_per_req_to_baseline" in s else "")

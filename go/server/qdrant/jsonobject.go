@@ -50,33 +50,94 @@ func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
 // when raw is anything else (it may have called fn for the fields before
 // the fault).
 func eachField(raw []byte, fn func(key, value []byte) bool) bool {
-	s := jsonScanner{data: raw}
-	s.pos = jsonnum.SkipSpace(raw, 0)
-	if s.pos >= len(raw) || raw[s.pos] != '{' {
-		return false
+	return eachFieldRead(raw, nil, fn)
+}
+
+// eachFieldRead is eachField with a reader that may read a value in the
+// same pass that checks it: read(key, raw, pos) answers the end of the
+// value at raw[pos] when it read it (and checked it as JSON), or pos when
+// it leaves the value to eachField's own check. fn is called after it as
+// for any other value.
+func eachFieldRead(raw []byte, read func(key, raw []byte, pos int) int, fn func(key, value []byte) bool) bool {
+	end, ok := fieldsAt(raw, jsonnum.SkipSpace(raw, 0), read, fn)
+	return ok && jsonnum.SkipSpace(raw, end) == len(raw)
+}
+
+// fieldsAt is eachFieldRead of the object that starts at data[pos] and
+// is followed by anything: end is past its closing brace. A reader that
+// reads nested objects with fieldsAt (and lists with elementsAt) checks
+// every byte of a body once, where eachField over the sub-slices it
+// answers checks an object's values once for the object and again for
+// each value read.
+func fieldsAt(data []byte, pos int, read func(key, data []byte, pos int) int, fn func(key, value []byte) bool) (end int, ok bool) {
+	s := jsonScanner{data: data, pos: pos}
+	if s.pos >= len(data) || data[s.pos] != '{' {
+		return pos, false
 	}
-	s.pos = jsonnum.SkipSpace(raw, s.pos+1)
-	if s.pos < len(raw) && raw[s.pos] == '}' {
-		return jsonnum.SkipSpace(raw, s.pos+1) == len(raw)
+	s.pos = jsonnum.SkipSpace(data, s.pos+1)
+	if s.pos < len(data) && data[s.pos] == '}' {
+		return s.pos + 1, true
 	}
 	for {
-		s.pos = jsonnum.SkipSpace(raw, s.pos)
+		s.pos = jsonnum.SkipSpace(data, s.pos)
 		keyStart := s.pos
 		if !s.plainKey() {
-			return false
+			return pos, false
 		}
-		key := raw[keyStart+1 : s.pos-1]
-		s.pos = jsonnum.SkipSpace(raw, s.pos)
-		if s.pos >= len(raw) || raw[s.pos] != ':' {
-			return false
+		key := data[keyStart+1 : s.pos-1]
+		s.pos = jsonnum.SkipSpace(data, s.pos)
+		if s.pos >= len(data) || data[s.pos] != ':' {
+			return pos, false
 		}
-		s.pos = jsonnum.SkipSpace(raw, s.pos+1)
+		s.pos = jsonnum.SkipSpace(data, s.pos+1)
 		valueStart := s.pos
-		if !s.value(1) || !fn(key, raw[valueStart:s.pos:s.pos]) {
-			return false
+		if read != nil {
+			s.pos = read(key, data, s.pos)
 		}
-		if more, ok := s.next('}'); !more {
-			return ok
+		if (s.pos == valueStart && !s.value(1)) || !fn(key, data[valueStart:s.pos:s.pos]) {
+			return pos, false
+		}
+		s.pos = jsonnum.SkipSpace(data, s.pos)
+		switch {
+		case s.pos >= len(data):
+			return pos, false
+		case data[s.pos] == ',':
+			s.pos++
+		case data[s.pos] == '}':
+			return s.pos + 1, true
+		default:
+			return pos, false
+		}
+	}
+}
+
+// elementsAt calls read with the position of each element of the list
+// that starts at data[pos] (no whitespace before it); read reads and
+// checks the element there and answers its end, or ok false. end is past
+// the closing bracket.
+func elementsAt(data []byte, pos int, read func(at int) (end int, ok bool)) (end int, ok bool) {
+	if pos >= len(data) || data[pos] != '[' {
+		return pos, false
+	}
+	i := jsonnum.SkipSpace(data, pos+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		next, ok := read(i)
+		if !ok {
+			return pos, false
+		}
+		i = jsonnum.SkipSpace(data, next)
+		switch {
+		case i >= len(data):
+			return pos, false
+		case data[i] == ',':
+			i = jsonnum.SkipSpace(data, i+1)
+		case data[i] == ']':
+			return i + 1, true
+		default:
+			return pos, false
 		}
 	}
 }

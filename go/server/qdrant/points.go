@@ -159,8 +159,14 @@ func (h *Handler) upsert(_ context.Context, name string, req *upsertRequest) (up
 		if exps, err = b.expiry(len(ids)); err != nil {
 			return updateResult{}, err
 		}
+		// the rows as sub-slices of the body, checked once (encoding/json
+		// scanned them twice and copied each); anything but a list of
+		// JSON values goes to encoding/json, for its error
 		var rows []json.RawMessage
-		if err := json.Unmarshal(b.Vectors, &rows); err != nil {
+		if len(b.Vectors) > 0 {
+			rows = rawElements(b.Vectors)
+		}
+		if rows == nil && json.Unmarshal(b.Vectors, &rows) != nil {
 			if named, ok := batchNamed(b.Vectors); ok && len(named) == 1 && named[""] != nil {
 				rows = named[""]
 			} else {

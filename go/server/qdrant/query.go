@@ -34,11 +34,12 @@ type queryRequest struct {
 	WithPayload    json.RawMessage `json:"with_payload"`
 	LookupFrom     json.RawMessage `json:"lookup_from"`
 	ShardKey       json.RawMessage `json:"shard_key"`
-	// nearest is the query {"nearest": [...]} the gRPC door decoded
-	// already (one dense vector, checked finite), instead of Query: the
-	// JSON round trip of its numbers was the largest part of the door's
-	// own cost of a gRPC query. search1 reads it; every other reader
-	// gets Query from jsonQuery.
+	// nearest is the query {"nearest": [...]} the gRPC door or
+	// decodeQueryRequest decoded already (one dense vector, checked
+	// finite), instead of Query: the JSON round trip of its numbers was the
+	// largest part of the door's own cost of a gRPC query, and reading
+	// them again a tenth of a REST one. search1 reads it; every other
+	// reader gets Query from jsonQuery.
 	nearest []float32
 }
 
@@ -311,7 +312,7 @@ func (h *Handler) search(_ context.Context, name string, req *queryRequest) ([]r
 	if err != nil {
 		return nil, err
 	}
-	if present(req.Query) {
+	if present(req.Query) || req.nearest != nil {
 		return nil, badRequestf("unknown field \"query\" (the search API takes \"vector\")")
 	}
 	return h.search1(c, req, true)

@@ -19,12 +19,30 @@ import (
 // whose answer and error message are the reference: req may be partly
 // written by then, and decode starts from a zero request.
 //
+// A plain nearest query, "query": {"nearest": [numbers]} (what
+// qdrant-client sends for query_points(query=[...])) or "query":
+// [numbers], is read into req.nearest in the pass that checks it, and
+// Query is left nil, as the gRPC door does (search1 reads nearest; every
+// other reader gets Query back from jsonQuery): the numbers were scanned
+// once to check the body and again to parse them, and the query split
+// again by orderByOf and needsHybrid. With lookup_from the query stays in
+// Query, for planQuery.
+//
 // encoding/json scanned a query body three times (its decoder's value
 // reader, the validity check, the decode itself) and copied every
 // RawMessage: a tenth of a served REST query.
 func decodeQueryRequest(body []byte, req *queryRequest) bool {
 	var seen uint32
-	return eachField(body, func(key, value []byte) bool {
+	var nearest []float32
+	read := func(key, data []byte, pos int) int {
+		if string(key) != "query" {
+			return pos
+		}
+		var end int
+		nearest, end = nearestVector(data, pos)
+		return end
+	}
+	ok := eachFieldRead(body, read, func(key, value []byte) bool {
 		for i := range queryFields {
 			f := &queryFields[i]
 			if f.key != string(key) {
@@ -34,7 +52,73 @@ func decodeQueryRequest(body []byte, req *queryRequest) bool {
 		}
 		return false
 	})
+	if ok && nearest != nil && !present(req.LookupFrom) {
+		req.Query, req.nearest = nil, nearest
+	}
+	return ok
 }
+
+// nearestVector reads the value at data[pos] when it is a plain nearest
+// query, {"nearest": [numbers]} or [numbers] with at least one number,
+// each within float32's range (whitespace as JSON allows, the key without
+// escapes): the numbers as strconv.ParseFloat(s, 32) rounds them, and end
+// past the value. For anything else it answers nil and pos, and the value
+// is checked (and read later) as any other.
+//
+// The vector is allocated once: its length is at most one more than the
+// commas in the rest of the body (bytes.Count, which is vectorised).
+func nearestVector(data []byte, pos int) (vec []float32, end int) {
+	if pos >= len(data) { // "query": at the end of the body
+		return nil, pos
+	}
+	i := pos
+	object := data[i] == '{'
+	if object {
+		i = jsonnum.SkipSpace(data, i+1)
+		if !bytes.HasPrefix(data[i:], nearestKey) {
+			return nil, pos
+		}
+		i = jsonnum.SkipSpace(data, i+len(nearestKey))
+		if i >= len(data) || data[i] != ':' {
+			return nil, pos
+		}
+		i = jsonnum.SkipSpace(data, i+1)
+	}
+	if i >= len(data) || data[i] != '[' {
+		return nil, pos
+	}
+	i = jsonnum.SkipSpace(data, i+1)
+	vec = make([]float32, 0, bytes.Count(data[i:], comma)+1)
+	for {
+		f, next, ok := jsonnum.Float32(data, i)
+		if !ok {
+			return nil, pos
+		}
+		vec = append(vec, f)
+		i = jsonnum.SkipSpace(data, next)
+		if i >= len(data) {
+			return nil, pos
+		}
+		if data[i] == ']' {
+			i++
+			break
+		}
+		if data[i] != ',' {
+			return nil, pos
+		}
+		i = jsonnum.SkipSpace(data, i+1)
+	}
+	if object {
+		i = jsonnum.SkipSpace(data, i)
+		if i >= len(data) || data[i] != '}' {
+			return nil, pos
+		}
+		i++
+	}
+	return vec, i
+}
+
+var nearestKey, comma = []byte(`"nearest"`), []byte(",")
 
 // queryFields are the keys decodeQueryRequest reads, each with how its
 // value is stored: as it is (json.RawMessage), or parsed into a pointer

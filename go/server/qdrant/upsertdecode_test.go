@@ -15,10 +15,16 @@ var upsertBodySeeds = []string{
 	`{"update_mode":"in\u0073ert"}`, `{"update_mode":5}`, `{"update_mode":null}`, `{"points":[{"id":1}]} {}`,
 	`{"points":[{"id":1,"vector":[1,]}]}`, `{"points":[ {"id" : 1 , "vector" : [ 1 , 2 ] } , {"id":2} ]}`,
 	`{"points":[{"id":1,"nope":1}]}`, `{"batch":{"ids":[1],"payloads":[ {} , [] ]}}`, `[]`,
+	`{"batch":{"ids":[1],"vectors":[[1,2]]},"batch":{"ids":[2]}}`, `{"points":[{"id":1,"vector":[1]}],"points":null}`,
+	`{"points":[{"id":1} {"id":2}]}`, `{"points":[{"id":1},]}`, `{"batch": {"ids":[1] "vectors":[]}}`,
+	`{ "points" : [ ] , "batch" : { } }`, `{"points":[{"id":1,"vector":[1,2],"payload":{"a":[1,{"b":null}]}}] }`,
+	`{"batch":{"ids":[1],"vectors":[[1e39]],"payloads":[{"a":"\u00e9"}]}}`, `{"points":[{"id":1,"vector":[1,2]`,
 }
 
 // checkUpsertDecode holds decodeUpsertRequest to encoding/json.
-func checkUpsertDecode(t *testing.T, body []byte) { checkAsEncodingJSON(t, body, decodeUpsertRequest) }
+func checkUpsertDecode(t *testing.T, body []byte) {
+	checkAsEncodingJSON(t, body, decodeUpsertRequest, nil)
+}
 
 // TestDecodeUpsertRequestIsEncodingJSON: the reflection-free decode of
 // qdrant-client's upsert bodies gives encoding/json's request, and
