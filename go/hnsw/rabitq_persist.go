@@ -284,6 +284,9 @@ func loadExTerms(f *indexfile.File, n int, clusters uint32) ([]float32, error) {
 // after checking that it names existing nodes only, with the rotation of
 // the file's codes q.
 func (x *Index) loadQG(f *indexfile.File, g *graph, n int, q *rabitq.Quantizer) (*qgRows, error) {
+	if n >= qgExpanded {
+		return nil, fmt.Errorf("%w: quantized graph of %d nodes (at most %d)", ErrFormat, n, qgExpanded-1)
+	}
 	words, err := section[uint32](f, tagRaBitQGraph, 1+n*qgDegree)
 	if err != nil {
 		return nil, err

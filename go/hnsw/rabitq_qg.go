@@ -344,19 +344,19 @@ func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k,
 	sc.visited.visit(entry)
 	// The entry's slot goes to the first estimate that needs it, as
 	// SymphonyQG's entry enters at the largest distance.
-	sc.buffer = append(sc.buffer[:0], bufferEntry{dist: inf, node: entry})
+	sc.qbuf = append(sc.qbuf[:0], qgEntry{dist: inf, node: entry})
 	best := sc.best[:0]
-	for next := 0; next < len(sc.buffer); {
-		node := sc.buffer[next].node
-		sc.buffer[next].expanded = true
-		for next < len(sc.buffer) && sc.buffer[next].expanded {
+	for next := 0; next < len(sc.qbuf); {
+		node := sc.qbuf[next].node
+		sc.qbuf[next].node |= qgExpanded // next never rests on an expanded entry
+		for next < len(sc.qbuf) && sc.qbuf[next].node&qgExpanded != 0 {
 			next++
 		}
 		if node != entry && sc.visited.visit(node) {
 			continue // a later copy of a node expanded already
 		}
-		if next < len(sc.buffer) {
-			sc.next[0] = sc.buffer[next].node
+		if next < len(sc.qbuf) {
+			sc.next[0] = sc.qbuf[next].node
 			kernels.PrefetchRows(base, rowBytes, sc.next[:], prefetch)
 		}
 		row := r.row(node)
@@ -380,7 +380,7 @@ func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k,
 			}
 		}
 		next = min(next, r.expand(sc, row, d, norm, ef))
-		for next < len(sc.buffer) && sc.buffer[next].expanded {
+		for next < len(sc.qbuf) && sc.qbuf[next].node&qgExpanded != 0 {
 			next++
 		}
 	}
@@ -394,7 +394,7 @@ func (x *Index) searchQG(r *qgRows, g *graph, sc *rabitqScratch, q []float32, k,
 // d and ‖q − u‖ norm, and inserts those that can enter the buffer,
 // marking them visited. It returns the lowest position an entry went to.
 func (r *qgRows) expand(sc *rabitqScratch, row []uint32, d, norm float32, ef int) int {
-	lowest := len(sc.buffer)
+	lowest := len(sc.qbuf)
 	kernels.FastScan32(sc.query.LUT, wordBytes(r.codes(row)), &sc.fast)
 	ff := wordFloats(r.factors(row)[:qgMeta])
 	for j, id := range r.ids(row) {
@@ -402,18 +402,56 @@ func (r *qgRows) expand(sc *rabitqScratch, row []uint32, d, norm float32, ef int
 			break
 		}
 		est, _ := sc.query.EstimateFastFrom(sc.fast[j], ff[qgAdd+j], ff[qgRescale+j], ff[qgErr+j], ff[qgSum+j], d, norm)
-		if len(sc.buffer) == ef && est >= sc.buffer[ef-1].dist {
+		if len(sc.qbuf) == ef && est >= sc.qbuf[ef-1].dist {
 			continue // it cannot enter now
 		}
 		if sc.visited.has(id) {
 			continue // expanded already
 		}
-		if pos := sc.insert(bufferEntry{dist: est, node: id}, ef); pos < lowest {
+		if pos := sc.insertQG(qgEntry{dist: est, node: id}, ef); pos < lowest {
 			lowest = pos
 		}
 	}
 	sc.estimate += qgDegree
 	return lowest
+}
+
+// qgEntry is a candidate of searchQG's buffer, half a bufferEntry: the
+// node's expanded flag is its id's top bit (qgExpanded), as in
+// SymphonyQG's buffer, since moving entries to make room for an insertion
+// is a large part of the search (a CPU profile of qg searches on
+// pypi-use512 gave insertQG's memmove about a third of the samples with
+// 16-byte entries). Node ids of a quantized graph stay below qgExpanded
+// (loadQG refuses more nodes; a graph of 2^31 rows would need terabytes).
+type qgEntry struct {
+	dist float32
+	node uint32 // node id | qgExpanded once expanded
+}
+
+const qgExpanded = 1 << 31
+
+// insertQG is insert for searchQG's buffer of qgEntry (insert's body on
+// the smaller entry; a generic one would call through a dictionary).
+func (sc *rabitqScratch) insertQG(c qgEntry, ef int) int {
+	b := sc.qbuf
+	d := c.dist
+	if len(b) == ef && d >= b[len(b)-1].dist {
+		return len(b)
+	}
+	pos := len(b)
+	for pos > 0 && b[pos-1].dist > d {
+		pos--
+	}
+	if pos == ef {
+		return len(b) // NaN: see insert
+	}
+	if len(b) < ef {
+		b = append(b, qgEntry{})
+	}
+	copy(b[pos+1:], b[pos:len(b)-1])
+	b[pos] = c
+	sc.qbuf = b
+	return pos
 }
 
 // searchOneQG is searchQG with pooled scratch, counting its work in s.

@@ -15,6 +15,7 @@ type rabitqScratch struct {
 	query     *rabitq.Query
 	visited   visitedSet
 	buffer    []bufferEntry // candidates by estimate, nearest first
+	qbuf      []qgEntry     // searchQG's buffer
 	best      maxHeap       // the k best admitted by refined distance
 	refined   []candidate   // every refined admitted node by its lower bound (rescore)
 	pending   []uint32
