@@ -1,6 +1,7 @@
 package qdrant
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/server"
+	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
 )
 
 // TestMetricsAndTelemetryCountThisDoorsRequests: the Qdrant port answers
@@ -48,5 +50,46 @@ func TestMetricsAndTelemetryCountThisDoorsRequests(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestMetricsCountTheGRPCDoorsCalls: calls over gRPC are counted in the
+// same request series as REST's, as door="qdrant-grpc" by full method,
+// and a refused call by its HTTP-equivalent status.
+func TestMetricsCountTheGRPCDoorsCalls(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(server.Config{DataDir: t.TempDir(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h, err := New(Config{Collections: srv, Guard: srv.Guard(), Logger: log, Metrics: srv.MetricsHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newGRPCDoorOn(t, h)
+	ctx := context.Background()
+	createDot2(t, ctx, d, "c")
+	if _, err := d.collections.Get(ctx, &pb.GetCollectionInfoRequest{CollectionName: "missing"}); err == nil {
+		t.Fatal("info of a missing collection answered")
+	}
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	resp, err := hs.Client().Get(hs.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var create, missing bool
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.Contains(line, `door="qdrant-grpc"`) || strings.HasPrefix(line, "#") {
+			continue
+		}
+		create = create || strings.Contains(line, `/qdrant.Collections/Create"`)
+		missing = missing || (strings.Contains(line, `/qdrant.Collections/Get"`) && strings.Contains(line, `"404"`))
+	}
+	if !create || !missing {
+		t.Errorf("/metrics: gRPC Create counted %v, refused Get counted as 404 %v in\n%s", create, missing, body)
 	}
 }
