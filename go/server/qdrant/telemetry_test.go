@@ -13,21 +13,28 @@ import (
 	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
 )
 
-// TestMetricsAndTelemetryCountThisDoorsRequests: the Qdrant port answers
-// GET /metrics with the server's series, this door's requests among them
-// (door="qdrant", by route pattern), and GET /telemetry with the
-// collections and their points.
-func TestMetricsAndTelemetryCountThisDoorsRequests(t *testing.T) {
+// newMetricsDoor is a door over a new server whose /metrics it serves.
+func newMetricsDoor(t *testing.T) *Handler {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.New(server.Config{DataDir: t.TempDir(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	h, err := New(Config{Collections: srv, Guard: srv.Guard(), Logger: log, Metrics: srv.MetricsHandler()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+// TestMetricsAndTelemetryCountThisDoorsRequests: the Qdrant port answers
+// GET /metrics with the server's series, this door's requests among them
+// (door="qdrant", by route pattern), and GET /telemetry with the
+// collections and their points.
+func TestMetricsAndTelemetryCountThisDoorsRequests(t *testing.T) {
+	h := newMetricsDoor(t)
 	hs := httptest.NewServer(h)
 	defer hs.Close()
 	call(t, hs, "PUT", "/collections/c", `{"vectors": {"size": 2, "distance": "Dot"}}`)
@@ -57,16 +64,7 @@ func TestMetricsAndTelemetryCountThisDoorsRequests(t *testing.T) {
 // same request series as REST's, as door="qdrant-grpc" by full method,
 // and a refused call by its HTTP-equivalent status.
 func TestMetricsCountTheGRPCDoorsCalls(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.New(server.Config{DataDir: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	h, err := New(Config{Collections: srv, Guard: srv.Guard(), Logger: log, Metrics: srv.MetricsHandler()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newMetricsDoor(t)
 	d := newGRPCDoorOn(t, h)
 	ctx := context.Background()
 	createDot2(t, ctx, d, "c")
