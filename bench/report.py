@@ -1112,7 +1112,8 @@ def machine_line(result: dict) -> str:
 def qdrant_served_section(runs: list) -> str:
     _, path, r = runs[-1]
     rows = []
-    ops, doors = ["query", "upsert-1", "upsert-batch"], ["native", "rest", "rest-ka", "grpc"]
+    ops = ["query", "upsert-1", "upsert-batch"]
+    doors = ["native", "rest", "rest-ka", "grpc", "null-rest", "null-grpc"]
     def order(s: dict) -> tuple:
         return (ops.index(s["op"]) if s["op"] in ops else 9, s["clients"], doors.index(s["door"]))
 

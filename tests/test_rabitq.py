@@ -270,8 +270,8 @@ def test_qg_layout_recall_persistence_and_errors(tmp_path, data, metric: str) ->
 
 @pytest.mark.parametrize("metric", ["l2", "cosine"])
 def test_rows_layout_recall_mmap_round_trip_and_errors(tmp_path, metric: str) -> None:
-    # 300 dimensions (512 coded): where the default layout builds its neighbour records,
-    # which the rows layout must leave out.
+    # 300 dimensions (320 coded: codes are padded to a multiple of 64), where the default
+    # layout builds its neighbour records, which the rows layout must leave out.
     points, queries = clustered(3000, 300, queries=100, seed=37)
     truth = np.argsort(reference_distances(metric, queries, points), axis=1)[:, :10]
     flat = strata.Index(300, metric=metric, seed=3)
@@ -280,7 +280,7 @@ def test_rows_layout_recall_mmap_round_trip_and_errors(tmp_path, metric: str) ->
     index.add(points, num_threads=1)
     assert index.layout == "rows" and index.bits == 1 and "layout='rows'" in repr(index)
     memory = index.info()["memory"]["bytes_per_vector"]
-    assert memory["rabitq_neighbour_blocks"] == 0 and memory["rabitq_codes"] == 64, memory
+    assert memory["rabitq_neighbour_blocks"] == 0 and memory["rabitq_codes"] == 40, memory
     ids, dists, stats = _stats(index, queries)
     assert stats["plan"] == "graph" and stats["refinements"] > 0, stats
     assert recall(ids, truth) >= recall(_stats(flat, queries)[0], truth) - 0.02
