@@ -278,7 +278,7 @@ func (x *Index) insert(g *graph, s *searcher, node uint32, start *candidate) {
 	} else {
 		cur = candidate{s.dist(g, x.dk, q, ep), ep}
 		for l := top; l > level; l-- {
-			cur = s.greedy(g, x.dk, q, cur, l)
+			cur = s.greedy(g, x.dk, q, cur, l, allNodes)
 		}
 	}
 	build := admission{}

@@ -73,7 +73,7 @@ func (x *Index) plan(g *graph, first, n, threads int, p *insertionPlan) bool {
 		cur := candidate{s.dist(g, x.dk, q, ep), ep}
 		path := p.paths[i*top : (i+1)*top]
 		for l := top; l >= 1; l-- {
-			cur = s.greedy(g, x.dk, q, cur, l)
+			cur = s.greedy(g, x.dk, q, cur, l, allNodes)
 			path[top-l] = g.rankOf(cur.node)
 		}
 		p.start[i] = cur

@@ -56,7 +56,7 @@ func TestPlanIsADeterministicPermutationSortedByDescent(t *testing.T) {
 		q := s.setNodeQuery(g, i)
 		cur := candidate{s.dist(g, x.dk, q, ep), ep}
 		for l := top; l >= 1; l-- {
-			cur = s.greedy(g, x.dk, q, cur, l)
+			cur = s.greedy(g, x.dk, q, cur, l, allNodes)
 		}
 		if cur != p1.start[i] {
 			t.Fatalf("node %d: planned start %+v, its descent reaches %+v", i, p1.start[i], cur)

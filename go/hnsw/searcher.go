@@ -119,14 +119,26 @@ func (s *searcher) setQuery(g *graph, q []float32) {
 
 // greedy walks one upper level towards q, moving to the best neighbour
 // until none is closer: the ef=1 search hnswlib uses above level 0.
-func (s *searcher) greedy(g *graph, dk distance, q []float32, cur candidate, level int) candidate {
+//
+// finished is a node count below which every node's insertion is complete
+// (a search's graph.settled; an insertion passes allNodes): a node at or
+// above it is stepped onto only once it is flagged ready. A node still
+// being inserted is linked from its neighbours at an upper level before
+// its own level-0 links are written, so a search that descended onto it
+// found no level-0 neighbours and, the node not being admitted, answered
+// nothing at all.
+func (s *searcher) greedy(g *graph, dk distance, q []float32, cur candidate, level int, finished uint32) candidate {
 	for changed := true; changed; {
 		changed = false
 		links := g.links(cur.node, level)
 		n := int(atomic.LoadUint32(&links[0]))
 		nbs := s.pending[:0]
 		for i := 1; i <= n; i++ {
-			nbs = append(nbs, atomic.LoadUint32(&links[i]))
+			nb := atomic.LoadUint32(&links[i])
+			if nb >= finished && atomic.LoadUint32(&g.flags[nb])&flagReady == 0 {
+				continue
+			}
+			nbs = append(nbs, nb)
 		}
 		s.pending = nbs
 		for i, d := range s.distRows(g, dk, q, nbs) {
@@ -138,6 +150,10 @@ func (s *searcher) greedy(g *graph, dk distance, q []float32, cur candidate, lev
 	}
 	return cur
 }
+
+// allNodes is greedy's finished for insertions: every node may be
+// stepped onto.
+const allNodes = ^uint32(0)
 
 // admission says which nodes a layer search may put in its results. While
 // building, every node counts; while answering queries only ready,
