@@ -402,11 +402,30 @@ func (t *Tail) Advance(b Batch) {
 	t.mu.Lock()
 	for r := b.From; r < b.To; r++ {
 		k := t.keys[r-t.base]
-		if e, ok := t.last[k]; ok && e.last == r {
+		e, ok := t.last[k]
+		switch {
+		case !ok:
+		case e.last == r:
 			if e.shadow {
 				t.shadowing--
 			}
 			delete(t.last, k)
+		case atomic.LoadInt64(&t.next[r-t.base]) >= b.To:
+			// r is k's last row in the batch and a newer one stays in
+			// the tail: the graph now holds k exactly when r is a value,
+			// and that version is stale, so the searches must ask the
+			// graph for one result more for it (a key new to the graph
+			// when its first row came was not counted: its queries came
+			// back a result short).
+			if shadow := !t.tomb[r-t.base]; shadow != e.shadow {
+				e.shadow = shadow
+				t.last[k] = e
+				if shadow {
+					t.shadowing++
+				} else {
+					t.shadowing--
+				}
+			}
 		}
 	}
 	t.built.Store(b.To)

@@ -112,3 +112,55 @@ func TestTailRowsSurviveChunkReuse(t *testing.T) {
 		t.Fatalf("no chunk was ever dropped: the test did not reach reuse")
 	}
 }
+
+// TestTailCountsTheVersionItsBuilderLeftStale: a key new to the graph gets
+// two rows, and the builder builds only the first: the graph now holds a
+// version the tail hides, so the views ask the graph for one more result;
+// once the newer row is a removal built too, they ask for none.
+func TestTailCountsTheVersionItsBuilderLeftStale(t *testing.T) {
+	tail := NewTail(2, metric.L2)
+	inGraph := map[uint64]bool{}
+	held := func(k uint64) bool { return inGraph[k] }
+	tail.Append([]uint64{5}, []float32{1, 1}, held)
+	tail.Append([]uint64{5}, []float32{2, 2}, held)
+	tail.Remove([]uint64{5}, held)
+	if v := tail.Read(); v.Extra() != 0 {
+		t.Fatalf("Extra %d before any build, want 0 (the graph does not hold key 5)", v.Extra())
+	} else {
+		v.Close()
+	}
+	b := tail.Next(1)
+	if b.From != 0 || b.To != 1 || len(b.Keys) != 1 {
+		t.Fatalf("first batch %d..%d with keys %v, want row 0 of key 5", b.From, b.To, b.Keys)
+	}
+	inGraph[5] = true
+	tail.Advance(b)
+	v := tail.Read()
+	if v.Extra() != 1 || !v.Hides(5) {
+		t.Fatalf("after building the first of key 5's rows: Extra %d, Hides %v; want 1, true", v.Extra(), v.Hides(5))
+	}
+	v.Close()
+	b = tail.Next(2)
+	if b.To != 3 || len(b.Removed) != 1 {
+		t.Fatalf("second batch %d..%d removing %v, want rows 1-2 ending in key 5's removal", b.From, b.To, b.Removed)
+	}
+	delete(inGraph, 5)
+	tail.Advance(b)
+	if v := tail.Read(); v.Extra() != 0 || v.Len() != 0 {
+		t.Fatalf("after building every row: Extra %d, Len %d; want 0, 0", v.Extra(), v.Len())
+	} else {
+		v.Close()
+	}
+	// A value built below a removal still in the tail: the graph holds
+	// it, and the tail hides it.
+	tail.Append([]uint64{7}, []float32{3, 3}, held)
+	tail.Remove([]uint64{7}, held)
+	b = tail.Next(1)
+	inGraph[7] = true
+	tail.Advance(b)
+	if v := tail.Read(); v.Extra() != 1 || !v.Hides(7) {
+		t.Fatalf("value of key 7 built below its removal: Extra %d, Hides %v; want 1, true", v.Extra(), v.Hides(7))
+	} else {
+		v.Close()
+	}
+}
