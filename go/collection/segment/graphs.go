@@ -22,6 +22,7 @@ type Graph struct {
 	deleted []uint64     // keys removed since it was sealed (or loaded), in order
 	inFile  int          // how many of deleted its file holds as tombstones
 	pins    atomic.Int64 // readers holding it, and whether it is retired (mapped.go)
+	closed  atomic.Bool  // close has run (mapped.go: it can be reached twice)
 	// released, if not nil, is closed once the segment is retired and no
 	// reader holds it (set before retire; merge.go waits on it).
 	released chan struct{}

@@ -154,3 +154,31 @@ func TestSearchAndMergeRaceWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestRetiredSegmentClosesOnce: a reader that loaded the state before a
+// swap pins a segment already retired and closed, sees it retired and
+// lets go; that brings its count back to retiredPins, and the segment
+// must not close (and close its released channel) a second time.
+func TestRetiredSegmentClosesOnce(t *testing.T) {
+	cfg := hnsw.Config{Dim: dim, Metric: metric.L2, M: 8, EfConstruction: 64, Seed: 1, Keys: true}
+	x, err := hnsw.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Graph{index: x, released: make(chan struct{})}
+	stale := &graphState{active: x, sealed: []*Graph{s}}
+	s.retire() // no reader: closes now
+	select {
+	case <-s.released:
+	default:
+		t.Fatal("a retired segment no reader holds is not released")
+	}
+	for range 3 {
+		if stale.pin() {
+			t.Fatal("pinned a state holding a retired segment")
+		}
+	}
+	if got := s.pins.Load(); got != retiredPins {
+		t.Fatalf("pin count %d after the stale pins let go, want retiredPins", got)
+	}
+}

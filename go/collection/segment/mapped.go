@@ -70,7 +70,16 @@ func (s *Graph) retire() {
 // mapping (an index in memory is left to the collector), and munmap of
 // a mapping we made fails only on a bad address: nothing to report.
 // It then tells whoever waits for the segment's readers (released).
+//
+// It runs once, though the count can come back to retiredPins: a reader
+// that loaded the state before the swap may pin a segment already
+// retired and closed, see the negative count and unpin it, back to
+// exactly retiredPins (that second close of released panicked a served
+// query: "close of closed channel").
 func (s *Graph) close() {
+	if !s.closed.CompareAndSwap(false, true) {
+		return
+	}
 	_ = s.index.Close()
 	if s.released != nil {
 		close(s.released)
