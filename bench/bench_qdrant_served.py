@@ -149,12 +149,18 @@ class Door:
     def query(self, vec_np, vec_list) -> bool:
         if self.door == "native":
             got = self.col.query(vec_np, k=10, ef=self.ef, include_metadata=False)
-            return len(got.ids[0]) == 10
+            ids = [i for i in got.ids[0].tolist() if i is not None and i != -1]
+            if len(ids) != 10:  # padded with -1 (or None) past the points found
+                raise RuntimeError(f"short answer: {len(ids)} of 10 points: {ids}")
+            return True
         # with_payload=False: ids and scores, as the native door's include_metadata=False
         # (qdrant-client's default, True, made its answers carry every payload before).
         got = self.qc.query_points(COLLECTION, query=vec_list, limit=10, with_payload=False,
                                    search_params=self.params).points
-        return len(got) == 10
+        if len(got) != 10:
+            raise RuntimeError(f"short answer: {len(got)} of 10 points: "
+                               f"{[(p.id, round(p.score, 4)) for p in got]}")
+        return True
 
     def upsert(self, ids: list[int], vecs_np, vecs_list, payloads: list[dict]) -> bool:
         if self.door == "native":
@@ -197,7 +203,7 @@ def worker(index: int, builds: dict, cfg: dict, commands, answers) -> None:
     wlists = writes.tolist()
     doors = {(b, d): Door(d, {**ports, **cfg["null"]}, cfg["dim"], cfg["ef"], cfg["host"])
              for b, ports in builds.items() for d in DOORS
-             if b == NULL_BUILD or not d.startswith("null")}
+             if not d.startswith("null") or (b == NULL_BUILD and cfg["null"])}
     answers.put(("ready", index))
     n, batch = cfg["n"], cfg["batch"]
     while True:
