@@ -266,6 +266,25 @@ func queryWhileIngesting(t *testing.T) map[string]float64 {
 		"tail_rows_at_end": float64(c.Info().TailRows)}
 }
 
+// TestSegmentBenchQueryWhileIngesting runs queryWhileIngesting alone
+// (TestSegmentBench's phase, minutes shorter) when
+// STRATA_SEGBENCH_INGESTQ names a JSON output file: the issue's "query
+// p99 while another thread ingests flat out" at 20k x 512.
+func TestSegmentBenchQueryWhileIngesting(t *testing.T) {
+	out := os.Getenv("STRATA_SEGBENCH_INGESTQ")
+	if out == "" {
+		t.Skip("set STRATA_SEGBENCH_INGESTQ=<file.json> to run")
+	}
+	res := map[string]any{"load_at_start": loadAverage()}
+	res["query_while_ingesting"] = queryWhileIngesting(t)
+	res["load_at_end"] = loadAverage()
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", b)
+}
+
 // TestSegmentBench measures what segments change (issue 24, step 2) when
 // STRATA_SEGBENCH names a JSON output file: bytes written per checkpoint
 // after small changes, reopen with a 10k-record log tail, query QPS at
