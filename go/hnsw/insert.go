@@ -291,7 +291,7 @@ func (x *Index) insert(g *graph, s *searcher, node uint32, start *candidate) {
 		cur = cands[0]
 		// Keep the choice in s.chosen: setLinks and connect reuse
 		// s.selected for their own pruning.
-		s.chosen = append(s.chosen[:0], s.selectNeighbors(g, x.dk, cands, x.cfg.M)...)
+		s.chosen = append(s.chosen[:0], s.selectNeighbors(g, x.dk, cands, x.cfg.M, x.copyDist())...)
 		x.setLinks(g, s, node, l, s.chosen)
 		for _, nb := range s.chosen {
 			x.connect(g, s, nb.node, node, nb.dist, l)
@@ -326,7 +326,7 @@ func (x *Index) setLinks(g *graph, s *searcher, node uint32, level int, selected
 		}
 		sortByDist(cands)
 		s.pruned = cands
-		selected = s.selectNeighbors(g, x.dk, cands, g.maxLinks(level))
+		selected = s.selectNeighbors(g, x.dk, cands, g.maxLinks(level), x.copyDist())
 	}
 	x.replaceLinks(g, s, node, links, level, selected)
 }
@@ -361,7 +361,7 @@ func (x *Index) connect(g *graph, s *searcher, from, to uint32, d float32, level
 	}
 	sortByDist(cands)
 	s.pruned = cands
-	sel := s.selectNeighbors(g, x.dk, cands, limit)
+	sel := s.selectNeighbors(g, x.dk, cands, limit, x.copyDist())
 	x.replaceLinks(g, s, from, links, level, sel)
 }
 
