@@ -9,7 +9,7 @@
   rabitq_amd64.s    BitDotU8Rows, the integer part of the RaBitQ 1-bit estimate
   fastscan_amd64.s  FastScan32: 32 RaBitQ 1-bit codes at once by 4-bit table lookups (VPSHUFB),
                     AVX2 and AVX-512BW bodies
-  quantize_amd64.s  MinMax and Quantize, a query's scalar quantization: AVX-512 bodies
+  quantize_amd64.s  MinMax and Quantize, a query's scalar quantization: AVX2 and AVX-512 bodies
 
 One generator, so that kernels that must agree instruction for instruction are written by the
 same code: the one-row AVX-512 float kernels and the four-row ones use the same chunk, block,
@@ -1151,7 +1151,105 @@ def quantize_file() -> str:
         ins("VZEROUPPER"),
         ins("RET"),
     ]
+    out += quantize_avx2()
     return HEADER + "\n".join(out) + "\n"
+
+
+def quantize_avx2() -> list[str]:
+    """The AVX2 bodies of MinMax (8 lanes) and Quantize (32 values a step: the four registers'
+    dwords packed to words and bytes within each 128-bit lane, then put in order by VPERMD)."""
+    reduce_min_max = []
+    for op, r, t in (("VMINPS", "0", "2"), ("VMAXPS", "1", "3")):
+        reduce_min_max += [
+            ins("VEXTRACTF128", "$1", f"Y{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+            ins("VPERMILPS", "$0x4e", f"X{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+            ins("VPERMILPS", "$0xb1", f"X{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+        ]
+    out = [
+        "",
+        "// The reference loop is MinMax's (n a positive multiple of 8).",
+        *text("minMaxAVX2", "(x *float32, n int) (lo, hi float32)", "$0-24")[1:],
+        ins("MOVQ", "x+0(FP)", "SI"),
+        ins("MOVQ", "n+8(FP)", "CX"),
+        ins("MOVL", "$0x7f800000", "AX", comment="+Inf"),
+        ins("MOVQ", "AX", "X0"),
+        ins("VPBROADCASTD", "X0", "Y0"),
+        ins("MOVL", "$0xff800000", "AX", comment="-Inf"),
+        ins("MOVQ", "AX", "X1"),
+        ins("VPBROADCASTD", "X1", "Y1"),
+        label("minMax2Loop"),
+        ins("VMOVUPS", "(SI)", "Y2"),
+        ins("VMINPS", "Y0", "Y2", "Y0", comment="x < lo ? x : lo"),
+        ins("VMAXPS", "Y1", "Y2", "Y1", comment="x > hi ? x : hi"),
+        ins("ADDQ", "$32", "SI"),
+        ins("SUBQ", "$8", "CX"),
+        ins("JNZ", "minMax2Loop"),
+        *reduce_min_max,
+        ins("VMOVSS", "X0", "lo+16(FP)"),
+        ins("VMOVSS", "X1", "hi+20(FP)"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+        "",
+        "// quantPerm<> puts the dwords of VPACKSSDW+VPACKUSWB's lane-wise output in order.",
+        *[f"DATA quantPerm<>+0x{4 * i:02x}(SB)/4, ${v}" for i, v in enumerate([0, 4, 1, 5, 2, 6, 3, 7])],
+        "GLOBL quantPerm<>(SB), RODATA|NOPTR, $32",
+        "",
+        "// The reference loop is quantizeGeneric (n a positive multiple of 32).",
+        *text("quantizeAVX2",
+              "(x *float32, lo float32, inv float32, top int32, code *uint8, n int) int",
+              "$0-48")[1:],
+        ins("MOVQ", "x+0(FP)", "SI"),
+        ins("VBROADCASTSS", "lo+8(FP)", "Y8"),
+        ins("VBROADCASTSS", "inv+12(FP)", "Y9"),
+        ins("MOVL", "top+16(FP)", "AX"),
+        ins("MOVQ", "AX", "X10"),
+        ins("VPBROADCASTD", "X10", "Y10"),
+        ins("MOVQ", "code+24(FP)", "DI"),
+        ins("MOVQ", "n+32(FP)", "CX"),
+        ins("MOVL", "$0x3f000000", "AX", comment="0.5"),
+        ins("MOVQ", "AX", "X11"),
+        ins("VPBROADCASTD", "X11", "Y11"),
+        ins("VPXOR", "Y12", "Y12", "Y12", comment="0, the lower clamp"),
+        ins("VPXOR", "Y13", "Y13", "Y13", comment="the sums of the codes"),
+        ins("VMOVDQU", "quantPerm<>(SB)", "Y14"),
+        label("quantize2Loop"),
+    ]
+    for r in range(4):
+        out += [
+            ins("VMOVUPS", f"{32 * r}(SI)", f"Y{r}"),
+            ins("VSUBPS", "Y8", f"Y{r}", f"Y{r}", comment="x - lo"),
+            ins("VMULPS", "Y9", f"Y{r}", f"Y{r}", comment="· inv"),
+            ins("VADDPS", "Y11", f"Y{r}", f"Y{r}", comment="+ 0.5"),
+            ins("VCVTTPS2DQ", f"Y{r}", f"Y{r}", comment="int(), truncating"),
+            ins("VPMAXSD", "Y12", f"Y{r}", f"Y{r}"),
+            ins("VPMINSD", "Y10", f"Y{r}", f"Y{r}"),
+            ins("VPADDD", f"Y{r}", "Y13", "Y13"),
+        ]
+    out += [
+        ins("VPACKSSDW", "Y1", "Y0", "Y0", comment="words, lane-wise: values <= 255 pack exactly"),
+        ins("VPACKSSDW", "Y3", "Y2", "Y2"),
+        ins("VPACKUSWB", "Y2", "Y0", "Y0", comment="bytes, lane-wise"),
+        ins("VPERMD", "Y0", "Y14", "Y0", comment="in order"),
+        ins("VMOVDQU", "Y0", "(DI)"),
+        ins("ADDQ", "$128", "SI"),
+        ins("ADDQ", "$32", "DI"),
+        ins("SUBQ", "$32", "CX"),
+        ins("JNZ", "quantize2Loop"),
+        ins("VEXTRACTI128", "$1", "Y13", "X7"),
+        ins("VPADDD", "X7", "X13", "X13"),
+        ins("VPSHUFD", "$0x4e", "X13", "X7"),
+        ins("VPADDD", "X7", "X13", "X13"),
+        ins("VPSHUFD", "$0xb1", "X13", "X7"),
+        ins("VPADDD", "X7", "X13", "X13"),
+        ins("VMOVD", "X13", "AX", comment="the sum, zero-extended"),
+        ins("MOVQ", "AX", "ret+40(FP)"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+    ]
+    return out
 
 
 FILES = {

@@ -83,3 +83,121 @@ quantizeLoop:
 	MOVQ          AX, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// The reference loop is MinMax's (n a positive multiple of 8).
+// func minMaxAVX2(x *float32, n int) (lo, hi float32)
+TEXT ·minMaxAVX2(SB), NOSPLIT, $0-24
+	MOVQ          x+0(FP), SI
+	MOVQ          n+8(FP), CX
+	MOVL          $0x7f800000, AX                  // +Inf
+	MOVQ          AX, X0
+	VPBROADCASTD  X0, Y0
+	MOVL          $0xff800000, AX                  // -Inf
+	MOVQ          AX, X1
+	VPBROADCASTD  X1, Y1
+
+minMax2Loop:
+	VMOVUPS       (SI), Y2
+	VMINPS        Y0, Y2, Y0                       // x < lo ? x : lo
+	VMAXPS        Y1, Y2, Y1                       // x > hi ? x : hi
+	ADDQ          $32, SI
+	SUBQ          $8, CX
+	JNZ           minMax2Loop
+	VEXTRACTF128  $1, Y0, X2
+	VMINPS        X2, X0, X0
+	VPERMILPS     $0x4e, X0, X2
+	VMINPS        X2, X0, X0
+	VPERMILPS     $0xb1, X0, X2
+	VMINPS        X2, X0, X0
+	VEXTRACTF128  $1, Y1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X1, X3
+	VMAXPS        X3, X1, X1
+	VMOVSS        X0, lo+16(FP)
+	VMOVSS        X1, hi+20(FP)
+	VZEROUPPER
+	RET
+
+// quantPerm<> puts the dwords of VPACKSSDW+VPACKUSWB's lane-wise output in order.
+DATA quantPerm<>+0x00(SB)/4, $0
+DATA quantPerm<>+0x04(SB)/4, $4
+DATA quantPerm<>+0x08(SB)/4, $1
+DATA quantPerm<>+0x0c(SB)/4, $5
+DATA quantPerm<>+0x10(SB)/4, $2
+DATA quantPerm<>+0x14(SB)/4, $6
+DATA quantPerm<>+0x18(SB)/4, $3
+DATA quantPerm<>+0x1c(SB)/4, $7
+GLOBL quantPerm<>(SB), RODATA|NOPTR, $32
+
+// The reference loop is quantizeGeneric (n a positive multiple of 32).
+// func quantizeAVX2(x *float32, lo float32, inv float32, top int32, code *uint8, n int) int
+TEXT ·quantizeAVX2(SB), NOSPLIT, $0-48
+	MOVQ          x+0(FP), SI
+	VBROADCASTSS  lo+8(FP), Y8
+	VBROADCASTSS  inv+12(FP), Y9
+	MOVL          top+16(FP), AX
+	MOVQ          AX, X10
+	VPBROADCASTD  X10, Y10
+	MOVQ          code+24(FP), DI
+	MOVQ          n+32(FP), CX
+	MOVL          $0x3f000000, AX                  // 0.5
+	MOVQ          AX, X11
+	VPBROADCASTD  X11, Y11
+	VPXOR         Y12, Y12, Y12                    // 0, the lower clamp
+	VPXOR         Y13, Y13, Y13                    // the sums of the codes
+	VMOVDQU       quantPerm<>(SB), Y14
+
+quantize2Loop:
+	VMOVUPS       0(SI), Y0
+	VSUBPS        Y8, Y0, Y0                       // x - lo
+	VMULPS        Y9, Y0, Y0                       // · inv
+	VADDPS        Y11, Y0, Y0                      // + 0.5
+	VCVTTPS2DQ    Y0, Y0                           // int(), truncating
+	VPMAXSD       Y12, Y0, Y0
+	VPMINSD       Y10, Y0, Y0
+	VPADDD        Y0, Y13, Y13
+	VMOVUPS       32(SI), Y1
+	VSUBPS        Y8, Y1, Y1                       // x - lo
+	VMULPS        Y9, Y1, Y1                       // · inv
+	VADDPS        Y11, Y1, Y1                      // + 0.5
+	VCVTTPS2DQ    Y1, Y1                           // int(), truncating
+	VPMAXSD       Y12, Y1, Y1
+	VPMINSD       Y10, Y1, Y1
+	VPADDD        Y1, Y13, Y13
+	VMOVUPS       64(SI), Y2
+	VSUBPS        Y8, Y2, Y2                       // x - lo
+	VMULPS        Y9, Y2, Y2                       // · inv
+	VADDPS        Y11, Y2, Y2                      // + 0.5
+	VCVTTPS2DQ    Y2, Y2                           // int(), truncating
+	VPMAXSD       Y12, Y2, Y2
+	VPMINSD       Y10, Y2, Y2
+	VPADDD        Y2, Y13, Y13
+	VMOVUPS       96(SI), Y3
+	VSUBPS        Y8, Y3, Y3                       // x - lo
+	VMULPS        Y9, Y3, Y3                       // · inv
+	VADDPS        Y11, Y3, Y3                      // + 0.5
+	VCVTTPS2DQ    Y3, Y3                           // int(), truncating
+	VPMAXSD       Y12, Y3, Y3
+	VPMINSD       Y10, Y3, Y3
+	VPADDD        Y3, Y13, Y13
+	VPACKSSDW     Y1, Y0, Y0                       // words, lane-wise: values <= 255 pack exactly
+	VPACKSSDW     Y3, Y2, Y2
+	VPACKUSWB     Y2, Y0, Y0                       // bytes, lane-wise
+	VPERMD        Y0, Y14, Y0                      // in order
+	VMOVDQU       Y0, (DI)
+	ADDQ          $128, SI
+	ADDQ          $32, DI
+	SUBQ          $32, CX
+	JNZ           quantize2Loop
+	VEXTRACTI128  $1, Y13, X7
+	VPADDD        X7, X13, X13
+	VPSHUFD       $0x4e, X13, X7
+	VPADDD        X7, X13, X13
+	VPSHUFD       $0xb1, X13, X7
+	VPADDD        X7, X13, X13
+	VMOVD         X13, AX                          // the sum, zero-extended
+	MOVQ          AX, ret+40(FP)
+	VZEROUPPER
+	RET
