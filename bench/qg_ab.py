@@ -70,6 +70,8 @@ def main() -> None:
                 if cell["results_hash"] != line["results_hash"]:
                     sys.exit(f"{mode} ef {line['ef']}: answers differ between runs")
                 cell["cpu_ns_per_query_rounds"].append(line["cpu_ns_per_query"])
+                if "prepare_cpu_ns_per_query" in line:  # BenchmarkQGHop's query preparation alone
+                    cell.setdefault("prepare_rounds", []).append(line["prepare_cpu_ns_per_query"])
         print(f"round {r + 1}/{args.rounds} load {loads[-1]:.1f}", file=sys.stderr)
     rows = []
     for (mode, ef), c in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -78,7 +80,9 @@ def main() -> None:
                      "cpu_ns_per_query": med,
                      "cpu_ns_per_query_rounds": c["cpu_ns_per_query_rounds"],
                      "dist_per_query": c["dist_per_query"], "hops_per_query": c["hops_per_query"],
-                     "results_hash": c["results_hash"]})
+                     "results_hash": c["results_hash"],
+                     **({"prepare_cpu_ns_per_query": statistics.median(c["prepare_rounds"])}
+                        if c.get("prepare_rounds") else {})})
     for ef in sorted({ef for _, ef in cells}):
         base, new = cells[("base", ef)], cells[("new", ef)]
         if base["results_hash"] != new["results_hash"] and not args.answers_may_differ:

@@ -5,11 +5,13 @@
 // patched into qg.hpp by bench/qg_symqg_count.py: buffer pops, hops (nodes
 // expanded), estimates, buffer inserts and exact distances per query, CPU ns
 // per query of this thread, and recall@10 against the truth the Go side
-// dumped ($STRATA_QG_DUMP). One JSON line per ef on stdout.
+// dumped ($STRATA_QG_DUMP). One JSON line per ef on stdout, after one line
+// with the CPU ns of the query preparation alone (rotation and LUT).
 //
 // usage: qg_symqg_count <dir> <dim> <cosine|l2> <efs, comma-separated> <rounds>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -90,6 +92,19 @@ int main(int argc, char** argv) {
             g.write(reinterpret_cast<const char*>(qg.neighbours_of(i)), 32 * 4);
     }
     std::vector<uint32_t> res(k);
+    {
+        // the preparation alone (rotation and LUT, as search() starts), per query
+        std::vector<double> cpu;
+        float sink = 0;
+        for (int r = 0; r < rounds; ++r) {
+            double t0 = thread_cpu();
+            for (size_t i = 0; i < nq; ++i) sink += qg.prepare_only(&queries[i * dim]);
+            cpu.push_back((thread_cpu() - t0) * 1e9 / nq);
+        }
+        std::sort(cpu.begin(), cpu.end());
+        std::printf("{\"prepare_cpu_ns_per_query\": %.0f, \"sink\": %g}\n", cpu[cpu.size() / 2], sink);
+        std::fflush(stdout);
+    }
     for (size_t ef : efs) {
         qg.set_ef(ef);
         std::vector<double> cpu;

@@ -41,6 +41,15 @@ PATCHES = [
      "        PID cur_node = search_pool.pop();\n        qgcount::pops++;\n"
      "        if (vis->get(cur_node)) {\n            continue;\n        }\n"
      "        vis->set(cur_node);\n        qgcount::hops++; qgcount::exact++;\n", 2),
+    ("    void set_ef(size_t);\n",
+     "    void set_ef(size_t);\n"
+     "    // the query preparation of search() alone: rotation, LUT (bench/qg_symqg_count.cpp)\n"
+     "    [[nodiscard]] T prepare_only(const T* query) const {\n"
+     "        std::vector<T> rotated_query(padded_dim_);\n"
+     "        rotator_->rotate(query, rotated_query.data());\n"
+     "        BatchQuery<T> q_obj(rotated_query.data(), padded_dim_);\n"
+     "        return q_obj.delta() + q_obj.lut()[padded_dim_ % 7];\n"
+     "    }\n", 1),
     ("    const auto* batch_data = get_batch_data(data_id);\n",
      "    const auto* batch_data = get_batch_data(data_id);\n    qgcount::est += cur_degree;\n", 1),
     ("        search_pool.insert(cur_neighbor, dist);  // update search buffer\n",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/quant/rabitq"
+	"github.com/strata-db/strata/go/vfs"
 )
 
 // BenchmarkQGHop is the qg layout's search (rabitq_qg.go) alone on the
@@ -21,13 +22,15 @@ import (
 // held-out query once per round at each ef of $STRATA_QG_EFS (32), for
 // $STRATA_QG_ROUNDS rounds (5), one thread. It prints one JSON line per ef
 // to stderr (recall, CPU ns per query of each round, distances and hops
-// per query, and an FNV hash of every answer's ids and distance bits, which
+// per query, the CPU ns of the query preparation alone (qgPrepareCPU),
+// and an FNV hash of every answer's ids and distance bits, which
 // two builds of the search must share when a change keeps the results),
 // for bench/qg_ab.py to alternate two builds of this package and compare.
 // $STRATA_QG_GRAPH names a peer's graph (peerQGRows) to search instead of
 // the one buildQG makes, to tell the graph's share from the search's.
 // $STRATA_QG_DUMP names a directory to write the rows, queries and truth
-// to first (dumpQGSet), for a peer's harness to search the same set.
+// to first (dumpQGSet), for a peer's harness to search the same set, and
+// $STRATA_QG_SAVE a file to save the index with its quantized graph to.
 func BenchmarkQGHop(b *testing.B) {
 	s := loadRaBitQBenchSet(b, 20000, 500)
 	x, _ := s.graph(b)
@@ -43,12 +46,21 @@ func BenchmarkQGHop(b *testing.B) {
 	if path := os.Getenv("STRATA_QG_GRAPH"); path != "" {
 		rq.qg = peerQGRows(b, x, rq.g, rq.n, path)
 	}
+	if path := os.Getenv("STRATA_QG_SAVE"); path != "" {
+		// The index with these rows, for the other sides of
+		// bench/bench_overhead.py --index (Python, C, BenchmarkSearchOne).
+		x.cfg.RaBitQLayout, x.cfg.RaBitQBits = LayoutQG, 1
+		if err := x.Save(vfs.Default, path); err != nil {
+			b.Fatal(err)
+		}
+	}
 	k, nq, dim := s.k, s.nq, s.dim
 	rounds := envInt("STRATA_QG_ROUNDS", 5)
 	ids := make([]int64, nq*k)
 	dists := make([]float32, nq*k)
 	runtime.LockOSThread() // threadCPU reads this thread's clock
 	defer runtime.UnlockOSThread()
+	prepare := qgPrepareCPU(rq.qg, s.queries[:nq*dim], dim, rounds)
 	for b.Loop() {
 		for _, ef := range envInts(b, "STRATA_QG_EFS", []int{32}) {
 			var cpu []float64
@@ -75,12 +87,31 @@ func BenchmarkQGHop(b *testing.B) {
 				"ef": ef, "recall": synth.Recall(ids, truth, k), "cpu_ns_per_query_rounds": cpu,
 				"cpu_ns_per_query": median(cpu),
 				"dist_per_query":   float64(ndis) / float64(nq), "hops_per_query": float64(nhops) / float64(nq),
-				"results_hash": fmt.Sprintf("%016x", h.Sum64()),
-				"set":          s.name, "n": s.n, "queries": nq, "k": k, "dim": dim,
+				"results_hash":             fmt.Sprintf("%016x", h.Sum64()),
+				"prepare_cpu_ns_per_query": prepare,
+				"set":                      s.name, "n": s.n, "queries": nq, "k": k, "dim": dim,
 			})
 			fmt.Fprintf(os.Stderr, "QGHOP %s\n", line)
 		}
 	}
+}
+
+// qgPrepareCPU is the median over rounds of the CPU ns per query of the
+// search's query preparation alone (searchQG's PrepareFastFrom: rotation,
+// 6-bit operand, FastScan tables), over the queries.
+func qgPrepareCPU(r *qgRows, queries []float32, dim, rounds int) float64 {
+	sc := r.pool.Get().(*rabitqScratch)
+	defer r.pool.Put(sc)
+	nq := len(queries) / dim
+	var cpu []float64
+	for range rounds {
+		cpu0 := threadCPU()
+		for i := range nq {
+			sc.query.PrepareFastFrom(queries[i*dim : (i+1)*dim])
+		}
+		cpu = append(cpu, (threadCPU()-cpu0)*1e9/float64(nq))
+	}
+	return median(cpu)
 }
 
 // dumpQGSet writes the set's training rows (train.f32), queries

@@ -72,6 +72,16 @@
 // so the query must be quantised to 6 bits. Both compute exact integers and
 // are bit-identical on every path; both use the AVX2 flag BitDotPath names.
 //
+// # A RaBitQ query's preparation
+//
+// FWHT and SignedFWHT (the sign flips of a round fused into the pass of
+// the first three stages), Mul, Scale and Butterfly (the Kac step) make up
+// the rotations of package rabitq; MinMax and Quantize the query's scalar
+// quantization. They run once per query, in AVX2 (MinMax and Quantize also
+// AVX-512) assembly, and every path does the same IEEE operations as the Go
+// loops (no fused multiply-add), so results are bit-identical; a zero
+// returned by MinMax is always +0.
+//
 // # Prefetch
 //
 // PrefetchRows issues PREFETCHT0 for the first cache lines of a list of

@@ -44,3 +44,132 @@ nextstage:
 done:
 	VZEROUPPER
 	RET
+
+// Sign masks of the upper lanes of each butterfly of span 1, 2 and 4 (FWHT8_STAGES).
+DATA fwhtNeg1<>+0x00(SB)/8, $0x8000000000000000
+DATA fwhtNeg1<>+0x08(SB)/8, $0x8000000000000000
+DATA fwhtNeg1<>+0x10(SB)/8, $0x8000000000000000
+DATA fwhtNeg1<>+0x18(SB)/8, $0x8000000000000000
+GLOBL fwhtNeg1<>(SB), RODATA|NOPTR, $32
+DATA fwhtNeg2<>+0x00(SB)/8, $0
+DATA fwhtNeg2<>+0x08(SB)/8, $0x8000000080000000
+DATA fwhtNeg2<>+0x10(SB)/8, $0
+DATA fwhtNeg2<>+0x18(SB)/8, $0x8000000080000000
+GLOBL fwhtNeg2<>(SB), RODATA|NOPTR, $32
+DATA fwhtNeg4<>+0x00(SB)/8, $0
+DATA fwhtNeg4<>+0x08(SB)/8, $0
+DATA fwhtNeg4<>+0x10(SB)/8, $0x8000000080000000
+DATA fwhtNeg4<>+0x18(SB)/8, $0x8000000080000000
+GLOBL fwhtNeg4<>(SB), RODATA|NOPTR, $32
+
+// The reference loop is fwht8Generic.
+// func fwht8AVX2(x *float32, n int)
+TEXT ·fwht8AVX2(SB), NOSPLIT, $0-16
+	MOVQ          x+0(FP), DI
+	MOVQ          n+8(FP), CX
+	VMOVUPS       fwhtNeg1<>(SB), Y13
+	VMOVUPS       fwhtNeg2<>(SB), Y14
+	VMOVUPS       fwhtNeg4<>(SB), Y15
+
+fwht8AVX2Loop:
+	VMOVUPS       (DI), Y0
+	VPERMILPS     $0xb1, Y0, Y1
+	VXORPS        Y13, Y0, Y0
+	VADDPS        Y0, Y1, Y0
+	VPERMILPS     $0x4e, Y0, Y1
+	VXORPS        Y14, Y0, Y0
+	VADDPS        Y0, Y1, Y0
+	VPERM2F128    $0x01, Y0, Y0, Y1
+	VXORPS        Y15, Y0, Y0
+	VADDPS        Y0, Y1, Y0
+	VMOVUPS       Y0, (DI)
+	ADDQ          $32, DI
+	SUBQ          $8, CX
+	JNZ           fwht8AVX2Loop
+	VZEROUPPER
+	RET
+
+// The reference loop is signedFWHT8Generic.
+// func signedFWHT8AVX2(x *float32, signs *float32, n int)
+TEXT ·signedFWHT8AVX2(SB), NOSPLIT, $0-24
+	MOVQ          x+0(FP), DI
+	MOVQ          signs+8(FP), SI
+	MOVQ          n+16(FP), CX
+	VMOVUPS       fwhtNeg1<>(SB), Y13
+	VMOVUPS       fwhtNeg2<>(SB), Y14
+	VMOVUPS       fwhtNeg4<>(SB), Y15
+
+signedFWHT8AVX2Loop:
+	VMOVUPS       (DI), Y0
+	VMULPS        (SI), Y0, Y0                     // x[i] *= signs[i]
+	ADDQ          $32, SI
+	VPERMILPS     $0xb1, Y0, Y1
+	VXORPS        Y13, Y0, Y0
+	VADDPS        Y0, Y1, Y0
+	VPERMILPS     $0x4e, Y0, Y1
+	VXORPS        Y14, Y0, Y0
+	VADDPS        Y0, Y1, Y0
+	VPERM2F128    $0x01, Y0, Y0, Y1
+	VXORPS        Y15, Y0, Y0
+	VADDPS        Y0, Y1, Y0
+	VMOVUPS       Y0, (DI)
+	ADDQ          $32, DI
+	SUBQ          $8, CX
+	JNZ           signedFWHT8AVX2Loop
+	VZEROUPPER
+	RET
+
+// The reference loop is mulFloatsGeneric (n a positive multiple of 8).
+// func mulFloatsAVX2(x *float32, y *float32, n int)
+TEXT ·mulFloatsAVX2(SB), NOSPLIT, $0-24
+	MOVQ          x+0(FP), DI
+	MOVQ          y+8(FP), SI
+	MOVQ          n+16(FP), CX
+
+mulLoop:
+	VMOVUPS       (DI), Y0
+	VMULPS        (SI), Y0, Y0
+	VMOVUPS       Y0, (DI)
+	ADDQ          $32, DI
+	ADDQ          $32, SI
+	SUBQ          $8, CX
+	JNZ           mulLoop
+	VZEROUPPER
+	RET
+
+// The reference loop is scaleFloatsGeneric (n a positive multiple of 8).
+// func scaleFloatsAVX2(x *float32, c float32, n int)
+TEXT ·scaleFloatsAVX2(SB), NOSPLIT, $0-24
+	MOVQ          x+0(FP), DI
+	VBROADCASTSS  c+8(FP), Y1
+	MOVQ          n+16(FP), CX
+
+scaleLoop:
+	VMULPS        (DI), Y1, Y0                     // x[i] * c, as x[i] *= c
+	VMOVUPS       Y0, (DI)
+	ADDQ          $32, DI
+	SUBQ          $8, CX
+	JNZ           scaleLoop
+	VZEROUPPER
+	RET
+
+// The reference loop is butterflyGeneric (n a positive multiple of 8).
+// func butterflyAVX2(a *float32, b *float32, n int)
+TEXT ·butterflyAVX2(SB), NOSPLIT, $0-24
+	MOVQ          a+0(FP), SI
+	MOVQ          b+8(FP), DX
+	MOVQ          n+16(FP), CX
+
+butterflyLoop:
+	VMOVUPS       (SI), Y0
+	VMOVUPS       (DX), Y1
+	VADDPS        Y1, Y0, Y2
+	VSUBPS        Y1, Y0, Y3
+	VMOVUPS       Y2, (SI)
+	VMOVUPS       Y3, (DX)
+	ADDQ          $32, SI
+	ADDQ          $32, DX
+	SUBQ          $8, CX
+	JNZ           butterflyLoop
+	VZEROUPPER
+	RET

@@ -4,10 +4,12 @@
   u8_amd64.s        SQ8 DotU8 and L2U8: AVX2 and AVX-512 VNNI bodies, dispatch stubs
   rows_amd64.s      AVX-512 multi-row float32 kernels (DotRows, L2SquaredRows)
   prefetch_amd64.s  PrefetchRows
-  fwht_amd64.s      the AVX2 stages (span >= 8) of the Walsh-Hadamard transform (FWHT)
+  fwht_amd64.s      the AVX2 stages of the Walsh-Hadamard transform (FWHT, SignedFWHT) and the
+                    element-wise steps of the rotations (Mul, Scale, Butterfly)
   rabitq_amd64.s    BitDotU8Rows, the integer part of the RaBitQ 1-bit estimate
   fastscan_amd64.s  FastScan32: 32 RaBitQ 1-bit codes at once by 4-bit table lookups (VPSHUFB),
                     AVX2 and AVX-512BW bodies
+  quantize_amd64.s  MinMax and Quantize, a query's scalar quantization: AVX2 and AVX-512 bodies
 
 One generator, so that kernels that must agree instruction for instruction are written by the
 same code: the one-row AVX-512 float kernels and the four-row ones use the same chunk, block,
@@ -735,7 +737,118 @@ def fwht_file() -> str:
         ins("VZEROUPPER"),
         ins("RET"),
     ]
+    out += fwht8_kernels()
     return HEADER + "\n".join(out) + "\n"
+
+
+# The first three stages of the FWHT (spans 1, 2, 4) inside each Y register of eight: a stage
+# adds to every lane its partner's value, the partner's sign flipped in the upper lane of each
+# pair, i.e. lane i gets x[i] + x[i^h] below the span and x[i^h] + (-x[i]) = x[i^h] - x[i]
+# above it: fwht8Generic's u+v and u-v, the same IEEE operations (addition commutes exactly),
+# so the same bits. (permutation of the partners, sign mask of the upper lanes)
+FWHT8_STAGES = [
+    ("VPERMILPS $0xb1, Y0, Y1", "fwhtNeg1"),
+    ("VPERMILPS $0x4e, Y0, Y1", "fwhtNeg2"),
+    ("VPERM2F128 $0x01, Y0, Y0, Y1", "fwhtNeg4"),
+]
+
+
+def fwht8_kernels() -> list[str]:
+    """fwht8AVX2 (fwht8Generic's stages on n elements, n a positive multiple of 8) and
+    signedFWHT8AVX2 (x[i] *= signs[i] first, in the same pass), then the element-wise helpers of
+    the rotations: mulFloatsAVX2, scaleFloatsAVX2 and butterflyAVX2 (one FWHT stage of span n
+    over two separate halves: the Kac step)."""
+    out = ["", "// Sign masks of the upper lanes of each butterfly of span 1, 2 and 4 (FWHT8_STAGES)."]
+    for name, words in (
+        ("fwhtNeg1", ["0x8000000000000000"] * 4),
+        ("fwhtNeg2", ["0", "0x8000000080000000"] * 2),
+        ("fwhtNeg4", ["0", "0", "0x8000000080000000", "0x8000000080000000"]),
+    ):
+        out += [f"DATA {name}<>+0x{8 * i:02x}(SB)/8, ${w}" for i, w in enumerate(words)]
+        out += [f"GLOBL {name}<>(SB), RODATA|NOPTR, $32"]
+    for signed in (False, True):
+        name = "signedFWHT8AVX2" if signed else "fwht8AVX2"
+        sig = "(x *float32, signs *float32, n int)" if signed else "(x *float32, n int)"
+        out += [
+            "",
+            f"// The reference loop is {'signedFWHT8Generic' if signed else 'fwht8Generic'}.",
+            *text(name, sig, "$0-24" if signed else "$0-16")[1:],
+            ins("MOVQ", "x+0(FP)", "DI"),
+        ]
+        if signed:
+            out += [ins("MOVQ", "signs+8(FP)", "SI"), ins("MOVQ", "n+16(FP)", "CX")]
+        else:
+            out += [ins("MOVQ", "n+8(FP)", "CX")]
+        out += [
+            ins("VMOVUPS", "fwhtNeg1<>(SB)", "Y13"),
+            ins("VMOVUPS", "fwhtNeg2<>(SB)", "Y14"),
+            ins("VMOVUPS", "fwhtNeg4<>(SB)", "Y15"),
+            label(f"{name}Loop"),
+            ins("VMOVUPS", "(DI)", "Y0"),
+        ]
+        if signed:
+            out += [ins("VMULPS", "(SI)", "Y0", "Y0", comment="x[i] *= signs[i]"),
+                    ins("ADDQ", "$32", "SI")]
+        for (perm, mask), reg in zip(FWHT8_STAGES, ("Y13", "Y14", "Y15")):
+            out += [parse(perm), ins("VXORPS", reg, "Y0", "Y0"), ins("VADDPS", "Y0", "Y1", "Y0")]
+        out += [
+            ins("VMOVUPS", "Y0", "(DI)"),
+            ins("ADDQ", "$32", "DI"),
+            ins("SUBQ", "$8", "CX"),
+            ins("JNZ", f"{name}Loop"),
+            ins("VZEROUPPER"),
+            ins("RET"),
+        ]
+    out += [
+        "",
+        "// The reference loop is mulFloatsGeneric (n a positive multiple of 8).",
+        *text("mulFloatsAVX2", "(x *float32, y *float32, n int)", "$0-24")[1:],
+        ins("MOVQ", "x+0(FP)", "DI"),
+        ins("MOVQ", "y+8(FP)", "SI"),
+        ins("MOVQ", "n+16(FP)", "CX"),
+        label("mulLoop"),
+        ins("VMOVUPS", "(DI)", "Y0"),
+        ins("VMULPS", "(SI)", "Y0", "Y0"),
+        ins("VMOVUPS", "Y0", "(DI)"),
+        *advance2x("DI", "SI", 32),
+        ins("SUBQ", "$8", "CX"),
+        ins("JNZ", "mulLoop"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+        "",
+        "// The reference loop is scaleFloatsGeneric (n a positive multiple of 8).",
+        *text("scaleFloatsAVX2", "(x *float32, c float32, n int)", "$0-24")[1:],
+        ins("MOVQ", "x+0(FP)", "DI"),
+        ins("VBROADCASTSS", "c+8(FP)", "Y1"),
+        ins("MOVQ", "n+16(FP)", "CX"),
+        label("scaleLoop"),
+        ins("VMULPS", "(DI)", "Y1", "Y0", comment="x[i] * c, as x[i] *= c"),
+        ins("VMOVUPS", "Y0", "(DI)"),
+        ins("ADDQ", "$32", "DI"),
+        ins("SUBQ", "$8", "CX"),
+        ins("JNZ", "scaleLoop"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+        "",
+        "// The reference loop is butterflyGeneric (n a positive multiple of 8).",
+        *text("butterflyAVX2", "(a *float32, b *float32, n int)", "$0-24")[1:],
+        ins("MOVQ", "a+0(FP)", "SI"),
+        ins("MOVQ", "b+8(FP)", "DX"),
+        ins("MOVQ", "n+16(FP)", "CX"),
+        label("butterflyLoop"),
+        ins("VMOVUPS", "(SI)", "Y0"),
+        ins("VMOVUPS", "(DX)", "Y1"),
+        ins("VADDPS", "Y1", "Y0", "Y2"),
+        ins("VSUBPS", "Y1", "Y0", "Y3"),
+        ins("VMOVUPS", "Y2", "(SI)"),
+        ins("VMOVUPS", "Y3", "(DX)"),
+        *advance2x("SI", "DX", 32),
+        ins("SUBQ", "$8", "CX"),
+        ins("JNZ", "butterflyLoop"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+    ]
+    return out
 
 
 def advance2x(a: str, b: str, nbytes: int) -> list[str]:
@@ -955,6 +1068,190 @@ def fastscan_tail() -> list[str]:
     ]
 
 
+# ---------------------------------------------------------------- query quantization
+
+
+def quantize_file() -> str:
+    """MinMax's and Quantize's AVX-512 bodies; the reference loops are MinMax's and
+    quantizeGeneric."""
+    reduce_min_max = []
+    for op, r, t in (("VMINPS", "0", "2"), ("VMAXPS", "1", "3")):
+        reduce_min_max += [
+            ins("VEXTRACTF64X4", "$1", f"Z{r}", f"Y{t}"),
+            ins(op, f"Y{t}", f"Y{r}", f"Y{r}"),
+            ins("VEXTRACTF128", "$1", f"Y{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+            ins("VPERMILPS", "$0x4e", f"X{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+            ins("VPERMILPS", "$0xb1", f"X{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+        ]
+    out = [
+        "",
+        "// The reference loop is MinMax's. Z0 and Z1 hold the 16 lanes' minima and maxima.",
+        *text("minMaxAVX512", "(x *float32, n int) (lo, hi float32)", "$0-24")[1:],
+        ins("MOVQ", "x+0(FP)", "SI"),
+        ins("MOVQ", "n+8(FP)", "CX"),
+        ins("MOVL", "$0x7f800000", "AX", comment="+Inf"),
+        ins("VPBROADCASTD", "AX", "Z0"),
+        ins("MOVL", "$0xff800000", "AX", comment="-Inf"),
+        ins("VPBROADCASTD", "AX", "Z1"),
+        label("minMaxLoop"),
+        ins("VMOVUPS", "(SI)", "Z2"),
+        ins("VMINPS", "Z0", "Z2", "Z0", comment="x < lo ? x : lo"),
+        ins("VMAXPS", "Z1", "Z2", "Z1", comment="x > hi ? x : hi"),
+        ins("ADDQ", "$64", "SI"),
+        ins("SUBQ", "$16", "CX"),
+        ins("JNZ", "minMaxLoop"),
+        *reduce_min_max,
+        ins("VMOVSS", "X0", "lo+16(FP)"),
+        ins("VMOVSS", "X1", "hi+20(FP)"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+        "",
+        "// The reference loop is quantizeGeneric.",
+        *text("quantizeAVX512",
+              "(x *float32, lo float32, inv float32, top int32, code *uint8, n int) int",
+              "$0-48")[1:],
+        ins("MOVQ", "x+0(FP)", "SI"),
+        ins("VBROADCASTSS", "lo+8(FP)", "Z1"),
+        ins("VBROADCASTSS", "inv+12(FP)", "Z2"),
+        ins("MOVL", "top+16(FP)", "AX"),
+        ins("VPBROADCASTD", "AX", "Z3"),
+        ins("MOVQ", "code+24(FP)", "DI"),
+        ins("MOVQ", "n+32(FP)", "CX"),
+        ins("MOVL", "$0x3f000000", "AX", comment="0.5"),
+        ins("VPBROADCASTD", "AX", "Z4"),
+        ins("VPXORD", "Z5", "Z5", "Z5", comment="0, the lower clamp"),
+        ins("VPXORD", "Z6", "Z6", "Z6", comment="the sums of the codes"),
+        label("quantizeLoop"),
+        ins("VMOVUPS", "(SI)", "Z0"),
+        ins("VSUBPS", "Z1", "Z0", "Z0", comment="x - lo"),
+        ins("VMULPS", "Z2", "Z0", "Z0", comment="· inv"),
+        ins("VADDPS", "Z4", "Z0", "Z0", comment="+ 0.5"),
+        ins("VCVTTPS2DQ", "Z0", "Z0", comment="int(), truncating"),
+        ins("VPMAXSD", "Z5", "Z0", "Z0"),
+        ins("VPMINSD", "Z3", "Z0", "Z0"),
+        ins("VPADDD", "Z0", "Z6", "Z6"),
+        ins("VPMOVDB", "Z0", "(DI)"),
+        ins("ADDQ", "$64", "SI"),
+        ins("ADDQ", "$16", "DI"),
+        ins("SUBQ", "$16", "CX"),
+        ins("JNZ", "quantizeLoop"),
+        ins("VEXTRACTI64X4", "$1", "Z6", "Y7"),
+        ins("VPADDD", "Y7", "Y6", "Y6"),
+        ins("VEXTRACTI128", "$1", "Y6", "X7"),
+        ins("VPADDD", "X7", "X6", "X6"),
+        ins("VPSHUFD", "$0x4e", "X6", "X7"),
+        ins("VPADDD", "X7", "X6", "X6"),
+        ins("VPSHUFD", "$0xb1", "X6", "X7"),
+        ins("VPADDD", "X7", "X6", "X6"),
+        ins("VMOVD", "X6", "AX", comment="the sum, zero-extended"),
+        ins("MOVQ", "AX", "ret+40(FP)"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+    ]
+    out += quantize_avx2()
+    return HEADER + "\n".join(out) + "\n"
+
+
+def quantize_avx2() -> list[str]:
+    """The AVX2 bodies of MinMax (8 lanes) and Quantize (32 values a step: the four registers'
+    dwords packed to words and bytes within each 128-bit lane, then put in order by VPERMD)."""
+    reduce_min_max = []
+    for op, r, t in (("VMINPS", "0", "2"), ("VMAXPS", "1", "3")):
+        reduce_min_max += [
+            ins("VEXTRACTF128", "$1", f"Y{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+            ins("VPERMILPS", "$0x4e", f"X{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+            ins("VPERMILPS", "$0xb1", f"X{r}", f"X{t}"),
+            ins(op, f"X{t}", f"X{r}", f"X{r}"),
+        ]
+    out = [
+        "",
+        "// The reference loop is MinMax's (n a positive multiple of 8).",
+        *text("minMaxAVX2", "(x *float32, n int) (lo, hi float32)", "$0-24")[1:],
+        ins("MOVQ", "x+0(FP)", "SI"),
+        ins("MOVQ", "n+8(FP)", "CX"),
+        ins("MOVL", "$0x7f800000", "AX", comment="+Inf"),
+        ins("MOVQ", "AX", "X0"),
+        ins("VPBROADCASTD", "X0", "Y0"),
+        ins("MOVL", "$0xff800000", "AX", comment="-Inf"),
+        ins("MOVQ", "AX", "X1"),
+        ins("VPBROADCASTD", "X1", "Y1"),
+        label("minMax2Loop"),
+        ins("VMOVUPS", "(SI)", "Y2"),
+        ins("VMINPS", "Y0", "Y2", "Y0", comment="x < lo ? x : lo"),
+        ins("VMAXPS", "Y1", "Y2", "Y1", comment="x > hi ? x : hi"),
+        ins("ADDQ", "$32", "SI"),
+        ins("SUBQ", "$8", "CX"),
+        ins("JNZ", "minMax2Loop"),
+        *reduce_min_max,
+        ins("VMOVSS", "X0", "lo+16(FP)"),
+        ins("VMOVSS", "X1", "hi+20(FP)"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+        "",
+        "// quantPerm<> puts the dwords of VPACKSSDW+VPACKUSWB's lane-wise output in order.",
+        *[f"DATA quantPerm<>+0x{4 * i:02x}(SB)/4, ${v}" for i, v in enumerate([0, 4, 1, 5, 2, 6, 3, 7])],
+        "GLOBL quantPerm<>(SB), RODATA|NOPTR, $32",
+        "",
+        "// The reference loop is quantizeGeneric (n a positive multiple of 32).",
+        *text("quantizeAVX2",
+              "(x *float32, lo float32, inv float32, top int32, code *uint8, n int) int",
+              "$0-48")[1:],
+        ins("MOVQ", "x+0(FP)", "SI"),
+        ins("VBROADCASTSS", "lo+8(FP)", "Y8"),
+        ins("VBROADCASTSS", "inv+12(FP)", "Y9"),
+        ins("MOVL", "top+16(FP)", "AX"),
+        ins("MOVQ", "AX", "X10"),
+        ins("VPBROADCASTD", "X10", "Y10"),
+        ins("MOVQ", "code+24(FP)", "DI"),
+        ins("MOVQ", "n+32(FP)", "CX"),
+        ins("MOVL", "$0x3f000000", "AX", comment="0.5"),
+        ins("MOVQ", "AX", "X11"),
+        ins("VPBROADCASTD", "X11", "Y11"),
+        ins("VPXOR", "Y12", "Y12", "Y12", comment="0, the lower clamp"),
+        ins("VPXOR", "Y13", "Y13", "Y13", comment="the sums of the codes"),
+        ins("VMOVDQU", "quantPerm<>(SB)", "Y14"),
+        label("quantize2Loop"),
+    ]
+    for r in range(4):
+        out += [
+            ins("VMOVUPS", f"{32 * r}(SI)", f"Y{r}"),
+            ins("VSUBPS", "Y8", f"Y{r}", f"Y{r}", comment="x - lo"),
+            ins("VMULPS", "Y9", f"Y{r}", f"Y{r}", comment="· inv"),
+            ins("VADDPS", "Y11", f"Y{r}", f"Y{r}", comment="+ 0.5"),
+            ins("VCVTTPS2DQ", f"Y{r}", f"Y{r}", comment="int(), truncating"),
+            ins("VPMAXSD", "Y12", f"Y{r}", f"Y{r}"),
+            ins("VPMINSD", "Y10", f"Y{r}", f"Y{r}"),
+            ins("VPADDD", f"Y{r}", "Y13", "Y13"),
+        ]
+    out += [
+        ins("VPACKSSDW", "Y1", "Y0", "Y0", comment="words, lane-wise: values <= 255 pack exactly"),
+        ins("VPACKSSDW", "Y3", "Y2", "Y2"),
+        ins("VPACKUSWB", "Y2", "Y0", "Y0", comment="bytes, lane-wise"),
+        ins("VPERMD", "Y0", "Y14", "Y0", comment="in order"),
+        ins("VMOVDQU", "Y0", "(DI)"),
+        ins("ADDQ", "$128", "SI"),
+        ins("ADDQ", "$32", "DI"),
+        ins("SUBQ", "$32", "CX"),
+        ins("JNZ", "quantize2Loop"),
+        ins("VEXTRACTI128", "$1", "Y13", "X7"),
+        ins("VPADDD", "X7", "X13", "X13"),
+        ins("VPSHUFD", "$0x4e", "X13", "X7"),
+        ins("VPADDD", "X7", "X13", "X13"),
+        ins("VPSHUFD", "$0xb1", "X13", "X7"),
+        ins("VPADDD", "X7", "X13", "X13"),
+        ins("VMOVD", "X13", "AX", comment="the sum, zero-extended"),
+        ins("MOVQ", "AX", "ret+40(FP)"),
+        ins("VZEROUPPER"),
+        ins("RET"),
+    ]
+    return out
+
+
 FILES = {
     "dot_amd64.s": dot_file,
     "u8_amd64.s": u8_file,
@@ -963,6 +1260,7 @@ FILES = {
     "fwht_amd64.s": fwht_file,
     "rabitq_amd64.s": rabitq_file,
     "fastscan_amd64.s": fastscan_file,
+    "quantize_amd64.s": quantize_file,
 }
 
 if __name__ == "__main__":

@@ -71,8 +71,6 @@ func (qq *Query) Prepare(v []float32) {
 	lo, hi := minMax(r)
 	delta := (hi - lo) / 255
 	if qq.fast && delta > 0 {
-		// Both operands in one pass over r (each value as the two loops
-		// below would compute it).
 		qq.quantizeBoth(r, lo, hi)
 		kernels.FastScanLUT(qq.code6[:D], qq.LUT)
 		return
@@ -100,14 +98,8 @@ func (qq *Query) PrepareFastFrom(v []float32) {
 	qq.prepareFast(r, lo, hi)
 }
 
-// minMax returns the smallest and the largest value of r.
-func minMax(r []float32) (lo, hi float32) {
-	lo, hi = float32(math.Inf(1)), float32(math.Inf(-1))
-	for _, x := range r {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return lo, hi
-}
+// minMax returns the smallest and the largest value of r (a zero as +0).
+func minMax(r []float32) (lo, hi float32) { return kernels.MinMax(r) }
 
 // quantize writes r's values on the grid lo + delta·uᵢ, uᵢ in [0, top],
 // rounded to nearest, to code and returns Σ (lo + delta·uᵢ); with delta 0
@@ -115,13 +107,7 @@ func minMax(r []float32) (lo, hi float32) {
 func quantize(r []float32, lo, delta float32, top int, code []uint8) (sum float32) {
 	total := 0
 	if delta > 0 {
-		inv := 1 / delta
-		for i, x := range r {
-			u := int((x-lo)*inv + 0.5)
-			u = min(max(u, 0), top)
-			code[i] = uint8(u)
-			total += u
-		}
+		total = kernels.Quantize(r, lo, 1/delta, top, code)
 	} else {
 		clear(code)
 	}
@@ -129,24 +115,12 @@ func quantize(r []float32, lo, delta float32, top int, code []uint8) (sum float3
 }
 
 // quantizeBoth is quantize to 8 bits into Code and to 6 bits into code6
-// (the two operands of a query with FastScan) in one pass, for hi > lo
-// with (hi − lo)/255 > 0, and sets their terms as Prepare and prepareFast
-// do.
+// (the two operands of a query with FastScan), for hi > lo with
+// (hi − lo)/255 > 0, and sets their terms as Prepare and prepareFast do.
 func (qq *Query) quantizeBoth(r []float32, lo, hi float32) {
 	delta, delta6 := (hi-lo)/255, (hi-lo)/63
-	inv, inv6 := 1/delta, 1/delta6
-	code, code6 := qq.Code[:len(r)], qq.code6[:len(r)]
-	total, total6 := 0, 0
-	for i, x := range r {
-		u := int((x-lo)*inv + 0.5)
-		u = min(max(u, 0), 255)
-		code[i] = uint8(u)
-		total += u
-		u6 := int((x-lo)*inv6 + 0.5)
-		u6 = min(max(u6, 0), 63)
-		code6[i] = uint8(u6)
-		total6 += u6
-	}
+	total := kernels.Quantize(r, lo, 1/delta, 255, qq.Code[:len(r)])
+	total6 := kernels.Quantize(r, lo, 1/delta6, 63, qq.code6[:len(r)])
 	qq.lo, qq.delta, qq.delta6 = lo, delta, delta6
 	qq.sum = lo*float32(len(r)) + delta*float32(total)
 	qq.sum6 = lo*float32(len(r)) + delta6*float32(total6)

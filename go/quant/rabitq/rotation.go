@@ -119,12 +119,9 @@ func (r *Rotation) Apply(v, out []float32) {
 		return
 	}
 	for _, s := range r.signs {
-		flipSigns(out, s)
-		kernels.FWHT(out) // unnormalised: scale applies all rounds' 1/sqrt(D) at once
+		kernels.SignedFWHT(out, s) // unnormalised: scale applies all rounds' 1/sqrt(D) at once
 	}
-	for i := range out {
-		out[i] *= r.scale
-	}
+	kernels.Scale(out, r.scale)
 }
 
 // window is the range of coordinates round k of a Kac rotation transforms:
@@ -147,21 +144,13 @@ func (r *Rotation) window(k int) (lo, hi int) {
 func (r *Rotation) applyKac(out []float32) {
 	D, h := r.padded, r.padded/2
 	for k, s := range r.signs {
-		flipSigns(out, s)
+		// The sign flips outside the window, then those inside it in the
+		// pass of the transform's first stages: each coordinate is
+		// multiplied once, as by one pass over out.
 		lo, hi := r.window(k)
-		kernels.FWHT(out[lo:hi])
-		a, b := out[:h], out[h:D]
-		b = b[:len(a)]
-		for i := range a {
-			x, y := a[i], b[i]
-			a[i], b[i] = x+y, x-y
-		}
-	}
-}
-
-func flipSigns(out, signs []float32) {
-	signs = signs[:len(out)]
-	for i := range out {
-		out[i] *= signs[i]
+		kernels.Mul(out[:lo], s[:lo])
+		kernels.Mul(out[hi:D], s[hi:D])
+		kernels.SignedFWHT(out[lo:hi], s[lo:hi])
+		kernels.Butterfly(out[:h], out[h:D])
 	}
 }
