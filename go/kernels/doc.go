@@ -77,8 +77,9 @@
 // FWHT and SignedFWHT (the sign flips of a round fused into the pass of
 // the first three stages), Mul, Scale and Butterfly (the Kac step) make up
 // the rotations of package rabitq; MinMax and Quantize the query's scalar
-// quantization. They run once per query, in AVX2 (MinMax and Quantize also
-// AVX-512) assembly, and every path does the same IEEE operations as the Go
+// quantization. They run once per query, in AVX2 assembly (MinMax and
+// Quantize have AVX-512 bodies too, not dispatched until they have been
+// tested on a machine with AVX-512: quantize_amd64.go), and every path does the same IEEE operations as the Go
 // loops (no fused multiply-add), so results are bit-identical; a zero
 // returned by MinMax is always +0.
 //
