@@ -145,6 +145,52 @@ func TestFilteredGraphMeasuresOnlyAllowedNodes(t *testing.T) {
 	}
 }
 
+// TestDrainedThroughListsGatherTheSameNodes guards the drained marks of
+// the filtered graph search (admittedNeighbours): skipping the link lists
+// of passed-through nodes already read to their end must gather exactly
+// the nodes that reading them again would, so every query's results and
+// distance count are those of the search that rereads them, from fewer
+// link lists. A mark set on a list the budget cut short, or kept across
+// searches, loses nodes and changes the answers.
+func TestDrainedThroughListsGatherTheSameNodes(t *testing.T) {
+	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
+	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
+	if err := x.Add(fx.data, nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	nq, k := len(fx.queries)/filterFixtureDim, 10
+	for _, name := range []string{"random/0.5", "random/0.1", "random/0.01", "correlated/0.1"} {
+		f := &Filter{Allow: fx.lists[name]}
+		for _, budget := range []int{0, 5} { // 0: filterHopBudget; 5 cuts lists short
+			var ids [2][]int64
+			var dists [2][]float32
+			var stats [2]SearchStats
+			for i, reread := range []bool{true, false} {
+				x.testing = searchTesting{forcePlan: true, forcedPlan: PlanGraph, rereadThrough: reread, filterHopBudget: budget}
+				ids[i], dists[i] = make([]int64, nq*k), make([]float32, nq*k)
+				st, err := x.SearchFiltered(fx.queries, k, 48, 1, f, ids[i], dists[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				stats[i] = st
+			}
+			if !slices.Equal(ids[0], ids[1]) || !slices.Equal(dists[0], dists[1]) {
+				t.Errorf("%s, budget %d: results differ when drained lists are skipped", name, budget)
+			}
+			if stats[0].DistanceComputations != stats[1].DistanceComputations || stats[0].Rerouted != stats[1].Rerouted {
+				t.Errorf("%s, budget %d: %d distances and %d reroutes rereading, %d and %d skipping", name, budget,
+					stats[0].DistanceComputations, stats[0].Rerouted, stats[1].DistanceComputations, stats[1].Rerouted)
+			}
+			if stats[1].LinksRead >= stats[0].LinksRead {
+				t.Errorf("%s, budget %d: %d link lists read skipping drained ones, %d rereading: want fewer", name, budget,
+					stats[1].LinksRead, stats[0].LinksRead)
+			}
+			t.Logf("%s, budget %d: link lists %d rereading, %d skipping drained", name, budget, stats[0].LinksRead, stats[1].LinksRead)
+		}
+	}
+	x.testing = searchTesting{}
+}
+
 // TestFilteredGraphWithDeletesAndSQ8 runs the filtered graph plan on an
 // SQ8 graph (with re-ranking) and on a float graph after removing a fifth
 // of the points, allow lists naming removed ids too: removed ids never
