@@ -49,7 +49,7 @@
 // neighbours, up to 2M nodes (a rejected node whose list it read to the
 // end is not read again in that search: it would add nothing); where none
 // lie within two hops it routes, measuring the rejected neighbours. A query whose neighbourhood (two hops
-// from the end of the descent) holds under 1/8 of the admitted share the
+// from the end of the descent) holds under half of the admitted share the
 // filter predicts (a filter correlated with the data, far from the query),
 // or whose search is left with fewer than k results, or passes the
 // fallback's cost in distances, is answered by the fallback: the exact

@@ -77,7 +77,7 @@ func filteredRecall(t *testing.T, x *Index, fx filterFixture, f *Filter, live ma
 // nodes two hops apart no longer connect at M 16, and the planner scans
 // such a list (below about ef·2M·5 allowed points) instead. A correlated
 // list (one region far from most queries) sends those queries to the
-// fallback (sparseNear): 0.996 at 10 %, 0.9995 at 50 %.
+// fallback (sparseNear): 0.998 at 10 %, 1.0 at 50 %.
 func TestFilteredGraphRecallAtEachSelectivity(t *testing.T) {
 	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
 	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})

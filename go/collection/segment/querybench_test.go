@@ -372,6 +372,7 @@ func TestSegmentQueryBench(t *testing.T) {
 			r, d := pass(s, grid[i])
 			p := point{r, float64(d) / float64(nq), float64(last.LinksRead) / float64(nq), float64(last.Rerouted) / float64(nq), last.Plan.String()}
 			at[i] = p
+			t.Logf("%s: ef %d recall %.4f distances %.0f reroutes %.2f plan %s", s.name, grid[i], p.recall, p.dists, p.rerouted, p.plan)
 			return p
 		}
 		lo, hi := 0, len(grid)-1 // the answer is in [lo, hi]; hi when none reaches it
