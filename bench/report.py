@@ -758,7 +758,47 @@ def segment_sizes_table(runs: list, show: Callable) -> str:
 
 def seeded_run(r: dict) -> bool:
     """Whether a segquery run has setups per recall target (`_r95`, `_r99`: their own table)."""
-    return any(re.search(r"_r\d+$", key) for key in r)
+    return "filters" not in r and any(re.search(r"_r\d+$", key) for key in r)
+
+
+def segquery_filter_table(runs: list) -> str:
+    """The runs that list their allow lists (`filters`): each filter's setup beside the
+    unfiltered search of the same segments."""
+    rows = []
+    for name, path, r in runs:
+        if "filters" not in r:
+            continue
+        ratios = r.get("ratios", {})
+        for key, v in sorted(r.items(), key=lambda kv: (kv[0].split("_")[0].zfill(3), kv[0])):
+            m = re.fullmatch(r"(\d+)_segments(?:_(filtered|correlated)_([\d.]+)pct)?_r(\d+)", key)
+            if not m or not isinstance(v, dict):
+                continue
+            among = "all points"
+            if m.group(2):
+                kind = "random" if m.group(2) == "filtered" else "correlated"
+                among = f"{kind} {m.group(3)}%"
+            over = ratios.get(f"{key}_over_unfiltered_r95_cpu")
+            rows.append([when(name), f"`{name.commit}`", f"{r['n']:,}", m.group(1), among,
+                         f"0.{m.group(4)}", f"{v['ef']:.0f}", f"{v['recall']:.3f}",
+                         f"{v['qps_median']:,.0f}", f"{v['cpu_us_per_query_median']:,.0f}",
+                         f"{v['distances_per_query']:,.0f}", f"{v['links_read_per_query']:,.0f}",
+                         f"{v['rerouted_per_query']:.2f}", v.get("plan", "-"),
+                         f"{over:.2f}x" if over else "-", f"`{path.name}`"])
+    if not rows:
+        return ""
+    return "\n".join([
+        "", "### Filtered queries across segments (issue 24: at least 0.3x at 10 %)", "",
+        "Runs with `STRATA_SEGQUERY_FILTERS`: random allow lists (a random fraction of the "
+        "points) and correlated ones (the fraction nearest to one point), each at the smallest "
+        "ef of the grid reaching recall@10 0.99 against its own filtered truth, beside the "
+        "unfiltered search of the same segments at 0.95 and 0.99. `/ unfiltered` is the "
+        "unfiltered CPU time per query at 0.95 over this row's (the QPS ratio the issue's "
+        "target names). Links read and reroutes are per query (a reroute: a query a filtered "
+        "graph search left to its fallback); the plan is the merged plan of the last query. "
+        "A file's `-main` and `-after` runs ran at the same time on the same cached segments.", "",
+        table(["time", "commit", "points", "segments", "among", "target", "ef", "recall@10",
+               "QPS", "CPU µs / query", "distances / query", "links read / query",
+               "reroutes / query", "plan", "/ unfiltered", "file"], rows)])
 
 
 def segquery_seeded_table(runs: list) -> str:
@@ -800,7 +840,8 @@ def segquery_seeded_table(runs: list) -> str:
 
 def segquery_section(runs: list) -> str:
     seeded = segquery_seeded_table(runs)
-    runs = [run for run in runs if not seeded_run(run[2])]
+    filtered = segquery_filter_table(runs)
+    runs = [run for run in runs if not seeded_run(run[2]) and "filters" not in run[2]]
     rows = []
     for name, path, r in runs:
         for segs in (1, 3, 9, 10):
@@ -833,7 +874,7 @@ def segquery_section(runs: list) -> str:
         "allow bitset; from a53ee02 Remove clears a window slot, so the window needs no "
         "tombstone check (`-1m10-` files: 10 segments only).", "",
         table(["time", "commit", "points", "segments", "among", "ef", "recall@10", "QPS",
-               "CPU µs / query", "distances / query", "file"], rows), seeded])
+               "CPU µs / query", "distances / query", "file"], rows), seeded, filtered])
 
 
 def filter_traversal_section(runs: list) -> str:

@@ -46,9 +46,10 @@
 // filtered level-0 search measures only admitted nodes (filter_search.go,
 // after ACORN-1): expanding a node gathers its admitted neighbours and,
 // through each neighbour the filter rejects, that neighbour's admitted
-// neighbours, up to 2M nodes; where none lie within two hops it routes,
-// measuring the rejected neighbours. A query whose neighbourhood (two hops
-// from the end of the descent) holds under 1/8 of the admitted share the
+// neighbours, up to 2M nodes (a rejected node whose list it read to the
+// end is not read again in that search: it would add nothing); where none
+// lie within two hops it routes, measuring the rejected neighbours. A query whose neighbourhood (two hops
+// from the end of the descent) holds under half of the admitted share the
 // filter predicts (a filter correlated with the data, far from the query),
 // or whose search is left with fewer than k results, or passes the
 // fallback's cost in distances, is answered by the fallback: the exact

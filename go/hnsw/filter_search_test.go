@@ -77,7 +77,7 @@ func filteredRecall(t *testing.T, x *Index, fx filterFixture, f *Filter, live ma
 // nodes two hops apart no longer connect at M 16, and the planner scans
 // such a list (below about ef·2M·5 allowed points) instead. A correlated
 // list (one region far from most queries) sends those queries to the
-// fallback (sparseNear): 0.996 at 10 %, 0.9995 at 50 %.
+// fallback (sparseNear): 0.998 at 10 %, 1.0 at 50 %.
 func TestFilteredGraphRecallAtEachSelectivity(t *testing.T) {
 	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
 	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
@@ -124,8 +124,11 @@ func TestFilteredGraphMeasuresOnlyAllowedNodes(t *testing.T) {
 	if allowed.LinksRead == 0 || routed.LinksRead != 0 {
 		t.Errorf("links read: allowed search %d (want > 0), routing %d (want 0)", allowed.LinksRead, routed.LinksRead)
 	}
-	if allowed.Rerouted != 0 {
-		t.Errorf("%d queries rerouted at 10 %%", allowed.Rerouted)
+	// A random list's queries keep to the graph: on this small graph a
+	// few neighbourhoods fall below half the allowed share by chance
+	// (nearDensity; 7 of 200 here), none at 100k a segment (segquery).
+	if nq := len(fx.queries) / filterFixtureDim; allowed.Rerouted*20 > nq {
+		t.Errorf("%d of %d queries rerouted at 10 %%: want at most 5 %%", allowed.Rerouted, nq)
 	}
 	t.Logf("recall %.4f / %.4f, distances %d / %d (allowed / routed)", rAllowed, rRouted, allowed.DistanceComputations, routed.DistanceComputations)
 
@@ -143,6 +146,52 @@ func TestFilteredGraphMeasuresOnlyAllowedNodes(t *testing.T) {
 	if st.Rerouted == 0 && st.DistanceComputations > 200 {
 		t.Errorf("one allowed id: %d distances without a reroute", st.DistanceComputations)
 	}
+}
+
+// TestDrainedThroughListsGatherTheSameNodes guards the drained marks of
+// the filtered graph search (admittedNeighbours): skipping the link lists
+// of passed-through nodes already read to their end must gather exactly
+// the nodes that reading them again would, so every query's results and
+// distance count are those of the search that rereads them, from fewer
+// link lists. A mark set on a list the budget cut short, or kept across
+// searches, loses nodes and changes the answers.
+func TestDrainedThroughListsGatherTheSameNodes(t *testing.T) {
+	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
+	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
+	if err := x.Add(fx.data, nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	nq, k := len(fx.queries)/filterFixtureDim, 10
+	for _, name := range []string{"random/0.5", "random/0.1", "random/0.01", "correlated/0.1"} {
+		f := &Filter{Allow: fx.lists[name]}
+		for _, budget := range []int{0, 5} { // 0: filterHopBudget; 5 cuts lists short
+			var ids [2][]int64
+			var dists [2][]float32
+			var stats [2]SearchStats
+			for i, reread := range []bool{true, false} {
+				x.testing = searchTesting{forcePlan: true, forcedPlan: PlanGraph, rereadThrough: reread, filterHopBudget: budget}
+				ids[i], dists[i] = make([]int64, nq*k), make([]float32, nq*k)
+				st, err := x.SearchFiltered(fx.queries, k, 48, 1, f, ids[i], dists[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				stats[i] = st
+			}
+			if !slices.Equal(ids[0], ids[1]) || !slices.Equal(dists[0], dists[1]) {
+				t.Errorf("%s, budget %d: results differ when drained lists are skipped", name, budget)
+			}
+			if stats[0].DistanceComputations != stats[1].DistanceComputations || stats[0].Rerouted != stats[1].Rerouted {
+				t.Errorf("%s, budget %d: %d distances and %d reroutes rereading, %d and %d skipping", name, budget,
+					stats[0].DistanceComputations, stats[0].Rerouted, stats[1].DistanceComputations, stats[1].Rerouted)
+			}
+			if stats[1].LinksRead >= stats[0].LinksRead {
+				t.Errorf("%s, budget %d: %d link lists read skipping drained ones, %d rereading: want fewer", name, budget,
+					stats[1].LinksRead, stats[0].LinksRead)
+			}
+			t.Logf("%s, budget %d: link lists %d rereading, %d skipping drained", name, budget, stats[0].LinksRead, stats[1].LinksRead)
+		}
+	}
+	x.testing = searchTesting{}
 }
 
 // TestFilteredGraphWithDeletesAndSQ8 runs the filtered graph plan on an

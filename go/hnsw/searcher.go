@@ -22,6 +22,8 @@ type searcher struct {
 	old      []uint32    // a neighbour list before replaceLinks rewrites it
 	pending  []uint32    // unvisited neighbours of the node being expanded
 	through  []uint32    // its neighbours a filtered search passes through (filter_search.go)
+	unread   []uint32    // those of them whose link lists are not drained
+	drained  visitedSet  // nodes passed through whose admitted neighbours are all visited (filter_search.go)
 	dists    []float32   // their distances to the query
 	fresh    []candidate // those of them mergeFresh adds to the list
 	next     [1]uint32   // the candidate whose links are being prefetched

@@ -32,6 +32,9 @@ type searchTesting struct {
 	// routeFilter makes filtered graph searches route through every node
 	// (searchHeaps) instead of searching the admitted ones (searchAllowed).
 	routeFilter bool
+	// rereadThrough makes searchAllowed read the link list of every node
+	// it passes through again, drained or not (admittedNeighbours).
+	rereadThrough bool
 	// filterHopBudget, when not 0, replaces filterHopBudget's choice.
 	filterHopBudget int
 	// forcePlan makes every non-empty search use forcedPlan, so that each
