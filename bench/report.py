@@ -1126,9 +1126,11 @@ def rabitq_modes_section(runs: list) -> str:
              "graph (what a codes-only index runs, node for node).", ""]
     for name, path, r in runs:
         load = float(str(r["loadavg"]).split()[0])
+        queries = f"{r['queries']} queries, k={r['k']}" if r["queries"] else "builds only"
+        code = f" ({r['code']})" if r.get("code") else ""
         parts += [f"### {name.label}", "",
-                  f"{r['n']:,} x {r['dim']} {r['set']}, {r['queries']} queries, k={r['k']}; "
-                  f"commit `{name.commit}`, {when(name)}, 1-minute load average {load:.1f}; "
+                  f"{r['n']:,} x {r['dim']} {r['set']}, {queries}; "
+                  f"commit `{name.commit}`{code}, {when(name)}, 1-minute load average {load:.1f}; "
                   f"`{path.name}`", ""]
         mem = [[m["mode"], fmt(m["graph"]), fmt(m["floats"]), fmt(m["codes"]), fmt(m["factors"]),
                 fmt(m["blocks"]), fmt(m["total"]), f"{m['ratio_to_float']:.3f}",
@@ -1138,7 +1140,20 @@ def rabitq_modes_section(runs: list) -> str:
                          "/ float", "floats mapped", "/ float"], mem), ""]
         builds = [[b["mode"], f"{b['wall_seconds']:.1f}", f"{b['cpu_seconds']:.1f}"]
                   for b in r["builds"]]
-        parts += [table(["build", "wall s", "CPU s"], builds), ""]
+        if builds:
+            parts += [table(["build", "wall s", "CPU s"], builds), ""]
+        if r.get("qg_over_float"):
+            ratios = r["qg_over_float"]
+            parts += ["qg / float build CPU, each round's pair: "
+                      + ", ".join(f"{x:.3f}" for x in ratios)
+                      + f" (median {statistics.median(ratios):.3f})", ""]
+        if r.get("codes_steps"):
+            # BenchmarkQGBuild's coding step (keepRaBitQ of the qg layout) run again on the
+            # built graph, process CPU seconds of each part.
+            keys = ["total", "quantizer", "code_rows", "medoid", "neighbours", "fill"]
+            steps = [[fmt(st[f"{k}_cpu_seconds"], 2) for k in keys] for st in r["codes_steps"]]
+            parts += [table(["qg coding step CPU s", "quantizer", "code rows", "medoid",
+                             "neighbours", "fill"], steps), ""]
         if r["rows"]:
             rows = [[row["mode"], str(row["ef"]), f"{row['recall']:.4f}", fmt(row["qps_cpu"]),
                      fmt(row["refinements_per_query"], 1), fmt(row["bytes_per_query"] / 1024),

@@ -163,15 +163,35 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 			rq.fx = make([]rabitq.Factors, n)
 		}
 	}
+	// The quantized graph codes every edge from its ends' rotations
+	// (qgRows.fill): they are computed once, and the rows are coded from
+	// them too when both quantizers rotate alike (they do unless a file's
+	// codes were written with another rotation).
+	var qgq *rabitq.Quantizer
+	var rotated []float32
+	if x.cfg.RaBitQLayout == LayoutQG {
+		qgq = x.qgQuantizer(q.Padded())
+		var release func()
+		rotated, release = scratchFloats(n * rq.padded) // read only until codeRaBitQ returns
+		defer release()
+		rotateAll(qgq, g, n, rotated)
+	}
+	rowsRotated := qgq != nil && q.SameRotation(qgq)
 	rabitqParts(n-from, func(lo, hi int) {
 		e := q.NewEncoder()
+		D := rq.padded
 		for i := from + lo; i < from+hi; i++ {
 			var ex []uint8
 			if rq.ex != nil {
 				ex = rq.ex[i*rq.padded : (i+1)*rq.padded]
 			}
 			row := rq.rows[i*rq.stride : (i+1)*rq.stride]
-			f1, fx := e.Encode(g.vector(uint32(i)), row[:rq.words], ex)
+			var f1, fx rabitq.Factors
+			if rowsRotated {
+				f1, fx = e.EncodeRotated(rotated[i*D:(i+1)*D], row[:rq.words], ex)
+			} else {
+				f1, fx = e.Encode(g.vector(uint32(i)), row[:rq.words], ex)
+			}
 			packFactors(row[rq.words:], f1)
 			if rq.fx != nil {
 				rq.fx[i] = fx
@@ -181,8 +201,8 @@ func (x *Index) codeRaBitQ(g *graph, q *rabitq.Quantizer, trained int, prev *rab
 	if x.rabitqBlocks {
 		rq.buildBlocks(g)
 	}
-	if x.cfg.RaBitQLayout == LayoutQG {
-		rq.qg = x.buildQG(g, n, q.Padded())
+	if qgq != nil {
+		rq.qg = x.buildQGRotated(g, n, qgq, rotated)
 	}
 	rq.expanded = x.expandsExactly(rq)
 	rq.pool.New = newRaBitQScratch(q, rq.blocks != nil)

@@ -96,30 +96,8 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		b.Fatal("STRATA_MODES_BUILDS builds no float index")
 	}
 
-	// Memory per vector of each mode; "floats mapped" leaves out the float
-	// vectors, which Load(MmapVectors) keeps in the page cache.
-	type memRow struct {
-		Mode          string  `json:"mode"`
-		Graph         float64 `json:"graph"`
-		Floats        float64 `json:"floats"`
-		Codes         float64 `json:"codes"`
-		Factors       float64 `json:"factors"`
-		Blocks        float64 `json:"blocks"`
-		Total         float64 `json:"total"`
-		FloatsMapped  float64 `json:"total_floats_mapped"`
-		RatioResident float64 `json:"ratio_to_float"`
-		RatioMapped   float64 `json:"ratio_to_float_floats_mapped"`
-	}
-	perVector := func(mode string, mem Memory) memRow {
-		nd := float64(mem.Nodes)
-		r := memRow{Mode: mode, Graph: float64(mem.Graph) / nd, Floats: float64(mem.Floats) / nd,
-			Codes: float64(mem.RaBitQCodes) / nd, Factors: float64(mem.RaBitQFactors) / nd, Blocks: float64(mem.RaBitQBlocks) / nd}
-		r.Total = r.Graph + r.Floats + r.Codes + r.Factors + r.Blocks
-		r.FloatsMapped = r.Total - r.Floats
-		return r
-	}
 	searchModes := map[string]*rabitqCodes{"float": nil}
-	memRows := []memRow{perVector("float", float.Memory())}
+	memRows := []modeMemory{memoryPerVector("float", float.Memory())}
 	order := []string{"float"}
 	// The door's 1-bit index: codes and blocks as keepRaBitQ builds them.
 	float.cfg.RaBitQBits, float.rabitqBlocks = 1, true
@@ -128,12 +106,12 @@ func BenchmarkRaBitQModes(b *testing.B) {
 	}
 	float.cfg.RaBitQBits = 0
 	searchModes["rabitq1"], order = float.rabitq.Load(), append(order, "rabitq1")
-	memRows = append(memRows, perVector("rabitq1", float.Memory()))
+	memRows = append(memRows, memoryPerVector("rabitq1", float.Memory()))
 	if err := float.BuildRaBitQ(1); err != nil {
 		b.Fatal(err)
 	}
 	searchModes["rabitq1-rows"], order = float.rabitq.Load(), append(order, "rabitq1-rows")
-	memRows = append(memRows, perVector("rabitq1-rows", float.Memory()))
+	memRows = append(memRows, memoryPerVector("rabitq1-rows", float.Memory()))
 	for _, bits := range envInts(b, "STRATA_MODES_CODEBITS", []int{2, 3, 4, 5, 6, 8}) {
 		if err := float.BuildRaBitQ(bits); err != nil {
 			b.Fatal(err)
@@ -149,18 +127,14 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		c.codesOnly = true
 		searchModes[name+"-on-float-graph"] = c
 		order = append(order, name+"-on-float-graph")
-		memRows = append(memRows, perVector(name, mem))
+		memRows = append(memRows, memoryPerVector(name, mem))
 	}
 	if codes != nil {
 		name := fmt.Sprintf("codes-only%d-index", codeBits)
 		order = append(order, name)
-		memRows = append(memRows, perVector(name, codes.Memory()))
+		memRows = append(memRows, memoryPerVector(name, codes.Memory()))
 	}
-	floatTotal := memRows[0].Total
-	for i := range memRows {
-		memRows[i].RatioResident = memRows[i].Total / floatTotal
-		memRows[i].RatioMapped = memRows[i].FloatsMapped / floatTotal
-		r := memRows[i]
+	for _, r := range withFloatRatios(memRows) {
 		fmt.Fprintf(os.Stderr, "memory %-18s B/vector graph %5.0f floats %5.0f codes %5.0f factors %4.0f blocks %5.0f = %5.0f (%.3f of float); floats mapped %5.0f (%.3f)\n",
 			r.Mode, r.Graph, r.Floats, r.Codes, r.Factors, r.Blocks, r.Total, r.RatioResident, r.FloatsMapped, r.RatioMapped)
 	}
@@ -230,7 +204,7 @@ func BenchmarkRaBitQModes(b *testing.B) {
 		writeResults(b, path, map[string]any{
 			"benchmark": "go/hnsw BenchmarkRaBitQModes", "set": set, "n": n, "queries": nq, "k": k, "dim": dim,
 			"metric": m.String(), "m": float.cfg.M, "ef_construction": float.cfg.EfConstruction, "codes_only_bits": codeBits,
-			"builds": builds, "memory_per_vector": memRows, "stream_read_gbps": bandwidth, "rows": rows,
+			"builds": builds, "memory_per_vector": withFloatRatios(memRows), "stream_read_gbps": bandwidth, "rows": rows,
 		})
 	}
 }
@@ -269,4 +243,42 @@ func BenchmarkRaBitQCoding(b *testing.B) {
 			b.ReportMetric(code/insert, "code/insert")
 		})
 	}
+}
+
+// modeMemory is one mode's memory per vector (Index.Memory over its
+// nodes); "floats mapped" leaves out the float vectors, which
+// Load(MmapVectors) keeps in the page cache.
+type modeMemory struct {
+	Mode          string  `json:"mode"`
+	Graph         float64 `json:"graph"`
+	Floats        float64 `json:"floats"`
+	Codes         float64 `json:"codes"`
+	Factors       float64 `json:"factors"`
+	Blocks        float64 `json:"blocks"`
+	Total         float64 `json:"total"`
+	FloatsMapped  float64 `json:"total_floats_mapped"`
+	RatioResident float64 `json:"ratio_to_float"`
+	RatioMapped   float64 `json:"ratio_to_float_floats_mapped"`
+}
+
+func memoryPerVector(mode string, mem Memory) modeMemory {
+	nd := float64(mem.Nodes)
+	r := modeMemory{Mode: mode, Graph: float64(mem.Graph) / nd, Floats: float64(mem.Floats) / nd,
+		Codes: float64(mem.RaBitQCodes) / nd, Factors: float64(mem.RaBitQFactors) / nd, Blocks: float64(mem.RaBitQBlocks) / nd}
+	r.Total = r.Graph + r.Floats + r.Codes + r.Factors + r.Blocks
+	r.FloatsMapped = r.Total - r.Floats
+	return r
+}
+
+// withFloatRatios fills each row's ratios to the first row's total, the
+// float index's (0 when the first row is not "float").
+func withFloatRatios(rows []modeMemory) []modeMemory {
+	if len(rows) == 0 || rows[0].Mode != "float" {
+		return rows
+	}
+	for i := range rows {
+		rows[i].RatioResident = rows[i].Total / rows[0].Total
+		rows[i].RatioMapped = rows[i].FloatsMapped / rows[0].Total
+	}
+	return rows
 }

@@ -117,9 +117,28 @@ func (r *qgRows) bytes() int { return 4 * len(r.words) }
 // caller holds writeMu (or g is not yet visible), so no link changes.
 func (x *Index) buildQG(g *graph, n, padded int) *qgRows {
 	q := x.qgQuantizer(padded)
-	r := newQGRows(q, g.dim, n)
+	rotated, release := scratchFloats(n * q.Padded()) // read only until buildQG returns
+	defer release()
+	rotateAll(q, g, n, rotated)
+	return x.buildQGRotated(g, n, q, rotated)
+}
+
+// buildQGRotated is buildQG with q, the quantizer of x.qgQuantizer, and
+// rotated, P·v of each of the n nodes under q (rotateAll).
+func (x *Index) buildQGRotated(g *graph, n int, q *rabitq.Quantizer, rotated []float32) *qgRows {
 	ids := x.qgNeighbours(g, n)
-	return r.fill(g, ids, qgMedoid(g, n))
+	return newQGRows(q, g.dim, n).fillRotated(g, ids, qgMedoid(g, n), rotated)
+}
+
+// rotateAll writes P·v of each of g's first n nodes under q to rotated
+// (n·Padded values), on every core.
+func rotateAll(q *rabitq.Quantizer, g *graph, n int, rotated []float32) {
+	D := q.Padded()
+	rabitqParts(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			q.Rotate(g.vector(uint32(i)), rotated[i*D:(i+1)*D])
+		}
+	})
 }
 
 // qgQuantizer is the quantizer of the quantized graph: the index's
@@ -142,18 +161,21 @@ func (x *Index) qgQuantizer(padded int) *rabitq.Quantizer {
 // fill writes the rows of r from g's vectors and the neighbour ids (n·32,
 // emptySlot for none), with entry as the entry point.
 func (r *qgRows) fill(g *graph, ids []uint32, entry uint32) *qgRows {
+	rotated, release := scratchFloats(r.n * r.padded) // read only until fill returns
+	defer release()
+	rotateAll(r.q, g, r.n, rotated)
+	return r.fillRotated(g, ids, entry, rotated)
+}
+
+// fillRotated is fill given rotated, P·v of each node under r.q
+// (rotateAll).
+func (r *qgRows) fillRotated(g *graph, ids []uint32, entry uint32, rotated []float32) *qgRows {
 	n, D := r.n, r.padded
 	r.entry = entry
 	r.words = make([]uint32, n*r.rowWords)
 	adviseHugePages(r.words)
-	rotated, release := scratchFloats(n * D) // read only until fill returns
-	defer release()
-	rabitqParts(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r.q.Rotate(g.vector(uint32(i)), rotated[i*D:(i+1)*D])
-		}
-	})
 	words := D / 64
+	rotatedBase, rotatedBytes := unsafe.Pointer(unsafe.SliceData(rotated)), uintptr(4*D)
 	rabitqParts(n, func(lo, hi int) {
 		e := r.q.NewEncoder()
 		codes := make([]uint64, qgDegree*words)
@@ -170,7 +192,16 @@ func (r *qgRows) fill(g *graph, ids []uint32, entry uint32) *qgRows {
 			}
 			f[qgMeta] = math.Float32bits(norm2)
 			ru := rotated[u*D : (u+1)*D]
-			for j, id := range ids[u*qgDegree : (u+1)*qgDegree] {
+			edges := ids[u*qgDegree : (u+1)*qgDegree]
+			// The neighbours' rotations are scattered rows of 4·D bytes:
+			// their first lines are requested together (slots past the
+			// degree are emptySlot, at the end).
+			valid := qgDegree
+			for valid > 0 && edges[valid-1] == emptySlot {
+				valid--
+			}
+			kernels.PrefetchRows(rotatedBase, rotatedBytes, edges[:valid], 2)
+			for j, id := range edges {
 				slots[j] = nil
 				if id == emptySlot {
 					continue
@@ -198,6 +229,8 @@ func (x *Index) qgNeighbours(g *graph, n int) []uint32 {
 	rabitqParts(n, func(lo, hi int) {
 		var seen visitedSet
 		var cands []candidate
+		var s searcher // for distRows: the candidates' distances in one multi-row call
+		pending := make([]uint32, 0, qgFillCandidates)
 		for u := lo; u < hi; u++ {
 			slots := ids[u*qgDegree : (u+1)*qgDegree]
 			seen.reset(n)
@@ -212,8 +245,7 @@ func (x *Index) qgNeighbours(g *graph, n int) []uint32 {
 				}
 			}
 			if have < qgDegree {
-				cands = cands[:0]
-				vu := g.vector(uint32(u))
+				pending = pending[:0]
 			fill:
 				for _, nb := range slots[:have] {
 					l2 := g.links(nb, 0)
@@ -223,11 +255,18 @@ func (x *Index) qgNeighbours(g *graph, n int) []uint32 {
 						if int(id) >= n || seen.visit(id) {
 							continue
 						}
-						cands = append(cands, candidate{g.floatDist(x.dk, vu, id), id})
-						if len(cands) == qgFillCandidates {
+						pending = append(pending, id)
+						if len(pending) == qgFillCandidates {
 							break fill
 						}
 					}
+				}
+				// The candidates' rows are scattered: their first lines are
+				// requested together instead of one miss after another.
+				kernels.PrefetchRows(g.rowBase(), g.rowBytes, pending, g.prefetchLines)
+				cands = cands[:0]
+				for i, d := range s.distRows(g, x.dk, g.vector(uint32(u)), pending) {
+					cands = append(cands, candidate{d, pending[i]})
 				}
 				slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(a.dist, b.dist) })
 				for _, c := range cands {

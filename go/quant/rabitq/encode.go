@@ -2,6 +2,7 @@ package rabitq
 
 import (
 	"math"
+	mbits "math/bits"
 
 	"github.com/strata-db/strata/go/kernels"
 )
@@ -24,10 +25,25 @@ func (q *Quantizer) NewEncoder() *Encoder {
 // B-bit code into ex (Padded bytes). It returns the factors of each code
 // (fx is zero without an extended code).
 func (e *Encoder) Encode(v []float32, bits []uint64, ex []uint8) (f1, fx Factors) {
+	e.q.rot.Apply(v, e.buf[:e.q.Padded()])
+	return e.encodeBuf(bits, ex)
+}
+
+// EncodeRotated is Encode of the vector whose rotation P·v (Rotate) is rv,
+// Padded values: the same codes and factors, bit for bit, for a caller
+// that has rotated the vector already (a quantized graph's build rotates
+// every vector once, for its edges' codes and for its own).
+func (e *Encoder) EncodeRotated(rv []float32, bits []uint64, ex []uint8) (f1, fx Factors) {
+	D := e.q.Padded()
+	copy(e.buf[:D], rv[:D])
+	return e.encodeBuf(bits, ex)
+}
+
+// encodeBuf is Encode of the rotated vector in e.buf.
+func (e *Encoder) encodeBuf(bits []uint64, ex []uint8) (f1, fx Factors) {
 	q := e.q
 	D := q.Padded()
 	r := e.buf[:D]
-	q.rot.Apply(v, r)
 	cluster := 0
 	if q.Clusters() > 1 {
 		best := float32(math.Inf(1))
@@ -69,20 +85,30 @@ func (e *Encoder) Encode(v []float32, bits []uint64, ex []uint8) (f1, fx Factors
 // residual's own distance term add and ‖r‖².
 func (q *Quantizer) encode1(r, rc []float32, bits []uint64, add, norm2 float64) Factors {
 	// 1-bit code: x = ±1/2, ⟨x, r'⟩ = Σ|r'|/2, ‖x‖² = D/4.
+	// Without branches (a residual's signs are coin tosses), each word of
+	// the code built in a register: ipxc − 0.5·c is ipxc + (−0.5)·c, bit
+	// for bit, so the sums are those of the branching loop.
 	D := len(r)
 	bits = bits[:D/64]
-	clear(bits)
+	rc = rc[:D]
 	var absSum, ipxc float64 // Σ|r'ᵢ|, ⟨x, c'⟩
 	pop := 0
-	for i, x := range r {
-		if x > 0 {
-			bits[i>>6] |= 1 << (i & 63)
-			pop++
-			ipxc += 0.5 * float64(rc[i])
-		} else {
-			ipxc -= 0.5 * float64(rc[i])
+	for w := range bits {
+		rw, cw := (*[64]float32)(r[64*w:]), (*[64]float32)(rc[64*w:])
+		var word uint64
+		for i := range 64 {
+			x := rw[i]
+			half := -0.5
+			var b uint64
+			if x > 0 {
+				half, b = 0.5, 1
+			}
+			word |= b << i
+			ipxc += half * float64(cw[i])
+			absSum += math.Abs(float64(x))
 		}
-		absSum += math.Abs(float64(x))
+		bits[w] = word
+		pop += mbits.OnesCount64(word)
 	}
 	f := q.factors(add, norm2, absSum/2, float64(D)/4, ipxc)
 	f.Sum = float32(pop)

@@ -36,21 +36,38 @@ func KMeans(data []float32, dim, k int, iterations int, seed uint64) []float32 {
 	}
 	sums := make([]float64, k*dim)
 	counts := make([]int, k)
-	for range iterations {
-		clear(sums)
-		clear(counts)
-		for _, r := range rows {
+	// A round that assigns every row as the last one did would compute
+	// the same centres again, and so would every round after it: Lloyd's
+	// algorithm has stopped, and the rounds left are skipped (one
+	// centroid, the quantized graph's, stops after its second round).
+	assigned := make([]int32, len(rows))
+	for round := range iterations {
+		changed := false
+		for i, r := range rows {
 			v := data[r*dim : (r+1)*dim]
 			best, bestD := 0, float32(math.Inf(1))
-			for j := 0; j < k; j++ {
-				if d := kernels.L2Squared(v, centres[j*dim:(j+1)*dim]); d < bestD {
-					best, bestD = j, d
+			if k > 1 {
+				for j := 0; j < k; j++ {
+					if d := kernels.L2Squared(v, centres[j*dim:(j+1)*dim]); d < bestD {
+						best, bestD = j, d
+					}
 				}
 			}
+			if round == 0 || assigned[i] != int32(best) {
+				assigned[i], changed = int32(best), true
+			}
+		}
+		if !changed {
+			break
+		}
+		clear(sums)
+		clear(counts)
+		for i, r := range rows {
+			best := int(assigned[i])
 			counts[best]++
 			s := sums[best*dim : (best+1)*dim]
-			for i, x := range v {
-				s[i] += float64(x)
+			for d, x := range data[r*dim : (r+1)*dim] {
+				s[d] += float64(x)
 			}
 		}
 		for j := 0; j < k; j++ {

@@ -3,6 +3,7 @@ package rabitq
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Epsilon0 is the default ε₀ of the error bound (see the package doc), the
@@ -143,6 +144,15 @@ func newWithCentroids(rot *Rotation, m Metric, bits int, centroids []float32) *Q
 		q.rot.Apply(centroids[j*dim:(j+1)*dim], q.rc[j*D:(j+1)*D])
 	}
 	return q
+}
+
+// SameRotation reports whether q and o rotate vectors alike (the same
+// dimension, padding and rotation P), so that P·v from one (Rotate) is
+// P·v for the other (EncodeRotated).
+func (q *Quantizer) SameRotation(o *Quantizer) bool {
+	a, b := q.rot, o.rot
+	return a == b || a.dim == b.dim && a.padded == b.padded && a.block == b.block && a.scale == b.scale &&
+		slices.EqualFunc(a.signs, b.signs, slices.Equal)
 }
 
 // Dim returns the dimension of the vectors coded.

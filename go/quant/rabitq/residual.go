@@ -2,6 +2,7 @@ package rabitq
 
 import (
 	"math"
+	mbits "math/bits"
 
 	"github.com/strata-db/strata/go/kernels"
 )
@@ -31,21 +32,29 @@ func (e *Encoder) EncodeResidual(ro, ru []float32, bits []uint64) Factors {
 	r, sign := e.buf[:D], e.abs[:D]
 	ro, ru = ro[:D], ru[:D]
 	bits = bits[:D/64]
-	clear(bits)
 	// One pass without branches (a residual's signs are coin tosses) and
 	// float32 sums by the kernels: a graph codes 32 residuals a node, so
-	// this is most of its build. sign holds x = ±1/2 of each dimension.
+	// this is most of its build. Each word of the code is built in a
+	// register, 64 dimensions at a time (or-ing every bit into the slice
+	// chained each dimension to the previous one's store), and sign holds
+	// x = ±1/2 of each dimension.
 	pop := 0
-	for i := range r {
-		x := ro[i] - ru[i]
-		r[i] = x
-		var b uint32
-		if x > 0 {
-			b = 1
+	for w := range bits {
+		rw, sw := (*[64]float32)(r[64*w:]), (*[64]float32)(sign[64*w:])
+		ow, uw := (*[64]float32)(ro[64*w:]), (*[64]float32)(ru[64*w:])
+		var word uint64
+		for i := range 64 {
+			x := ow[i] - uw[i]
+			rw[i] = x
+			var b uint32
+			if x > 0 {
+				b = 1
+			}
+			word |= uint64(b) << i
+			sw[i] = math.Float32frombits(0x3f000000 | (b^1)<<31) // +1/2 for b = 1, −1/2 for 0
 		}
-		bits[i>>6] |= uint64(b) << (i & 63)
-		pop += int(b)
-		sign[i] = math.Float32frombits(0x3f000000 | (b^1)<<31) // +1/2 for b = 1, −1/2 for 0
+		bits[w] = word
+		pop += mbits.OnesCount64(word)
 	}
 	norm2 := float64(kernels.L2Squared(ro, ru))
 	add := norm2

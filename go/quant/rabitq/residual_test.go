@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/strata-db/strata/go/kernels"
 )
 
 // TestEncodeResidualIsEncodeAboutTheVector: coding o relative to u is
@@ -103,4 +105,132 @@ func TestPrepareFastFromMatchesPrepare(t *testing.T) {
 	}()
 	q, _ := New(dim, L2, 1, 3, nil)
 	q.NewQuery().PrepareFastFrom(sample[:dim])
+}
+
+// referenceEncodeResidual is EncodeResidual as it was first written, one
+// dimension at a time into the code's words: the codes and factors of
+// every quantized graph built since, which the faster loop must keep.
+func referenceEncodeResidual(e *Encoder, ro, ru []float32, bits []uint64) Factors {
+	q := e.q
+	D := q.Padded()
+	r, sign := e.buf[:D], e.abs[:D]
+	bits = bits[:D/64]
+	clear(bits)
+	pop := 0
+	for i := range r {
+		x := ro[i] - ru[i]
+		r[i] = x
+		var b uint32
+		if x > 0 {
+			b = 1
+		}
+		bits[i>>6] |= uint64(b) << (i & 63)
+		pop += int(b)
+		sign[i] = math.Float32frombits(0x3f000000 | (b^1)<<31)
+	}
+	norm2 := float64(kernels.L2Squared(ro[:D], ru[:D]))
+	add := norm2
+	if q.metric == InnerProduct {
+		add = -float64(kernels.Dot(r, ru[:D]))
+	}
+	ipx := float64(kernels.Dot(sign, r))
+	f := q.factors(add, norm2, ipx, float64(D)/4, float64(kernels.Dot(sign, ru[:D])))
+	f.Sum = float32(pop)
+	return f
+}
+
+// TestEncodeResidualKeepsItsCodes prevents a faster EncodeResidual from
+// changing the codes of quantized graphs (rows are recomputed when an
+// index loads, so a changed code changes what a saved index answers):
+// against referenceEncodeResidual, the same bits and the same factor bits
+// at every padded dimension kind (powers of two, FHT-Kac multiples of 64),
+// for both metrics, including residuals with zero and negative-zero
+// coordinates (coded 0, as x > 0 is false) and a zero residual.
+func TestEncodeResidualKeepsItsCodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, dim := range []int{1, 63, 64, 150, 192, 512, 784, 1000} {
+		for _, padded := range []int{PaddedDim(dim), LegacyPaddedDim(dim)} {
+			for _, m := range []Metric{L2, InnerProduct} {
+				q, err := NewWithCentroidsPadded(dim, padded, m, 1, 5, make([]float32, dim))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := q.NewEncoder()
+				for trial := range 12 {
+					ro, ru := make([]float32, padded), make([]float32, padded)
+					for i := range ro {
+						ro[i], ru[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+						switch {
+						case trial == 0: // the vector itself
+							ro[i] = ru[i]
+						case trial%3 == 1 && i%5 == 0: // ties: x = +0
+							ro[i] = ru[i]
+						case trial%3 == 2 && i%7 == 0: // x = −0 − 0 = −0
+							ro[i], ru[i] = float32(math.Copysign(0, -1)), 0
+						}
+					}
+					got, want := make([]uint64, q.Words()), make([]uint64, q.Words())
+					for i := range got {
+						got[i] = ^uint64(0) // EncodeResidual must overwrite every word
+					}
+					gf, wf := e.EncodeResidual(ro, ru, got), referenceEncodeResidual(e, ro, ru, want)
+					if !slices.Equal(got, want) || factorBits(gf) != factorBits(wf) {
+						t.Fatalf("dim %d padded %d metric %d trial %d: %x %+v, reference %x %+v", dim, padded, m, trial, got, gf, want, wf)
+					}
+				}
+			}
+		}
+	}
+}
+
+func factorBits(f Factors) [6]uint32 {
+	return [6]uint32{math.Float32bits(f.Add), math.Float32bits(f.Rescale), math.Float32bits(f.Err),
+		math.Float32bits(f.Sum), math.Float32bits(f.QErr), f.Cluster}
+}
+
+// TestEncodeRotatedIsEncode: coding a vector from its rotation gives the
+// codes and factors of coding the vector, bit for bit (a quantized graph's
+// build codes its rows so), with one centroid or several and with extended
+// codes; and SameRotation tells which quantizers share P.
+func TestEncodeRotatedIsEncode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, dim := range []int{100, 256, 784} {
+		sample := make([]float32, 300*dim)
+		for i := range sample {
+			sample[i] = float32(rng.NormFloat64())
+		}
+		for _, m := range []Metric{L2, InnerProduct} {
+			for _, bits := range []int{1, 4} {
+				for _, clusters := range []int{1, 5} {
+					q, err := NewClustered(dim, m, bits, 9, sample, clusters)
+					if err != nil {
+						t.Fatal(err)
+					}
+					e, rv := q.NewEncoder(), make([]float32, q.Padded())
+					for i := range 20 {
+						v := sample[i*dim : (i+1)*dim]
+						want, got := make([]uint64, q.Words()), make([]uint64, q.Words())
+						wantEx, gotEx := make([]uint8, q.Padded()), make([]uint8, q.Padded())
+						w1, wx := e.Encode(v, want, wantEx)
+						q.Rotate(v, rv)
+						g1, gx := e.EncodeRotated(rv, got, gotEx)
+						if !slices.Equal(got, want) || !slices.Equal(gotEx, wantEx) || factorBits(g1) != factorBits(w1) || factorBits(gx) != factorBits(wx) {
+							t.Fatalf("dim %d metric %d bits %d clusters %d row %d: EncodeRotated differs from Encode", dim, m, bits, clusters, i)
+						}
+					}
+					same, _ := NewWithCentroidsPadded(dim, q.Padded(), m, 1, 9, make([]float32, dim))
+					otherSeed, _ := NewWithCentroidsPadded(dim, q.Padded(), m, 1, 10, make([]float32, dim))
+					if !q.SameRotation(same) || q.SameRotation(otherSeed) {
+						t.Fatalf("dim %d: SameRotation %v for the same seed, %v for another", dim, q.SameRotation(same), q.SameRotation(otherSeed))
+					}
+					if legacy := LegacyPaddedDim(dim); legacy != q.Padded() {
+						other, _ := NewWithCentroidsPadded(dim, legacy, m, 1, 9, make([]float32, dim))
+						if q.SameRotation(other) {
+							t.Fatalf("dim %d: SameRotation true for padded %d and %d", dim, q.Padded(), legacy)
+						}
+					}
+				}
+			}
+		}
+	}
 }
