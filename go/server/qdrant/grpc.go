@@ -26,6 +26,14 @@ func (h *Handler) GRPCServer() *grpc.Server {
 		grpc.MaxRecvMsgSize(int(min(h.limits.MaxBodyBytes, 1<<31-1))),
 		grpc.MaxSendMsgSize(int(min(h.limits.MaxAnswerBytes, 1<<31-1))),
 		grpc.ChainUnaryInterceptor(h.intercept),
+		// Fixed flow-control windows: grpc-go's default, BDP estimation,
+		// pings the client for each call whose message is small (every
+		// query and single-point upsert: their samples never grow the
+		// window, so the estimator never stops) and reads its ack, frames
+		// and wake-ups of their own per call. These windows let a
+		// message of a megabyte arrive without waiting for an update.
+		grpc.StaticStreamWindowSize(grpcStreamWindow),
+		grpc.StaticConnWindowSize(grpcConnWindow),
 	)
 	pb.RegisterCollectionsServer(s, grpcCollections{h: h})
 	pb.RegisterPointsServer(s, grpcPoints{h: h})
@@ -33,6 +41,8 @@ func (h *Handler) GRPCServer() *grpc.Server {
 	pb.RegisterSnapshotsServer(s, grpcSnapshots{h: h})
 	return s
 }
+
+const grpcStreamWindow, grpcConnWindow = 1 << 20, 4 << 20
 
 // intercept admits a call (the API key), recovers a panic, gives the
 // error its code and records the call in the guard's request metrics
@@ -53,8 +63,9 @@ func (h *Handler) intercept(ctx context.Context, req any, info *grpc.UnaryServer
 		h.guard.Observe("qdrant-grpc", "POST", info.FullMethod, code, time.Since(start))
 	}()
 	if info.FullMethod != pb.Qdrant_HealthCheck_FullMethodName {
-		md, _ := metadata.FromIncomingContext(ctx)
-		if err := h.guard.AdmitKey(md.Get("api-key"), md.Get("authorization")); err != nil {
+		// the two keys alone (FromIncomingContext copies all the metadata)
+		if err := h.guard.AdmitKey(metadata.ValueFromIncomingContext(ctx, "api-key"),
+			metadata.ValueFromIncomingContext(ctx, "authorization")); err != nil {
 			return nil, err
 		}
 	}
@@ -317,7 +328,7 @@ func (s grpcPoints) Get(ctx context.Context, r *pb.GetPoints) (*pb.GetResponse, 
 	}
 	req := &retrieveRequest{IDs: nonNil(ids), WithPayload: withPayloadJSON(r.GetWithPayload()), WithVector: withVectorsJSON(r.GetWithVectors())}
 	if req.WithVector == nil { // gRPC's default, unlike REST's retrieve
-		req.WithVector = mustJSON(false)
+		req.WithVector = jsonBool(false)
 	}
 	recs, err := s.h.retrieve(ctx, r.GetCollectionName(), req)
 	if err != nil {
