@@ -26,14 +26,6 @@ func (h *Handler) GRPCServer() *grpc.Server {
 		grpc.MaxRecvMsgSize(int(min(h.limits.MaxBodyBytes, 1<<31-1))),
 		grpc.MaxSendMsgSize(int(min(h.limits.MaxAnswerBytes, 1<<31-1))),
 		grpc.ChainUnaryInterceptor(h.intercept),
-		// Fixed flow-control windows: grpc-go's default, BDP estimation,
-		// pings the client for each call whose message is small (every
-		// query and single-point upsert: their samples never grow the
-		// window, so the estimator never stops) and reads its ack, frames
-		// and wake-ups of their own per call. These windows let a
-		// message of a megabyte arrive without waiting for an update.
-		grpc.StaticStreamWindowSize(grpcStreamWindow),
-		grpc.StaticConnWindowSize(grpcConnWindow),
 	)
 	pb.RegisterCollectionsServer(s, grpcCollections{h: h})
 	pb.RegisterPointsServer(s, grpcPoints{h: h})
@@ -41,8 +33,6 @@ func (h *Handler) GRPCServer() *grpc.Server {
 	pb.RegisterSnapshotsServer(s, grpcSnapshots{h: h})
 	return s
 }
-
-const grpcStreamWindow, grpcConnWindow = 1 << 20, 4 << 20
 
 // intercept admits a call (the API key), recovers a panic, gives the
 // error its code and records the call in the guard's request metrics
