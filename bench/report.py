@@ -896,7 +896,7 @@ def door_table(path: Path, r: dict) -> str | None:
     for op, doors in DOOR_OPS.items():
         for conns in sorted({n for s, n in cells if s == f"client-{op}"}):
             base = cells[(f"client-{op}", conns)]
-            for door in [f"client-{op}"] + doors:
+            for door in [f"client-{op}", *doors]:
                 got = cells.get((door, conns))
                 if not got:
                     continue
