@@ -195,3 +195,45 @@ func FuzzFloat32s(f *testing.F) {
 		check(t, data)
 	})
 }
+
+// BenchmarkVector128 reads one 128-number vector as the Python clients
+// write it (float32 values widened, 16-17 digits), through Float32s and
+// through what Float32 did before LongFloat (Number, then strconv).
+//
+//	bench/go_bench_ab.py --pkg ./go/internal/jsonnum --bench 'Vector128/(float32s|strconv)$'
+func BenchmarkVector128(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	text := []byte{'['}
+	for j := range 128 {
+		if j > 0 {
+			text = append(text, ',')
+		}
+		text = strconv.AppendFloat(text, float64(float32(rng.NormFloat64())), 'g', -1, 64)
+	}
+	text = append(text, ']')
+	dst := make([]float32, 0, 128)
+	b.Run("float32s", func(b *testing.B) {
+		for b.Loop() {
+			var ok bool
+			if dst, ok = Float32s(dst[:0], text); !ok || len(dst) != 128 {
+				b.Fatal("not read")
+			}
+		}
+	})
+	b.Run("strconv", func(b *testing.B) {
+		for b.Loop() {
+			dst = dst[:0]
+			for i := 1; i < len(text); {
+				end, _, fault := Number(text, i)
+				if fault != OK {
+					b.Fatal("not a number")
+				}
+				x, err := strconv.ParseFloat(string(text[i:end]), 32)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dst, i = append(dst, float32(x)), end+1
+			}
+		}
+	})
+}
