@@ -925,7 +925,8 @@ def server_section(runs: list) -> str:
         summary = ("Repeated runs (labels ending in the run number), medians:\n\n" + table(
             ["commit", "label", "server flags", "runs", "query req/s (32 conns)", "query p99 ms",
              "ingest vectors/s"], series) + "\n\nEvery run:\n\n")
-    return "\n".join([
+    doors = [t for _, path, r in runs if (t := door_table(path, r))]
+    parts = [
         "## strata-server over HTTP (`bench/loadgen`)", "",
         "The load generator starts the server on loopback, ingests n points over HTTP (batches "
         "of 1,000, 2 writers), then runs each scenario for a fixed time per connection count; "
@@ -934,7 +935,50 @@ def server_section(runs: list) -> str:
         "`abHHMM-<variant>-N` (round N of an interleaved A/B comparison started at HH:MM UTC; "
         "the variant's server flags are in the file).", "", summary +
         table(["time", "commit", "label", "points", "ingest vectors/s", "query req/s (32 conns)",
-               "query p99 ms", "file"], rows)])
+               "query p99 ms", "file"], rows)]
+    for t in doors:
+        parts += ["", t]
+    return "\n".join(parts)
+
+
+DOOR_OPS = {"query": ["qdrant-query", "qdrant-query-2w", "qdrant-grpc-query"],
+            "upsert-1": ["qdrant-upsert-1", "qdrant-upsert-1-2w", "qdrant-grpc-upsert-1"]}
+
+
+def door_table(path: Path, r: dict) -> str | None:
+    """The Python clients' requests through each door (loadgen's client-* and qdrant-*
+    scenarios, `--qdrant`): medians over the cells repeated in the run, and the median of
+    the per-round ratios of server CPU per request to client-<op>'s (the k-th cell of a
+    door against the k-th of client-<op> at the same connection count)."""
+    cells: dict[tuple[str, int], list[dict]] = {}
+    for c in r["cells"]:
+        cells.setdefault((c["scenario"], c["connections"]), []).append(c)
+    rows = []
+    for op, doors in DOOR_OPS.items():
+        for conns in sorted({n for s, n in cells if s == f"client-{op}"}):
+            base = cells[(f"client-{op}", conns)]
+            for door in [f"client-{op}", *doors]:
+                got = cells.get((door, conns))
+                if not got:
+                    continue
+                ratios = [c["server_cpu_us_per_req"] / b["server_cpu_us_per_req"]
+                          for c, b in zip(got, base, strict=False) if b["server_cpu_us_per_req"]]
+                rows.append([op, str(conns), f"`{door}`", str(len(got)),
+                             fmt(statistics.median(c["req_per_s"] for c in got)),
+                             fmt(statistics.median(c["server_cpu_us_per_req"] for c in got)),
+                             f"{statistics.median(ratios):.2f}" if ratios else "-"])
+    if not rows:
+        return None
+    idle = [c["server_cpu_s"] / c["seconds"] * 1e3 for c in r["cells"] if c["scenario"] == "idle"]
+    idle_line = (f"\n\nThe server idle (no requests, index caught up): {fmt(min(idle), 1)}-"
+                 f"{fmt(max(idle), 1)} ms of CPU per second over {len(idle)} cells."
+                 if idle else "")
+    return (f"The Python clients' requests through each door, one generator (`{path.name}`, "
+            f"load average at the end {r.get('loadavg_at_end', '?')}): medians over rounds; the "
+            "ratio is the median per-round server CPU per request over `client-<op>`'s "
+            "(strata.client's request to the native door).\n\n" + table(
+                ["op", "conns", "scenario", "rounds", "req/s", "server CPU µs/req",
+                 "CPU / client-<op>"], rows) + idle_line)
 
 
 def query32(result: dict) -> dict | None:

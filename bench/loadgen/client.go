@@ -35,12 +35,21 @@ var (
 
 // requestBytes is a whole POST request: request line, headers and body.
 func requestBytes(host, path string, body []byte) []byte {
-	b := make([]byte, 0, len(body)+160)
-	b = append(b, "POST "...)
+	return requestWith("POST", host, path, "", body)
+}
+
+// requestWith is a whole request of any method, with more header lines
+// (each ending in "\r\n") after Host.
+func requestWith(method, host, path, headers string, body []byte) []byte {
+	b := make([]byte, 0, len(body)+160+len(headers))
+	b = append(b, method...)
+	b = append(b, ' ')
 	b = append(b, path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, host...)
-	b = append(b, "\r\nContent-Type: application/json\r\nContent-Length: "...)
+	b = append(b, "\r\n"...)
+	b = append(b, headers...)
+	b = append(b, "Content-Type: application/json\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\n\r\n"...)
 	return append(b, body...)
@@ -50,6 +59,14 @@ func requestBytes(host, path string, body []byte) []byte {
 // aliases the connection's buffer until the next call. After an error the
 // connection is closed, and the next call dials again.
 func (h *httpConn) roundTrip(req []byte) (status int, body []byte, err error) {
+	return h.roundTripIn2(req, 0)
+}
+
+// roundTripIn2 is roundTrip with the request's first head bytes (its
+// header block) sent in a write of their own, then the rest, as httpx
+// (under qdrant-client) sends a request: the server may read the header
+// block before the body has come. head 0 is one write.
+func (h *httpConn) roundTripIn2(req []byte, head int) (status int, body []byte, err error) {
 	if h.conn == nil {
 		if h.conn, err = net.Dial("tcp", h.addr); err != nil {
 			return 0, nil, err
@@ -59,8 +76,13 @@ func (h *httpConn) roundTrip(req []byte) (status int, body []byte, err error) {
 	if h.buf == nil {
 		h.buf = make([]byte, 64<<10)
 	}
-	if _, err = h.conn.Write(req); err == nil {
-		status, body, err = h.readAnswer()
+	if head > 0 {
+		_, err = h.conn.Write(req[:head])
+	}
+	if err == nil {
+		if _, err = h.conn.Write(req[head:]); err == nil {
+			status, body, err = h.readAnswer()
+		}
 	}
 	if err != nil {
 		h.close()

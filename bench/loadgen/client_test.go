@@ -181,3 +181,44 @@ func TestResultNameFollowsTheResultsLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestRawClientSendsARequestInTwoWrites: a request sent as its header
+// block and then its body (httpx's two writes) reaches the server whole,
+// its method, extra headers and body intact, and the answer parses.
+func TestRawClientSendsARequestInTwoWrites(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		answer := r.Method + " " + r.URL.RequestURI() + " " + r.Header.Get("User-Agent") + " " + string(body)
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		w.Write([]byte(answer))
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	h := httpConn{addr: host}
+	defer h.close()
+	wire := requestWith("PUT", host, "/p?wait=true", "User-Agent: python-client/1\r\n", []byte(`{"points":[1]}`))
+	head := bytes.Index(wire, []byte("\r\n\r\n")) + 4
+	for i, split := range []int{head, 0, head} {
+		status, got, err := h.roundTripIn2(wire, split)
+		if want := `PUT /p?wait=true python-client/1 {"points":[1]}`; err != nil || status != http.StatusOK || string(got) != want {
+			t.Fatalf("request %d (head %d): %d %q %v; want 200 %q", i, split, status, got, err, want)
+		}
+	}
+}
+
+// TestPyVectorWritesWhatPythonWrites: numbers as json.dumps writes
+// np.float32 values after tolist() (float(np.float32(x)) in repr).
+func TestPyVectorWritesWhatPythonWrites(t *testing.T) {
+	got := string(pyVector([]float32{0.3, -1.5, 1e-7, 2, 0, 1e-4, 1234567, 1e16, 3e38}))
+	// json.dumps of the float32 values widened (what tolist() gives), spaces removed:
+	// python3 -c 'import json, struct; print(json.dumps([struct.unpack("f", struct.pack("f", x))[0]
+	//   for x in [0.3, -1.5, 1e-7, 2, 0, 1e-4, 1234567, 1e16, 3e38]]).replace(" ", ""))'
+	want := "[0.30000001192092896,-1.5,1.0000000116860974e-07,2.0,0.0,9.999999747378752e-05," +
+		"1234567.0,1.0000000272564224e+16,3.0000000054977558e+38]"
+	if got != want {
+		t.Fatalf("pyVector = %s, want %s", got, want)
+	}
+}

@@ -29,6 +29,27 @@
 // A request counts when its answer has status 200 and a body of the
 // expected shape ({"results":[{"id":... for queries, {"upserted":... for
 // upserts); anything else counts as an error and is not in the latencies.
+//
+// The two Python clients' requests, byte for byte but for the generator's
+// vectors: client-query and client-upsert-1 are what strata.client sends
+// for col.query(vec, k=10, ef=ef, include_metadata=False) and
+// col.upsert([id], [vec], metadata=[{"bucket": 1}]); with --qdrant the
+// server also serves its Qdrant doors, and qdrant-query and
+// qdrant-upsert-1 (REST; qdrant-grpc-query and qdrant-grpc-upsert-1 the
+// gRPC calls, prefer_grpc=True) are what qdrant-client sends there for
+// query_points(query=vec, limit=10, with_payload=False,
+// search_params=SearchParams(hnsw_ef=ef)) and upsert(points=[PointStruct(
+// id, vector, payload={"bucket": 1})], wait=True), with its headers (the
+// -2w variants send each in two writes, header block then body, as
+// httpx does; the others in one, as http.client does). Their
+// numbers are written as both clients write them (numpy's tolist, then
+// json or pydantic: the shortest text of each float32 widened to float64,
+// 16-17 digits). The same generator sends both doors' requests, so the
+// server's CPU per request compares the doors' own costs at the rates the
+// server allows, not at the clients' rates (bench_qdrant_served.py's
+// figures are those). Before each cell of these scenarios the generator waits
+// until the index holds every point written (the graph builder's work
+// after an upsert cell is not charged to the next cell).
 package main
 
 import (
@@ -86,6 +107,11 @@ type cell struct {
 type request struct {
 	path       string
 	body, wire []byte
+	// head, if not 0, is the length of wire's header block, sent in a
+	// write of its own before the body (the raw client only)
+	head int
+	// call is the gRPC call's message instead (grpcConn)
+	call any
 }
 
 // roundTripper sends one request on one connection and returns the
@@ -96,7 +122,9 @@ type roundTripper interface {
 
 type rawConn struct{ httpConn }
 
-func (c *rawConn) roundTrip(r *request) (int, []byte, error) { return c.httpConn.roundTrip(r.wire) }
+func (c *rawConn) roundTrip(r *request) (int, []byte, error) {
+	return c.httpConn.roundTripIn2(r.wire, r.head)
+}
 
 // netHTTPConn sends through net/http's client (its pool picks the socket).
 type netHTTPConn struct {
@@ -134,6 +162,7 @@ func main() {
 	profile := flag.String("profile", "", "write CPU profiles of the server (via its --debug-addr) and of the generator for every cell into this directory")
 	dataDir := flag.String("data", "", "load and query real vectors: a directory laid out as ../shared/data/pypi-use512 (train.f16.npy, test.f16.npy, neighbors.npy); sets n and dim, metric cosine, and measures recall@10 of the query scenario once before the cells")
 	serverArgs := flag.String("server-args", "", "more strata-server flags, space-separated (e.g. \"--gomaxprocs 4\")")
+	qdrantDoor := flag.Bool("qdrant", false, "also serve the Qdrant REST and gRPC doors and offer the scenarios qdrant-query, qdrant-upsert-1 (and their -2w variants), qdrant-grpc-query and qdrant-grpc-upsert-1: qdrant-client's requests (see the package comment)")
 	flag.Parse()
 	var ds *dataset
 	metricName := "l2"
@@ -156,6 +185,11 @@ func main() {
 	host := "127.0.0.1:" + strconv.Itoa(freePort())
 	url := "http://" + host
 	args := []string{"--data-dir", dir, "--addr", host, "--log-level", "error"}
+	qhost, ghost := "", ""
+	if *qdrantDoor {
+		qhost, ghost = "127.0.0.1:"+strconv.Itoa(freePort()), "127.0.0.1:"+strconv.Itoa(freePort())
+		args = append(args, "--qdrant-addr", qhost, "--qdrant-grpc-addr", ghost)
+	}
 	debugURL := ""
 	if *profile != "" {
 		check(os.MkdirAll(*profile, 0o755))
@@ -308,13 +342,97 @@ func main() {
 		fmt.Printf("recall@10 of the query scenario over %d queries: %.4f\n", min(len(queries), ds.tests), recall)
 	}
 	type scenario struct {
-		reqs []request
-		want string // the answer's prefix
+		reqs    []request
+		want    string              // the answer's prefix
+		conn    func() roundTripper // default newConn (the native door's port)
+		indexed bool                // wait for the index before the cell
+		idle    bool                // no requests: the server's CPU while it waits
 	}
 	known := map[string]scenario{
-		"query":                {queries, `{"results":[{"id":`},
-		"filtered-query-10pct": {filtered, `{"results":[{"id":`},
-		"upsert-1":             {upserts, `{"upserted":1}`},
+		"query":                {reqs: queries, want: `{"results":[{"id":`},
+		"filtered-query-10pct": {reqs: filtered, want: `{"results":[{"id":`},
+		"upsert-1":             {reqs: upserts, want: `{"upserted":1}`},
+	}
+	// The Python clients' requests (the package comment).
+	clientQueries, clientUpserts := make([]request, len(queries)), make([]request, len(queries))
+	var qdrantQueries, qdrantUpserts, grpcQueries, grpcUpserts []request
+	if *qdrantDoor {
+		qdrantQueries, qdrantUpserts = make([]request, len(queries)), make([]request, len(queries))
+		grpcQueries, grpcUpserts = make([]request, len(queries)), make([]request, len(queries))
+	}
+	// Their upserts overwrite ids written once here, so that every cell
+	// of either door does the same work (the first would insert, the
+	// rest overwrite and leave tombstones).
+	var prewrite bytes.Buffer
+	prewrite.WriteString(`{"ids":[`)
+	for i := range clientQueries {
+		if i > 0 {
+			prewrite.WriteByte(',')
+		}
+		prewrite.WriteString(strconv.Itoa(*n + i))
+	}
+	prewrite.WriteString(`],"vectors":[`)
+	for i := range clientQueries {
+		v, u := point(rng), point(rng)
+		if i > 0 {
+			prewrite.WriteByte(',')
+		}
+		prewrite.Write(pyVector(u))
+		if ds != nil {
+			v = ds.test[i%ds.tests*ds.dim : (i%ds.tests+1)*ds.dim]
+		}
+		q := fmt.Appendf(nil, `{"k":10,"include":["distances"],"ef":%d,"vectors":[%s]}`, *ef, pyVector(v))
+		clientQueries[i] = request{wire: requestWith("POST", host, "/collections/bench/query", strataClientHeaders, q)}
+		w := fmt.Appendf(nil, `{"ids":[%d],"vectors":[%s],"metadata":[{"bucket":1}]}`, *n+i, pyVector(u))
+		clientUpserts[i] = request{wire: requestWith("POST", host, "/collections/bench/upsert", strataClientHeaders, w)}
+		if qdrantQueries == nil {
+			continue
+		}
+		q = fmt.Appendf(nil, `{"query":{"nearest":%s},"params":{"hnsw_ef":%d},"limit":10,"with_vector":false,"with_payload":false}`, pyVector(v), *ef)
+		qdrantQueries[i] = request{wire: requestWith("POST", qhost, "/collections/bench/points/query", qdrantClientHeaders, q)}
+		w = fmt.Appendf(nil, `{"points":[{"id":%d,"vector":%s,"payload":{"bucket":1}}]}`, *n+i, pyVector(u))
+		qdrantUpserts[i] = request{wire: requestWith("PUT", qhost, "/collections/bench/points?wait=true", qdrantClientHeaders, w)}
+		grpcQueries[i], grpcUpserts[i] = request{call: grpcQuery(v, *ef)}, request{call: grpcUpsert(uint64(*n+i), u)}
+	}
+	prewrite.WriteString(`]}`)
+	// The server's own CPU with no requests at all (its background work
+	// after the index caught up): at a low request rate, this is charged
+	// to each request of a cell.
+	known["idle"] = scenario{idle: true, indexed: true}
+	known["client-query"] = scenario{reqs: clientQueries, want: `{"results":[[{"id":`, indexed: true}
+	known["client-upsert-1"] = scenario{reqs: clientUpserts, want: `{"upserted":1}`, indexed: true}
+	if qdrantQueries != nil {
+		rest := func() roundTripper { return &rawConn{httpConn{addr: qhost}} }
+		known["qdrant-query"] = scenario{reqs: qdrantQueries, want: `{"result":{"points":[{"id":`, conn: rest, indexed: true}
+		known["qdrant-upsert-1"] = scenario{reqs: qdrantUpserts, want: `{"result":{"operation_id":`, conn: rest, indexed: true}
+		viaGRPC := func() roundTripper { return newGRPCConn(ghost) }
+		known["qdrant-grpc-query"] = scenario{reqs: grpcQueries, want: grpcAnswer, conn: viaGRPC, indexed: true}
+		known["qdrant-grpc-upsert-1"] = scenario{reqs: grpcUpserts, want: grpcAnswer, conn: viaGRPC, indexed: true}
+		// the same, each sent in two writes as httpx sends it
+		in2 := func(reqs []request) []request {
+			out := make([]request, len(reqs))
+			for i, r := range reqs {
+				out[i] = r
+				out[i].head = bytes.Index(r.wire, []byte("\r\n\r\n")) + 4
+			}
+			return out
+		}
+		known["qdrant-query-2w"] = scenario{reqs: in2(qdrantQueries), want: known["qdrant-query"].want, conn: rest, indexed: true}
+		known["qdrant-upsert-1-2w"] = scenario{reqs: in2(qdrantUpserts), want: known["qdrant-upsert-1"].want, conn: rest, indexed: true}
+	}
+	prewritten := false
+	for _, name := range strings.Split(*scenarios, ",") {
+		if !known[name].indexed {
+			continue
+		}
+		// their requests are encoded whole (request.wire, request.call)
+		if *clientKind != "raw" || *wrk != "" {
+			check(fmt.Errorf("scenario %s takes the raw client and no --wrk", name))
+		}
+		if !prewritten && strings.Contains(name, "upsert") {
+			post(client, url+"/collections/bench/upsert", prewrite.String())
+			prewritten = true
+		}
 	}
 	var cells []cell
 	for _, c := range strings.Split(*conns, ",") {
@@ -329,9 +447,22 @@ func main() {
 			if *profile != "" {
 				prof = startProfiles(debugURL, filepath.Join(*profile, fmt.Sprintf("%s-c%d", name, nc)), *duration)
 			}
+			if sc.indexed {
+				waitIndexed(client, url)
+			}
 			checkpoints, tombstones := collectionInfo(client, url)
+			conn := newConn
+			if sc.conn != nil {
+				conn = sc.conn
+			}
 			cpu := startCPU(srv.Process.Pid)
-			r := run(newConn, sc.reqs, sc.want, nc, *duration)
+			var r cell
+			if sc.idle {
+				time.Sleep(*duration)
+				r = cell{Connections: nc, Seconds: duration.Seconds()}
+			} else {
+				r = run(conn, sc.reqs, sc.want, nc, *duration)
+			}
 			r.ServerCPUs, r.LoadgenCPUs = cpu.stop()
 			checkpointsAfter, _ := collectionInfo(client, url)
 			r.Checkpoints, r.Tombstones = checkpointsAfter-checkpoints, tombstones
@@ -345,6 +476,9 @@ func main() {
 				r.Scenario, r.Connections, r.ReqPerSec, r.P50ms, r.P99ms, r.Errors, r.ServerCPUPerReqUs, r.LoadgenCPUPerReqUs, r.Checkpoints, r.Tombstones)
 			if r.FirstError != "" {
 				fmt.Printf("  first error: %s\n", r.FirstError)
+			}
+			if sc.idle {
+				fmt.Printf("  idle: the server used %.1f ms of CPU per second\n", r.ServerCPUs/r.Seconds*1e3)
 			}
 			cells = append(cells, r)
 			if *wrk != "" {
@@ -422,7 +556,7 @@ func run(newConn func() roundTripper, reqs []request, want string, conns int, d 
 	firstErr := make([]error, conns)
 	r := timed(conns, d, func(w int, stop *atomic.Bool, lat *latencies) {
 		rt := newConn()
-		if c, ok := rt.(*rawConn); ok {
+		if c, ok := rt.(interface{ close() }); ok {
 			defer c.close()
 		}
 		for i := w; !stop.Load(); i += conns {
@@ -487,6 +621,69 @@ func writeVector(b *bytes.Buffer, v []float32) {
 		b.WriteString(strconv.FormatFloat(float64(f), 'g', 6, 32))
 	}
 	b.WriteByte(']')
+}
+
+// pyVector is v as the Python clients write it: numpy's tolist widens
+// each float32 to a float64, and json (strata.client) and pydantic
+// (qdrant-client) write its repr, the shortest text, 16-17 digits.
+func pyVector(v []float32) []byte {
+	b := []byte{'['}
+	for j, f := range v {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = appendRepr(b, float64(f))
+	}
+	return append(b, ']')
+}
+
+// appendRepr appends Python's repr of a finite x: the shortest digits,
+// in exponent form when the exponent is below -4 or above 15, and with
+// ".0" when they would read as an integer.
+func appendRepr(b []byte, x float64) []byte {
+	e := strconv.AppendFloat(nil, x, 'e', -1, 64)
+	exp, _ := strconv.Atoi(string(e[bytes.IndexByte(e, 'e')+1:]))
+	if exp < -4 || exp >= 16 {
+		return append(b, e...)
+	}
+	at := len(b)
+	b = strconv.AppendFloat(b, x, 'f', -1, 64)
+	if bytes.IndexByte(b[at:], '.') < 0 {
+		b = append(b, ".0"...)
+	}
+	return b
+}
+
+// The header lines each Python client sends besides Host, Content-Type
+// and Content-Length: http.client's for strata.client, httpx's with
+// qdrant-client's User-Agent (qdrant-client 1.20 on CPython 3.11).
+const (
+	strataClientHeaders = "Accept-Encoding: identity\r\nAccept: application/json\r\n"
+	qdrantClientHeaders = "Accept: */*\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n" +
+		"User-Agent: python-client/1.20.0 python/3.11.2\r\n"
+)
+
+// waitIndexed waits until the index holds every point written (the
+// collection's tail_rows is 0).
+func waitIndexed(client *http.Client, url string) {
+	for range 6000 {
+		resp, err := client.Get(url + "/collections/bench")
+		check(err)
+		var info struct {
+			TailRows *int `json:"tail_rows"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&info)
+		resp.Body.Close()
+		check(err)
+		if info.TailRows == nil {
+			check(fmt.Errorf("GET /collections/bench: no \"tail_rows\" in the answer"))
+		}
+		if *info.TailRows == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	check(fmt.Errorf("the index did not catch up with the writes in 5 minutes"))
 }
 
 func post(client *http.Client, url, body string) {

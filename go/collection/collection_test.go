@@ -91,6 +91,22 @@ func TestInvalidWritesChangeNothing(t *testing.T) {
 	}
 }
 
+// TestSeqCountsWritesAsInfoDoes: Seq (what the Qdrant door answers as a
+// write's operation_id) moves with every applied write, as Info().Seq.
+func TestSeqCountsWritesAsInfoDoes(t *testing.T) {
+	c := mustCreate(t, t.TempDir(), Tuning{})
+	defer c.Close()
+	v := make([]float32, testDim)
+	for i := range 3 {
+		if err := c.Upsert(IntIDs([]uint64{uint64(i)}), v, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.Seq(), c.Info().Seq; got != want || got != uint64(i+1) {
+			t.Fatalf("after %d writes: Seq() = %d, Info().Seq = %d", i+1, got, want)
+		}
+	}
+}
+
 // runModel applies random operations to c and m alike.
 func runModel(t *testing.T, c *Collection, m model, rng *rand.Rand, steps int) {
 	t.Helper()

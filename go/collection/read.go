@@ -575,6 +575,11 @@ func (c *Collection) Info() Info {
 	return in
 }
 
+// Seq is Info().Seq, the sequence number of the last write applied,
+// without Info's other figures (its fields, counts and log size): what a
+// write's answer reports.
+func (c *Collection) Seq() uint64 { return c.applied.Load() }
+
 // CheckIntegrity checks the index's graph and that the index and the
 // documents hold the same ids.
 func (c *Collection) CheckIntegrity() error {

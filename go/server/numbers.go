@@ -128,6 +128,10 @@ func (r *numberReader) float32() (float32, error) {
 		r.pos = end
 		return f, nil
 	}
+	if f, end, ok := jsonnum.LongFloat(r.data, r.pos); ok {
+		r.pos = end
+		return f, nil
+	}
 	text, _, err := r.number()
 	if err != nil {
 		return 0, err

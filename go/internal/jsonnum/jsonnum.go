@@ -148,11 +148,127 @@ func ShortFloat(data []byte, pos int) (f float32, end int, ok bool) {
 	return f, i, true
 }
 
+// float64Pow10 are the powers of ten a float64 holds exactly.
+var float64Pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// LongFloat reads the number at data[pos] if it has at most 19
+// significant digits and a decimal exponent (its own and its fraction's)
+// within ±44, and rounds it to float32 exactly as
+// strconv.ParseFloat(s, 32) does, at a third of its cost: what the Python
+// clients send, numpy's float32 values widened to float64 and written in
+// 16-17 digits (0.30000001192092896), which ShortFloat declines.
+//
+// The digits make an exact uint64; at most three float64 operations (the
+// conversion, and a multiplication or division by exact powers of ten)
+// bring it within 4 float64 ulps of the number's value. Rounding to
+// nearest is the same for every value between two float32 midpoints, so
+// when no midpoint lies within 64 float64 ulps of that result (a midpoint
+// is where the 29 bits a float32 drops are 1 followed by zeros), it rounds
+// to the same float32 as the exact value: float32 of it is the answer.
+// Otherwise (one number in millions), and outside float32's normal range,
+// it reports !ok, for strconv to round; also for anything else it does
+// not read (more digits, malformed text).
+func LongFloat(data []byte, pos int) (f float32, end int, ok bool) {
+	i := pos
+	neg := i < len(data) && data[i] == '-'
+	if neg {
+		i++
+	}
+	var mantissa uint64
+	significant, exp10 := 0, 0
+	digit := func() bool { // one digit into the mantissa; false past 19 significant ones
+		if mantissa != 0 || data[i] != '0' {
+			if significant++; significant > 19 {
+				return false
+			}
+		}
+		mantissa = mantissa*10 + uint64(data[i]-'0')
+		return true
+	}
+	intStart := i
+	for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
+		if !digit() {
+			return 0, 0, false
+		}
+	}
+	if i == intStart || (i-intStart > 1 && data[intStart] == '0') {
+		return 0, 0, false // no digits, or a leading zero: an error
+	}
+	if i < len(data) && data[i] == '.' {
+		i++
+		fracStart := i
+		for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
+			if !digit() {
+				return 0, 0, false
+			}
+			exp10--
+		}
+		if i == fracStart {
+			return 0, 0, false // "1.": an error
+		}
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		expNeg := i < len(data) && data[i] == '-'
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		expStart, exp := i, 0
+		for ; i < len(data) && data[i] >= '0' && data[i] <= '9'; i++ {
+			if exp = exp*10 + int(data[i]-'0'); exp > 1000 {
+				return 0, 0, false
+			}
+		}
+		if i == expStart {
+			return 0, 0, false // "1e": an error
+		}
+		if expNeg {
+			exp = -exp
+		}
+		exp10 += exp
+	}
+	if mantissa == 0 {
+		if neg {
+			return float32(math.Copysign(0, -1)), i, true
+		}
+		return 0, i, true
+	}
+	x := float64(mantissa)
+	switch {
+	case exp10 >= 0 && exp10 <= 22:
+		x *= float64Pow10[exp10]
+	case exp10 < 0 && exp10 >= -22:
+		x /= float64Pow10[-exp10]
+	case exp10 > 22 && exp10 <= 44:
+		x = x * 1e22 * float64Pow10[exp10-22]
+	case exp10 < -22 && exp10 >= -44:
+		x = x / 1e22 / float64Pow10[-exp10-22]
+	default:
+		return 0, 0, false
+	}
+	if x < 0x1p-125 || x >= 0x1p127 {
+		return 0, 0, false // near float32's subnormals or its overflow
+	}
+	const dropped = 1 << 29 // the float64 fraction bits a float32 drops
+	if low := math.Float64bits(x) & (dropped - 1); low > dropped/2-64 && low < dropped/2+64 {
+		return 0, 0, false // near a midpoint
+	}
+	f = float32(x)
+	if neg {
+		f = -f
+	}
+	return f, i, true
+}
+
 // Float32 reads the number at data[pos] as strconv.ParseFloat(s, 32)
 // rounds it; !ok when there is no number there or it is beyond float32's
 // range.
 func Float32(data []byte, pos int) (f float32, end int, ok bool) {
 	if f, end, ok := ShortFloat(data, pos); ok {
+		return f, end, true
+	}
+	if f, end, ok := LongFloat(data, pos); ok {
 		return f, end, true
 	}
 	end, _, fault := Number(data, pos)

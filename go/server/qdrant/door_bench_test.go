@@ -22,6 +22,9 @@ import (
 // collection behind all three: the native REST route and the Qdrant REST
 // route through their http.Handlers (no socket), the Qdrant gRPC call
 // through grpc-go over an in-memory connection (its protobuf both ways).
+// The bodies are the two Python clients' own for the served benchmark's
+// calls (strata.client with include_metadata=False, qdrant-client with
+// with_payload=False: ids and scores on both sides), numbers included.
 // The ratio qdrant/native per operation is the door's own cost; the
 // served figures over loopback are bench/bench_qdrant_served.py's.
 // cpu-ns/op is the process's CPU time (user+system, every goroutine) per
@@ -67,6 +70,10 @@ func BenchmarkDoor(b *testing.B) {
 		}
 		return v
 	}
+	// list writes a vector as both Python clients do (numpy's tolist,
+	// then json / pydantic): each float32 widened to a float64 and written
+	// in its shortest form, 16-17 digits (0.30000001192092896), not the 6
+	// a float32 needs.
 	list := func(v []float32) string {
 		var s []byte
 		s = append(s, '[')
@@ -74,7 +81,7 @@ func BenchmarkDoor(b *testing.B) {
 			if j > 0 {
 				s = append(s, ',')
 			}
-			s = strconv.AppendFloat(s, float64(x), 'g', 6, 32)
+			s = strconv.AppendFloat(s, float64(x), 'g', -1, 64)
 		}
 		return string(append(s, ']'))
 	}
@@ -114,7 +121,8 @@ func BenchmarkDoor(b *testing.B) {
 	b.Run("query/native", func(b *testing.B) {
 		bodies := make([][]byte, queries)
 		for i := range bodies {
-			bodies[i] = fmt.Appendf(nil, `{"vector":%s,"k":10,"ef":64}`, list(vecs[i]))
+			// strata.client's query(vec, k=10, ef=64, include_metadata=False)
+			bodies[i] = fmt.Appendf(nil, `{"k":10,"include":["distances"],"ef":64,"vectors":[%s]}`, list(vecs[i]))
 		}
 		defer reportCPU(b, indexed)()
 		i := 0
@@ -126,7 +134,10 @@ func BenchmarkDoor(b *testing.B) {
 	b.Run("query/rest", func(b *testing.B) {
 		bodies := make([][]byte, queries)
 		for i := range bodies {
-			bodies[i] = fmt.Appendf(nil, `{"query":%s,"limit":10,"params":{"hnsw_ef":64},"with_payload":false,"with_vector":false}`, list(vecs[i]))
+			// qdrant-client's query_points(query=vec, limit=10,
+			// with_payload=False, search_params=SearchParams(hnsw_ef=64)),
+			// byte for byte
+			bodies[i] = fmt.Appendf(nil, `{"query":{"nearest":%s},"params":{"hnsw_ef":64},"limit":10,"with_vector":false,"with_payload":false}`, list(vecs[i]))
 		}
 		defer reportCPU(b, indexed)()
 		i := 0
@@ -140,8 +151,11 @@ func BenchmarkDoor(b *testing.B) {
 		defer reportCPU(b, indexed)()
 		i := 0
 		for b.Loop() {
+			// qdrant-client sends with_payload and with_vectors as given
 			q := &pb.QueryPoints{CollectionName: "bench", Limit: &limit, Params: &pb.SearchParams{HnswEf: &ef},
-				Query: &pb.Query{Variant: &pb.Query_Nearest{Nearest: &pb.VectorInput{Variant: &pb.VectorInput_Dense{Dense: &pb.DenseVector{Data: vecs[i%queries]}}}}}}
+				WithPayload: &pb.WithPayloadSelector{SelectorOptions: &pb.WithPayloadSelector_Enable{Enable: false}},
+				WithVectors: &pb.WithVectorsSelector{SelectorOptions: &pb.WithVectorsSelector_Enable{Enable: false}},
+				Query:       &pb.Query{Variant: &pb.Query_Nearest{Nearest: &pb.VectorInput{Variant: &pb.VectorInput_Dense{Dense: &pb.DenseVector{Data: vecs[i%queries]}}}}}}
 			got, err := door.points.Query(ctx, q)
 			if err != nil || len(got.Result) != 10 {
 				b.Fatal(err, len(got.GetResult()))

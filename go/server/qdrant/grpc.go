@@ -53,8 +53,9 @@ func (h *Handler) intercept(ctx context.Context, req any, info *grpc.UnaryServer
 		h.guard.Observe("qdrant-grpc", "POST", info.FullMethod, code, time.Since(start))
 	}()
 	if info.FullMethod != pb.Qdrant_HealthCheck_FullMethodName {
-		md, _ := metadata.FromIncomingContext(ctx)
-		if err := h.guard.AdmitKey(md.Get("api-key"), md.Get("authorization")); err != nil {
+		// the two keys alone (FromIncomingContext copies all the metadata)
+		if err := h.guard.AdmitKey(metadata.ValueFromIncomingContext(ctx, "api-key"),
+			metadata.ValueFromIncomingContext(ctx, "authorization")); err != nil {
 			return nil, err
 		}
 	}
@@ -317,7 +318,7 @@ func (s grpcPoints) Get(ctx context.Context, r *pb.GetPoints) (*pb.GetResponse, 
 	}
 	req := &retrieveRequest{IDs: nonNil(ids), WithPayload: withPayloadJSON(r.GetWithPayload()), WithVector: withVectorsJSON(r.GetWithVectors())}
 	if req.WithVector == nil { // gRPC's default, unlike REST's retrieve
-		req.WithVector = mustJSON(false)
+		req.WithVector = jsonBool(false)
 	}
 	recs, err := s.h.retrieve(ctx, r.GetCollectionName(), req)
 	if err != nil {

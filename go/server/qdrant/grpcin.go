@@ -41,6 +41,19 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
+// jsonBool is v as JSON without encoding/json (a Marshal, with its
+// reflection and allocation, for a constant of every gRPC query): one
+// shared slice each, which the readers of a request's RawMessages only
+// read.
+func jsonBool(v bool) json.RawMessage {
+	if v {
+		return jsonTrue
+	}
+	return jsonFalse
+}
+
+var jsonTrue, jsonFalse = json.RawMessage("true"), json.RawMessage("false")
+
 func idJSON(id *pb.PointId) (any, error) {
 	switch v := id.GetPointIdOptions().(type) {
 	case *pb.PointId_Num:
@@ -437,7 +450,7 @@ func nonNil[T any](s []T) []T {
 func withPayloadJSON(s *pb.WithPayloadSelector) json.RawMessage {
 	switch k := s.GetSelectorOptions().(type) {
 	case *pb.WithPayloadSelector_Enable:
-		return mustJSON(k.Enable)
+		return jsonBool(k.Enable)
 	case *pb.WithPayloadSelector_Include:
 		return mustJSON(map[string]any{"include": nonNil(k.Include.GetFields())})
 	case *pb.WithPayloadSelector_Exclude:
@@ -450,7 +463,7 @@ func withPayloadJSON(s *pb.WithPayloadSelector) json.RawMessage {
 func withVectorsJSON(s *pb.WithVectorsSelector) json.RawMessage {
 	switch k := s.GetSelectorOptions().(type) {
 	case *pb.WithVectorsSelector_Enable:
-		return mustJSON(k.Enable)
+		return jsonBool(k.Enable)
 	case *pb.WithVectorsSelector_Include:
 		return mustJSON(nonNil(k.Include.GetNames()))
 	}
@@ -677,7 +690,7 @@ func queryPointsRequest(q *pb.QueryPoints) (*queryRequest, error) {
 		WithPayload: withPayloadJSON(q.GetWithPayload()), WithVector: withVectorsJSON(q.GetWithVectors()),
 		LookupFrom: lookupJSON(q.GetLookupFrom())}
 	if req.WithPayload == nil {
-		req.WithPayload = mustJSON(false)
+		req.WithPayload = jsonBool(false)
 	}
 	var err error
 	if req.Filter, err = rawFilter(q.GetFilter()); err != nil {
@@ -1080,11 +1093,15 @@ func facetRequestOf(f *pb.FacetCounts) (*facetRequest, error) {
 func pointsJSON(points []*pb.PointStruct) ([]pointStruct, error) {
 	out := make([]pointStruct, len(points))
 	for i, p := range points {
-		id, err := idJSON(p.GetId())
-		if err != nil {
-			return nil, fmt.Errorf("points[%d]: %w", i, err)
+		if n, ok := p.GetId().GetPointIdOptions().(*pb.PointId_Num); ok {
+			out[i].ID = strconv.AppendUint(nil, n.Num, 10) // mustJSON's text, without reflection
+		} else {
+			id, err := idJSON(p.GetId())
+			if err != nil {
+				return nil, fmt.Errorf("points[%d]: %w", i, err)
+			}
+			out[i].ID = mustJSON(id)
 		}
-		out[i].ID = mustJSON(id)
 		v, err := vectorsJSON(p.GetVectors())
 		if err != nil {
 			return nil, err

@@ -418,5 +418,5 @@ type updateResult struct {
 }
 
 func updated(c *collection.Collection) updateResult {
-	return updateResult{OperationID: c.Info().Seq, Status: "completed"}
+	return updateResult{OperationID: c.Seq(), Status: "completed"}
 }
