@@ -441,9 +441,23 @@ func (sc *rabitqScratch) insertQG(c qgEntry, ef int) int {
 	if len(b) == ef && d >= b[len(b)-1].dist {
 		return len(b)
 	}
-	pos := len(b)
-	for pos > 0 && b[pos-1].dist > d {
-		pos--
+	// The first position whose distance exceeds d (after its equals, as
+	// the scan from the end found it), by halving, as SymphonyQG's buffer
+	// does: at the ef a 100-d set needs (256 for recall 0.95 on glove-100's
+	// first 100,000 rows) the scan compared half the buffer per insertion,
+	// and a CPU profile gave it about a third of the search. Same answers,
+	// 0.85x the CPU time a query there (bench/results/rabitq-go/
+	// rabitq-go-20261204T022148Z-ae96238-qg-bsearch-glove100k.json).
+	pos, n := 0, len(b)
+	for n > 1 {
+		half := n >> 1
+		if !(b[pos+half-1].dist > d) {
+			pos += half
+		}
+		n -= half
+	}
+	if n == 1 && !(b[pos].dist > d) {
+		pos++
 	}
 	if pos == ef {
 		return len(b) // NaN: see insert
