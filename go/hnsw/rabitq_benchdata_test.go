@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -31,7 +32,9 @@ import (
 //
 // Env: STRATA_RABITQ_SET (default pypi-use512, from synth.DataDir, cosine;
 // or fashion-mnist, L2, read from the IDX files of Debian's
-// dataset-fashion-mnist), STRATA_RABITQ_N train rows (each benchmark's
+// dataset-fashion-mnist; or a directory written by bench/dump_f32_set.py,
+// any set of bench/datasets.py such as glove-100-angular: its train.f32,
+// queries.f32 and set.json), STRATA_RABITQ_N train rows (each benchmark's
 // default), STRATA_RABITQ_Q held-out queries (likewise), STRATA_RABITQ_INDEX
 // a file caching the built graph (and, in <file>.truth-<queries>, the
 // ground truth).
@@ -58,10 +61,13 @@ func loadRaBitQBenchSet(b *testing.B, defaultN, defaultQ int) *rabitqBenchSet {
 	if err != nil {
 		b.Skipf("real data not available: %v", err)
 	}
-	if s.name == "fashion-mnist" {
+	switch {
+	case s.name == "fashion-mnist":
 		s.metric = metric.L2
+	case strings.Contains(s.name, "/"):
+		s.metric = data.Metric
 	}
-	s.data, s.dim = data, data.Dim
+	s.data, s.dim = data.RealSet, data.Dim
 	s.n = len(data.Train) / s.dim
 	s.nq = min(envInt("STRATA_RABITQ_Q", defaultQ), len(data.Queries)/s.dim)
 	s.queries = data.Queries[:s.nq*s.dim]
@@ -166,12 +172,23 @@ func writeResults(b *testing.B, path string, fields map[string]any) {
 	}
 }
 
+// sweepSet is a benchmark's rows and, for a directory set, its metric.
+type sweepSet struct {
+	*synth.RealSet
+	Metric metric.Metric
+}
+
 // loadSweepSet is synth.LoadRealSet, or for "fashion-mnist" the 60k
 // training and 10k test images of Debian's dataset-fashion-mnist (784
-// bytes each, as float32 0-255), the first maxTrain of the training ones.
-func loadSweepSet(name string, maxTrain int) (*synth.RealSet, error) {
+// bytes each, as float32 0-255), or for a name holding a "/" the
+// directory of readF32Set; the first maxTrain training rows.
+func loadSweepSet(name string, maxTrain int) (*sweepSet, error) {
+	if strings.Contains(name, "/") {
+		return readF32Set(name, maxTrain)
+	}
 	if name != "fashion-mnist" {
-		return synth.LoadRealSet(name, maxTrain)
+		set, err := synth.LoadRealSet(name, maxTrain)
+		return &sweepSet{RealSet: set}, err
 	}
 	const dir = "/usr/share/datasets/fashion-mnist"
 	train, err := readIDXImages(dir + "/train-images-idx3-ubyte.gz")
@@ -185,7 +202,55 @@ func loadSweepSet(name string, maxTrain int) (*synth.RealSet, error) {
 	if maxTrain > 0 && maxTrain*784 < len(train) {
 		train = train[:maxTrain*784]
 	}
-	return &synth.RealSet{Dim: 784, Train: train, Queries: test}, nil
+	return &sweepSet{RealSet: &synth.RealSet{Dim: 784, Train: train, Queries: test}, Metric: metric.L2}, nil
+}
+
+// readF32Set reads the set bench/dump_f32_set.py wrote to dir:
+// set.json ({"dim", "metric": "cosine" or "l2"}), train.f32 and
+// queries.f32 (rows of dim little-endian float32s), the first maxTrain
+// training rows (every one when maxTrain <= 0).
+func readF32Set(dir string, maxTrain int) (*sweepSet, error) {
+	raw, err := os.ReadFile(dir + "/set.json")
+	if err != nil {
+		return nil, err
+	}
+	var meta struct {
+		Dim    int    `json:"dim"`
+		Metric string `json:"metric"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, fmt.Errorf("%s/set.json: %w", dir, err)
+	}
+	m, ok := map[string]metric.Metric{"cosine": metric.Cosine, "l2": metric.L2}[meta.Metric]
+	if !ok || meta.Dim <= 0 {
+		return nil, fmt.Errorf("%s/set.json: dim %d, metric %q: want dim > 0 and cosine or l2", dir, meta.Dim, meta.Metric)
+	}
+	rows := func(name string) ([]float32, error) {
+		raw, err := os.ReadFile(dir + "/" + name)
+		if err != nil {
+			return nil, err
+		}
+		if len(raw)%(4*meta.Dim) != 0 {
+			return nil, fmt.Errorf("%s/%s: %d bytes, not rows of %d float32s", dir, name, len(raw), meta.Dim)
+		}
+		out := make([]float32, len(raw)/4)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		return out, nil
+	}
+	train, err := rows("train.f32")
+	if err != nil {
+		return nil, err
+	}
+	queries, err := rows("queries.f32")
+	if err != nil {
+		return nil, err
+	}
+	if maxTrain > 0 && maxTrain*meta.Dim < len(train) {
+		train = train[:maxTrain*meta.Dim]
+	}
+	return &sweepSet{RealSet: &synth.RealSet{Dim: meta.Dim, Train: train, Queries: queries}, Metric: m}, nil
 }
 
 // readIDXImages reads a gzipped IDX file of uint8 images into float32s.

@@ -3,11 +3,13 @@ package hnsw
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/vfs"
 
 	"github.com/strata-db/strata/go/metric"
@@ -193,6 +195,63 @@ func TestQGConfigErrors(t *testing.T) {
 	} {
 		if _, err := New(cfg); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("%+v: %v, want ErrInvalidArgument", cfg, err)
+		}
+	}
+}
+
+// TestQGRowHoldsWhatTheSearchReads pins the qg row of rabitq_qg.go's
+// diagram at a low dimension, where the neighbours' factors are a third
+// of it: at dim 100 (D 128) a row is 1,472 bytes; the vector is followed
+// by ‖u‖² and zeros; and each neighbour's Add, Rescale and Sum are what
+// EncodeResidual gives for the edge, so that a layout change which drops
+// or shifts a factor the search reads fails here instead of as lost recall.
+func TestQGRowHoldsWhatTheSearchReads(t *testing.T) {
+	const dim, n = 100, 700
+	for _, m := range []metric.Metric{metric.L2, metric.IP} {
+		x, err := New(Config{Dim: dim, Metric: m, Seed: 5, RaBitQBits: 1, RaBitQLayout: LayoutQG})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Add(synth.Clustered(n, dim, 20, 0.4, 31), nil, nil, 1); err != nil {
+			t.Fatal(err)
+		}
+		r, g := x.rabitq.Load().qg, x.graph.Load()
+		if r == nil || r.n != n || 4*r.rowWords != 1472 {
+			t.Fatalf("%v: rows %+v, want %d rows of 1,472 bytes", m, r, n)
+		}
+		D := r.padded
+		rotated := make([]float32, n*D)
+		for u := range n {
+			r.q.Rotate(g.vector(uint32(u)), rotated[u*D:(u+1)*D])
+		}
+		e := r.q.NewEncoder()
+		code := make([]uint64, D/64)
+		for u := range uint32(n) {
+			row, v := r.row(u), g.vector(u)
+			var norm2 float32
+			for i, a := range v {
+				norm2 += a * a
+				if row[i] != math.Float32bits(a) {
+					t.Fatalf("%v: node %d: word %d is not its vector's", m, u, i)
+				}
+			}
+			if row[dim] != math.Float32bits(norm2) {
+				t.Fatalf("%v: node %d: word %d is %g, want ‖u‖² %g", m, u, dim, math.Float32frombits(row[dim]), norm2)
+			}
+			if slices.ContainsFunc(row[dim+1:r.vecWords], func(w uint32) bool { return w != 0 }) {
+				t.Fatalf("%v: node %d: the vector's padding is not zero", m, u)
+			}
+			f := r.factors(row)
+			for j, id := range r.ids(row) {
+				if id == emptySlot {
+					break
+				}
+				want := e.EncodeResidual(rotated[int(id)*D:(int(id)+1)*D], rotated[int(u)*D:(int(u)+1)*D], code)
+				if f[qgAdd+j] != math.Float32bits(want.Add) || f[qgRescale+j] != math.Float32bits(want.Rescale) || f[qgSum+j] != math.Float32bits(want.Sum) {
+					t.Fatalf("%v: node %d, neighbour %d: factors %v, want Add %g Rescale %g Sum %g", m, u, j,
+						wordFloats(f[j:j+1]), want.Add, want.Rescale, want.Sum)
+				}
+			}
 		}
 	}
 }
