@@ -88,7 +88,7 @@ func referenceQGWords(x *Index, g *graph, n, padded int) (words []uint32, entry 
 		for _, a := range v {
 			norm2 += a * a
 		}
-		f[qgMeta] = math.Float32bits(norm2)
+		row[r.dim] = math.Float32bits(norm2) // in the vector's padding
 		var slots [32][]uint64
 		for j, id := range ids[u*qgDegree : (u+1)*qgDegree] {
 			if id == emptySlot {
@@ -99,7 +99,6 @@ func referenceQGWords(x *Index, g *graph, n, padded int) (words []uint32, entry 
 			slots[j] = code
 			f[qgAdd+j] = math.Float32bits(fac.Add)
 			f[qgRescale+j] = math.Float32bits(fac.Rescale)
-			f[qgErr+j] = math.Float32bits(fac.Err)
 			f[qgSum+j] = math.Float32bits(fac.Sum)
 		}
 		kernels.FastScanPackBlock(wordBytes(r.codes(row)), D/64, &slots)
