@@ -8,6 +8,23 @@ import (
 	"github.com/strata-db/strata/go/hnsw"
 )
 
+// twoCheckpointedSegments creates a collection in dir holding two sealed
+// segments with files: keys 0-1499, then 1000-1999 (500 overwritten),
+// each batch built and checkpointed; m is its model.
+func twoCheckpointedSegments(t *testing.T, dir string, tuning Tuning, rng *rand.Rand) (*Collection, model) {
+	t.Helper()
+	c := mustCreate(t, dir, tuning)
+	m := model{}
+	for _, ids := range [][]uint64{idRange(1500), idRange(2000)[1000:]} {
+		upsertRandom(t, c, rng, m, ids)
+		c.waitIndexed()
+		if err := c.Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, m
+}
+
 // TestMergeReadsItsSourcesMapped: a merge first puts in the place of its
 // sources that have files their files' indexes with the vectors mapped
 // (segment.Graphs.MapSources), so that the sources' floats and the new
@@ -17,19 +34,8 @@ import (
 func TestMergeReadsItsSourcesMapped(t *testing.T) {
 	dir := t.TempDir()
 	tuning := Tuning{CheckpointBytes: -1, VacuumRatio: -1} // no merge but this test's
-	c := mustCreate(t, dir, tuning)
 	rng := rand.New(rand.NewPCG(7, 8))
-	m := model{}
-	upsertRandom(t, c, rng, m, idRange(1500))
-	c.waitIndexed()
-	if err := c.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	upsertRandom(t, c, rng, m, idRange(2000)[1000:])
-	c.waitIndexed()
-	if err := c.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
+	c, m := twoCheckpointedSegments(t, dir, tuning, rng)
 	f := c.fields.Load().def
 	srcs := f.index.Sealed()
 	if len(srcs) != 2 {
@@ -84,16 +90,7 @@ func TestMergeReadsItsSourcesMapped(t *testing.T) {
 func TestMergeDoesNotMapAnOpenedSourceTwice(t *testing.T) {
 	dir := t.TempDir()
 	tuning := Tuning{CheckpointBytes: -1, VacuumRatio: -1} // no merge but this test's
-	c := mustCreate(t, dir, tuning)
-	rng := rand.New(rand.NewPCG(9, 10))
-	m := model{}
-	upsertRandom(t, c, rng, m, idRange(1200))
-	c.waitIndexed()
-	if err := c.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	upsertRandom(t, c, rng, m, idRange(2000)[800:])
-	c.waitIndexed()
+	c, m := twoCheckpointedSegments(t, dir, tuning, rand.New(rand.NewPCG(9, 10)))
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -242,8 +242,9 @@
 // tombstones; RSS sampled every 50 ms with RssAnon / RssFile and the
 // heap's runtime/metrics; main in the same run, load average 45-58;
 // bench/results/segments/segments-20261204T021437Z-a9788ea-100k-overwrite.json
-// and -ba40a1b-100k-overwrite-before.json): peak / steady 2.30x -> 2.13x
-// (steady 81-84 MiB, of which 72 are the segment's file pages). Main's
+// and -ba40a1b-100k-overwrite-before.json; a second pair, the -r2 files):
+// peak / steady 2.30x -> 2.13x and 2.26x -> 2.10x (steady 81-84 MiB, of
+// which 72 are the segment's file pages). In the first pair main's
 // peak was the double mapping above (file pages 121 MiB at the merge's
 // start); the peak is now the merge's end, 172 MiB = 101 anon (the new
 // graph of the ~80k live rows, filled as it is built: the anon rose
