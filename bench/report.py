@@ -689,6 +689,13 @@ def merge_scale_table(runs: list, show: Callable) -> str:
              "max_heap_live_mib") and over("steady_rss_mib")(r) else None),
         ("at the peak: heap freed, not yet returned to the OS, MiB",
          lambda r: (over("at_peak_rss")(r) or {}).get("heap_free_not_released_mib")),
+        ("at the peak: anonymous / file-backed RSS (mapped segments), MiB",
+         lambda r: (f"{p['rss_anon_mib']:,.3g} / {p['rss_file_mib']:,.3g}"
+                    if (p := over("at_peak_rss")(r) or {}).get("rss_anon_mib") is not None
+                    else None)),
+        ("collector CPU s over the phase (runtime/metrics estimate) / its cycles",
+         lambda r: (f"{over('gc_cpu_seconds')(r):,.3g} / {over('gc_cycles')(r)}"
+                    if over("gc_cpu_seconds")(r) is not None else None)),
         ("CPU µs per overwritten row (writes, queries, merges)",
          over("cpu_us_per_overwritten_row")),
         ("CPU s while a merge built (the process's)",

@@ -4,7 +4,26 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/strata-db/strata/go/hnsw"
 )
+
+// twoCheckpointedSegments creates a collection in dir holding two sealed
+// segments with files: keys 0-1499, then 1000-1999 (500 overwritten),
+// each batch built and checkpointed; m is its model.
+func twoCheckpointedSegments(t *testing.T, dir string, tuning Tuning, rng *rand.Rand) (*Collection, model) {
+	t.Helper()
+	c := mustCreate(t, dir, tuning)
+	m := model{}
+	for _, ids := range [][]uint64{idRange(1500), idRange(2000)[1000:]} {
+		upsertRandom(t, c, rng, m, ids)
+		c.waitIndexed()
+		if err := c.Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, m
+}
 
 // TestMergeReadsItsSourcesMapped: a merge first puts in the place of its
 // sources that have files their files' indexes with the vectors mapped
@@ -15,19 +34,8 @@ import (
 func TestMergeReadsItsSourcesMapped(t *testing.T) {
 	dir := t.TempDir()
 	tuning := Tuning{CheckpointBytes: -1, VacuumRatio: -1} // no merge but this test's
-	c := mustCreate(t, dir, tuning)
 	rng := rand.New(rand.NewPCG(7, 8))
-	m := model{}
-	upsertRandom(t, c, rng, m, idRange(1500))
-	c.waitIndexed()
-	if err := c.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	upsertRandom(t, c, rng, m, idRange(2000)[1000:])
-	c.waitIndexed()
-	if err := c.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
+	c, m := twoCheckpointedSegments(t, dir, tuning, rng)
 	f := c.fields.Load().def
 	srcs := f.index.Sealed()
 	if len(srcs) != 2 {
@@ -71,5 +79,47 @@ func TestMergeReadsItsSourcesMapped(t *testing.T) {
 	}
 	c = mustOpen(t, dir, tuning)
 	defer c.Close()
+	checkModel(t, c, m)
+}
+
+// TestMergeDoesNotMapAnOpenedSourceTwice: a segment Open loaded has its
+// vectors in its file's mapping already (ram placement too), so a merge
+// reads it as it is instead of loading its file a second time (the
+// second mapping's pages counted in the RSS beside the first's: at 100k
+// the merge's peak), and the merge of them holds every row.
+func TestMergeDoesNotMapAnOpenedSourceTwice(t *testing.T) {
+	dir := t.TempDir()
+	tuning := Tuning{CheckpointBytes: -1, VacuumRatio: -1} // no merge but this test's
+	c, m := twoCheckpointedSegments(t, dir, tuning, rand.New(rand.NewPCG(9, 10)))
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = mustOpen(t, dir, tuning)
+	defer c.Close()
+	f := c.fields.Load().def
+	srcs := f.index.Sealed()
+	if len(srcs) != 2 {
+		t.Fatalf("%d sealed segments, want 2", len(srcs))
+	}
+	for i, s := range srcs {
+		if !s.Index().VectorsInFile() {
+			t.Fatalf("opened segment %d: vectors not in its file's mapping", i)
+		}
+	}
+	loads := 0
+	load := c.mergeSourceLoader(f)
+	mapped := f.index.MapSources(srcs, func(file string) (*hnsw.Index, error) {
+		loads++
+		return load(file)
+	})
+	if loads != 0 || !slices.Equal(mapped, srcs) {
+		t.Fatalf("MapSources loaded %d files for sources Open mapped (same sources: %v), want none", loads, slices.Equal(mapped, srcs))
+	}
+	if err := f.index.Merge(mapped, 2); err != nil {
+		t.Fatal(err)
+	}
+	if segs := len(f.index.Sealed()); segs != 1 {
+		t.Fatalf("%d segments after the merge, want 1", segs)
+	}
 	checkModel(t, c, m)
 }

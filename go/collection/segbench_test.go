@@ -101,16 +101,19 @@ func (s *rssSampler) run() {
 	defer s.done.Done()
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"}}
+		{Name: "/memory/classes/heap/released:bytes"}, {Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
 	prof := os.Getenv("STRATA_SEGBENCH_HEAPPROF")
-	// STRATA_SEGBENCH_RSSLOG names a file for every sample: seconds, RSS,
-	// heap objects, heap freed and not returned (MiB), merging, segments,
-	// tail rows, RssFile (MiB: mapped file pages, the merge's sources').
+	// STRATA_SEGBENCH_RSSLOG names a file for every sample, one line of
+	// space-separated columns named by its first line (MiB unless said):
+	// RssAnon and RssFile split the RSS into the heap's and the runtime's
+	// pages and the mapped segment files' (the merge's sources).
 	var rssLog *os.File
 	if name := os.Getenv("STRATA_SEGBENCH_RSSLOG"); name != "" {
 		if f, err := os.Create(name); err == nil {
 			rssLog = f
 			defer f.Close()
+			fmt.Fprintln(f, "seconds rss rss_anon rss_file heap_objects heap_live_last_gc heap_goal heap_free_not_released heap_released gc_cycles gc_cpu_seconds merging segments tail_rows")
 		}
 	}
 	began := time.Now()
@@ -139,8 +142,9 @@ func (s *rssSampler) run() {
 		metrics.Read(samples)
 		mib := func(i int) float64 { return float64(samples[i].Value.Uint64()) / (1 << 20) }
 		if rssLog != nil {
-			fmt.Fprintf(rssLog, "%.2f %.1f %.1f %.1f %v %v %v %.1f\n", time.Since(began).Seconds(), rss, mib(0), mib(3),
-				merging, s.c.Describe()["segments"], s.c.Info().TailRows, procStatusMiB("RssFile"))
+			fmt.Fprintf(rssLog, "%.2f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %d %.2f %v %v %v\n", time.Since(began).Seconds(), rss,
+				procStatusMiB("RssAnon"), procStatusMiB("RssFile"), mib(0), mib(5), mib(1), mib(3), mib(4),
+				samples[6].Value.Uint64(), samples[7].Value.Float64(), merging, s.c.Describe()["segments"], s.c.Info().TailRows)
 		}
 		s.maxLive = max(s.maxLive, mib(5))
 		if rss > s.peak["rss_mib"].(float64) {
@@ -706,6 +710,7 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 		}
 	}()
 	w0, cpu0 := writeBytes(t), cpuSeconds()
+	gc0 := gcWork()
 	began := time.Now()
 	rng := rand.New(rand.NewPCG(9, 9))
 	over := n * 3 / 10
@@ -730,6 +735,8 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 	res["write_over_overwritten_raw"] = float64(writeBytes(t)-w0) / float64(over*dim*4)
 	res["cpu_seconds"] = cpuSeconds() - cpu0
 	res["cpu_us_per_overwritten_row"] = (cpuSeconds() - cpu0) / float64(over) * 1e6
+	gc1 := gcWork()
+	res["gc_cycles"], res["gc_cpu_seconds"] = gc1.cycles-gc0.cycles, gc1.cpuSeconds-gc0.cpuSeconds
 	res["at_peak_rss"] = sampler.result()
 	res["merge_seconds"] = c.Info().VacuumSeconds
 	peak := procStatusMiB("VmHWM")
@@ -748,6 +755,19 @@ func overwriteMerge(t *testing.T, dir string, n int, vec func(int) []float32,
 		res["query_max_ms"] = lat[len(lat)-1]
 	}
 	return res
+}
+
+// gcCounters is the Go collector's work so far: cycles and the CPU time
+// of its mark and sweep (runtime/metrics, an estimate the runtime keeps).
+type gcCounters struct {
+	cycles     uint64
+	cpuSeconds float64
+}
+
+func gcWork() gcCounters {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return gcCounters{cycles: s[0].Value.Uint64(), cpuSeconds: s[1].Value.Float64()}
 }
 
 // TestSegmentBenchOverwrite runs TestSegmentBench's 30 % overwrite phase

@@ -477,6 +477,23 @@ func (x *Index) Mapped() bool {
 	return x.file != nil && x.mmapVectors
 }
 
+// VectorsInFile reports whether the float vectors the index searches are
+// pages of its file's mapping rather than heap memory: with MmapVectors,
+// and after a DeferCRC load of either placement (Mapped is false then).
+// DropResident drops them from the resident set; a reader that sweeps
+// them (a merge) reads them from the page cache.
+func (x *Index) VectorsInFile() bool {
+	if x.acquire() != nil {
+		return false
+	}
+	defer x.closeMu.RUnlock()
+	g := x.graph.Load()
+	if x.file == nil || !g.floats || len(g.vectors) == 0 {
+		return false
+	}
+	return x.file.Maps(indexfile.BytesOf(g.vectors[:1]))
+}
+
 // errClosed is returned by operations on a closed index. Its kind is
 // errkind.Closed.
 var errClosed = errkind.New(errkind.Closed, "hnsw: index is closed")

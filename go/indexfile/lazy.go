@@ -109,6 +109,14 @@ func (f *File) checksum(p pendingSection, pause func() error) (uint32, error) {
 	return crc, nil
 }
 
+// Maps reports whether b lies in one of the file's mappings: a section
+// left mapped, not read into memory. False once the file is closed.
+func (f *File) Maps(b []byte) bool {
+	f.lazy.mu.RLock()
+	defer f.lazy.mu.RUnlock()
+	return f.mappingOf(b) != nil
+}
+
 // mappingOf returns the mapping holding b, or nil (a section read into
 // memory where mmap is not supported). The caller holds lazy.mu.
 func (f *File) mappingOf(b []byte) []byte {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/gcpercent"
 )
 
 // MergePolicy says when sealed segments are merged (the package doc,
@@ -159,6 +160,12 @@ func (p MergePolicy) similar(ss []*Graph) []*Graph {
 	return nil
 }
 
+// mergeGCPercent is GOGC while a merge builds (package gcpercent): the
+// heap then carries garbage of at most a tenth of its live memory, which
+// the merge's new graph has just raised. The merge's own chunks are
+// returned besides (debug.FreeOSMemory after each).
+const mergeGCPercent = 10
+
 // mergeChunk is how many keys a merge copies out of its sources and
 // inserts at a time: what it holds besides the sources and the new graph.
 const mergeChunk = 8192
@@ -187,6 +194,7 @@ func (g *Graphs) Merge(srcs []*Graph, threads int) error {
 	if len(srcs) == 0 {
 		return nil
 	}
+	defer gcpercent.Lower(mergeGCPercent)()
 	g.mu.Lock()
 	g.merging = srcs
 	g.mu.Unlock()
