@@ -758,7 +758,8 @@ def fwht8_kernels() -> list[str]:
     signedFWHT8AVX2 (x[i] *= signs[i] first, in the same pass), then the element-wise helpers of
     the rotations: mulFloatsAVX2, scaleFloatsAVX2 and butterflyAVX2 (one FWHT stage of span n
     over two separate halves: the Kac step)."""
-    out = ["", "// Sign masks of the upper lanes of each butterfly of span 1, 2 and 4 (FWHT8_STAGES)."]
+    out = ["",
+           "// Sign masks of the upper lanes of each butterfly of span 1, 2 and 4 (FWHT8_STAGES)."]
     for name, words in (
         ("fwhtNeg1", ["0x8000000000000000"] * 4),
         ("fwhtNeg2", ["0", "0x8000000080000000"] * 2),
@@ -789,7 +790,7 @@ def fwht8_kernels() -> list[str]:
         if signed:
             out += [ins("VMULPS", "(SI)", "Y0", "Y0", comment="x[i] *= signs[i]"),
                     ins("ADDQ", "$32", "SI")]
-        for (perm, mask), reg in zip(FWHT8_STAGES, ("Y13", "Y14", "Y15")):
+        for (perm, _mask), reg in zip(FWHT8_STAGES, ("Y13", "Y14", "Y15"), strict=True):
             out += [parse(perm), ins("VXORPS", reg, "Y0", "Y0"), ins("VADDPS", "Y0", "Y1", "Y0")]
         out += [
             ins("VMOVUPS", "Y0", "(DI)"),
@@ -1194,7 +1195,8 @@ def quantize_avx2() -> list[str]:
         ins("RET"),
         "",
         "// quantPerm<> puts the dwords of VPACKSSDW+VPACKUSWB's lane-wise output in order.",
-        *[f"DATA quantPerm<>+0x{4 * i:02x}(SB)/4, ${v}" for i, v in enumerate([0, 4, 1, 5, 2, 6, 3, 7])],
+        *[f"DATA quantPerm<>+0x{4 * i:02x}(SB)/4, ${v}"
+          for i, v in enumerate([0, 4, 1, 5, 2, 6, 3, 7])],
         "GLOBL quantPerm<>(SB), RODATA|NOPTR, $32",
         "",
         "// The reference loop is quantizeGeneric (n a positive multiple of 32).",
