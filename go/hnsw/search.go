@@ -194,7 +194,7 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query) []candi
 	top, ep := unpackEntry(e)
 	cur := candidate{s.dist(g, x.dk, q, ep), ep}
 	for l := top; l > 0; l-- {
-		cur = s.greedy(g, x.dk, q, cur, l, finishedBelow(adm))
+		cur = s.greedy(g, x.dk, q, cur, l, adm.settled) // queries admit only ready nodes
 	}
 	switch {
 	case adm.allow == nil || s.testing.routeFilter:
@@ -218,16 +218,6 @@ func (x *Index) searchNode(g *graph, s *searcher, q []float32, p *query) []candi
 		sortAscending(s.results)
 	}
 	return s.results[:min(k, len(s.results))]
-}
-
-// finishedBelow is greedy's finished for a search admitting adm: the
-// settled count it started with, or every node when it admits unfinished
-// ones (no search does).
-func finishedBelow(adm *admission) uint32 {
-	if !adm.readyOnly {
-		return allNodes
-	}
-	return adm.settled
 }
 
 // scan returns the k admitted nodes nearest to q by computing every
