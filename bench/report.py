@@ -33,8 +33,9 @@ Every figure on this page is read from a result file in `bench/results/` of the 
 `<benchmark>-<UTC time>-<commit>[-<label>].json`; the file records the machine, the commit, the
 library versions and the load average. How the runs are made and how to read them:
 [Benchmark methodology](benchmarks-methodology.md). All runs so far were made on a shared
-2-core VM (AVX-512) with other work running beside them: compare ratios within one file, not
-absolute figures across files.
+2-core VM (AVX-512 on some days' machines, AVX2 only on others: each file records its CPU)
+with other work running beside them: compare ratios within one file, not absolute figures
+across files.
 """
 
 
@@ -566,7 +567,30 @@ def segments_section(runs: list) -> str:
         "checkpoints on the loaded machine: queries search every segment, so QPS falls with "
         "the count.", "", segment_sizes_table(by_size, show), "",
         merge_scale_table(at_scale, show), "",
-        reopen_table([(n, p, r) for n, p, r in runs if "reopen" in r])])
+        reopen_table([(n, p, r) for n, p, r in runs if "reopen" in r]), "",
+        ingest_query_table([(n, p, r) for n, p, r in runs
+                            if "query_while_ingesting" in r and "main" not in r])])
+
+
+def ingest_query_table(runs: list) -> str:
+    """TestSegmentBenchQueryWhileIngesting alone: query latency while a writer ingests."""
+    if not runs:
+        return ""
+    rows = []
+    for name, path, r in runs:
+        q = r["query_while_ingesting"]
+        rows.append([when(name), f"`{name.commit}`", f"{q['p50_ms']:.2f}", f"{q['p99_ms']:.2f}",
+                     f"{q['max_ms']:.1f}", f"{q['ingest_rows_per_s']:,.0f}",
+                     f"{q['tail_rows_at_end']:,.0f}", r["load_at_start"].split()[0],
+                     f"`{path.name}`"])
+    return "\n".join([
+        "### Queries while a writer ingests (`TestSegmentBenchQueryWhileIngesting`, issue 24)", "",
+        "20,000 x 512 indexed, then one goroutine upserts batches of 100 (fsync always) flat out "
+        "while another runs 2,000 queries (k 10) one after another; the background builder "
+        "shares the 2 cores with both. Latency of each query, and the rows still unindexed "
+        "(searched exactly) at the end.", "",
+        table(["time", "commit", "p50 ms", "p99 ms", "max ms", "rows/s ingested",
+               "tail rows at end", "load at start", "file"], rows)])
 
 
 def reopen_table(runs: list) -> str:
