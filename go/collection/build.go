@@ -3,14 +3,13 @@ package collection
 import (
 	"fmt"
 	"runtime"
-	"time"
 )
 
 // The builder: moving the tails' rows into the fields' graphs.
 //
 // apply appends every value to its field's tail (segment.Tail) and wakes
 // the caller; one builder goroutine takes the rows of each tail in order,
-// a step of about buildStepTarget's worth at a time (stepRows), and adds them to the field's index in one
+// at most buildBatch at a time, and adds them to the field's index in one
 // parallel hnsw.Index.Add (the removals of the batch's tombstones with
 // one Remove), then advances the tail past them. A quantized field trains
 // its SQ8 ranges on its first put, at apply time (fields.go, put), so
@@ -27,43 +26,6 @@ import (
 
 // buildBatch bounds the rows of one build step (one parallel Add).
 const buildBatch = 4096
-
-// A build step is sized to take about buildStepTarget at the rate the
-// previous steps ran (vectorField.buildRate), and never fewer than
-// minBuildBatch rows. A writer held by backpressure waits for one step:
-// at 512-d with ef_construction 200 the builder's one thread adds about
-// a thousand rows a second, so a step of buildBatch rows held writers for
-// four seconds or more (qdrant-client's upserts timed out at its default
-// 5 s under VectorDBBench's ingest), where a step of about 100 ms lets
-// them through at the builder's pace.
-const (
-	buildStepTarget = 100 * time.Millisecond
-	minBuildBatch   = 64
-)
-
-// stepRows is how many rows f's next build step takes.
-func (f *vectorField) stepRows() int {
-	rate := f.buildRate // rows a second over the steps so far; 0 before the first
-	if rate <= 0 {
-		return minBuildBatch
-	}
-	return min(buildBatch, max(minBuildBatch, int(rate*buildStepTarget.Seconds())))
-}
-
-// noteStep folds a step of n rows that took d into f.buildRate (an
-// exponentially weighted mean, so one step slowed by the machine moves
-// the next step's size only part of the way).
-func (f *vectorField) noteStep(n int, d time.Duration) {
-	if n < minBuildBatch/2 || d <= 0 {
-		return // a step this small says more about overheads than the rate
-	}
-	rate := float64(n) / d.Seconds()
-	if f.buildRate <= 0 {
-		f.buildRate = rate
-		return
-	}
-	f.buildRate = 0.7*f.buildRate + 0.3*rate
-}
 
 // buildLoop is the builder goroutine.
 func (c *Collection) buildLoop() {
@@ -126,11 +88,10 @@ func (c *Collection) kickBuilder() {
 func (c *Collection) buildStep(f *vectorField, threads int) (int, error) {
 	f.buildMu.Lock()
 	defer f.buildMu.Unlock()
-	b := f.tail.Next(f.stepRows())
+	b := f.tail.Next(buildBatch)
 	if b.To == b.From {
 		return 0, nil
 	}
-	began := time.Now()
 	if len(b.Keys) > 0 {
 		if err := f.index.Add(b.Vectors, b.Keys, threads); err != nil {
 			return 0, err
@@ -142,7 +103,6 @@ func (c *Collection) buildStep(f *vectorField, threads int) (int, error) {
 		}
 	}
 	f.tail.Advance(b)
-	f.noteStep(len(b.Keys), time.Since(began))
 	return int(b.To - b.From), nil
 }
 

@@ -42,9 +42,6 @@ type vectorField struct {
 	// (build.go) moves its rows into index, and every read looks at both.
 	tail    *segment.Tail
 	buildMu sync.Mutex // one build of the tail at a time
-	// buildRate is the rows a second the build steps have run at (build.go,
-	// noteStep); buildMu guards it.
-	buildRate float64
 }
 
 // fieldSet is the collection's schema at one moment: the dense and
