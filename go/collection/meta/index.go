@@ -79,7 +79,6 @@ func newIndexSized(n int) *Index {
 		paths:  make(map[string]*pathPostings),
 		dotted: make(map[string][]*pathPostings),
 	}
-	x.order.entries = make([]orderEntry, 0, n)
 	return x
 }
 
@@ -140,7 +139,7 @@ func (x *Index) add(id uint64, d Document) {
 	x.slots.Set(id, slot)
 	x.alive.set(slot)
 	x.walk(slot, d.fields, x.pathBuf[:0], true)
-	x.order.added(id, slot)
+	x.order.added(x.ids, id, slot)
 }
 
 // Delete removes the given ids and returns how many were present.

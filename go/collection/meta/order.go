@@ -34,10 +34,43 @@ type idOrder struct {
 	pending     []orderEntry // added out of order since the last rebuild
 	stale       int          // deletes since the last rebuild
 	slotsRising bool         // entries' slots ascend too (valid without pending)
+	// implicit stands for the entries while every id so far was added
+	// above the others into a new slot (a fresh index filled in id order,
+	// or one Import rebuilt): entry s is then {ids[s], s} for each slot
+	// s < implicit, and entries and pending are empty. It saves a stored
+	// 16-byte entry per point (issue 24: 1.5 MiB of a 100k collection's
+	// resident memory). The first other add stores them (materialize).
+	implicit int
 }
 
-// added records a new id. Called by writers.
-func (o *idOrder) added(id uint64, slot uint32) {
+// orderList is a view of the entries sortedEntries returns: the stored
+// ones, or the implicit ones read off the ids.
+type orderList struct {
+	entries []orderEntry
+	ids     []uint64 // with implicit: entry i is {ids[i], i}
+	n       int
+}
+
+func (l orderList) len() int { return l.n }
+
+func (l orderList) at(i int) orderEntry {
+	if l.entries == nil {
+		return orderEntry{l.ids[i], uint32(i)}
+	}
+	return l.entries[i]
+}
+
+// added records a new id, put in slot of ids. Called by writers.
+func (o *idOrder) added(ids []uint64, id uint64, slot uint32) {
+	if len(o.entries) == 0 && len(o.pending) == 0 && int(slot) == o.implicit &&
+		(o.implicit == 0 || id > ids[o.implicit-1]) {
+		o.implicit++
+		o.slotsRising = true
+		return
+	}
+	if o.implicit > 0 {
+		o.materialize(ids, slot)
+	}
 	if len(o.pending) == 0 && (len(o.entries) == 0 || id > o.entries[len(o.entries)-1].id) {
 		if len(o.entries) == 0 {
 			o.slotsRising = true
@@ -53,6 +86,19 @@ func (o *idOrder) added(id uint64, slot uint32) {
 // removed records that some id left. Called by writers.
 func (o *idOrder) removed() { o.stale++ }
 
+// materialize stores the implicit entries, but for slot: it has just been
+// given to a new id (the entry of the id it held is stale: that id was
+// deleted), which added records as any other.
+func (o *idOrder) materialize(ids []uint64, slot uint32) {
+	o.entries = make([]orderEntry, 0, o.implicit+1)
+	for s := range o.implicit {
+		if uint32(s) != slot {
+			o.entries = append(o.entries, orderEntry{ids[s], uint32(s)})
+		}
+	}
+	o.implicit = 0
+}
+
 // live reports whether an entry still describes a live id.
 func (x *Index) live(e orderEntry) bool {
 	return x.alive.has(e.slot) && x.ids[e.slot] == e.id
@@ -62,14 +108,19 @@ func (x *Index) live(e orderEntry) bool {
 // (possibly with stale entries too), ascending by id, and whether their
 // slots ascend too, so that slot order is id order. Called by readers
 // holding x.mu shared.
-func (x *Index) sortedEntries() (entries []orderEntry, slotsRising bool) {
+func (x *Index) sortedEntries() (entries orderList, slotsRising bool) {
 	o := &x.order
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.implicit > 0 {
+		// Ascending ids in ascending slots, the deleted ones' still in
+		// place (stale entries): nothing to rebuild.
+		return orderList{ids: x.ids[:o.implicit], n: o.implicit}, true
+	}
 	if len(o.pending) > 0 || o.stale > 64+len(o.entries)/4 {
 		x.rebuildOrder()
 	}
-	return o.entries, o.slotsRising
+	return orderList{entries: o.entries, n: len(o.entries)}, o.slotsRising
 }
 
 func (x *Index) rebuildOrder() {

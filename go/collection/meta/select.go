@@ -59,8 +59,8 @@ func (x *Index) IDsAfter(f *Filter, after uint64, hasAfter bool, limit int) []ui
 	entries, slotsRising := x.sortedEntries()
 	start := 0
 	if hasAfter {
-		start = sort.Search(len(entries), func(i int) bool { return entries[i].id > after })
-		if start == len(entries) {
+		start = sort.Search(entries.len(), func(i int) bool { return entries.at(i).id > after })
+		if start == entries.len() {
 			return []uint64{}
 		}
 	}
@@ -70,7 +70,7 @@ func (x *Index) IDsAfter(f *Filter, after uint64, hasAfter bool, limit int) []ui
 		// slot of the first id above after.
 		from := uint32(0)
 		if hasAfter {
-			from = entries[start].slot
+			from = entries.at(start).slot
 		}
 		for w := int(from >> 6); w < len(res); w++ {
 			word := res[w]
@@ -87,8 +87,8 @@ func (x *Index) IDsAfter(f *Filter, after uint64, hasAfter bool, limit int) []ui
 		}
 		return out
 	}
-	for _, e := range entries[start:] {
-		if res.has(e.slot) && x.ids[e.slot] == e.id {
+	for i := start; i < entries.len(); i++ {
+		if e := entries.at(i); res.has(e.slot) && x.ids[e.slot] == e.id {
 			out = append(out, e.id)
 			if len(out) == limit {
 				break

@@ -17,7 +17,8 @@ func (x *Index) Export() (ids []uint64, offsets []uint64, data []byte) {
 		size += max(len(doc), 2)
 	}
 	data = make([]byte, 0, size)
-	for _, e := range entries {
+	for i := range entries.len() {
+		e := entries.at(i)
 		if !x.live(e) {
 			continue
 		}
