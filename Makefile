@@ -62,9 +62,16 @@ go-check:
 # -timeout 30m: go/hnsw under -race takes about 5 minutes alone on 2 cores
 # and passed the default 10 under a loaded machine (two CPU hogs beside
 # this and another make test); CI's own limit is what bounds the run.
+#
+# The noasm pass: go/kernels is the only package with assembly (its tests
+# compare every kernel with its pure-Go fallback bit for bit), and the
+# index packages built on the kernels run again on the fallbacks. The
+# collection and server packages above them only call these: running them
+# again would repeat the race pass (about 4 minutes of CI on 2 cores).
+NOASM_PKGS := ./go/kernels/... ./go/hnsw/... ./go/quant/... ./go/sq8/... ./go/flat/...
 go-test:
 	go test -race -timeout 30m ./go/... ./capi/... ./bench/...
-	go test -tags noasm ./go/...
+	go test -tags noasm $(NOASM_PKGS)
 
 # Crash testing (go/collection/crashtest; docs/durability.md).
 # crash-ci: the CI tier of kills, power losses and sweeps; fuzz-ci: 50k
