@@ -136,7 +136,8 @@ func (f *vectorField) search(queries []float32, k, ef, threads int, allow []uint
 			haveG := g < kg && graphKeys[g] != -1
 			haveT := t < len(s.hits)
 			switch {
-			case haveG && (!haveT || graphDists[g] <= s.hits[t].Dist):
+			case haveG && (!haveT || graphDists[g] < s.hits[t].Dist ||
+				(graphDists[g] == s.hits[t].Dist && uint64(graphKeys[g]) < s.hits[t].Key)):
 				out[w], outD[w] = graphKeys[g], graphDists[g]
 				g++
 			case haveT:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/metric"
 )
 
 // holdBuilder stops the builder from moving the field ""'s rows into its
@@ -441,4 +442,83 @@ func TestTailQueryAllocations(t *testing.T) {
 		t.Errorf("a query over a graph and a tail of overwrites allocates %.1f times, want 0", many)
 	}
 	t.Logf("allocations per query: %.0f (%d hidden keys), %.0f (1,500)", few, 2*maxHiddenExtra, many)
+}
+
+// TestTiesComeInOneOrderAtEverySegmentState: points at equal distances
+// from a query (duplicate vectors) come back in one order whether they
+// sit in the tail, in the active graph, in a sealed segment, split among
+// these, or in the segments of a reopened collection: ties go by key
+// everywhere (hnsw orderTies, the segments' merge, the tail's scan and
+// its merge with the graphs). Seen from LangChain's MMR, whose pick among
+// tied candidates changed when the builder moved a row between two calls.
+func TestTiesComeInOneOrderAtEverySegmentState(t *testing.T) {
+	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
+		t.Run(m.String(), func(t *testing.T) {
+			opts := testOptions()
+			opts.Metric = m
+			dir := t.TempDir()
+			c, err := Create(dir, opts, Tuning{CheckpointBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { c.Close() }()
+			rng := rand.New(rand.NewPCG(3, 4))
+			dup := randomVectors(rng, 1)
+			put := func(ids ...uint64) {
+				t.Helper()
+				vecs := randomVectors(rng, len(ids))
+				for i, id := range ids {
+					if id >= 1000 {
+						copy(vecs[i*testDim:], dup)
+					}
+				}
+				if err := c.Upsert(IntIDs(ids), vecs, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put(idRange(200)...)
+			put(1004, 1000, 1002)
+			c.waitIndexed()
+			if err := c.Checkpoint(); err != nil { // a sealed segment
+				t.Fatal(err)
+			}
+			put(1003)
+			c.waitIndexed() // the active graph
+			release := c.holdBuilder()
+			put(1005, 1001) // the tail
+			const k = 8
+			want, _ := nearest(t, c, dup, k, nil)
+			copies := map[ID]bool{}
+			for _, id := range want[:6] {
+				if id.Int() >= 1000 {
+					copies[id] = true
+				}
+			}
+			if len(copies) != 6 {
+				t.Fatalf("nearest %v: want the six copies first", want)
+			}
+			check := func(when string) {
+				t.Helper()
+				got, dists := nearest(t, c, dup, k, nil)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: nearest %v (distances %v), want %v as before", when, got, dists, want)
+				}
+			}
+			check("again")
+			release()
+			c.waitIndexed()
+			check("tail built")
+			if err := c.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+			check("checkpointed")
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if c, err = Open(dir, Tuning{CheckpointBytes: -1}); err != nil {
+				t.Fatal(err)
+			}
+			check("reopened")
+		})
+	}
 }

@@ -42,7 +42,7 @@ type SearchStats struct {
 
 // Search finds the k nearest live vectors to each of len(queries)/Dim
 // queries. Results go to outIDs and outDists (row-major, nq×k, nearest
-// first); rows with fewer than k results are padded with id -1 and
+// first, equal distances by ascending id); rows with fewer than k results are padded with id -1 and
 // distance +Inf. ef is the size of the level-0 candidate list (ef 0:
 // max(k, 64); raised to k if smaller; at most limits.MaxEf). threads <= 0 uses every core.
 func (x *Index) Search(queries []float32, k, ef, threads int, outIDs []int64, outDists []float32) error {
@@ -175,9 +175,24 @@ func (x *Index) searchOne(s *searcher, p *query, queries []float32, qi int, outI
 		ids[i] = int64(g.labels[c.node])
 		dists[i] = c.dist
 	}
+	orderTies(ids[:len(found)], dists[:len(found)])
 	for i := len(found); i < k; i++ {
 		ids[i] = -1
 		dists[i] = inf
+	}
+}
+
+// orderTies puts the ids of equal distances in ascending order (the
+// answer is nearest first), so that the order of an answer's ties does not
+// depend on the path a search took, and the collection's merges of
+// segments (ties by key there too) give the same answer whichever segment
+// holds each point. Ties are rare but real: duplicate vectors, points
+// overwritten with the same vector, codes-only distances.
+func orderTies(ids []int64, dists []float32) {
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && dists[j] == dists[j-1] && ids[j] < ids[j-1]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
 	}
 }
 

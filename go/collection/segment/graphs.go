@@ -312,8 +312,8 @@ var mergePool = sync.Pool{New: func() any { return new(mergeScratch) }}
 
 // SearchFiltered searches every segment holding live keys with the same
 // arguments as hnsw.Index.SearchFiltered (each segment plans its own
-// filter) and merges their k nearest, nearest first (ties to the newer
-// segment). The stats are the segments' merged (hnsw.SearchStats.Merge).
+// filter) and merges their k nearest, nearest first (ties by key, as
+// each segment orders its own: hnsw orderTies). The stats are the segments' merged (hnsw.SearchStats.Merge).
 func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *hnsw.Filter,
 	outKeys []int64, outDists []float32) (hnsw.SearchStats, error) {
 	st := g.pinned()
@@ -374,11 +374,15 @@ func (g *Graphs) SearchFiltered(queries []float32, k, ef, threads int, filter *h
 	for q := range nq {
 		clear(s.at)
 		for w := range k {
-			best, bestD := -1, float32(math.Inf(1))
+			best, bestD, bestKey := -1, float32(math.Inf(1)), int64(0)
 			for i := range segs {
 				j := s.at[i]
-				if j < k && s.keys[i][q*k+j] != -1 && (best < 0 || cmp.Less(s.dists[i][q*k+j], bestD)) {
-					best, bestD = i, s.dists[i][q*k+j]
+				if j == k {
+					continue
+				}
+				key, d := s.keys[i][q*k+j], s.dists[i][q*k+j]
+				if key != -1 && (best < 0 || cmp.Less(d, bestD) || (d == bestD && key < bestKey)) {
+					best, bestD, bestKey = i, d, key
 				}
 			}
 			if best < 0 {
