@@ -488,14 +488,9 @@ func TestTiesComeInOneOrderAtEverySegmentState(t *testing.T) {
 			put(1005, 1001) // the tail
 			const k = 8
 			want, _ := nearest(t, c, dup, k, nil)
-			copies := map[ID]bool{}
-			for _, id := range want[:6] {
-				if id.Int() >= 1000 {
-					copies[id] = true
-				}
-			}
-			if len(copies) != 6 {
-				t.Fatalf("nearest %v: want the six copies first", want)
+			// The six copies first, by key: an integer id is its own key.
+			if !slices.Equal(want[:6], IntIDs([]uint64{1000, 1001, 1002, 1003, 1004, 1005})) {
+				t.Fatalf("nearest %v: want the six copies first, ids ascending", want)
 			}
 			check := func(when string) {
 				t.Helper()
