@@ -355,7 +355,8 @@ class _BaseIndex(_lib.NativeObject):
 
         queries: (nq, dim), or (dim,) for one query; the result is 2-D either way.
         Returns (ids int64 [nq, k], distances float32 [nq, k]), nearest first
-        (equal distances by ascending id); when fewer than k vectors exist the rest is id -1, distance +inf.
+        (equal distances by ascending id); when fewer than k vectors exist the
+        rest is id -1, distance +inf.
         ef: candidate list size (Index only; default max(k, 64)); larger is more
         accurate and slower.
         """
