@@ -59,19 +59,25 @@ go-check:
 	go vet -tags noasm ./...
 	go run $(STATICCHECK) ./...
 
-# -timeout 30m: go/hnsw under -race takes about 5 minutes alone on 2 cores
-# and passed the default 10 under a loaded machine (two CPU hogs beside
-# this and another make test); CI's own limit is what bounds the run.
+# -timeout 30m: the race pass once took most of it on a loaded 2-core
+# machine; CI's own limit is what bounds the run.
 #
-# The noasm pass: go/kernels is the only package with assembly (its tests
-# compare every kernel with its pure-Go fallback bit for bit), and the
-# index packages built on the kernels run again on the fallbacks. The
-# collection and server packages above them only call these: running them
-# again would repeat the race pass (about 4 minutes of CI on 2 cores).
-NOASM_PKGS := ./go/kernels/... ./go/hnsw/... ./go/quant/... ./go/sq8/... ./go/flat/...
+# The race pass skips the tests that check answers only (recall, sweeps
+# over every crash step, round trips, models: go/internal/racetest), which
+# the detector slowed 5-20x into most of CI's time (go/hnsw and
+# go/collection 18 minutes each at load 13). The second pass runs them
+# without it, on the pure-Go kernels (-tags noasm): go/kernels is the only
+# package with assembly and its tests compare every kernel with its
+# fallback bit for bit, so the packages above it answer the same on
+# either. It holds the index packages built on the kernels and the
+# packages with tests marked racetest.AnswersOnly (the crash harness's run
+# in crash-ci, without -race, at its CI tier). The server and Qdrant
+# packages are not run twice.
+NOASM_PKGS := ./go/kernels/... ./go/hnsw/... ./go/quant/... ./go/sq8/... ./go/flat/... \
+	./go/collection ./go/collection/meta ./go/collection/sparse ./go/server/registry
 go-test:
 	go test -race -timeout 30m ./go/... ./capi/... ./bench/...
-	go test -tags noasm $(NOASM_PKGS)
+	go test -tags noasm -timeout 30m $(NOASM_PKGS)
 
 # Crash testing (go/collection/crashtest; docs/durability.md).
 # crash-ci: the CI tier of kills, power losses and sweeps; fuzz-ci: 50k

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/strata-db/strata/go/internal/racetest"
 )
 
 // TestBackgroundCheckpointsKeepTheLogBounded: background checkpoints start
@@ -18,6 +20,7 @@ import (
 // snapshot (which the fallback keeps: about two thresholds in all), and a
 // checkpoint that never comes fails the wait.
 func TestBackgroundCheckpointsKeepTheLogBounded(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const threshold = 256 << 10
 	c := mustCreate(t, t.TempDir(), Tuning{CheckpointBytes: threshold, Fsync: FsyncNever, HasFsync: true, VacuumRatio: -1})
 	defer c.Close()

@@ -3,6 +3,7 @@ package collection
 import (
 	"errors"
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -310,6 +311,7 @@ func TestFailedFsyncRefusesWrites(t *testing.T) {
 // TestOpenOnTornWALTail truncates the log at every byte of its last
 // records: Open must succeed with exactly the records that are whole.
 func TestOpenOnTornWALTail(t *testing.T) {
+	racetest.AnswersOnly(t)
 	base := t.TempDir()
 	src := filepath.Join(base, "src")
 	c := mustCreate(t, src, Tuning{CheckpointBytes: -1})
@@ -402,6 +404,7 @@ func TestBitFlipInWALNeverYieldsWrongData(t *testing.T) {
 // TestCheckpointCrashAtEveryStep crashes a checkpoint at each of its
 // filesystem operations: reopening must give back every acknowledged write.
 func TestCheckpointCrashAtEveryStep(t *testing.T) {
+	racetest.AnswersOnly(t)
 	base := t.TempDir()
 	src := filepath.Join(base, "src")
 	c := mustCreate(t, src, Tuning{CheckpointBytes: -1})

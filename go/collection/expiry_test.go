@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/collection/text"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -459,6 +460,7 @@ func TestReaperRunsInTheBackground(t *testing.T) {
 // rewrites and a crash and reopen: no read returns an expired point, and
 // every unexpired one is found.
 func TestExpiryModel(t *testing.T) {
+	racetest.AnswersOnly(t)
 	n := 100_000
 	if raceEnabled || testing.Short() {
 		n = 5_000

@@ -13,6 +13,7 @@ import (
 	"github.com/strata-db/strata/go/batch"
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
@@ -70,6 +71,7 @@ func recallOf(got []ID, truth []uint64) float64 {
 // "image", recall@10 >= 0.95 per field at the default ef, before and after
 // a reopen that loads the fields from a snapshot and replays more writes.
 func TestNamedFieldsRecallAtDefaultEf(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const n, k, nq = 3000, 10, 50
 	dir := t.TempDir()
 	c, err := Create(dir, Options{Vectors: twoFields(), Seed: 1}, Tuning{CheckpointBytes: -1})
@@ -215,6 +217,7 @@ func exactMaxSim(m metric.Metric, query []float32, dim int, points []multiPoint,
 // 4, recall@10 against the exact MAX_SIM over every point >= 0.95, for
 // the cosine and the l2 metric, before and after a reopen.
 func TestMultivectorRecallAgainstExactMaxSim(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []metric.Metric{metric.Cosine, metric.L2} {
 		t.Run(m.String(), func(t *testing.T) {
 			const n, dim, k, nq = 800, 32, 10, 30

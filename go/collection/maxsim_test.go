@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -68,6 +69,7 @@ func maxSimRecall(t *testing.T, c *Collection, points []multiPoint, dim, k, ef, 
 // searches would), so even a small ef finds the exact top k (it fetched
 // ef nearest vectors per query vector and missed points).
 func TestMaxSimOverFewVectorsIsExact(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, k, nq = 16, 10, 20
 	c, points := multiSet(t, t.TempDir(), metric.Cosine, 300, dim, 5) // about 2,100 vectors
 	recall, plans := maxSimRecall(t, c, points, dim, k, k, nq)
@@ -81,6 +83,7 @@ func TestMaxSimOverFewVectorsIsExact(t *testing.T) {
 // budget it counted points where the graph holds vectors and missed
 // points whose vectors all lie beyond that many.
 func TestMaxSimAtEfOfThePointCountIsExact(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, k, nq = 16, 10, 20
 	c, points := multiSet(t, t.TempDir(), metric.Cosine, 800, dim, 5) // about 5,600 vectors: past exactMaxSimRows
 	// Every point at ef 801: at most 801 nearest vectors per

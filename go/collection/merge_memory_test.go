@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/racetest"
 )
 
 // twoCheckpointedSegments creates a collection in dir holding two sealed
@@ -88,6 +89,7 @@ func TestMergeReadsItsSourcesMapped(t *testing.T) {
 // second mapping's pages counted in the RSS beside the first's: at 100k
 // the merge's peak), and the merge of them holds every row.
 func TestMergeDoesNotMapAnOpenedSourceTwice(t *testing.T) {
+	racetest.AnswersOnly(t)
 	dir := t.TempDir()
 	tuning := Tuning{CheckpointBytes: -1, VacuumRatio: -1} // no merge but this test's
 	c, m := twoCheckpointedSegments(t, dir, tuning, rand.New(rand.NewPCG(9, 10)))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/racetest"
 )
 
 // The metamorphic test (pebble's style): one random operation list is
@@ -350,6 +351,7 @@ func metaTruths(t *testing.T, ops []metaOp) []metaTruth {
 // A background vacuum or checkpoint that lost a write, resurrected a
 // deleted id or renumbered nodes wrongly changes some answer here.
 func TestMetamorphicSettingsGiveTheSameAnswers(t *testing.T) {
+	racetest.AnswersOnly(t)
 	nOps := 260
 	if testing.Short() {
 		nOps = 120

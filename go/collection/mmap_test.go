@@ -11,6 +11,7 @@ import (
 	"github.com/strata-db/strata/go/collection/segment"
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/vfs"
 	"golang.org/x/sys/unix"
 )
@@ -112,6 +113,7 @@ func (p *placedPair) reopen() {
 // overwrites, merges of mapped segments and reopen; the placement is kept
 // in the manifest.
 func TestMmapPlacementAnswersAsRAM(t *testing.T) {
+	racetest.AnswersOnly(t)
 	forPlacedQuantizations(t, testMmapPlacementAnswersAsRAM)
 }
 
@@ -292,8 +294,15 @@ func testMmapQueriesDuringMergesAndSwitches(t *testing.T, quant hnsw.Quantizatio
 			t.Fatal(err)
 		}
 	}
+	// Under -race each merge's build took seconds beside the two readers
+	// (313 s of CI for both quantizations): a quarter of the rows still
+	// gives every round two segments to merge and a switch to a mapping.
+	rows := 200
+	if raceEnabled {
+		rows = 50
+	}
 	for range 4 {
-		write(200)
+		write(rows)
 	}
 	stop := make(chan struct{})
 	errs := make(chan error, 2)
@@ -329,7 +338,7 @@ func testMmapQueriesDuringMergesAndSwitches(t *testing.T, quant hnsw.Quantizatio
 			}
 			retired = append(retired, sealed...)
 		}
-		write(100) // the merged segment written, then swapped for its mapping
+		write(rows / 2) // the merged segment written, then swapped for its mapping
 		if n := g.Mapped(); n != len(g.Sealed()) {
 			t.Fatalf("round %d: %d of %d segments mapped", round, n, len(g.Sealed()))
 		}

@@ -3,6 +3,8 @@ package collection
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/strata-db/strata/go/internal/racetest"
 )
 
 // TestBackgroundLoopRenumbersAGrowingGraph guards the renumbering of a
@@ -11,6 +13,7 @@ import (
 // not again until it has grown by renumberGrowth, and every answer and
 // stored point stays what the model says.
 func TestBackgroundLoopRenumbersAGrowingGraph(t *testing.T) {
+	racetest.AnswersOnly(t)
 	c := mustCreate(t, t.TempDir(), Tuning{CheckpointBytes: -1, Threads: 2})
 	defer c.Close()
 	rng := rand.New(rand.NewPCG(5, 6))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 )
 
@@ -41,6 +42,7 @@ func checkFloatDistances(t *testing.T, stage string, c *Collection, queries, vec
 // and after reopen; GetVectors returns the floats, not their codes; a
 // codes-only field answers code distances, which differ.
 func TestSQ8FieldRescoresWithItsFloats(t *testing.T) {
+	racetest.AnswersOnly(t)
 	rng := rand.New(rand.NewPCG(31, 3))
 	const n, k = 1500, 10
 	vecs := randomVectors(rng, n)
@@ -133,6 +135,7 @@ func TestSQ8FieldRescoresWithItsFloats(t *testing.T) {
 // at least the true neighbours that ranking by codes alone finds (same
 // data, same graph parameters, same ef).
 func TestSQ8RescoreRecallAtLeastCodesOnly(t *testing.T) {
+	racetest.AnswersOnly(t)
 	rng := rand.New(rand.NewPCG(8, 8))
 	const n, nq, k = 3000, 50, 10
 	vecs := randomVectors(rng, n)

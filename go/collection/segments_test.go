@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -69,6 +70,7 @@ func checkNearest(t *testing.T, c *Collection, m model, rng *rand.Rand, stage st
 // just written and answers queries as a search of the model would; the
 // segment count stays bounded by the merge policy.
 func TestModelAcrossSealMergeReopen(t *testing.T) {
+	racetest.AnswersOnly(t)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(24, 2))
 	m := model{}

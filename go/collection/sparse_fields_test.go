@@ -12,6 +12,7 @@ import (
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/collection/sparse"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -384,6 +385,7 @@ func errOf[T any](_ T, err error) error { return err }
 // replay or compaction that lost, kept or misplaced a sparse value
 // changes some answer here.
 func TestSparseMetamorphicSettingsGiveTheSameAnswers(t *testing.T) {
+	racetest.AnswersOnly(t)
 	type op struct {
 		kind   int // 0 upsert, 1 update, 2 delete, 3 query, 4 checkpoint, 5 reopen
 		ids    []uint64

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/collection/snapshot"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/vfs"
 )
 
@@ -14,6 +15,7 @@ import (
 // runs, merged in tiers across many checkpoints and reopens, always give
 // back exactly the model.
 func TestCheckpointWritesOnlyTheChangedState(t *testing.T) {
+	racetest.AnswersOnly(t)
 	dir := t.TempDir()
 	c := mustCreate(t, dir, Tuning{CheckpointBytes: -1})
 	rng := rand.New(rand.NewPCG(24, 5))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection/meta"
 	"github.com/strata-db/strata/go/hnsw"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -150,6 +151,7 @@ func TestDeleteOfATailRowIsNotResurrectedByTheBuilder(t *testing.T) {
 // at the default ef stays >= 0.95 (the tail is scanned exactly), with and
 // without a filter, and on an SQ8 field.
 func TestRecallWithALargeTail(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, quant := range []hnsw.Quantization{hnsw.QuantNone, hnsw.QuantSQ8} {
 		opts := testOptions()
 		opts.Quantization = quant

@@ -3,6 +3,8 @@ package collection
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/strata-db/strata/go/internal/racetest"
 )
 
 // TestBackgroundCheckpointVacuumsTombstones: an overwrite-heavy collection
@@ -10,6 +12,7 @@ import (
 // ratio, the collection compacts the index and checkpoints, so both memory
 // and the snapshot lose them, and nothing live changes.
 func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, tuning := range []Tuning{
 		// Checkpoints are kicked by log volume: a tiny threshold makes every
 		// group kick one, and the vacuum runs before it.
@@ -86,6 +89,7 @@ func TestBackgroundCheckpointVacuumsTombstones(t *testing.T) {
 // and writes racing the rebuild) must recover the model from the
 // compacted snapshot and the log.
 func TestCrashAfterVacuumRecoversEverything(t *testing.T) {
+	racetest.AnswersOnly(t)
 	dir := t.TempDir()
 	tuning := Tuning{CheckpointBytes: -1, Threads: 2}
 	c := mustCreate(t, dir, tuning)

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -17,6 +18,7 @@ import (
 // 7 of 10 points). The neighbour selection keeps at most half of a list
 // for copies of one vector, so the lists keep routes out.
 func TestCopiesDoNotIslandTheGraph(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
 		t.Run(m.String(), func(t *testing.T) {
 			const dim, n, copies, live = 16, 3000, 300, 4

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -18,6 +19,7 @@ import (
 // list on top; with sparse ids scattered (galloped through) and in one
 // run (the table's window).
 func TestSortedFilterCompilesAsLookups(t *testing.T) {
+	racetest.AnswersOnly(t)
 	t.Run("scattered", func(t *testing.T) { testSortedFilterCompilesAsLookups(t, false) })
 	t.Run("run", func(t *testing.T) { testSortedFilterCompilesAsLookups(t, true) })
 }
@@ -98,6 +100,7 @@ func testSortedFilterCompilesAsLookups(t *testing.T, run bool) {
 // across removals (tombstones do not change keys), is rebuilt by a
 // renumbering, and allows the nodes that looking up each id allows.
 func TestSealedIndexKeyTableIsCurrentWithoutWaiting(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, n = 8, 3000
 	rng := rand.New(rand.NewPCG(5, 5))
 	data := synth.Clustered(n, dim, 10, 0.3, 5)

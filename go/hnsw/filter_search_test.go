@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -79,6 +80,7 @@ func filteredRecall(t *testing.T, x *Index, fx filterFixture, f *Filter, live ma
 // list (one region far from most queries) sends those queries to the
 // fallback (sparseNear): 0.998 at 10 %, 1.0 at 50 %.
 func TestFilteredGraphRecallAtEachSelectivity(t *testing.T) {
+	racetest.AnswersOnly(t)
 	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
 	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
 	if err := x.Add(fx.data, nil, nil, 1); err != nil {
@@ -108,6 +110,7 @@ func TestFilteredGraphRecallAtEachSelectivity(t *testing.T) {
 // distances of the routing search at the same ef, and measures no node
 // outside the allow list.
 func TestFilteredGraphMeasuresOnlyAllowedNodes(t *testing.T) {
+	racetest.AnswersOnly(t)
 	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
 	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
 	if err := x.Add(fx.data, nil, nil, 1); err != nil {
@@ -156,6 +159,7 @@ func TestFilteredGraphMeasuresOnlyAllowedNodes(t *testing.T) {
 // link lists. A mark set on a list the budget cut short, or kept across
 // searches, loses nodes and changes the answers.
 func TestDrainedThroughListsGatherTheSameNodes(t *testing.T) {
+	racetest.AnswersOnly(t)
 	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
 	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
 	if err := x.Add(fx.data, nil, nil, 1); err != nil {
@@ -199,6 +203,7 @@ func TestDrainedThroughListsGatherTheSameNodes(t *testing.T) {
 // of the points, allow lists naming removed ids too: removed ids never
 // come back, and recall against the live allowed points holds.
 func TestFilteredGraphWithDeletesAndSQ8(t *testing.T) {
+	racetest.AnswersOnly(t)
 	fx := newFilterFixture(map[bool]int{false: 6000, true: 2500}[raceEnabled])
 	n := len(fx.data) / filterFixtureDim
 	for _, quant := range []string{"float", "sq8"} {
@@ -285,6 +290,7 @@ func TestPlanCostModel(t *testing.T) {
 // this size), plus its descent and the step that passed the bound (one
 // expansion or routing step: up to 2M distances).
 func TestFilteredFallbackCostsAtMostTwiceTheScan(t *testing.T) {
+	racetest.AnswersOnly(t)
 	fx := newFilterFixture(map[bool]int{false: 8000, true: 3000}[raceEnabled])
 	x := mustNew(t, Config{Dim: filterFixtureDim, Metric: metric.L2, Seed: 3})
 	if err := x.Add(fx.data, nil, nil, 1); err != nil {

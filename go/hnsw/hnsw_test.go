@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -53,6 +54,7 @@ func search(t testing.TB, x *Index, queries []float32, k, ef, threads int) ([]in
 }
 
 func TestRecallOnClusteredData(t *testing.T) {
+	racetest.AnswersOnly(t)
 	data := synth.Clustered(testN, testDim, 100, 0.15, 1)
 	queries := synth.Clustered(testQueries, testDim, 100, 0.15, 2)
 	for _, m := range []metric.Metric{metric.L2, metric.IP, metric.Cosine} {

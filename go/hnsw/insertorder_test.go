@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -14,6 +15,7 @@ import (
 // would send a node's level-0 search to the wrong place, and a plan that
 // depended on the thread count would make builds differ between machines.
 func TestPlanIsADeterministicPermutationSortedByDescent(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim = 16
 	x := mustNew(t, Config{Dim: dim, Metric: metric.L2, M: 4, Seed: 3})
 	if err := x.Add(synth.Clustered(testN, dim, 20, 0.2, 5), nil, nil, 0); err != nil {
@@ -69,6 +71,7 @@ func TestPlanIsADeterministicPermutationSortedByDescent(t *testing.T) {
 // later one planned against the graph so far); every node must come out
 // linked, reachable and found by a search for its own vector.
 func TestBatchLargerThanTheGraphIsInsertedInRounds(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim = 16
 	n := 3*minOrderedRound + 100 // rounds of 1024, 1024, 1124
 	data := synth.Clustered(n, dim, 30, 0.2, 8)

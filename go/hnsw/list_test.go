@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -15,6 +16,7 @@ import (
 // range. A list that dropped a candidate the heaps keep, or kept expanding
 // past the bound, changes one or the other.
 func TestListSearchMatchesHeaps(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, n = 12, 3000
 	rng := rand.New(rand.NewPCG(5, 6))
 	data := make([]float32, n*dim)

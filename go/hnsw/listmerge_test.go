@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -15,6 +16,7 @@ import (
 // placed before an equal entry, a dropped entry that should stay, or a
 // node expanded out of turn changes some link list.
 func TestMergeFreshBuildsTheSameGraph(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, n = 8, 3000
 	rng := rand.New(rand.NewPCG(7, 8))
 	data := make([]float32, n*dim)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -16,6 +17,7 @@ import (
 // answers must be the brute-force L1 neighbours (recall) with their exact
 // L1 distances.
 func TestManhattanGraphFindsTheL1Neighbours(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const n, dim, k, nq = 2000, 12, 10, 40
 	rng := rand.New(rand.NewPCG(7, 1))
 	data := make([]float32, n*dim)

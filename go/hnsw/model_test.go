@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -66,6 +67,7 @@ func idSet(ids []uint64) map[uint64]bool {
 // removals, compactions and filtered searches and demands the exact plan
 // return exactly the model's answer, and the graph plan nearly always.
 func TestOperationsMatchBruteForceModel(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, k = 8, 5
 	rng := rand.New(rand.NewPCG(42, 1))
 	x := mustNew(t, Config{Dim: dim, M: 8, EfConstruction: 64, Seed: 3})
@@ -203,6 +205,7 @@ func TestOperationsMatchBruteForceModel(t *testing.T) {
 }
 
 func TestPlannerPicksExactForSelectiveFilters(t *testing.T) {
+	racetest.AnswersOnly(t)
 	data := synth.Clustered(3000, 16, 30, 0.2, 8)
 	x := mustNew(t, Config{Dim: 16, Metric: metric.L2})
 	if err := x.Add(data, nil, nil, 0); err != nil {
@@ -233,6 +236,7 @@ func TestPlannerPicksExactForSelectiveFilters(t *testing.T) {
 }
 
 func TestRemovedIDsNeverReturnedAndReaddWorks(t *testing.T) {
+	racetest.AnswersOnly(t)
 	data := synth.Clustered(2000, 16, 20, 0.2, 9)
 	x := mustNew(t, Config{Dim: 16})
 	if err := x.Add(data, nil, nil, 0); err != nil {
@@ -273,6 +277,7 @@ func TestRemovedIDsNeverReturnedAndReaddWorks(t *testing.T) {
 }
 
 func TestCompactKeepsRecall(t *testing.T) {
+	racetest.AnswersOnly(t)
 	data := synth.Clustered(testN, testDim, 100, 0.15, 21)
 	queries := synth.Clustered(testQueries, testDim, 100, 0.15, 22)
 	x := mustNew(t, Config{Dim: testDim, Seed: 4})

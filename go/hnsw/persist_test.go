@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
@@ -49,6 +50,7 @@ func builtIndex(t *testing.T, cfg Config, setup ...func(*Index)) (*Index, []floa
 var loadModes = []LoadOptions{{}, {MmapVectors: true}, {DeferCRC: true}, {MmapVectors: true, DeferCRC: true}}
 
 func TestSaveLoadSaveIsByteIdentical(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for name, cfg := range persistConfigs {
 		t.Run(name, func(t *testing.T) {
 			x, data := builtIndex(t, cfg)
@@ -112,6 +114,7 @@ func TestSaveLoadSaveIsByteIdentical(t *testing.T) {
 // and a spread of other offsets, and flips bytes across it: every load must
 // fail with ErrCorrupt, none may panic or return an index.
 func TestLoadRejectsDamagedFiles(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for name, cfg := range persistConfigs {
 		t.Run(name, func(t *testing.T) {
 			x, _ := builtIndex(t, cfg)
@@ -180,6 +183,7 @@ func TestLoadRejectsDamagedFiles(t *testing.T) {
 // was saved (an INDG section of in-degrees, no PRNT): the tree is rebuilt
 // from the links, and the index checks, answers and grows as before.
 func TestLoadsFilesWithoutTree(t *testing.T) {
+	racetest.AnswersOnly(t)
 	x, data := builtIndex(t, persistConfigs["float"])
 	dir := t.TempDir()
 	cur, old := filepath.Join(dir, "cur.idx"), filepath.Join(dir, "old.idx")
@@ -229,6 +233,7 @@ func TestLoadsFilesWithoutTree(t *testing.T) {
 // memory-mapped index), the frozen copy saves byte for byte what Save gave
 // at that instant. A shared array written in place would show up here.
 func TestFrozenIsTheIndexAtFreeze(t *testing.T) {
+	racetest.AnswersOnly(t)
 	reorderAtThousand := func(x *Index) { reorderAt(x, 1000) }
 	for name, cfg := range persistConfigs {
 		for _, mapped := range []bool{false, true} {

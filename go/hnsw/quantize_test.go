@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/batch"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -13,6 +14,7 @@ import (
 // same data and queries through a float index and an SQ8+rerank index give
 // recall within 0.01, and an SQ8 codes-only index stays useful.
 func TestSQ8RerankMatchesFloatRecall(t *testing.T) {
+	racetest.AnswersOnly(t)
 	data := synth.Clustered(testN, testDim, 100, 0.15, 31)
 	queries := synth.Clustered(testQueries, testDim, 100, 0.15, 32)
 	for _, m := range []metric.Metric{metric.L2, metric.IP, metric.Cosine} {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/quant/rabitq"
@@ -38,6 +39,7 @@ func codesOnlyPair(t *testing.T, m metric.Metric, bits, n, dim int) (floats, cod
 // float index's extended codes, and a search must answer exactly as the
 // float index does when it reports extended estimates (codesOnly).
 func TestCodesOnlyPlanesAreTheExtendedCodes(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, bits := range []int{2, 3, 5, 8} {
 		const n, dim = 1200, 80 // padded to 128: two words per plane
 		floats, codes, data := codesOnlyPair(t, metric.Cosine, bits, n, dim)
@@ -119,6 +121,7 @@ func searchOne(t *testing.T, x *Index, q []float32, k, ef int) ([]int64, []float
 // codes-only 0.61 / 0.77 / 0.88 / 0.93 / 0.96 / 0.98 at 2 / 3 / 4 / 5 / 6
 // / 8 bits; 5 bits must stay within 0.1 of the float graph.
 func TestCodesOnlyRecall(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, k = 96, 10
 	n := 4000 / raceHalve
 	data := synth.Clustered(n, dim, 50, 0.4, 21)
@@ -194,6 +197,7 @@ func TestCodesOnlyRefusesWhatNeedsFloats(t *testing.T) {
 // answers, mapped or not; an empty codes-only index reloads still able to
 // take its first Add.
 func TestCodesOnlySurvivesSaveAndLoad(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim = 32
 	_, x, data := codesOnlyPair(t, metric.IP, 3, 700, dim)
 	path := filepath.Join(t.TempDir(), "codes.idx")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
@@ -51,6 +52,7 @@ func newExpandedFixture(t *testing.T, m metric.Metric, n, dim int) *rabitqFixtur
 // admitted ids under a filter, for both metrics. Below expandedMinDims the
 // index keeps searchRaBitQ.
 func TestRaBitQ1BitSearchMeasuresOnlyExpandedNodes(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
 		const n = 4000 / raceShrink
 		f := newExpandedFixture(t, m, n, 256)
@@ -93,6 +95,7 @@ func TestRaBitQ1BitSearchMeasuresOnlyExpandedNodes(t *testing.T) {
 // from loading into the slower search: Load must rebuild the blocks and
 // answer as an index that saved them.
 func TestRaBitQ1BitBlocksRebuiltFromOldFile(t *testing.T) {
+	racetest.AnswersOnly(t)
 	f := newExpandedFixture(t, metric.Cosine, 1000, 200) // 256 coded dimensions
 	want, _, _ := f.search(t, 32, nil)
 	dir := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
@@ -31,6 +32,7 @@ func requireCurrentCodes(t *testing.T, x *Index, when string) *rabitqCodes {
 }
 
 func TestRaBitQBitsCodesEveryAddedNode(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim = 48
 	data := synth.Clustered(3000, dim, 20, 0.4, 5)
 	x := mustNew(t, Config{Dim: dim, Metric: metric.Cosine, Seed: 1, RaBitQBits: 4})

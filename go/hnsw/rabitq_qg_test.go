@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/vfs"
 
@@ -59,6 +60,7 @@ func newQGFixture(t *testing.T, set string, m metric.Metric, n, nq int) *qgFixtu
 // on one thread so that it, and the recall, are the same on every run (a
 // parallel build's recall at ef 64 fell either side of the slack).
 func TestQGRecall(t *testing.T) {
+	racetest.AnswersOnly(t)
 	f := newQGFixture(t, "pypi-use512", metric.Cosine, 5000/raceHalve, 200)
 	rq := f.x.rabitq.Load()
 	if rq == nil || rq.qg == nil {
@@ -91,6 +93,7 @@ func newQGSynth(t *testing.T, m metric.Metric, n, dim int) *rabitqFixture {
 // and answers exactly as before, resident or mapped; a damaged RBQG fails
 // with ErrFormat.
 func TestQGSurvivesSaveAndLoad(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
 		f := newQGSynth(t, m, 2000, 64)
 		want, recall, st := f.search(t, 64, nil)
@@ -147,6 +150,7 @@ func TestQGSurvivesSaveAndLoad(t *testing.T) {
 // TestQGHonoursRemovalsAndFilters: removed and filtered-out nodes route
 // the quantized graph's search but are never returned.
 func TestQGHonoursRemovalsAndFilters(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const n = 3000
 	f := newQGSynth(t, metric.L2, n, 48)
 	ids, _, _ := f.search(t, 64, nil)
@@ -206,6 +210,7 @@ func TestQGConfigErrors(t *testing.T) {
 // EncodeResidual gives for the edge, so that a layout change which drops
 // or shifts a factor the search reads fails here instead of as lost recall.
 func TestQGRowHoldsWhatTheSearchReads(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, n = 100, 700
 	for _, m := range []metric.Metric{metric.L2, metric.IP} {
 		x, err := New(Config{Dim: dim, Metric: m, Seed: 5, RaBitQBits: 1, RaBitQLayout: LayoutQG})

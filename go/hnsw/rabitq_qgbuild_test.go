@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/kernels"
 	"github.com/strata-db/strata/go/metric"
@@ -117,6 +118,7 @@ func referenceQGWords(x *Index, g *graph, n, padded int) (words []uint32, entry 
 // FHT-Kac rotations, and graphs whose rows need filling (M 8: at most 16
 // links of the node's own).
 func TestQGBuildKeepsItsRows(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, c := range []struct {
 		dim, m int
 		metric metric.Metric

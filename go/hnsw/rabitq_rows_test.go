@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -28,6 +29,7 @@ func newRowsSynth(t *testing.T, m metric.Metric, n int) *rabitqFixture {
 // none, and at equal ef it reaches the float graph's recall within
 // recallSlack while refining with the float vectors.
 func TestRowsLayoutKeepsNoNeighbourRecords(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
 		f := newRowsSynth(t, m, 3000/raceHalve)
 		rq := f.x.rabitq.Load()
@@ -58,6 +60,7 @@ func TestRowsLayoutKeepsNoNeighbourRecords(t *testing.T) {
 // records, and answers exactly as before; an empty one keeps its layout;
 // a damaged RBQL fails with ErrFormat.
 func TestRowsLayoutSurvivesSaveAndLoad(t *testing.T) {
+	racetest.AnswersOnly(t)
 	f := newRowsSynth(t, metric.Cosine, 2000)
 	want, _, st := f.search(t, 64, nil)
 	dir := t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/kernels"
 	"github.com/strata-db/strata/go/metric"
@@ -99,6 +100,7 @@ const recallSlack = 0.015
 // estimates. It fails if the estimate, the bound, or the pruning by the
 // bound is wrong.
 func TestRaBitQRecallMatchesFloatIndex(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
 		f := newRaBitQFixture(t, m, 4000/raceHalve, 96) // 2,000: two centroids under -race
 		_, floatRecall, floatStats := f.search(t, 64, nil)
@@ -181,6 +183,7 @@ func TestRaBitQStaleCodesFallBackToFloats(t *testing.T) {
 // TestRaBitQHonoursRemovalsAndFilters prevents the code search from
 // returning a removed node or one a filter excludes (they still route).
 func TestRaBitQHonoursRemovalsAndFilters(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const n = 3000 / raceShrink
 	f := newRaBitQFixture(t, metric.L2, n, 48)
 	if err := f.x.BuildRaBitQ(8); err != nil {
@@ -290,6 +293,7 @@ func TestRaBitQSearchDuringAdd(t *testing.T) {
 // after the codes went stale has none; and files whose RaBitQ sections pass
 // their checksums but do not fit the graph fail with ErrFormat.
 func TestRaBitQCodesSurviveSaveAndLoad(t *testing.T) {
+	racetest.AnswersOnly(t)
 	f := newRaBitQFixture(t, metric.Cosine, 2000, 40)
 	if err := f.x.BuildRaBitQBlocks(6); err != nil {
 		t.Fatal(err)
@@ -433,6 +437,7 @@ func isTag(tag uint32) func(indexfile.Section) bool {
 // packing or offset error cannot hide behind the search's tolerance. It
 // also checks the block path is what a search runs.
 func TestRaBitQBlocksHoldTheNeighboursCodes(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, dim := range []int{40, 300} { // one and several code words, D = 64 and 512
 		f := newRaBitQFixture(t, metric.L2, 1500/raceShrink, dim)
 		if err := f.x.BuildRaBitQBlocks(4); err != nil {
@@ -491,6 +496,7 @@ func TestRaBitQBlocksHoldTheNeighboursCodes(t *testing.T) {
 // and the blocks must not refine more than a quarter beyond the rows
 // (their bound adds the 6-bit query's rounding).
 func TestRaBitQBlocksSearchLikeRows(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []metric.Metric{metric.L2, metric.Cosine} {
 		const n = 3000 / raceShrink
 		f := newRaBitQFixture(t, m, n, 96)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/vfs"
 )
@@ -24,6 +25,7 @@ func reorderAt(x *Index, n int) {
 // that still holds after a save/load round trip, more adds, upserts,
 // removals and a compaction.
 func TestReorderChangesNothingACallerSees(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for name, cfg := range persistConfigs {
 		t.Run(name, func(t *testing.T) {
 			const n = 1500

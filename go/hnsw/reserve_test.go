@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 )
 
@@ -11,6 +12,7 @@ import (
 // will add takes them in batches without a growth (each would copy every
 // array), and a smaller Reserve after changes nothing.
 func TestReservedIndexGrowsNoArray(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim, n, batch = 8, 3000, 100
 	x, err := New(Config{Dim: dim, Metric: metric.L2, Seed: 1})
 	if err != nil {

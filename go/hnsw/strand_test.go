@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/metric"
 )
@@ -62,6 +63,7 @@ func TestConcurrentPruningNeverStrandsANode(t *testing.T) {
 // (M=3-4 on 20 clusters did, single-threaded and without any race): the
 // pinned tree keeps every node reachable, with one thread and with several.
 func TestTightClustersStayReachable(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []int{2, 3, 4} {
 		for _, threads := range []int{1, 4} {
 			x, err := New(Config{Dim: 8, Metric: metric.L2, M: m, EfConstruction: 32, Seed: uint64(m)})

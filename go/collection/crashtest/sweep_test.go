@@ -11,6 +11,7 @@ import (
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/snapshot"
 	"github.com/strata-db/strata/go/indexfile"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/vfs"
 	"github.com/strata-db/strata/go/vfs/memfs"
 )
@@ -108,6 +109,7 @@ func frameEnds(seg []byte) []int {
 // leaves of a segment written before preallocation (format 1), or of a
 // preallocated one whose zeros had not reached the disk.
 func TestTornWALWriteAtEveryByteKeepsWholeRecords(t *testing.T) {
+	racetest.AnswersOnly(t)
 	base, events := sequential(t, 8<<10, false)
 	name, seg := lastSegment(t, base)
 	ends := frameEnds(seg)
@@ -159,6 +161,7 @@ func TestTornWALWriteAtEveryByteKeepsWholeRecords(t *testing.T) {
 // writes), or, for a snapshot, yield exactly what was written (by falling
 // back to the previous snapshot and the log since it).
 func TestBitFlipInWALOrSnapshotNeverYieldsWrongData(t *testing.T) {
+	racetest.AnswersOnly(t)
 	base, events := sequential(t, 4<<10, true)
 	seq, err := snapshotSeq(base)
 	if err != nil {

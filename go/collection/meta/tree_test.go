@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/strata-db/strata/go/internal/racetest"
 )
 
 // treeGen builds random filter trees with the constructors of tree.go,
@@ -199,6 +201,7 @@ func resolveString(s string) (uint64, bool) {
 // at-least over them, evaluated by Index.Select (postings) against
 // Filter.MatchID on every document, after puts, replacements and deletes.
 func TestTreeConstructorsAgreeWithMatch(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/errkind"
+	"github.com/strata-db/strata/go/internal/racetest"
 )
 
 // randomIndex fills an index and its model with n random points of g.
@@ -39,6 +40,7 @@ func randomIndex(t *testing.T, g gen, n int, m Modifier) (*Index, *model) {
 // a point that belongs in the top k (or keeping one that does not), for
 // positive data, both modifiers and k from 1 to more than the matches.
 func TestPruningEqualsBruteForceOnRandomData(t *testing.T) {
+	racetest.AnswersOnly(t)
 	for _, m := range []Modifier{ModifierNone, ModifierIDF} {
 		g := gen{rng: rand.New(rand.NewPCG(1, uint64(m))), vocab: 300, maxNNZ: 30}
 		x, ref := randomIndex(t, g, 3000, m)
@@ -325,6 +327,7 @@ func TestIDFFollowsUpsertsAndDeletes(t *testing.T) {
 // random data does not reach, on the real workload: BM25 weights of 29,000
 // pypi-demo summaries, IDF modifier, held-out summaries as queries.
 func TestPruningEqualsBruteForceOnPypiSummaries(t *testing.T) {
+	racetest.AnswersOnly(t)
 	if testing.Short() {
 		t.Skip("real corpus")
 	}

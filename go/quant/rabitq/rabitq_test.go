@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 	"github.com/strata-db/strata/go/kernels"
 )
@@ -152,6 +153,7 @@ var confidence = []struct {
 // the stated fraction of pairs (94.3% at ε₀ = 1.9, 99.7% at 3), for both
 // metrics, and be unbiased (mean error a small fraction of the bound).
 func TestEstimateWithinBoundOnRealData(t *testing.T) {
+	racetest.AnswersOnly(t)
 	data, queries := loadUse512(t, 3000, 30)
 	for _, m := range []Metric{L2, InnerProduct} {
 		q, err := New(512, m, 1, 7, data)
@@ -210,6 +212,7 @@ func TestEstimateWithinBoundOnSyntheticData(t *testing.T) {
 // from 2 bits on, and at 8 bits be under 1% of the mean distance; the extended
 // estimates must also stay within their own bound (at ε₀ = 3).
 func TestExBitsConvergeToExact(t *testing.T) {
+	racetest.AnswersOnly(t)
 	data, queries := loadUse512(t, 1000, 10)
 	var meanDist float64
 	for i := 0; i < 100; i++ {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/internal/synth"
 )
 
@@ -160,6 +161,7 @@ func TestKacRotationSpreadsSparseVectors(t *testing.T) {
 // error shrinks as 1/sqrt(D), so sqrt(1023/831) = 1.11x is the expected
 // cost); at d = 512, where D does not change, the codes must be the same.
 func TestEstimatorAtPaddedDims(t *testing.T) {
+	racetest.AnswersOnly(t)
 	const dim = 784
 	// image-like data: clustered, non-negative, with the first and last
 	// 84 coordinates (the borders of a 28x28 image) always zero

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-db/strata/go/collection"
 	"github.com/strata-db/strata/go/collection/meta"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/metric"
 	"github.com/strata-db/strata/go/vfs"
 	"github.com/strata-db/strata/go/vfs/errorfs"
@@ -88,6 +89,7 @@ func TestCreateThatFailsLeavesNoDirectory(t *testing.T) {
 // Every single failed operation of a create must leave either the whole
 // collection (and a nil error) or nothing at all, and the name usable.
 func TestCreateThatFailsAtAnyStepLeavesNoDirectory(t *testing.T) {
+	racetest.AnswersOnly(t)
 	counter := errorfs.New(memfs.New(), errorfs.Rule{})
 	r := open(t, counter)
 	before := counter.Count(errorfs.OpAny)
@@ -156,6 +158,7 @@ func eachPowerLoss(t *testing.T, setup func(t *testing.T, r *Registry), op func(
 }
 
 func TestCreateSurvivesPowerLossAtEveryStep(t *testing.T) {
+	racetest.AnswersOnly(t)
 	eachPowerLoss(t, func(*testing.T, *Registry) {}, func(r *Registry) error {
 		_, err := r.Create("docs", small)
 		return err

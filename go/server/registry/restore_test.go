@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/strata-db/strata/go/collection"
+	"github.com/strata-db/strata/go/internal/racetest"
 	"github.com/strata-db/strata/go/vfs/errorfs"
 	"github.com/strata-db/strata/go/vfs/memfs"
 )
@@ -54,6 +55,7 @@ func holds(t *testing.T, r *Registry, at string) (restored bool) {
 // collection or the restored one (the restored one once acknowledged),
 // and no leftover.
 func TestRestoreOverACollectionSurvivesPowerLossAtEveryStep(t *testing.T) {
+	racetest.AnswersOnly(t)
 	archive := archiveOf(t, 1, 2)
 	eachPowerLoss(t, func(t *testing.T, r *Registry) {
 		if err := upsert(mustCreate(t, r, "docs"), 7); err != nil {
@@ -77,6 +79,7 @@ func TestRestoreOverACollectionSurvivesPowerLossAtEveryStep(t *testing.T) {
 // old collection served (or, if it answered nil, the new one), nothing
 // else in the data dir, and the name restorable again.
 func TestRestoreOverACollectionFailingAtAnyStepKeepsOne(t *testing.T) {
+	racetest.AnswersOnly(t)
 	archive := archiveOf(t, 1, 2)
 	setup := func(t *testing.T) (*Registry, *errorfs.FS) {
 		fsys := errorfs.New(memfs.New(), errorfs.Rule{})
