@@ -127,14 +127,6 @@ func structJSON(fields map[string]*pb.Value) (map[string]any, error) {
 	return out, nil
 }
 
-func payloadJSON(fields map[string]*pb.Value) (json.RawMessage, error) {
-	m, err := structJSON(fields)
-	if err != nil {
-		return nil, err
-	}
-	return rawJSON(m)
-}
-
 func denseJSON(data []float32) ([]float32, error) {
 	for _, x := range data {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
