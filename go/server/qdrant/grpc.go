@@ -39,8 +39,8 @@ func (h *Handler) GRPCServer() *grpc.Server {
 		// sends a window update with most answers. 4 MiB a call, 8 MiB
 		// a connection in flight (the dynamic windows start at 64 KiB
 		// and grow to 16 MiB): a batch of a few MB is sent without
-		// waiting for a window update, and a link of 50 ms round trip
-		// still carries 160 MB/s.
+		// waiting for a window update, and one call still moves 80 MB/s
+		// over a link of 50 ms round trip.
 		grpc.InitialWindowSize(4<<20),
 		grpc.InitialConnWindowSize(8<<20),
 	)
