@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"time"
 
 	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
@@ -26,6 +27,22 @@ func (h *Handler) GRPCServer() *grpc.Server {
 		grpc.MaxRecvMsgSize(int(min(h.limits.MaxBodyBytes, 1<<31-1))),
 		grpc.MaxSendMsgSize(int(min(h.limits.MaxAnswerBytes, 1<<31-1))),
 		grpc.ChainUnaryInterceptor(h.intercept),
+		// A call runs on one of a set of long-lived goroutines, not on
+		// a new one: a new goroutine's stack grew to a search's depth
+		// on every call (runtime.newstack and copystack were 11% of the
+		// server's CPU serving one connection's queries). Past the set,
+		// a call gets a goroutine of its own, as before.
+		grpc.NumStreamWorkers(uint32(16*runtime.GOMAXPROCS(0))),
+		// Fixed flow-control windows: with grpc-go's dynamic ones the
+		// server pings the client with every small request to estimate
+		// the bandwidth-delay product (a ping out, an ack back) and
+		// sends a window update with most answers. 4 MiB a call, 8 MiB
+		// a connection in flight (the dynamic windows start at 64 KiB
+		// and grow to 16 MiB): a batch of a few MB is sent without
+		// waiting for a window update, and one call still moves 80 MB/s
+		// over a link of 50 ms round trip.
+		grpc.InitialWindowSize(4<<20),
+		grpc.InitialConnWindowSize(8<<20),
 	)
 	pb.RegisterCollectionsServer(s, grpcCollections{h: h})
 	pb.RegisterPointsServer(s, grpcPoints{h: h})

@@ -76,23 +76,17 @@ func idsJSON(ids []*pb.PointId) ([]json.RawMessage, error) {
 	return out, nil
 }
 
-// valueJSON is a payload value; NaN and infinities, which JSON cannot
-// hold, are refused. A double is written as a JSON number with a
-// fraction or an exponent (1.5e+18, 3.0), never as an integer literal:
-// 1.5e18 spelled 1500000000000000000 would be an integer beyond 2^53,
-// which payloads refuse. Meta stores 3.0 as 3, as over REST.
+// valueJSON is a payload value; a double is the JSON number
+// appendPayloadDouble spells (3.0, 1.5e+18; NaN and infinities refused).
+// Meta stores 3.0 as 3, as over REST.
 func valueJSON(v *pb.Value) (any, error) {
 	switch k := v.GetKind().(type) {
 	case nil, *pb.Value_NullValue:
 		return nil, nil
 	case *pb.Value_DoubleValue:
-		x := k.DoubleValue
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, badRequestf("payload value %g is not a JSON number", x)
-		}
-		num := strconv.FormatFloat(x, 'g', -1, 64)
-		if !strings.ContainsAny(num, ".e") {
-			num += ".0"
+		num, err := appendPayloadDouble(nil, k.DoubleValue)
+		if err != nil {
+			return nil, err
 		}
 		return json.Number(num), nil
 	case *pb.Value_IntegerValue:
@@ -125,14 +119,6 @@ func structJSON(fields map[string]*pb.Value) (map[string]any, error) {
 		}
 	}
 	return out, nil
-}
-
-func payloadJSON(fields map[string]*pb.Value) (json.RawMessage, error) {
-	m, err := structJSON(fields)
-	if err != nil {
-		return nil, err
-	}
-	return rawJSON(m)
 }
 
 func denseJSON(data []float32) ([]float32, error) {
