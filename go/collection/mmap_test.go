@@ -294,13 +294,11 @@ func testMmapQueriesDuringMergesAndSwitches(t *testing.T, quant hnsw.Quantizatio
 			t.Fatal(err)
 		}
 	}
-	// Under -race each merge's build took seconds beside the two readers
-	// (313 s of CI for both quantizations): a quarter of the rows still
-	// gives every round two segments to merge and a switch to a mapping.
-	rows := 200
-	if raceEnabled {
-		rows = 50
-	}
+	// 50 rows a segment give every round two segments to merge and a
+	// switch to a mapping; with 200, each merge's build beside the two
+	// readers took seconds (313 s of CI under -race for both
+	// quantizations, 36 s without).
+	const rows = 50
 	for range 4 {
 		write(rows)
 	}
