@@ -47,15 +47,21 @@ func (c *Collection) checkpoint() error {
 		c.applyMu.Unlock()
 		return nil
 	}
+	steps := startSteps(c.hooks.checkpointLocked)
 	err := c.drainLocked()
+	steps.done("drain")
 	if err != nil {
 		c.applyMu.Unlock()
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}
 	set, frozen, err := c.freezeFields(seq)
+	steps.done("freeze_fields")
 	frozenSp := freezeSparse(set)
+	steps.done("freeze_sparse")
 	state := c.freezeState()
+	steps.done("freeze_state")
 	c.applyMu.Unlock()
+	steps.report()
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}
@@ -63,9 +69,12 @@ func (c *Collection) checkpoint() error {
 	// Later records go to a new segment, so that once the snapshot is
 	// durable every older segment holding only records <= seq can go.
 	c.walMu.Lock()
+	rotating := startSteps(c.hooks.checkpointLocked)
 	walBytes := c.log.Bytes()
 	err = c.log.Rotate()
+	rotating.done("wal_rotate")
 	c.walMu.Unlock()
+	rotating.report()
 	var wrote, segs []string
 	var runs []snapshot.StateFile
 	if err == nil {
@@ -443,5 +452,40 @@ func (c *Collection) renumber() {
 			continue // not grown enough yet, or closed: Close stops this loop first
 		}
 		c.stats.Renumbers.Add(1)
+	}
+}
+
+// stepTimer times the steps a checkpoint runs under applyMu for
+// testHooks.checkpointLocked; without the hook it reads no clock.
+type stepTimer struct {
+	hook     func(from, to time.Time, steps []checkpointStep)
+	from, at time.Time
+	steps    []checkpointStep
+}
+
+// startSteps starts the first step; the caller has just taken applyMu.
+func startSteps(hook func(from, to time.Time, steps []checkpointStep)) stepTimer {
+	t := stepTimer{hook: hook}
+	if hook != nil {
+		t.from = time.Now()
+		t.at = t.from
+	}
+	return t
+}
+
+// done ends the step of that name.
+func (t *stepTimer) done(name string) {
+	if t.hook == nil {
+		return
+	}
+	now := time.Now()
+	t.steps = append(t.steps, checkpointStep{name: name, took: now.Sub(t.at)})
+	t.at = now
+}
+
+// report passes the steps to the hook once applyMu is released.
+func (t *stepTimer) report() {
+	if t.hook != nil {
+		t.hook(t.from, t.at, t.steps)
 	}
 }
