@@ -28,9 +28,10 @@ import (
 // fast as it can (fsync always) for STRATA_CKPTBENCH_SECONDS (default
 // 20), while another calls Checkpoint every 3 s and a third runs one
 // query every 5 ms. Reported per phase: the latency of the writes whose
-// call overlapped a checkpoint's applyMu section (locked), of those that
-// overlapped a Checkpoint call but not its section (checkpoint_unlocked)
-// and of the others (outside), each as count, p50, p99 and max in ms;
+// call overlapped a checkpoint's applyMu section (locked), of the others
+// that overlapped its log rotation (under walMu: wal_rotate), of the
+// others that overlapped a Checkpoint call (checkpoint_unlocked) and of
+// the rest (outside), each as count, p50, p99 and max in ms;
 // the time of each step run under applyMu (testHooks.checkpointLocked);
 // the Checkpoint calls' durations; and query latency, with its max during
 // Checkpoint calls.
@@ -187,16 +188,25 @@ func TestCheckpointPauseBench(t *testing.T) {
 			t.Fatal(*p)
 		}
 		spansMu.Lock()
-		locked := slices.Clone(spans)
+		var locked, rotations []lockedSpan
+		for _, s := range spans {
+			if s.steps[0].name == "wal_rotate" {
+				rotations = append(rotations, s)
+			} else {
+				locked = append(locked, s)
+			}
+		}
 		spansMu.Unlock()
 
 		overlaps := func(a [2]time.Time, from, to time.Time) bool { return a[0].Before(to) && a[1].After(from) }
-		var inLocked, inCall, outside, qAll, qCall []float64
+		var inLocked, inRotate, inCall, outside, qAll, qCall []float64
 		ms := func(a [2]time.Time) float64 { return float64(a[1].Sub(a[0]).Nanoseconds()) / 1e6 }
 		for _, w := range writes {
 			switch {
 			case slices.ContainsFunc(locked, func(s lockedSpan) bool { return overlaps(w, s.from, s.to) }):
 				inLocked = append(inLocked, ms(w))
+			case slices.ContainsFunc(rotations, func(s lockedSpan) bool { return overlaps(w, s.from, s.to) }):
+				inRotate = append(inRotate, ms(w))
 			case slices.ContainsFunc(calls, func(s [2]time.Time) bool { return overlaps(w, s[0], s[1]) }):
 				inCall = append(inCall, ms(w))
 			default:
@@ -217,6 +227,10 @@ func TestCheckpointPauseBench(t *testing.T) {
 				steps[st.name] = append(steps[st.name], float64(st.took.Nanoseconds())/1e6)
 			}
 		}
+		var rotateMs []float64
+		for _, s := range rotations {
+			rotateMs = append(rotateMs, float64(s.to.Sub(s.from).Nanoseconds())/1e6)
+		}
 		for _, cl := range calls {
 			callMs = append(callMs, ms(cl))
 		}
@@ -228,6 +242,8 @@ func TestCheckpointPauseBench(t *testing.T) {
 			"batch": batch, "writes": len(writes), "rows_written": len(writes) * batch,
 			"rows_per_s":                   float64(len(writes)*batch) / float64(seconds),
 			"write_ms_locked":              benchSummary(inLocked),
+			"write_ms_wal_rotate":          benchSummary(inRotate),
+			"wal_rotate_ms":                benchSummary(rotateMs),
 			"write_ms_checkpoint_unlocked": benchSummary(inCall),
 			"write_ms_outside":             benchSummary(outside),
 			"locked_section_ms":            benchSummary(sections),
