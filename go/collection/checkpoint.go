@@ -39,7 +39,8 @@ func (c *Collection) checkpoint() error {
 		return nil
 	}
 	// A snapshot holds graphs only: the tails are built first, by the
-	// builder while writes go on, then what came meanwhile under applyMu.
+	// builder while writes go on, then what came meanwhile up to the
+	// fence (freezeFields).
 	c.waitBuilt()
 	c.applyMu.Lock()
 	seq := c.applied.Load()
@@ -47,21 +48,21 @@ func (c *Collection) checkpoint() error {
 		c.applyMu.Unlock()
 		return nil
 	}
+	// Under applyMu only what is O(records since the previous
+	// checkpoint): the fence of each field's tail at seq, the copies of
+	// what apply changes in place. The graphs are built to the fences
+	// and sealed after, while writes go on past them.
 	steps := startSteps(c.hooks.checkpointLocked)
-	err := c.drainLocked()
-	steps.done("drain")
-	if err != nil {
-		c.applyMu.Unlock()
-		return c.fail(fmt.Errorf("checkpoint: %w", err))
-	}
-	set, frozen, err := c.freezeFields(seq)
-	steps.done("freeze_fields")
+	set, frozen := fenceFields(c.fields.Load())
+	steps.done("fence")
 	frozenSp := freezeSparse(set)
 	steps.done("freeze_sparse")
 	state := c.freezeState()
 	steps.done("freeze_state")
 	c.applyMu.Unlock()
 	steps.report()
+	err := c.freezeFields(seq, frozen, c.builderThreads())
+	c.kickBuilder() // the rows past the fences wait for it
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}
@@ -136,23 +137,35 @@ func (c *Collection) checkpoint() error {
 	return nil
 }
 
-// freezeFields seals every field's active graph and copies what the
-// snapshot of seq writes; the caller holds applyMu (or has not started
-// the loops yet). The new segment files are named seq-N (N counting
-// from 0 across the fields).
-func (c *Collection) freezeFields(seq uint64) (*fieldSet, []frozenField, error) {
-	set := c.fields.Load()
+// fenceFields fences every field of set (vectorField.fence) for the
+// snapshot of the last applied record; the caller holds applyMu (or has
+// not started the loops yet).
+func fenceFields(set *fieldSet) (*fieldSet, []frozenField) {
 	frozen := make([]frozenField, len(set.fields))
+	for i, f := range set.fields {
+		frozen[i] = f.fence()
+	}
+	return set, frozen
+}
+
+// freezeFields builds the fenced fields' tails to their fences and seals
+// their active graphs (vectorField.freeze) for the snapshot of seq; the
+// caller holds checkpointMu, not applyMu. The new segment files are
+// named seq-N (N counting from 0 across the fields).
+func (c *Collection) freezeFields(seq uint64, frozen []frozenField, threads int) error {
 	n := 0
 	name := func() string { n++; return fmt.Sprintf("%016x-%04x.hnsw", seq, n-1) }
-	for i, f := range set.fields {
-		ff, err := f.freeze(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		frozen[i] = ff
+	if h := c.hooks.checkpointSealing; h != nil {
+		h()
 	}
-	return set, frozen, nil
+	var first error
+	for i := range frozen {
+		// Every fence is lifted, the later ones after a failure too.
+		if err := frozen[i].field.freeze(&frozen[i], threads, name); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // freezeSparse copies the sparse fields' state; the caller holds applyMu.

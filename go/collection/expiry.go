@@ -255,6 +255,10 @@ type testHooks struct {
 	// for the log's rotation, walMu), with when it held it and how long
 	// each step under it took (ckptbench_test.go).
 	checkpointLocked func(from, to time.Time, steps []checkpointStep)
+	// checkpointSealing runs once a checkpoint has fenced the tails and
+	// released applyMu, before it builds the rows below the fences and
+	// seals the graphs (checkpoint.go, freezeFields).
+	checkpointSealing func()
 }
 
 // checkpointStep is one step a checkpoint ran under applyMu.
