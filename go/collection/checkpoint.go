@@ -63,6 +63,9 @@ func (c *Collection) checkpoint() error {
 	steps.report()
 	err := c.freezeFields(seq, frozen, c.builderThreads())
 	c.kickBuilder() // the rows past the fences wait for it
+	if err == nil {
+		err = c.foldState(&state)
+	}
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}

@@ -70,3 +70,53 @@ func MergeStateRuns(runs []StateRun) (Metadata, IDTable, Expiries, error) {
 	}
 	return md, table, exp, nil
 }
+
+// FoldStateRuns folds state runs, oldest first, into one run: for each
+// key the entry of the newest run that has it, and Next of the newest
+// run. A fold that reaches a snapshot's oldest run passes live, and the
+// deleted entries are left out (nothing older is left for them to hide).
+func FoldStateRuns(runs []StateRun, live bool) StateRun {
+	var out StateRun
+	total, data := 0, 0
+	for i := range runs {
+		total += runs[i].Len()
+		data += len(runs[i].Data)
+		out.Next = runs[i].Next
+	}
+	out.Keys = make([]uint64, 0, total)
+	out.Deleted = make([]byte, 0, total)
+	out.Offsets = make([]uint64, 1, total+1)
+	out.Data = make([]byte, 0, data) // an upper bound, as in MergeStateRuns
+	out.Strings = make([]string, 0, total)
+	out.Expires = make([]int64, 0, total)
+	heads := make([]int, len(runs))
+	for {
+		win := -1
+		var key uint64
+		for r := range runs {
+			if heads[r] < runs[r].Len() {
+				if k := runs[r].Keys[heads[r]]; win < 0 || k <= key {
+					win, key = r, k
+				}
+			}
+		}
+		if win < 0 {
+			return out
+		}
+		run, at := &runs[win], heads[win]
+		for r := range runs {
+			if heads[r] < runs[r].Len() && runs[r].Keys[heads[r]] == key {
+				heads[r]++
+			}
+		}
+		if live && run.Deleted[at] != 0 {
+			continue
+		}
+		out.Keys = append(out.Keys, key)
+		out.Deleted = append(out.Deleted, run.Deleted[at])
+		out.Data = append(out.Data, run.Data[run.Offsets[at]:run.Offsets[at+1]]...)
+		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+		out.Strings = append(out.Strings, run.Strings[at])
+		out.Expires = append(out.Expires, run.Expires[at])
+	}
+}
