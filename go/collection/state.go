@@ -22,18 +22,16 @@ import (
 // (planStateMerge): stateMergeFactor runs of one tier (floor(log4(entries
 // + 1))) become one of the next, so a key is rewritten about
 // log4(N/changed) times over its life and a snapshot lists about 3 runs
-// per tier. A merge that reaches the oldest run writes the whole state
-// from memory, without deleted entries.
+// per tier. The checkpoint copies the changed keys' state under applyMu
+// and folds the runs it merges in from their files after it (foldState);
+// a merge that reaches the oldest run leaves the deleted entries out.
 
 // stateMergeFactor is how many runs of one size tier are merged into one.
 const stateMergeFactor = 4
 
-// stateRun is one run the live snapshot names. keys (the run's keys,
-// deleted ones included) is kept for every run but the oldest, which a
-// merge reaching it rewrites whole from memory.
+// stateRun is one run the live snapshot names.
 type stateRun struct {
 	file snapshot.StateFile
-	keys []uint64
 }
 
 // pendingState is what a checkpoint writes of the state: run replaces
@@ -172,12 +170,7 @@ func (c *Collection) noteState(st *pendingState, files []snapshot.StateFile) {
 	if !st.write {
 		return
 	}
-	runs := slices.Clone(c.runs[:st.from])
-	var keys []uint64
-	if st.from > 0 {
-		keys = st.run.Keys
-	}
-	c.runs = append(runs, stateRun{file: files[len(files)-1], keys: keys})
+	c.runs = append(slices.Clone(c.runs[:st.from]), stateRun{file: files[len(files)-1]})
 	c.stateWhole = false
 }
 
@@ -205,30 +198,9 @@ func planStateMerge(runs []stateRun, changed int) int {
 // stateTier is floor(log4(n+1)).
 func stateTier(n int) int { return (bits.Len(uint(n+1)) - 1) / 2 }
 
-// mergeKeys is the ascending union of two ascending key lists.
-func mergeKeys(a, b []uint64) []uint64 {
-	out := make([]uint64, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case a[i] > b[j]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i, j = i+1, j+1
-		}
-	}
-	out = append(out, a[i:]...)
-	return append(out, b[j:]...)
-}
-
 // loadState reads the state a snapshot holds: its state runs (format 5),
 // merged, or meta.idx, ids.idx and expiry.idx of the formats before. It
-// returns the runs too, with the keys of all but the oldest.
+// returns the runs too.
 func loadState(fsys vfs.FS, dir, snapDir string, m snapshot.Manifest) (snapshot.Metadata, snapshot.IDTable, snapshot.Expiries, []stateRun, error) {
 	var none snapshot.Expiries
 	if m.Format < 5 {
@@ -269,7 +241,6 @@ func loadState(fsys vfs.FS, dir, snapDir string, m snapshot.Manifest) (snapshot.
 		contents[i] = r
 		runs[i].file = f
 		if i > 0 {
-			runs[i].keys = r.Keys
 		}
 	}
 	stored, table, exp, err := snapshot.MergeStateRuns(contents)
