@@ -108,10 +108,13 @@ func (c *Collection) checkpoint() error {
 	// (Without this the threshold grew by the log's size at every
 	// checkpoint, and so did the log recovery replays.)
 	c.walMu.Lock()
+	removing := startSteps(c.hooks.checkpointLocked)
 	before := c.log.Bytes()
 	err = c.log.RemoveThrough(prev)
 	c.walAtSnapshot.Add(c.log.Bytes() - before)
+	removing.done("wal_remove")
 	c.walMu.Unlock()
+	removing.report()
 	if err == nil {
 		err = c.removeStale(seq, prev, true)
 	}
