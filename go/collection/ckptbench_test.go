@@ -32,7 +32,8 @@ import (
 // that overlapped its log rotation or removal of old segments (under
 // walMu: wal_rotate, wal_remove), of the
 // others that overlapped a Checkpoint call (checkpoint_unlocked) and of
-// the rest (outside), each as count, p50, p99 and max in ms;
+// the rest (outside), each as count, p50, p99 and max in ms, and of all
+// the writes that overlapped a Checkpoint call (during_checkpoint);
 // the time of each step run under applyMu (testHooks.checkpointLocked);
 // the Checkpoint calls' durations; and query latency, with its max during
 // Checkpoint calls.
@@ -200,9 +201,12 @@ func TestCheckpointPauseBench(t *testing.T) {
 		spansMu.Unlock()
 
 		overlaps := func(a [2]time.Time, from, to time.Time) bool { return a[0].Before(to) && a[1].After(from) }
-		var inLocked, inRotate, inCall, outside, qAll, qCall []float64
+		var inLocked, inRotate, inCall, outside, during, qAll, qCall []float64
 		ms := func(a [2]time.Time) float64 { return float64(a[1].Sub(a[0]).Nanoseconds()) / 1e6 }
 		for _, w := range writes {
+			if slices.ContainsFunc(calls, func(s [2]time.Time) bool { return overlaps(w, s[0], s[1]) }) {
+				during = append(during, ms(w))
+			}
 			switch {
 			case slices.ContainsFunc(locked, func(s lockedSpan) bool { return overlaps(w, s.from, s.to) }):
 				inLocked = append(inLocked, ms(w))
@@ -248,6 +252,7 @@ func TestCheckpointPauseBench(t *testing.T) {
 			"wal_remove_ms":                benchSummary(walMs["wal_remove"]),
 			"write_ms_checkpoint_unlocked": benchSummary(inCall),
 			"write_ms_outside":             benchSummary(outside),
+			"write_ms_during_checkpoint":   benchSummary(during),
 			"locked_section_ms":            benchSummary(sections),
 			"locked_sections_ms":           sections,
 			"locked_steps_ms":              stepRes,
