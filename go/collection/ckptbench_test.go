@@ -30,12 +30,12 @@ import (
 // query every 5 ms. Reported per phase: the latency of the writes whose
 // call overlapped a checkpoint's applyMu section (locked), of the others
 // that overlapped its log rotation or removal of old segments (under
-// walMu: wal_rotate, wal_remove), of the
+// walMu: wal, the sections' times wal_rotate and wal_remove), of the
 // others that overlapped a Checkpoint call (checkpoint_unlocked) and of
 // the rest (outside), each as count, p50, p99 and max in ms, and of all
-// the writes that overlapped a Checkpoint call (during_checkpoint);
-// the time of each step run under applyMu (testHooks.checkpointLocked);
-// the Checkpoint calls' durations; and query latency, with its max during
+// the writes that overlapped a Checkpoint call (during_checkpoint); the
+// time of each step run under applyMu (testHooks.checkpointLocked); the
+// Checkpoint calls' durations; and query latency, with its max during
 // Checkpoint calls.
 func TestCheckpointPauseBench(t *testing.T) {
 	out := os.Getenv("STRATA_CKPTBENCH")
