@@ -474,15 +474,15 @@ func (c *Collection) renumber() {
 	}
 }
 
-// stepTimer times the steps a checkpoint runs under applyMu for
-// testHooks.checkpointLocked; without the hook it reads no clock.
+// stepTimer times the steps a checkpoint runs under applyMu (or walMu)
+// for testHooks.checkpointLocked; without the hook it reads no clock.
 type stepTimer struct {
 	hook     func(from, to time.Time, steps []checkpointStep)
 	from, at time.Time
 	steps    []checkpointStep
 }
 
-// startSteps starts the first step; the caller has just taken applyMu.
+// startSteps starts the first step; the caller has just taken the lock.
 func startSteps(hook func(from, to time.Time, steps []checkpointStep)) stepTimer {
 	t := stepTimer{hook: hook}
 	if hook != nil {
@@ -502,7 +502,7 @@ func (t *stepTimer) done(name string) {
 	t.at = now
 }
 
-// report passes the steps to the hook once applyMu is released.
+// report passes the steps to the hook once the lock is released.
 func (t *stepTimer) report() {
 	if t.hook != nil {
 		t.hook(t.from, t.at, t.steps)
