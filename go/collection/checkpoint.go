@@ -61,7 +61,7 @@ func (c *Collection) checkpoint() error {
 	steps.done("freeze_state")
 	c.applyMu.Unlock()
 	steps.report()
-	err := c.freezeFields(seq, frozen, c.builderThreads())
+	err := c.freezeFields(seq, frozen, c.tuning.Threads)
 	c.kickBuilder() // the rows past the fences wait for it
 	if err == nil {
 		err = c.foldState(&state)
