@@ -66,8 +66,11 @@ func (c *Collection) buildLoop() {
 // (logger, applier, the woken writers) and the queries queued behind the
 // builder's until the scheduler preempted it (every 10 ms): single-row
 // upserts from 8 writers waited 4.5 ms at the median with the builder
-// running against 0.8 ms without it. A checkpoint's drain, which writers
-// wait for anyway, uses every core (drainLocked).
+// running against 0.8 ms without it. A checkpoint's build of the rows
+// before its fence, which holds the builder back, takes every core
+// (Tuning.Threads), as the drain under applyMu it replaced did: on half
+// of them batch-of-100 ingest at 200k fell from 12.5k to 8.3k rows/s
+// (TestCheckpointPauseBench), the rows past the fence waiting for it.
 func (c *Collection) builderThreads() int {
 	if c.tuning.Threads > 0 {
 		return c.tuning.Threads
@@ -88,6 +91,11 @@ func (c *Collection) kickBuilder() {
 func (c *Collection) buildStep(f *vectorField, threads int) (int, error) {
 	f.buildMu.Lock()
 	defer f.buildMu.Unlock()
+	return f.buildLocked(threads)
+}
+
+// buildLocked is buildStep; the caller holds f.buildMu.
+func (f *vectorField) buildLocked(threads int) (int, error) {
 	b := f.tail.Next(buildBatch)
 	if b.To == b.From {
 		return 0, nil
@@ -107,7 +115,8 @@ func (c *Collection) buildStep(f *vectorField, threads int) (int, error) {
 }
 
 // drainLocked builds every field's tail to its end; the caller holds
-// applyMu, so nothing is appended meanwhile.
+// applyMu, so nothing is appended meanwhile, and checkpointMu, so no
+// checkpoint's fence stops the build short (checkpoint.go).
 func (c *Collection) drainLocked() error {
 	for _, f := range c.fields.Load().fields {
 		for f.tail.Len() > 0 {
@@ -120,7 +129,8 @@ func (c *Collection) drainLocked() error {
 }
 
 // waitBuilt waits (holding no lock) until the builder has built every row
-// appended so far, so that drainLocked, under applyMu, has little left.
+// appended so far, so that a checkpoint's build to its fences, which
+// holds the builder back, has little left.
 func (c *Collection) waitBuilt() {
 	if !c.building.Load() {
 		return

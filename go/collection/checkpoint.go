@@ -39,7 +39,8 @@ func (c *Collection) checkpoint() error {
 		return nil
 	}
 	// A snapshot holds graphs only: the tails are built first, by the
-	// builder while writes go on, then what came meanwhile under applyMu.
+	// builder while writes go on, then what came meanwhile up to the
+	// fence (freezeFields).
 	c.waitBuilt()
 	c.applyMu.Lock()
 	seq := c.applied.Load()
@@ -47,15 +48,24 @@ func (c *Collection) checkpoint() error {
 		c.applyMu.Unlock()
 		return nil
 	}
-	err := c.drainLocked()
-	if err != nil {
-		c.applyMu.Unlock()
-		return c.fail(fmt.Errorf("checkpoint: %w", err))
-	}
-	set, frozen, err := c.freezeFields(seq)
+	// Under applyMu only what is O(records since the previous
+	// checkpoint): the fence of each field's tail at seq, the copies of
+	// what apply changes in place. The graphs are built to the fences
+	// and sealed after, while writes go on past them.
+	steps := startSteps(c.hooks.checkpointLocked)
+	set, frozen := fenceFields(c.fields.Load())
+	steps.done("fence")
 	frozenSp := freezeSparse(set)
+	steps.done("freeze_sparse")
 	state := c.freezeState()
+	steps.done("freeze_state")
 	c.applyMu.Unlock()
+	steps.report()
+	err := c.freezeFields(seq, frozen, c.tuning.Threads)
+	c.kickBuilder() // the rows past the fences wait for it
+	if err == nil {
+		err = c.foldState(&state)
+	}
 	if err != nil {
 		return c.fail(fmt.Errorf("checkpoint: %w", err))
 	}
@@ -63,9 +73,12 @@ func (c *Collection) checkpoint() error {
 	// Later records go to a new segment, so that once the snapshot is
 	// durable every older segment holding only records <= seq can go.
 	c.walMu.Lock()
+	rotating := startSteps(c.hooks.checkpointLocked)
 	walBytes := c.log.Bytes()
 	err = c.log.Rotate()
+	rotating.done("wal_rotate")
 	c.walMu.Unlock()
+	rotating.report()
 	var wrote, segs []string
 	var runs []snapshot.StateFile
 	if err == nil {
@@ -95,10 +108,13 @@ func (c *Collection) checkpoint() error {
 	// (Without this the threshold grew by the log's size at every
 	// checkpoint, and so did the log recovery replays.)
 	c.walMu.Lock()
+	removing := startSteps(c.hooks.checkpointLocked)
 	before := c.log.Bytes()
 	err = c.log.RemoveThrough(prev)
 	c.walAtSnapshot.Add(c.log.Bytes() - before)
+	removing.done("wal_remove")
 	c.walMu.Unlock()
+	removing.report()
 	if err == nil {
 		err = c.removeStale(seq, prev, true)
 	}
@@ -127,23 +143,35 @@ func (c *Collection) checkpoint() error {
 	return nil
 }
 
-// freezeFields seals every field's active graph and copies what the
-// snapshot of seq writes; the caller holds applyMu (or has not started
-// the loops yet). The new segment files are named seq-N (N counting
-// from 0 across the fields).
-func (c *Collection) freezeFields(seq uint64) (*fieldSet, []frozenField, error) {
-	set := c.fields.Load()
+// fenceFields fences every field of set (vectorField.fence) for the
+// snapshot of the last applied record; the caller holds applyMu (or has
+// not started the loops yet).
+func fenceFields(set *fieldSet) (*fieldSet, []frozenField) {
 	frozen := make([]frozenField, len(set.fields))
+	for i, f := range set.fields {
+		frozen[i] = f.fence()
+	}
+	return set, frozen
+}
+
+// freezeFields builds the fenced fields' tails to their fences and seals
+// their active graphs (vectorField.freeze) for the snapshot of seq; the
+// caller holds checkpointMu, not applyMu. The new segment files are
+// named seq-N (N counting from 0 across the fields).
+func (c *Collection) freezeFields(seq uint64, frozen []frozenField, threads int) error {
 	n := 0
 	name := func() string { n++; return fmt.Sprintf("%016x-%04x.hnsw", seq, n-1) }
-	for i, f := range set.fields {
-		ff, err := f.freeze(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		frozen[i] = ff
+	if h := c.hooks.checkpointSealing; h != nil {
+		h()
 	}
-	return set, frozen, nil
+	var first error
+	for i := range frozen {
+		// Every fence is lifted, the later ones after a failure too.
+		if err := frozen[i].field.freeze(&frozen[i], threads, name); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // freezeSparse copies the sparse fields' state; the caller holds applyMu.
@@ -443,5 +471,40 @@ func (c *Collection) renumber() {
 			continue // not grown enough yet, or closed: Close stops this loop first
 		}
 		c.stats.Renumbers.Add(1)
+	}
+}
+
+// stepTimer times the steps a checkpoint runs under applyMu (or walMu)
+// for testHooks.checkpointLocked; without the hook it reads no clock.
+type stepTimer struct {
+	hook     func(from, to time.Time, steps []checkpointStep)
+	from, at time.Time
+	steps    []checkpointStep
+}
+
+// startSteps starts the first step; the caller has just taken the lock.
+func startSteps(hook func(from, to time.Time, steps []checkpointStep)) stepTimer {
+	t := stepTimer{hook: hook}
+	if hook != nil {
+		t.from = time.Now()
+		t.at = t.from
+	}
+	return t
+}
+
+// done ends the step of that name.
+func (t *stepTimer) done(name string) {
+	if t.hook == nil {
+		return
+	}
+	now := time.Now()
+	t.steps = append(t.steps, checkpointStep{name: name, took: now.Sub(t.at)})
+	t.at = now
+}
+
+// report passes the steps to the hook once the lock is released.
+func (t *stepTimer) report() {
+	if t.hook != nil {
+		t.hook(t.from, t.at, t.steps)
 	}
 }

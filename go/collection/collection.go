@@ -249,7 +249,8 @@ func create(dir string, opts Options, tuning Tuning, lock io.Closer, fields *fie
 	}
 	// Snapshot 0 is the empty collection, so CURRENT always names a
 	// snapshot and Open has one code path.
-	set, frozen, err := c.freezeFields(0)
+	set, frozen := fenceFields(c.fields.Load())
+	err := c.freezeFields(0, frozen, c.builderThreads())
 	if err != nil {
 		return nil, fmt.Errorf("collection: %w", err)
 	}

@@ -167,15 +167,20 @@
 //
 // # Checkpoints
 //
-//  0. Drain the tails: wait for the builder, then, under the apply lock,
-//     build what came meanwhile (a snapshot holds graphs, never a tail).
-//  1. Under the apply lock: note the last applied sequence number S, seal
-//     each field's active graph (package segment: it becomes an immutable
-//     segment, an empty graph takes the next inserts) and freeze the
-//     segments no file holds yet (hnsw.Freeze), note each segment's
-//     deletions since its file, freeze the sparse indexes, copy the
-//     multivector maps and export the documents. Writers queue meanwhile.
-//  2. Rotate the log, so records after S land in a new segment.
+//  0. Wait for the builder (a snapshot holds graphs, never a tail).
+//  1. Under the apply lock, for a time in proportion to the records since
+//     the previous checkpoint: note the last applied sequence number S,
+//     fence each field's tail at it (package segment: later rows wait
+//     for the next active graph), freeze the sparse indexes, copy the
+//     multivector maps and the state of the keys changed since the
+//     previous checkpoint. Writers queue meanwhile.
+//  2. With writers going on past the fences: build the rows below each
+//     fence, seal each field's active graph (it becomes an immutable
+//     segment, an empty graph takes the next inserts), freeze the
+//     segments no file holds yet (hnsw.Freeze) and note each segment's
+//     deletions since its file; lift the fences. A merge of state runs
+//     folds the runs it replaces in from their files (state.go). Then
+//     rotate the log, so records after S land in a new segment.
 //  3. Write the new segment files and the state run of the keys whose
 //     document, string id or expiry changed since the previous
 //     checkpoint (DIR/segments/, fsynced, the directory too; state.go),

@@ -251,6 +251,20 @@ type testHooks struct {
 	// docsDeleted runs in the applier after a delete has removed the
 	// documents and before the expiry table drops the keys.
 	docsDeleted func()
+	// checkpointLocked runs after a checkpoint has released applyMu (or,
+	// for the log's rotation, walMu), with when it held it and how long
+	// each step under it took (ckptbench_test.go).
+	checkpointLocked func(from, to time.Time, steps []checkpointStep)
+	// checkpointSealing runs once a checkpoint has fenced the tails and
+	// released applyMu, before it builds the rows below the fences and
+	// seals the graphs (checkpoint.go, freezeFields).
+	checkpointSealing func()
+}
+
+// checkpointStep is one step a checkpoint ran under applyMu.
+type checkpointStep struct {
+	name string
+	took time.Duration
 }
 
 // expiredSet is the keys a read treats as absent: those expired at the

@@ -272,21 +272,43 @@ type frozenField struct {
 	vmap  snapshot.VectorMap // multivector fields
 }
 
-// freeze seals the field's active graph and copies what the snapshot
-// writes; the caller holds applyMu and has drained the tail. name names
-// the new segment files.
-func (f *vectorField) freeze(name func() string) (frozenField, error) {
-	f.buildMu.Lock()
-	saves, err := f.index.Seal(name)
-	f.buildMu.Unlock()
-	if err != nil {
-		return frozenField{}, fmt.Errorf("vector field %q: %w", f.Name, err)
-	}
-	ff := frozenField{field: f, saves: saves}
+// fence cuts the field for the snapshot of the last applied record: its
+// tail's builds stop before the rows appended later (segment.Tail.Fence),
+// which the next active graph takes, and a multivector field's map is
+// copied as it stands. The caller holds applyMu; freeze (which it need
+// not hold applyMu for) does the rest.
+func (f *vectorField) fence() frozenField {
+	f.tail.Fence()
+	ff := frozenField{field: f}
 	if f.multi != nil {
 		ff.vmap = f.multi.export()
 	}
-	return ff, nil
+	return ff
+}
+
+// freeze builds the field's tail up to its fence into the active graph,
+// seals that graph and notes what the snapshot writes of every segment
+// (name names the new files), then lifts the fence. The builder waits
+// meanwhile (buildMu); writers do not: their rows are past the fence.
+func (f *vectorField) freeze(ff *frozenField, threads int, name func() string) error {
+	f.buildMu.Lock()
+	defer f.buildMu.Unlock()
+	defer f.tail.Unfence()
+	for {
+		n, err := f.buildLocked(threads)
+		if err != nil {
+			return fmt.Errorf("build vector field %q: %w", f.Name, err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	saves, err := f.index.Seal(name)
+	if err != nil {
+		return fmt.Errorf("vector field %q: %w", f.Name, err)
+	}
+	ff.saves = saves
+	return nil
 }
 
 // deletesFileOf names the snapshot file of the i-th field's segment

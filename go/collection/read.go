@@ -586,6 +586,8 @@ func (c *Collection) CheckIntegrity() error {
 	if err := c.alive(); err != nil {
 		return err
 	}
+	c.checkpointMu.Lock()
+	defer c.checkpointMu.Unlock()
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	// The checks compare graphs and documents: the tails go in first.

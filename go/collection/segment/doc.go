@@ -394,8 +394,12 @@
 // # The mutable tail, at checkpoints and reopen
 //
 // A checkpoint drains the tails first: it waits for the builder without
-// any lock, then under the apply lock builds what came meanwhile (at most
-// the bound), and seals the active graphs, so a snapshot holds no tail.
+// any lock, then under the apply lock fences each tail (Tail.Fence: Next
+// stops before the rows appended later), and after it, holding the
+// builder back but no writer, builds the rows below the fence (at most
+// the bound) and seals the active graph, then lifts the fence (Unfence):
+// the rows past it go to the next active graph. So a snapshot holds no
+// tail and exactly the rows applied before its fence.
 // Reopen loads the segments and replays the log after the snapshot into
 // the tails (no graph insertion on Open); the builder catches up in the
 // background (Info().TailRows, Built; Describe's tail_rows and

@@ -44,7 +44,12 @@ type Tail struct {
 
 	n     atomic.Int64 // rows published
 	built atomic.Int64 // rows the graph reflects
-	last  map[uint64]entry
+	// fence is the row Next stops before while fenced (Fence); guarded
+	// by mu, as n's publication is, so that no batch reaches a row
+	// appended after the fence was set.
+	fence  int64
+	fenced bool
+	last   map[uint64]entry
 	// shadowing counts the keys of last that the graph held when their
 	// first tail row came: the graph's version of them is stale, so a
 	// search asks the graph for that many results more.
@@ -351,6 +356,9 @@ func (t *Tail) Next(max int) Batch {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	from, n := t.built.Load(), t.n.Load()
+	if t.fenced {
+		n = t.fence // built <= fence: it was n when set
+	}
 	to := min(n, from+int64(max))
 	s := &t.scratch
 	if s.pos == nil {
@@ -392,6 +400,26 @@ func (t *Tail) Next(max int) Batch {
 	}
 	s.batch = batch
 	return batch
+}
+
+// Fence makes Next stop before the rows appended from now on, until
+// Unfence, and returns the number of rows appended so far: a checkpoint
+// builds the rows its snapshot holds into the graph it seals while the
+// later ones wait in the tail for the next active graph (the collection's
+// checkpoint.go). Only the appender calls it, between two appends.
+func (t *Tail) Fence() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fence, t.fenced = t.n.Load(), true
+	return t.fence
+}
+
+// Unfence lifts the fence: Next reaches every row again.
+func (t *Tail) Unfence() {
+	t.mu.Lock()
+	t.fenced = false
+	t.cond.Broadcast()
+	t.mu.Unlock()
 }
 
 // Advance records that the graph now reflects the rows below b.To (the

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/strata-db/strata/go/indexfile"
@@ -89,6 +91,47 @@ func TestMergeStateRunsNewestWins(t *testing.T) {
 	twice := stateRunOf(s+2, []uint64{s + 1}, []string{"{}"}, []string{"x"}, []int64{0})
 	if _, _, _, err := MergeStateRuns([]StateRun{old, twice}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("one string id on two live keys: %v", err)
+	}
+}
+
+// TestFoldStateRunsIsTheirMerge checks that a checkpoint's fold of runs
+// (the newest entry of each key, deleted ones kept unless the fold is
+// live) loads as the runs it replaces do.
+func TestFoldStateRunsIsTheirMerge(t *testing.T) {
+	s := uint64(FirstStringKey)
+	old := stateRunOf(s+1, []uint64{1, 2, 3, s}, []string{`{"v":1}`, `{"v":2}`, `{"v":3}`, `{"v":4}`}, []string{"", "", "", "x"}, []int64{0, 5, 0, 0})
+	mid := stateRunOf(s+2, []uint64{2, s, s + 1}, []string{"", "", `{"v":6}`}, []string{"", "", "x"}, []int64{0, 0, 9})
+	newer := stateRunOf(s+2, []uint64{1, 2}, []string{`{"v":7}`, `{"v":8}`}, []string{"", ""}, []int64{0, 0})
+	for _, tc := range []struct {
+		runs     []StateRun
+		live     bool
+		wantKeys []uint64
+	}{
+		{[]StateRun{old, mid, newer}, true, []uint64{1, 2, 3, s + 1}},
+		{[]StateRun{mid, newer}, false, []uint64{1, 2, s, s + 1}},
+	} {
+		folded := FoldStateRuns(tc.runs, tc.live)
+		if !slices.Equal(folded.Keys, tc.wantKeys) || folded.Next != s+2 {
+			t.Fatalf("live %v: folded keys %v next %d, want %v next %d", tc.live, folded.Keys, folded.Next, tc.wantKeys, s+2)
+		}
+		if !tc.live && folded.Deleted[2] == 0 {
+			t.Fatalf("key %d is deleted in the newest run holding it; the fold says live", s)
+		}
+		base := []StateRun{old}
+		if tc.live {
+			base = nil
+		}
+		md, table, exp, err := MergeStateRuns(append(slices.Clone(base), folded))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wmd, wtable, wexp, err := MergeStateRuns(append(slices.Clone(base), tc.runs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(md, wmd) || !reflect.DeepEqual(table, wtable) || !reflect.DeepEqual(exp, wexp) {
+			t.Fatalf("live %v: the fold loads as %+v %+v %+v, the runs as %+v %+v %+v", tc.live, md, table, exp, wmd, wtable, wexp)
+		}
 	}
 }
 
