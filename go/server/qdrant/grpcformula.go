@@ -5,7 +5,7 @@ import (
 )
 
 // formulaJSON is a gRPC Formula in the JSON form formulaOf reads: the
-// expression tree node for node, the defaults as payload values.
+// expression tree node for node, the defaults as a payload's JSON.
 func formulaJSON(f *pb.Formula) (any, error) {
 	expr, err := expressionJSON(f.GetExpression(), 0)
 	if err != nil {
@@ -13,7 +13,7 @@ func formulaJSON(f *pb.Formula) (any, error) {
 	}
 	out := map[string]any{"formula": expr}
 	if len(f.GetDefaults()) > 0 {
-		d, err := structJSON(f.GetDefaults())
+		d, err := payloadJSON(f.GetDefaults())
 		if err != nil {
 			return nil, err
 		}

@@ -76,51 +76,6 @@ func idsJSON(ids []*pb.PointId) ([]json.RawMessage, error) {
 	return out, nil
 }
 
-// valueJSON is a payload value; a double is the JSON number
-// appendPayloadDouble spells (3.0, 1.5e+18; NaN and infinities refused).
-// Meta stores 3.0 as 3, as over REST.
-func valueJSON(v *pb.Value) (any, error) {
-	switch k := v.GetKind().(type) {
-	case nil, *pb.Value_NullValue:
-		return nil, nil
-	case *pb.Value_DoubleValue:
-		num, err := appendPayloadDouble(nil, k.DoubleValue)
-		if err != nil {
-			return nil, err
-		}
-		return json.Number(num), nil
-	case *pb.Value_IntegerValue:
-		return k.IntegerValue, nil
-	case *pb.Value_StringValue:
-		return k.StringValue, nil
-	case *pb.Value_BoolValue:
-		return k.BoolValue, nil
-	case *pb.Value_StructValue:
-		return structJSON(k.StructValue.GetFields())
-	case *pb.Value_ListValue:
-		out := make([]any, len(k.ListValue.GetValues()))
-		for i, e := range k.ListValue.GetValues() {
-			var err error
-			if out[i], err = valueJSON(e); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	return nil, badRequestf("unknown payload value kind %T", v.GetKind())
-}
-
-func structJSON(fields map[string]*pb.Value) (map[string]any, error) {
-	out := make(map[string]any, len(fields))
-	for k, v := range fields {
-		var err error
-		if out[k], err = valueJSON(v); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
 func denseJSON(data []float32) ([]float32, error) {
 	for _, x := range data {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {

@@ -10,12 +10,12 @@ import (
 	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
 )
 
-// payloadJSON is a gRPC payload as the JSON text the shared upsert and
-// set_payload calls parse: byte for byte what json.Marshal writes for its
-// valueJSON form (keys sorted, strings through encode.go's appendString,
-// doubles as valueJSON spells them), appended directly. The map of
-// interfaces and encoding/json's reflection per value were the largest
-// part of translating a gRPC upsert (TestPayloadJSONIsWhatMarshalWrites).
+// payloadJSON is a gRPC payload (or a formula's defaults) as the JSON text
+// the shared calls parse, appended directly: keys sorted, strings through
+// encode.go's appendString, doubles as appendPayloadDouble spells them,
+// byte for byte what json.Marshal wrote for the map of interfaces the door
+// built before, whose reflection per value was the largest part of
+// translating a gRPC upsert (TestPayloadJSONIsWhatMarshalWrites).
 func payloadJSON(fields map[string]*pb.Value) (json.RawMessage, error) {
 	return appendStructJSON(make([]byte, 0, 16*len(fields)+2), fields)
 }
@@ -41,8 +41,8 @@ func appendStructJSON(dst []byte, fields map[string]*pb.Value) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendValueJSON appends v as valueJSON reads it; the same values are
-// refused with the same messages.
+// appendValueJSON appends one payload value; NaN and infinities are
+// refused (appendPayloadDouble).
 func appendValueJSON(dst []byte, v *pb.Value) ([]byte, error) {
 	switch k := v.GetKind().(type) {
 	case nil, *pb.Value_NullValue:

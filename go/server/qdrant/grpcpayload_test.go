@@ -3,13 +3,16 @@ package qdrant
 import (
 	"encoding/json"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	pb "github.com/strata-db/strata/go/server/qdrant/qdrantpb"
 )
 
 // TestPayloadJSONIsWhatMarshalWrites keeps payloadJSON's direct writer to
-// the text json.Marshal writes for valueJSON's form of the same payload:
+// the text json.Marshal writes for structJSON's form of the same payload
+// (the door's translation before the writer, kept here as the reference):
 // the shared calls parse either, and a difference in escaping, key order
 // or number spelling would store a different document over gRPC than the
 // same payload stored before the writer.
@@ -66,4 +69,53 @@ func TestPayloadJSONIsWhatMarshalWrites(t *testing.T) {
 			t.Errorf("payloadJSON(%v): error %v, want %v", bad, err, wantErr)
 		}
 	}
+}
+
+// valueJSON is a payload value in the form the door built before
+// payloadJSON: the values encoding/json marshals, a double as a JSON
+// number with a fraction or an exponent, NaN and infinities refused.
+func valueJSON(v *pb.Value) (any, error) {
+	switch k := v.GetKind().(type) {
+	case nil, *pb.Value_NullValue:
+		return nil, nil
+	case *pb.Value_DoubleValue:
+		x := k.DoubleValue
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, badRequestf("payload value %g is not a JSON number", x)
+		}
+		num := strconv.FormatFloat(x, 'g', -1, 64)
+		if !strings.ContainsAny(num, ".e") {
+			num += ".0"
+		}
+		return json.Number(num), nil
+	case *pb.Value_IntegerValue:
+		return k.IntegerValue, nil
+	case *pb.Value_StringValue:
+		return k.StringValue, nil
+	case *pb.Value_BoolValue:
+		return k.BoolValue, nil
+	case *pb.Value_StructValue:
+		return structJSON(k.StructValue.GetFields())
+	case *pb.Value_ListValue:
+		out := make([]any, len(k.ListValue.GetValues()))
+		for i, e := range k.ListValue.GetValues() {
+			var err error
+			if out[i], err = valueJSON(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, badRequestf("unknown payload value kind %T", v.GetKind())
+}
+
+func structJSON(fields map[string]*pb.Value) (map[string]any, error) {
+	out := make(map[string]any, len(fields))
+	for k, v := range fields {
+		var err error
+		if out[k], err = valueJSON(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package collection
-
-const raceEnabled = false

@@ -1,6 +1,0 @@
-//go:build race
-
-package server
-
-// raceEnabled skips the allocation counts: the race detector allocates.
-const raceEnabled = true
