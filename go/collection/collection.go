@@ -101,7 +101,7 @@ type Collection struct {
 	// says it holds its state in the files of before runs (a snapshot of
 	// format 1-4), which the next checkpoint writes whole (state.go).
 	changed       []uint64
-	runs          []stateRun
+	runs          []snapshot.StateFile
 	stateWhole    bool
 	checkpointAt  atomic.Int64 // unix nanoseconds of the last checkpoint, or 0
 	walAtSnapshot atomic.Int64 // log bytes when the last checkpoint started

@@ -49,7 +49,7 @@ type loaded struct {
 	stored   snapshot.Metadata
 	ids      *idTable
 	expiry   *expiryTable
-	runs     []stateRun // format 5 (state.go)
+	runs     []snapshot.StateFile // format 5 (state.go)
 }
 
 // loadIDTable reads the snapshot's id table, or makes the empty one for a

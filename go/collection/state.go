@@ -29,11 +29,6 @@ import (
 // stateMergeFactor is how many runs of one size tier are merged into one.
 const stateMergeFactor = 4
 
-// stateRun is one run the live snapshot names.
-type stateRun struct {
-	file snapshot.StateFile
-}
-
 // pendingState is what a checkpoint writes of the state: run replaces
 // runs[from:] (nothing is written when write is false: no key changed
 // and nothing to merge). Until foldState has run, run holds the changed
@@ -87,9 +82,9 @@ func (c *Collection) foldState(st *pendingState) error {
 	}
 	runs := make([]snapshot.StateRun, 0, len(c.runs)-st.from+1)
 	for _, r := range c.runs[st.from:] {
-		read, err := snapshot.ReadStateRun(c.fs, filepath.Join(c.dir, snapshot.SegmentsDir, r.file.File))
+		read, err := snapshot.ReadStateRun(c.fs, filepath.Join(c.dir, snapshot.SegmentsDir, r.File))
 		if err != nil {
-			return fmt.Errorf("state run %s: %w", r.file.File, err)
+			return fmt.Errorf("state run %s: %w", r.File, err)
 		}
 		runs = append(runs, read)
 	}
@@ -143,16 +138,10 @@ func (c *Collection) stateOf(keys []uint64) snapshot.StateRun {
 // writeState writes the pending run into segDir (fsynced; the caller
 // fsyncs the directory) and returns the manifest's list of runs.
 func (c *Collection) writeState(segDir string, seq uint64, st *pendingState) ([]snapshot.StateFile, error) {
-	var files []snapshot.StateFile
-	for _, r := range c.runs[:st.from] {
-		files = append(files, r.file)
-	}
 	if !st.write {
-		for _, r := range c.runs[st.from:] {
-			files = append(files, r.file)
-		}
-		return files, nil
+		return slices.Clone(c.runs), nil
 	}
+	files := slices.Clone(c.runs[:st.from])
 	name := snapshot.StateRunName(seq)
 	path := filepath.Join(segDir, name)
 	if err := snapshot.WriteStateRun(c.fs, path, st.run); err != nil {
@@ -170,26 +159,26 @@ func (c *Collection) noteState(st *pendingState, files []snapshot.StateFile) {
 	if !st.write {
 		return
 	}
-	c.runs = append(slices.Clone(c.runs[:st.from]), stateRun{file: files[len(files)-1]})
+	c.runs = append(slices.Clone(c.runs[:st.from]), files[len(files)-1])
 	c.stateWhole = false
 }
 
 // planStateMerge returns from: a checkpoint with changed keys replaces
 // runs[from:] and them by one run. It merges while the new run and the
 // newest runs of its tier or below are stateMergeFactor or more.
-func planStateMerge(runs []stateRun, changed int) int {
+func planStateMerge(runs []snapshot.StateFile, changed int) int {
 	from, merged := len(runs), changed
 	for from > 0 {
 		tier := stateTier(merged)
 		j := from
-		for j > 0 && stateTier(runs[j-1].file.Entries) <= tier {
+		for j > 0 && stateTier(runs[j-1].Entries) <= tier {
 			j--
 		}
 		if from-j+1 < stateMergeFactor {
 			break
 		}
 		for ; from > j; from-- {
-			merged += runs[from-1].file.Entries
+			merged += runs[from-1].Entries
 		}
 	}
 	return from
@@ -201,7 +190,7 @@ func stateTier(n int) int { return (bits.Len(uint(n+1)) - 1) / 2 }
 // loadState reads the state a snapshot holds: its state runs (format 5),
 // merged, or meta.idx, ids.idx and expiry.idx of the formats before. It
 // returns the runs too.
-func loadState(fsys vfs.FS, dir, snapDir string, m snapshot.Manifest) (snapshot.Metadata, snapshot.IDTable, snapshot.Expiries, []stateRun, error) {
+func loadState(fsys vfs.FS, dir, snapDir string, m snapshot.Manifest) (snapshot.Metadata, snapshot.IDTable, snapshot.Expiries, []snapshot.StateFile, error) {
 	var none snapshot.Expiries
 	if m.Format < 5 {
 		table, err := loadIDTable(fsys, snapDir, m)
@@ -218,7 +207,6 @@ func loadState(fsys vfs.FS, dir, snapDir string, m snapshot.Manifest) (snapshot.
 		}
 		return stored, table, none, nil, nil
 	}
-	runs := make([]stateRun, len(m.State))
 	contents := make([]snapshot.StateRun, len(m.State))
 	for i, f := range m.State {
 		path := filepath.Join(dir, snapshot.SegmentsDir, f.File)
@@ -239,13 +227,10 @@ func loadState(fsys vfs.FS, dir, snapDir string, m snapshot.Manifest) (snapshot.
 				ErrCorrupt, snapDir, f.File, r.Len(), f.Entries)
 		}
 		contents[i] = r
-		runs[i].file = f
-		if i > 0 {
-		}
 	}
 	stored, table, exp, err := snapshot.MergeStateRuns(contents)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", snapDir, err)
 	}
-	return stored, table, exp, runs, err
+	return stored, table, exp, slices.Clone(m.State), err
 }

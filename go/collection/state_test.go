@@ -106,21 +106,21 @@ func TestCheckpointWritesOnlyTheChangedState(t *testing.T) {
 }
 
 func TestPlanStateMergeKeepsTiers(t *testing.T) {
-	var runs []stateRun
+	var runs []snapshot.StateFile
 	for i := range 200 {
 		from := planStateMerge(runs, 10)
 		entries := 10
 		for _, r := range runs[from:] {
-			entries += r.file.Entries
+			entries += r.Entries
 		}
 		if from == 0 {
 			entries = 1000 + 10*i // a whole run: the collection's live keys
 		}
-		runs = append(runs[:from:from], stateRun{file: snapshot.StateFile{Entries: entries}})
+		runs = append(runs[:from:from], snapshot.StateFile{Entries: entries})
 		for j := 1; j < len(runs); j++ {
-			if stateTier(runs[j].file.Entries) > stateTier(runs[j-1].file.Entries) {
+			if stateTier(runs[j].Entries) > stateTier(runs[j-1].Entries) {
 				t.Fatalf("checkpoint %d: run %d of tier %d after one of tier %d: %v", i, j,
-					stateTier(runs[j].file.Entries), stateTier(runs[j-1].file.Entries), runs)
+					stateTier(runs[j].Entries), stateTier(runs[j-1].Entries), runs)
 			}
 		}
 		if len(runs) > 12 {

@@ -403,15 +403,14 @@ func (t *Tail) Next(max int) Batch {
 }
 
 // Fence makes Next stop before the rows appended from now on, until
-// Unfence, and returns the number of rows appended so far: a checkpoint
+// Unfence: a checkpoint
 // builds the rows its snapshot holds into the graph it seals while the
 // later ones wait in the tail for the next active graph (the collection's
 // checkpoint.go). Only the appender calls it, between two appends.
-func (t *Tail) Fence() int64 {
+func (t *Tail) Fence() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.fence, t.fenced = t.n.Load(), true
-	return t.fence
+	t.mu.Unlock()
 }
 
 // Unfence lifts the fence: Next reaches every row again.
