@@ -19,6 +19,10 @@ const (
 	testK       = 10
 )
 
+// raceEnabled shrinks test data under the race detector, which slows the
+// build loop by an order of magnitude (race_test.go: raceShrink).
+const raceEnabled = racetest.Enabled
+
 // testN is the data size of the recall tests.
 var testN = map[bool]int{false: 4000, true: 1500}[raceEnabled]
 

@@ -2,8 +2,6 @@
 
 package hnsw
 
-const raceEnabled = false
-
 const raceShrink = 1
 
 const raceHalve = 1

@@ -2,10 +2,6 @@
 
 package hnsw
 
-// raceEnabled shrinks test data under the race detector, which slows the
-// build loop by an order of magnitude.
-const raceEnabled = true
-
 // raceShrink divides the sizes of tests whose assertions do not depend on
 // size (a constant, so sizes stay untyped constants).
 const raceShrink = 3
